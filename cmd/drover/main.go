@@ -1,0 +1,44 @@
+// Command drover is the drover CLI and agent.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run executes the CLI with args and returns the process exit code. It is
+// what tests call: nothing below it exits the process.
+func run(args []string) int {
+	root := newRootCommand()
+	root.SetArgs(normalizeArgs(args))
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ec *exitError
+	if errors.As(err, &ec) {
+		if ec.msg != "" {
+			fmt.Fprintln(root.ErrOrStderr(), ec.msg)
+		}
+		return ec.code
+	}
+	fmt.Fprintln(root.ErrOrStderr(), "Error:", err)
+	return 1
+}
+
+// exitError ends a command with a given exit code; msg, when set, is printed
+// to stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
+
+// exitCode returns an error that makes run return code without a message.
+func exitCode(code int) error { return &exitError{code: code} }

@@ -1,0 +1,358 @@
+package structs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Desired statuses: what the servers want of an allocation.
+const (
+	AllocDesiredStatusRun   = "run"
+	AllocDesiredStatusStop  = "stop"
+	AllocDesiredStatusEvict = "evict"
+)
+
+// Client statuses: what the client reports of an allocation.
+const (
+	AllocClientStatusPending  = "pending"
+	AllocClientStatusRunning  = "running"
+	AllocClientStatusComplete = "complete"
+	AllocClientStatusFailed   = "failed"
+	AllocClientStatusLost     = "lost"
+	AllocClientStatusUnknown  = "unknown"
+)
+
+// Desired descriptions the scheduler writes, as Nomad's.
+const (
+	AllocNotNeeded         = "alloc not needed due to job update"
+	AllocMigrating         = "alloc is being migrated"
+	AllocUpdating          = "alloc is being updated due to job update"
+	AllocLost              = "alloc is lost since its node is down"
+	AllocRescheduled       = "alloc was rescheduled because it failed"
+	AllocCanaryNotPromoted = "alloc was a canary that was not promoted"
+	AllocJobStopped        = "alloc not needed since job was stopped"
+)
+
+// Allocation is one placed copy of a task group on a node.
+type Allocation struct {
+	ID                 string
+	Namespace          string
+	EvalID             string
+	Name               string
+	NodeID             string
+	NodeName           string
+	JobID              string
+	Job                *Job
+	TaskGroup          string
+	AllocatedResources *AllocatedResources
+	DesiredStatus      string
+	DesiredDescription string
+	DesiredTransition  DesiredTransition
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+	DeploymentID       string
+	DeploymentStatus   *AllocDeploymentStatus
+	FollowupEvalID     string
+	PreviousAllocation string
+	NextAllocation     string
+	RescheduleTracker  *RescheduleTracker
+	Metrics            *AllocationMetric `json:",omitempty"`
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	AllocModifyIndex   uint64
+	CreateTime         int64
+	ModifyTime         int64
+}
+
+// AllocName returns the name of a group's index-th allocation.
+func AllocName(job, group string, index int) string {
+	return fmt.Sprintf("%s.%s[%d]", job, group, index)
+}
+
+// Index returns the allocation's index parsed from its name, or -1.
+func (a *Allocation) Index() int {
+	l := strings.LastIndexByte(a.Name, '[')
+	if l < 0 || !strings.HasSuffix(a.Name, "]") {
+		return -1
+	}
+	n, err := strconv.Atoi(a.Name[l+1 : len(a.Name)-1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// TerminalStatus reports whether the allocation is stopped or finished,
+// whether by desire or by its client.
+func (a *Allocation) TerminalStatus() bool {
+	switch a.DesiredStatus {
+	case AllocDesiredStatusStop, AllocDesiredStatusEvict:
+		return true
+	}
+	return a.ClientTerminalStatus()
+}
+
+// ClientTerminalStatus reports whether the client says it has finished.
+func (a *Allocation) ClientTerminalStatus() bool {
+	switch a.ClientStatus {
+	case AllocClientStatusComplete, AllocClientStatusFailed, AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
+// JobVersion returns the version of the job the allocation runs.
+func (a *Allocation) JobVersion() uint64 {
+	if a.Job == nil {
+		return 0
+	}
+	return a.Job.Version
+}
+
+// IsCanary reports whether the allocation was placed as a canary.
+func (a *Allocation) IsCanary() bool {
+	return a.DeploymentStatus != nil && a.DeploymentStatus.Canary
+}
+
+// IsHealthy / IsUnhealthy report the deployment health the client set.
+func (a *Allocation) IsHealthy() bool {
+	return a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy
+}
+
+// IsUnhealthy reports whether the allocation was marked unhealthy.
+func (a *Allocation) IsUnhealthy() bool {
+	return a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && !*a.DeploymentStatus.Healthy
+}
+
+// Copy returns a deep copy; the embedded Job pointer is shared, as jobs are
+// immutable once stored.
+func (a *Allocation) Copy() *Allocation {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.AllocatedResources = a.AllocatedResources.Copy()
+	c.DesiredTransition = a.DesiredTransition.Copy()
+	if a.TaskStates != nil {
+		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
+		for k, v := range a.TaskStates {
+			c.TaskStates[k] = v.Copy()
+		}
+	}
+	c.DeploymentStatus = a.DeploymentStatus.Copy()
+	c.RescheduleTracker = a.RescheduleTracker.Copy()
+	if a.Metrics != nil {
+		m := *a.Metrics
+		c.Metrics = &m
+	}
+	return &c
+}
+
+// AllocationListStub is the summary list endpoints return.
+type AllocationListStub struct {
+	ID                 string
+	EvalID             string
+	Name               string
+	Namespace          string
+	NodeID             string
+	NodeName           string
+	JobID              string
+	JobType            string
+	JobVersion         uint64
+	TaskGroup          string
+	DesiredStatus      string
+	DesiredDescription string
+	ClientStatus       string
+	ClientDescription  string
+	TaskStates         map[string]*TaskState
+	DeploymentStatus   *AllocDeploymentStatus
+	FollowupEvalID     string
+	NextAllocation     string
+	RescheduleTracker  *RescheduleTracker
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	CreateTime         int64
+	ModifyTime         int64
+}
+
+// Stub returns the list form of the allocation.
+func (a *Allocation) Stub() *AllocationListStub {
+	s := &AllocationListStub{
+		ID: a.ID, EvalID: a.EvalID, Name: a.Name, Namespace: a.Namespace,
+		NodeID: a.NodeID, NodeName: a.NodeName, JobID: a.JobID,
+		JobVersion: a.JobVersion(), TaskGroup: a.TaskGroup,
+		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
+		ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,
+		TaskStates: a.TaskStates, DeploymentStatus: a.DeploymentStatus,
+		FollowupEvalID: a.FollowupEvalID, NextAllocation: a.NextAllocation,
+		RescheduleTracker: a.RescheduleTracker,
+		CreateIndex:       a.CreateIndex, ModifyIndex: a.ModifyIndex,
+		CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
+	}
+	if a.Job != nil {
+		s.JobType = a.Job.Type
+	}
+	return s
+}
+
+// AllocDeploymentStatus is the allocation's health within its deployment.
+// Healthy is nil until the client (or an operator, for manual health)
+// decides; Timestamp is when it did.
+type AllocDeploymentStatus struct {
+	Healthy     *bool
+	Timestamp   time.Time
+	Canary      bool
+	ModifyIndex uint64
+}
+
+// Copy returns a copy.
+func (s *AllocDeploymentStatus) Copy() *AllocDeploymentStatus {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	if s.Healthy != nil {
+		h := *s.Healthy
+		c.Healthy = &h
+	}
+	return &c
+}
+
+// DesiredTransition marks an allocation for a transition the scheduler
+// acts on, such as replacement after it failed its deployment.
+type DesiredTransition struct {
+	Migrate         *bool `json:",omitempty"`
+	Reschedule      *bool `json:",omitempty"`
+	ForceReschedule *bool `json:",omitempty"`
+}
+
+// Copy returns a deep copy.
+func (d DesiredTransition) Copy() DesiredTransition {
+	c := d
+	for _, p := range []**bool{&c.Migrate, &c.Reschedule, &c.ForceReschedule} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	return c
+}
+
+// ShouldReschedule reports whether the allocation is marked for replacement.
+func (d DesiredTransition) ShouldReschedule() bool { return d.Reschedule != nil && *d.Reschedule }
+
+// ShouldForceReschedule reports whether replacement is forced.
+func (d DesiredTransition) ShouldForceReschedule() bool {
+	return d.ForceReschedule != nil && *d.ForceReschedule
+}
+
+// ShouldMigrate reports whether the allocation is to move off its node.
+func (d DesiredTransition) ShouldMigrate() bool { return d.Migrate != nil && *d.Migrate }
+
+// RescheduleTracker records earlier reschedule attempts of an allocation's
+// lineage.
+type RescheduleTracker struct {
+	Events []*RescheduleEvent
+}
+
+// Copy returns a deep copy.
+func (r *RescheduleTracker) Copy() *RescheduleTracker {
+	if r == nil {
+		return nil
+	}
+	c := &RescheduleTracker{Events: make([]*RescheduleEvent, len(r.Events))}
+	for i, e := range r.Events {
+		ee := *e
+		c.Events[i] = &ee
+	}
+	return c
+}
+
+// RescheduleEvent is one reschedule attempt.
+type RescheduleEvent struct {
+	RescheduleTime int64
+	PrevAllocID    string
+	PrevNodeID     string
+	Delay          time.Duration
+}
+
+// AllocatedResources is what the scheduler reserved for an allocation.
+type AllocatedResources struct {
+	Tasks  map[string]*AllocatedTaskResources
+	Shared AllocatedSharedResources
+}
+
+// AllocatedTaskResources is one task's share.
+type AllocatedTaskResources struct {
+	Cpu    AllocatedCpuResources
+	Memory AllocatedMemoryResources
+}
+
+// AllocatedCpuResources is CPU in MHz.
+type AllocatedCpuResources struct{ CpuShares int64 }
+
+// AllocatedMemoryResources is memory in MB.
+type AllocatedMemoryResources struct {
+	MemoryMB    int64
+	MemoryMaxMB int64
+}
+
+// AllocatedSharedResources is what the group's tasks share.
+type AllocatedSharedResources struct {
+	DiskMB   int64
+	Networks []*NetworkResource `json:",omitempty"`
+	Ports    []PortMapping
+}
+
+// Copy returns a deep copy.
+func (r *AllocatedResources) Copy() *AllocatedResources {
+	if r == nil {
+		return nil
+	}
+	c := &AllocatedResources{Shared: r.Shared}
+	c.Shared.Networks = copyNetworks(r.Shared.Networks)
+	c.Shared.Ports = copySlice(r.Shared.Ports)
+	if r.Tasks != nil {
+		c.Tasks = make(map[string]*AllocatedTaskResources, len(r.Tasks))
+		for k, v := range r.Tasks {
+			t := *v
+			c.Tasks[k] = &t
+		}
+	}
+	return c
+}
+
+// Comparable sums the allocation's reservation.
+func (r *AllocatedResources) Comparable() ComparableResources {
+	var c ComparableResources
+	if r == nil {
+		return c
+	}
+	for _, t := range r.Tasks {
+		c.CPU += t.Cpu.CpuShares
+		c.MemoryMB += t.Memory.MemoryMB
+	}
+	c.DiskMB = r.Shared.DiskMB
+	return c
+}
+
+// AllocationMetric explains a placement decision, as Nomad's metrics: which
+// nodes were filtered and which dimension was exhausted.
+type AllocationMetric struct {
+	NodesEvaluated     int
+	NodesFiltered      int
+	NodesInPool        int
+	NodesAvailable     map[string]int
+	ClassFiltered      map[string]int
+	ConstraintFiltered map[string]int
+	NodesExhausted     int
+	ClassExhausted     map[string]int
+	DimensionExhausted map[string]int
+	QuotaExhausted     []string
+	Scores             map[string]float64 `json:",omitempty"`
+	AllocationTime     time.Duration
+	CoalescedFailures  int
+}

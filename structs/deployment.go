@@ -1,0 +1,137 @@
+package structs
+
+import (
+	"fmt"
+	"time"
+)
+
+// Deployment statuses, as Nomad's.
+const (
+	DeploymentStatusRunning    = "running"
+	DeploymentStatusPaused     = "paused"
+	DeploymentStatusFailed     = "failed"
+	DeploymentStatusSuccessful = "successful"
+	DeploymentStatusCancelled  = "cancelled"
+)
+
+// Deployment status descriptions, as Nomad's.
+const (
+	DeploymentStatusDescriptionRunning               = "Deployment is running"
+	DeploymentStatusDescriptionRunningNeedsPromotion = "Deployment is running but requires manual promotion"
+	DeploymentStatusDescriptionRunningAutoPromotion  = "Deployment is running pending automatic promotion"
+	DeploymentStatusDescriptionPaused                = "Deployment is paused"
+	DeploymentStatusDescriptionSuccessful            = "Deployment completed successfully"
+	DeploymentStatusDescriptionStoppedJob            = "Cancelled because job is stopped"
+	DeploymentStatusDescriptionNewerJob              = "Cancelled due to newer version of job"
+	DeploymentStatusDescriptionFailedAllocations     = "Failed due to unhealthy allocations"
+	DeploymentStatusDescriptionProgressDeadline      = "Failed due to progress deadline"
+	DeploymentStatusDescriptionFailedByUser          = "Deployment marked as failed"
+)
+
+// DeploymentStatusDescriptionRollback appends the revert target to a
+// failure description.
+func DeploymentStatusDescriptionRollback(base string, version uint64) string {
+	return fmt.Sprintf("%s - rolling back to job version %d", base, version)
+}
+
+// DeploymentStatusDescriptionRollbackNoop says the stable version has the
+// same spec as the failed one, so nothing is reverted.
+func DeploymentStatusDescriptionRollbackNoop(base string, version uint64) string {
+	return fmt.Sprintf("%s - not rolling back to stable job version %d as current job has same specification", base, version)
+}
+
+// DeploymentStatusDescriptionNoRollbackTarget says there is no stable
+// version to revert to.
+func DeploymentStatusDescriptionNoRollbackTarget(base string) string {
+	return fmt.Sprintf("%s - no stable job version to auto revert to", base)
+}
+
+// Deployment tracks the rollout of one job version.
+type Deployment struct {
+	ID                 string
+	Namespace          string
+	JobID              string
+	JobVersion         uint64
+	JobModifyIndex     uint64
+	JobSpecModifyIndex uint64
+	JobCreateIndex     uint64
+	TaskGroups         map[string]*DeploymentState
+	Status             string
+	StatusDescription  string
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	CreateTime         int64
+	ModifyTime         int64
+}
+
+// Active reports whether the deployment is still running or paused.
+func (d *Deployment) Active() bool {
+	if d == nil {
+		return false
+	}
+	switch d.Status {
+	case DeploymentStatusRunning, DeploymentStatusPaused:
+		return true
+	}
+	return false
+}
+
+// HasPlacedCanaries reports whether any group has placed canaries.
+func (d *Deployment) HasPlacedCanaries() bool {
+	for _, s := range d.TaskGroups {
+		if len(s.PlacedCanaries) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// RequiresPromotion reports whether some canary group is not promoted.
+func (d *Deployment) RequiresPromotion() bool {
+	for _, s := range d.TaskGroups {
+		if s.DesiredCanaries > 0 && !s.Promoted {
+			return true
+		}
+	}
+	return false
+}
+
+// Copy returns a deep copy.
+func (d *Deployment) Copy() *Deployment {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	if d.TaskGroups != nil {
+		c.TaskGroups = make(map[string]*DeploymentState, len(d.TaskGroups))
+		for k, v := range d.TaskGroups {
+			c.TaskGroups[k] = v.Copy()
+		}
+	}
+	return &c
+}
+
+// DeploymentState is one group's progress within a deployment.
+type DeploymentState struct {
+	AutoRevert        bool
+	AutoPromote       bool
+	ProgressDeadline  time.Duration
+	RequireProgressBy time.Time
+	Promoted          bool
+	PlacedCanaries    []string
+	DesiredCanaries   int
+	DesiredTotal      int
+	PlacedAllocs      int
+	HealthyAllocs     int
+	UnhealthyAllocs   int
+}
+
+// Copy returns a deep copy.
+func (s *DeploymentState) Copy() *DeploymentState {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.PlacedCanaries = copySlice(s.PlacedCanaries)
+	return &c
+}

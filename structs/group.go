@@ -1,0 +1,77 @@
+package structs
+
+import "time"
+
+// TaskGroup is a set of tasks placed together on one node; Count copies of
+// it run. Each copy is one allocation named "job.group[index]".
+type TaskGroup struct {
+	Name             string
+	Count            int
+	Constraints      []*Constraint `json:",omitempty"`
+	Spreads          []*Spread     `json:",omitempty"`
+	Tasks            []*Task
+	RestartPolicy    *RestartPolicy
+	ReschedulePolicy *ReschedulePolicy
+	EphemeralDisk    *EphemeralDisk
+	// Update is the merged, defaulted strategy: the job-level block with this
+	// group's own fields laid over it. Nil for batch jobs.
+	Update        *UpdateStrategy
+	Networks      []*NetworkResource `json:",omitempty"`
+	Services      []*Service         `json:",omitempty"`
+	Meta          map[string]string
+	ShutdownDelay *time.Duration `json:",omitempty"`
+}
+
+// LookupTask returns the named task, or nil.
+func (tg *TaskGroup) LookupTask(name string) *Task {
+	if tg == nil {
+		return nil
+	}
+	for _, t := range tg.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Copy returns a deep copy of the group.
+func (tg *TaskGroup) Copy() *TaskGroup {
+	if tg == nil {
+		return nil
+	}
+	c := *tg
+	c.Constraints = copyConstraints(tg.Constraints)
+	c.Spreads = copySpreads(tg.Spreads)
+	if tg.Tasks != nil {
+		c.Tasks = make([]*Task, len(tg.Tasks))
+		for i, t := range tg.Tasks {
+			c.Tasks[i] = t.Copy()
+		}
+	}
+	c.RestartPolicy = tg.RestartPolicy.Copy()
+	c.ReschedulePolicy = tg.ReschedulePolicy.Copy()
+	if tg.EphemeralDisk != nil {
+		d := *tg.EphemeralDisk
+		c.EphemeralDisk = &d
+	}
+	c.Update = tg.Update.Copy()
+	c.Networks = copyNetworks(tg.Networks)
+	c.Services = copyServices(tg.Services)
+	c.Meta = copyMap(tg.Meta)
+	if tg.ShutdownDelay != nil {
+		d := *tg.ShutdownDelay
+		c.ShutdownDelay = &d
+	}
+	return &c
+}
+
+// EphemeralDisk is the scratch space an allocation gets on its node.
+type EphemeralDisk struct {
+	Sticky  bool
+	Migrate bool
+	SizeMB  int
+}
+
+// DefaultEphemeralDiskMB is the disk an allocation asks for by default.
+const DefaultEphemeralDiskMB = 300

@@ -1,0 +1,175 @@
+package structs
+
+// Job types.
+const (
+	JobTypeService = "service"
+	JobTypeBatch   = "batch"
+	JobTypeSystem  = "system"
+)
+
+// Job statuses, as Nomad reports them.
+const (
+	JobStatusPending = "pending"
+	JobStatusRunning = "running"
+	JobStatusDead    = "dead"
+)
+
+// Defaults applied to a job that does not set them.
+const (
+	DefaultNamespace   = "default"
+	DefaultRegion      = "global"
+	DefaultDatacenter  = "dc1"
+	DefaultNodePool    = "default"
+	DefaultJobPriority = 50
+	MinJobPriority     = 1
+	MaxJobPriority     = 100
+)
+
+// Job is the unit a user submits: one or more task groups with their
+// placement rules and update strategy.
+type Job struct {
+	Region      string
+	Namespace   string
+	ID          string
+	Name        string
+	Type        string
+	Priority    int
+	AllAtOnce   bool
+	Datacenters []string
+	NodePool    string
+	Constraints []*Constraint `json:",omitempty"`
+	Spreads     []*Spread     `json:",omitempty"`
+	TaskGroups  []*TaskGroup
+	// Update is the job-level update block as written (defaulted). Each task
+	// group carries its own merged copy; the scheduler reads the group's.
+	Update *UpdateStrategy `json:",omitempty"`
+	Meta   map[string]string
+
+	// Set by the servers, never by the job file.
+	Stop              bool
+	Status            string
+	StatusDescription string
+	Stable            bool
+	Version           uint64
+	SubmitTime        int64
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	JobModifyIndex    uint64
+}
+
+// LookupTaskGroup returns the named group, or nil.
+func (j *Job) LookupTaskGroup(name string) *TaskGroup {
+	if j == nil {
+		return nil
+	}
+	for _, tg := range j.TaskGroups {
+		if tg.Name == name {
+			return tg
+		}
+	}
+	return nil
+}
+
+// Stopped reports whether the job is stopped (or nil).
+func (j *Job) Stopped() bool { return j == nil || j.Stop }
+
+// Copy returns a deep copy of the job.
+func (j *Job) Copy() *Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	c.Datacenters = copySlice(j.Datacenters)
+	c.Constraints = copyConstraints(j.Constraints)
+	c.Spreads = copySpreads(j.Spreads)
+	if j.TaskGroups != nil {
+		c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
+		for i, tg := range j.TaskGroups {
+			c.TaskGroups[i] = tg.Copy()
+		}
+	}
+	c.Update = j.Update.Copy()
+	c.Meta = copyMap(j.Meta)
+	return &c
+}
+
+// SpecChanged reports whether the user-supplied part of the job differs from
+// other's: the fields a job file sets, ignoring versions, indexes, status and
+// stability. An identical re-submission creates no new version.
+func (j *Job) SpecChanged(other *Job) bool {
+	if j == nil || other == nil {
+		return j != other
+	}
+	a, b := j.Copy(), other.Copy()
+	for _, c := range []*Job{a, b} {
+		c.Status, c.StatusDescription = "", ""
+		c.Stable = false
+		c.Version = 0
+		c.SubmitTime = 0
+		c.CreateIndex, c.ModifyIndex, c.JobModifyIndex = 0, 0, 0
+	}
+	return !deepEqualJSON(a, b)
+}
+
+// JobListStub is the summary /v1/jobs returns.
+type JobListStub struct {
+	ID                string
+	ParentID          string
+	Name              string
+	Namespace         string
+	Datacenters       []string
+	NodePool          string
+	Type              string
+	Priority          int
+	Periodic          bool
+	ParameterizedJob  bool
+	Stop              bool
+	Status            string
+	StatusDescription string
+	JobSummary        *JobSummary
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	JobModifyIndex    uint64
+	SubmitTime        int64
+}
+
+// Stub returns the list form of the job.
+func (j *Job) Stub(summary *JobSummary) *JobListStub {
+	return &JobListStub{
+		ID:                j.ID,
+		Name:              j.Name,
+		Namespace:         j.Namespace,
+		Datacenters:       copySlice(j.Datacenters),
+		NodePool:          j.NodePool,
+		Type:              j.Type,
+		Priority:          j.Priority,
+		Stop:              j.Stop,
+		Status:            j.Status,
+		StatusDescription: j.StatusDescription,
+		JobSummary:        summary,
+		CreateIndex:       j.CreateIndex,
+		ModifyIndex:       j.ModifyIndex,
+		JobModifyIndex:    j.JobModifyIndex,
+		SubmitTime:        j.SubmitTime,
+	}
+}
+
+// JobSummary counts a job's allocations per group and client status.
+type JobSummary struct {
+	JobID       string
+	Namespace   string
+	Summary     map[string]TaskGroupSummary
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// TaskGroupSummary counts one group's allocations by client status.
+type TaskGroupSummary struct {
+	Queued   int
+	Complete int
+	Failed   int
+	Running  int
+	Starting int
+	Lost     int
+	Unknown  int
+}

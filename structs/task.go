@@ -1,0 +1,74 @@
+package structs
+
+import "time"
+
+// Task drivers drover ships.
+const (
+	DriverRawExec = "raw_exec"
+	DriverMock    = "mock"
+)
+
+// Task is one process (or simulated process) in a task group.
+type Task struct {
+	Name   string
+	Driver string
+	User   string `json:",omitempty"`
+	// Config is the driver's free-form block, kept as plain JSON-like data
+	// (string, float64/int64, bool, []any, map[string]any). Runtime
+	// references such as "${NOMAD_PORT_http}" stay as text until the client
+	// fills them in.
+	Config        map[string]any
+	Constraints   []*Constraint `json:",omitempty"`
+	Env           map[string]string
+	Services      []*Service `json:",omitempty"`
+	Resources     *Resources
+	RestartPolicy *RestartPolicy `json:",omitempty"`
+	Meta          map[string]string
+	KillTimeout   time.Duration
+	KillSignal    string `json:",omitempty"`
+	LogConfig     *LogConfig
+	Leader        bool
+	ShutdownDelay time.Duration
+}
+
+// Copy returns a deep copy of the task.
+func (t *Task) Copy() *Task {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Config = copyAnyMap(t.Config)
+	c.Constraints = copyConstraints(t.Constraints)
+	c.Env = copyMap(t.Env)
+	c.Services = copyServices(t.Services)
+	c.Resources = t.Resources.Copy()
+	c.RestartPolicy = t.RestartPolicy.Copy()
+	c.Meta = copyMap(t.Meta)
+	if t.LogConfig != nil {
+		l := *t.LogConfig
+		c.LogConfig = &l
+	}
+	return &c
+}
+
+// Defaults for tasks.
+const (
+	DefaultKillTimeout  = 5 * time.Second
+	DefaultLogMaxFiles  = 10
+	DefaultLogMaxFileMB = 10
+	DefaultTaskCPU      = 100
+	DefaultTaskMemoryMB = 300
+	DefaultKillSignal   = "SIGTERM"
+)
+
+// LogConfig bounds the stdout/stderr files a task's logs rotate through.
+type LogConfig struct {
+	MaxFiles      int
+	MaxFileSizeMB int
+	Disabled      bool
+}
+
+// DefaultLogConfig returns Nomad's log defaults: 10 files of 10 MB.
+func DefaultLogConfig() *LogConfig {
+	return &LogConfig{MaxFiles: DefaultLogMaxFiles, MaxFileSizeMB: DefaultLogMaxFileMB}
+}

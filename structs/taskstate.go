@@ -1,0 +1,68 @@
+package structs
+
+import "time"
+
+// Task states.
+const (
+	TaskStatePending = "pending"
+	TaskStateRunning = "running"
+	TaskStateDead    = "dead"
+)
+
+// Task event types, as Nomad's.
+const (
+	TaskReceived         = "Received"
+	TaskSetup            = "Task Setup"
+	TaskStarted          = "Started"
+	TaskTerminated       = "Terminated"
+	TaskKilling          = "Killing"
+	TaskKilled           = "Killed"
+	TaskRestarting       = "Restarting"
+	TaskNotRestarting    = "Not Restarting"
+	TaskDriverFailure    = "Driver Failure"
+	TaskSetupFailure     = "Setup Failure"
+	TaskSiblingFailed    = "Sibling Task Failed"
+	TaskFailedValidation = "Failed Validation"
+)
+
+// TaskState is what the client reports of one task.
+type TaskState struct {
+	State       string
+	Failed      bool
+	Restarts    uint64
+	LastRestart time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Events      []*TaskEvent
+}
+
+// Copy returns a deep copy.
+func (s *TaskState) Copy() *TaskState {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	if s.Events != nil {
+		c.Events = make([]*TaskEvent, len(s.Events))
+		for i, e := range s.Events {
+			ee := *e
+			ee.Details = copyMap(e.Details)
+			c.Events[i] = &ee
+		}
+	}
+	return &c
+}
+
+// TaskEvent is one entry in a task's history.
+type TaskEvent struct {
+	Type           string
+	Time           int64
+	Message        string
+	DisplayMessage string
+	Details        map[string]string `json:",omitempty"`
+	ExitCode       int
+	Signal         int
+	RestartReason  string `json:",omitempty"`
+	DriverError    string `json:",omitempty"`
+	KillTimeout    time.Duration
+}

@@ -1,0 +1,60 @@
+package structs
+
+import "time"
+
+// Health check modes of an update block.
+const (
+	UpdateHealthCheckChecks     = "checks"
+	UpdateHealthCheckTaskStates = "task_states"
+	UpdateHealthCheckManual     = "manual"
+)
+
+// Update defaults, as shared/ROLLOUT.md part A and Nomad.
+const (
+	DefaultMaxParallel      = 1
+	DefaultHealthCheck      = UpdateHealthCheckChecks
+	DefaultMinHealthyTime   = 10 * time.Second
+	DefaultHealthyDeadline  = 5 * time.Minute
+	DefaultProgressDeadline = 10 * time.Minute
+	DefaultStagger          = 30 * time.Second
+)
+
+// UpdateStrategy is a group's merged, defaulted update block. MaxParallel 0
+// means no deployment: every alloc is replaced at once.
+type UpdateStrategy struct {
+	Stagger          time.Duration
+	MaxParallel      int
+	HealthCheck      string
+	MinHealthyTime   time.Duration
+	HealthyDeadline  time.Duration
+	ProgressDeadline time.Duration
+	AutoRevert       bool
+	AutoPromote      bool
+	Canary           int
+}
+
+// DefaultUpdateStrategy returns the defaults every service and system group
+// gets when nothing is written.
+func DefaultUpdateStrategy() *UpdateStrategy {
+	return &UpdateStrategy{
+		Stagger:          DefaultStagger,
+		MaxParallel:      DefaultMaxParallel,
+		HealthCheck:      DefaultHealthCheck,
+		MinHealthyTime:   DefaultMinHealthyTime,
+		HealthyDeadline:  DefaultHealthyDeadline,
+		ProgressDeadline: DefaultProgressDeadline,
+	}
+}
+
+// Copy returns a copy.
+func (u *UpdateStrategy) Copy() *UpdateStrategy {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	return &c
+}
+
+// Rolling reports whether changes to the group roll out through a
+// deployment (max_parallel > 0).
+func (u *UpdateStrategy) Rolling() bool { return u != nil && u.MaxParallel > 0 }
