@@ -1,11 +1,26 @@
 package main
 
 import (
+	"sort"
+
 	"github.com/spf13/cobra"
 )
 
-// newRootCommand builds the command tree. Each subcommand lives in its own
-// file and is added here.
+// Each subcommand lives in its own file and registers its constructor from
+// an init function, so that adding a command touches one file only.
+var (
+	topCommands = map[string]func() *cobra.Command{}
+	jobCommands = map[string]func() *cobra.Command{}
+)
+
+// registerCommand adds a top-level command ("drover NAME").
+func registerCommand(name string, f func() *cobra.Command) { topCommands[name] = f }
+
+// registerJobCommand adds a job subcommand ("drover job NAME").
+func registerJobCommand(name string, f func() *cobra.Command) { jobCommands[name] = f }
+
+// newRootCommand builds a fresh command tree (fresh flags each time, so tests
+// can run commands in-process one after another).
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "drover",
@@ -18,18 +33,20 @@ Flags may be written with one dash, as in Nomad: drover job run -detach app.hcl`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(
-		newVersionCommand(),
-		newJobCommand(),
-	)
+	job := &cobra.Command{Use: "job", Short: "Validate, inspect, run and manage jobs"}
+	addSorted(job, jobCommands)
+	root.AddCommand(job)
+	addSorted(root, topCommands)
 	return root
 }
 
-// newJobCommand groups the job subcommands.
-func newJobCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "job",
-		Short: "Validate, inspect, run and manage jobs",
+func addSorted(parent *cobra.Command, cmds map[string]func() *cobra.Command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
 	}
-	return cmd
+	sort.Strings(names)
+	for _, n := range names {
+		parent.AddCommand(cmds[n]())
+	}
 }

@@ -11,6 +11,8 @@ import (
 // -ldflags "-X main.Version=...".
 var Version = "0.1.0-dev"
 
+func init() { registerCommand("version", newVersionCommand) }
+
 func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
