@@ -1,0 +1,147 @@
+// Package drivers defines the contract between the client's task runners
+// and the task drivers (raw_exec, mock), and the types that cross it.
+//
+// Drivers import only domain types; they never reach servers. A driver's
+// TaskHandle is plain JSON so that the client can persist it and re-attach
+// to a task after the client itself restarts.
+package drivers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Sentinel errors drivers return, wrapped with context.
+var (
+	// ErrTaskNotFound: the handle names no task this driver knows of, or
+	// (from Recover) the task no longer exists.
+	ErrTaskNotFound = errors.New("task not found")
+	// ErrInvalidConfig: the task's driver config is missing or malformed.
+	ErrInvalidConfig = errors.New("invalid driver config")
+	// ErrWrongDriver: the handle belongs to another driver.
+	ErrWrongDriver = errors.New("handle belongs to another driver")
+	// ErrStartFailed: the driver could not start the task.
+	ErrStartFailed = errors.New("task failed to start")
+)
+
+// Driver runs tasks. All methods are safe for concurrent use; a task runner
+// calls them from its own goroutine.
+type Driver interface {
+	// Name is the driver's name as jobs write it ("raw_exec").
+	Name() string
+	// Fingerprint reports the driver's node attributes
+	// ("driver.raw_exec" = "1") and whether it can run tasks.
+	Fingerprint() Fingerprint
+	// Start launches a task and returns its handle once it runs. Start
+	// honours ctx while it waits (for example a mock's start_delay).
+	Start(ctx context.Context, cfg *TaskConfig) (*TaskHandle, error)
+	// Wait returns a channel that receives the task's exit result once,
+	// then is closed. Many callers may wait on one task.
+	Wait(h *TaskHandle) (<-chan ExitResult, error)
+	// Stop signals the task (signal name, "" for the task's kill signal)
+	// and, if it has not exited within timeout, kills it. Stop returns
+	// once the task is gone.
+	Stop(h *TaskHandle, timeout time.Duration, signal string) error
+	// Recover re-attaches to a task from a persisted handle, without
+	// starting it again. It returns an error wrapping ErrTaskNotFound if
+	// the task is gone.
+	Recover(h *TaskHandle) error
+	// Destroy kills what is left of the task and forgets it.
+	Destroy(h *TaskHandle) error
+}
+
+// Fingerprint is what a driver reports of itself to the node.
+type Fingerprint struct {
+	Attributes        map[string]string
+	Healthy           bool
+	HealthDescription string
+}
+
+// TaskConfig is everything a driver needs to start one task, already
+// interpolated by the client.
+type TaskConfig struct {
+	AllocID  string
+	TaskName string
+	// TaskDir is the task's working directory.
+	TaskDir string
+	// Env is the task's full environment.
+	Env map[string]string
+	// Config is the task's driver block.
+	Config    map[string]any
+	Resources *structs.AllocatedTaskResources `json:",omitempty"`
+	// StdoutPath and StderrPath are the log file bases: files are named
+	// base + ".0", ".1", … (for example "alloc/logs/web.stdout.0").
+	StdoutPath string
+	StderrPath string
+	LogConfig  structs.LogConfig
+	// KillTimeout and KillSignal are the task's defaults for Stop.
+	KillTimeout time.Duration
+	KillSignal  string
+}
+
+// HandleVersion is the version of the TaskHandle encoding.
+const HandleVersion = 1
+
+// TaskHandle identifies a running task. It is JSON-serialisable: the
+// client persists it and hands it to Recover after a restart.
+type TaskHandle struct {
+	Version   int
+	Driver    string
+	Config    *TaskConfig
+	StartedAt time.Time
+	// DriverState is the driver's own re-attach data (PID, start time…).
+	DriverState json.RawMessage
+}
+
+// ID returns the task's identity within the client: alloc ID and task name.
+func (h *TaskHandle) ID() string {
+	if h == nil || h.Config == nil {
+		return ""
+	}
+	return TaskID(h.Config.AllocID, h.Config.TaskName)
+}
+
+// TaskID joins an alloc ID and a task name into a task's identity.
+func TaskID(allocID, task string) string { return allocID + "/" + task }
+
+// SetDriverState encodes v into the handle's DriverState.
+func (h *TaskHandle) SetDriverState(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	h.DriverState = b
+	return nil
+}
+
+// GetDriverState decodes the handle's DriverState into v.
+func (h *TaskHandle) GetDriverState(v any) error {
+	if len(h.DriverState) == 0 {
+		return errors.New("handle has no driver state")
+	}
+	return json.Unmarshal(h.DriverState, v)
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	ExitCode int
+	// Signal is the number of the signal that ended the task, or 0.
+	Signal    int
+	OOMKilled bool
+	// Unknown is set when the driver re-attached to the task and could
+	// not learn its exit status (a process that is not the client's child
+	// cannot be waited for); ExitCode and Signal are then meaningless.
+	Unknown bool
+	// Err is a driver error while waiting, if any.
+	Err error `json:"-"`
+}
+
+// Successful reports whether the task exited 0, without a signal, and with
+// a known status.
+func (r ExitResult) Successful() bool {
+	return !r.Unknown && r.Err == nil && r.ExitCode == 0 && r.Signal == 0
+}

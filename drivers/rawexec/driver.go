@@ -1,0 +1,409 @@
+// Package rawexec is the raw_exec driver: it runs a task's command as a
+// plain process of the client's user, with no isolation and no helper
+// process. Each task leads its own process group, so that stopping it
+// reaches every process it forked; its output goes straight to rotated
+// log files (see logs.go for why).
+package rawexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
+)
+
+// Name is the driver's name.
+const Name = structs.DriverRawExec
+
+// DefaultLogCheckInterval is how often log files are checked for rotation.
+const DefaultLogCheckInterval = time.Second
+
+// killWait bounds how long Stop waits for a process after SIGKILL.
+const killWait = 30 * time.Second
+
+// Options tune the driver.
+type Options struct {
+	// LogCheckInterval is how often log sizes are checked (default 1s).
+	LogCheckInterval time.Duration
+}
+
+// Driver is the raw_exec driver. Create it with New.
+type Driver struct {
+	logEvery time.Duration
+
+	mu    sync.Mutex
+	tasks map[string]*task
+}
+
+// New returns a raw_exec driver.
+func New(o Options) *Driver {
+	if o.LogCheckInterval <= 0 {
+		o.LogCheckInterval = DefaultLogCheckInterval
+	}
+	return &Driver{logEvery: o.LogCheckInterval, tasks: make(map[string]*task)}
+}
+
+var _ drivers.Driver = (*Driver)(nil)
+
+// handleState is raw_exec's part of a TaskHandle.
+type handleState struct {
+	PID        int
+	StartTicks uint64
+}
+
+// task is one running (or finished) process group.
+type task struct {
+	pid   int
+	cmd   *exec.Cmd // nil for a re-attached process
+	watch *exitWatch
+	exit  drivers.ExitNotifier
+	logs  []*rotator
+
+	mu     sync.Mutex
+	exited bool // leader exited: its PID may be free for reuse
+}
+
+// Name returns "raw_exec".
+func (d *Driver) Name() string { return Name }
+
+// Fingerprint reports the driver as detected and healthy.
+func (d *Driver) Fingerprint() drivers.Fingerprint {
+	return drivers.Fingerprint{
+		Attributes:        map[string]string{"driver.raw_exec": "1"},
+		Healthy:           true,
+		HealthDescription: "Healthy",
+	}
+}
+
+// Start runs the task's command in its own process group, with the task
+// dir as working directory, the task env as its whole environment, and
+// stdout/stderr appended to its log files.
+func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("%w: no task config", drivers.ErrInvalidConfig)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tc, err := parseConfig(cfg.Config)
+	if err != nil {
+		return nil, err
+	}
+	id := drivers.TaskID(cfg.AllocID, cfg.TaskName)
+	d.mu.Lock()
+	if old, ok := d.tasks[id]; ok {
+		if _, done := old.exit.Result(); !done {
+			d.mu.Unlock()
+			return nil, fmt.Errorf("%w: task %s is already running", drivers.ErrStartFailed, id)
+		}
+	}
+	d.mu.Unlock()
+
+	stdout, stderr, logs, err := openLogs(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opening logs: %w", drivers.ErrStartFailed, err)
+	}
+	cmd := exec.Command(tc.Command, tc.Args...)
+	cmd.Dir = cfg.TaskDir
+	cmd.Env = envList(cfg.Env)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	// The child holds its own copies of the log fds.
+	stdout.Close()
+	stderr.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", drivers.ErrStartFailed, err)
+	}
+	pid := cmd.Process.Pid
+	t := &task{pid: pid, cmd: cmd, logs: logs}
+	ticks, _, err := procStat(pid)
+	if err == nil {
+		t.watch, err = watchExit(pid, ticks)
+	}
+	if err != nil {
+		// The child is ours and not yet reaped, so it must be there;
+		// failing that, kill and reap it rather than leak it.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("%w: watching pid %d: %w", drivers.ErrStartFailed, pid, err)
+	}
+	h := &drivers.TaskHandle{
+		Version: drivers.HandleVersion, Driver: Name, Config: cfg, StartedAt: time.Now(),
+	}
+	if err := h.SetDriverState(handleState{PID: pid, StartTicks: ticks}); err != nil {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return nil, err
+	}
+	d.track(id, t)
+	return h, nil
+}
+
+// Recover re-attaches to the process a handle names, if it is still the
+// same process (PID and start time). Its exit status will be unknown: only
+// a parent can learn it, and the parent was the client that died.
+func (d *Driver) Recover(h *drivers.TaskHandle) error {
+	if err := checkHandle(h); err != nil {
+		return err
+	}
+	id := h.ID()
+	d.mu.Lock()
+	_, known := d.tasks[id]
+	d.mu.Unlock()
+	if known {
+		return nil
+	}
+	var st handleState
+	if err := h.GetDriverState(&st); err != nil {
+		return fmt.Errorf("%w: %w", drivers.ErrInvalidConfig, err)
+	}
+	w, err := watchExit(st.PID, st.StartTicks)
+	if errors.Is(err, errProcGone) {
+		return fmt.Errorf("%w: pid %d of %s has exited", drivers.ErrTaskNotFound, st.PID, id)
+	}
+	if err != nil {
+		return err
+	}
+	if !w.alive() {
+		w.close()
+		return fmt.Errorf("%w: pid %d of %s has exited", drivers.ErrTaskNotFound, st.PID, id)
+	}
+	stdout, stderr, logs, err := openLogs(h.Config)
+	if err != nil {
+		w.close()
+		return fmt.Errorf("re-opening logs of %s: %w", id, err)
+	}
+	// The process holds its own fds; the client needs only the rotators.
+	stdout.Close()
+	stderr.Close()
+	d.track(id, &task{pid: st.PID, watch: w, logs: logs})
+	return nil
+}
+
+// track registers a task and starts its watcher goroutine, which rotates
+// its logs until it exits, kills what is left of its group, and records
+// the exit result.
+func (d *Driver) track(id string, t *task) {
+	d.mu.Lock()
+	d.tasks[id] = t
+	d.mu.Unlock()
+	go t.run(d.logEvery)
+}
+
+func (t *task) run(logEvery time.Duration) {
+	exited := make(chan bool, 1)
+	go func() { exited <- t.watch.wait() }()
+	tick := time.NewTicker(logEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			t.rotate()
+			continue
+		case ok := <-exited:
+			if !ok && t.cmd == nil {
+				// Destroyed: the watch was closed, nothing to report.
+				t.exit.Exit(drivers.ExitResult{Unknown: true, Err: drivers.ErrTaskNotFound})
+				return
+			}
+		}
+		break
+	}
+	// The leader has exited but, if it is our child, is not reaped yet, so
+	// its PID (the group ID) cannot have been reused: kill the stragglers.
+	t.mu.Lock()
+	_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+	t.exited = true
+	t.mu.Unlock()
+	res := drivers.ExitResult{Unknown: true}
+	if t.cmd != nil {
+		res = exitResult(t.cmd.Wait())
+	}
+	t.watch.close()
+	t.rotate()
+	t.exit.Exit(res)
+}
+
+func (t *task) rotate() {
+	for _, r := range t.logs {
+		_, _ = r.check()
+	}
+}
+
+// exitResult turns cmd.Wait's error into an exit result. A signalled
+// process reports exit code 128+signal, as shells do.
+func exitResult(err error) drivers.ExitResult {
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return drivers.ExitResult{ExitCode: -1, Err: err}
+	}
+	if ee == nil {
+		return drivers.ExitResult{}
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok {
+		return drivers.ExitResult{ExitCode: ee.ExitCode()}
+	}
+	if ws.Signaled() {
+		return drivers.ExitResult{ExitCode: 128 + int(ws.Signal()), Signal: int(ws.Signal())}
+	}
+	return drivers.ExitResult{ExitCode: ws.ExitStatus()}
+}
+
+// signal sends sig to the task's process group, unless the leader has
+// already exited (its PID may then belong to someone else).
+func (t *task) signal(sig syscall.Signal) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.exited {
+		return nil
+	}
+	if t.cmd == nil && !t.watch.alive() {
+		return nil
+	}
+	err := syscall.Kill(-t.pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// Wait returns a channel that receives the task's exit result.
+func (d *Driver) Wait(h *drivers.TaskHandle) (<-chan drivers.ExitResult, error) {
+	t, err := d.lookup(h)
+	if err != nil {
+		return nil, err
+	}
+	return t.exit.Wait(), nil
+}
+
+// Stop sends signal (default: the task's kill signal, else SIGTERM) to the
+// task's process group, waits up to timeout, then sends SIGKILL to the
+// group. It returns once the leader has exited.
+func (d *Driver) Stop(h *drivers.TaskHandle, timeout time.Duration, signal string) error {
+	t, err := d.lookup(h)
+	if err != nil {
+		return err
+	}
+	if signal == "" {
+		signal = h.Config.KillSignal
+	}
+	sig, err := drivers.ParseSignal(signal)
+	if err != nil {
+		return err
+	}
+	done := t.exit.Wait()
+	if err := t.signal(sig); err != nil {
+		return fmt.Errorf("signalling %s: %w", h.ID(), err)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-timer.C:
+	}
+	if err := t.signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing %s: %w", h.ID(), err)
+	}
+	timer.Reset(killWait)
+	select {
+	case <-done:
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("%s still running %v after SIGKILL", h.ID(), killWait)
+	}
+}
+
+// Destroy kills the task's process group if it still runs and forgets
+// the task.
+func (d *Driver) Destroy(h *drivers.TaskHandle) error {
+	t, err := d.lookup(h)
+	if err != nil {
+		return err
+	}
+	if _, done := t.exit.Result(); !done {
+		if err := d.Stop(h, 0, "SIGKILL"); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	if d.tasks[h.ID()] == t {
+		delete(d.tasks, h.ID())
+	}
+	d.mu.Unlock()
+	return nil
+}
+
+func (d *Driver) lookup(h *drivers.TaskHandle) (*task, error) {
+	if err := checkHandle(h); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.tasks[h.ID()]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", drivers.ErrTaskNotFound, h.ID())
+	}
+	return t, nil
+}
+
+func checkHandle(h *drivers.TaskHandle) error {
+	if h == nil || h.Config == nil {
+		return fmt.Errorf("%w: empty handle", drivers.ErrInvalidConfig)
+	}
+	if h.Driver != Name {
+		return fmt.Errorf("%w: %q", drivers.ErrWrongDriver, h.Driver)
+	}
+	return nil
+}
+
+// openLogs opens the live stdout and stderr files (or /dev/null when logs
+// are disabled) and returns their rotators.
+func openLogs(cfg *drivers.TaskConfig) (stdout, stderr *os.File, rs []*rotator, err error) {
+	lc := cfg.LogConfig
+	if lc.Disabled || cfg.StdoutPath == "" || cfg.StderrPath == "" {
+		if stdout, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+			return nil, nil, nil, err
+		}
+		if stderr, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+			stdout.Close()
+			return nil, nil, nil, err
+		}
+		return stdout, stderr, nil, nil
+	}
+	if lc.MaxFiles == 0 {
+		lc.MaxFiles = structs.DefaultLogMaxFiles
+	}
+	if lc.MaxFileSizeMB == 0 {
+		lc.MaxFileSizeMB = structs.DefaultLogMaxFileMB
+	}
+	ro := newRotator(cfg.StdoutPath, lc.MaxFiles, lc.MaxFileSizeMB)
+	re := newRotator(cfg.StderrPath, lc.MaxFiles, lc.MaxFileSizeMB)
+	if stdout, err = ro.open(); err != nil {
+		return nil, nil, nil, err
+	}
+	if stderr, err = re.open(); err != nil {
+		stdout.Close()
+		return nil, nil, nil, err
+	}
+	return stdout, stderr, []*rotator{ro, re}, nil
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,70 @@
+package rawexec
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRotatorCopyTruncateKeepsLiveInode(t *testing.T) {
+	dir := t.TempDir()
+	r := newRotator(filepath.Join(dir, "web.stdout"), 2, 1)
+	live, err := r.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for round := 0; round < 3; round++ {
+		if _, err := live.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+		rotated, err := r.check()
+		if err != nil || !rotated {
+			t.Fatalf("round %d: rotated=%v err=%v", round, rotated, err)
+		}
+	}
+	// The writer's fd still points at the live file, now the highest index.
+	if _, err := live.Write([]byte("tail")); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int]string{0: "", 1: "", 2: "full", 3: "tail"} {
+		b, err := os.ReadFile(r.path(i))
+		switch want {
+		case "":
+			if !os.IsNotExist(err) {
+				t.Errorf("file %d should be pruned (max_files 2), err=%v", i, err)
+			}
+		case "full":
+			if err != nil || len(b) != 1<<20 {
+				t.Errorf("file %d: %d bytes, err=%v", i, len(b), err)
+			}
+		default:
+			if string(b) != want {
+				t.Errorf("file %d = %q, want %q", i, b, want)
+			}
+		}
+	}
+	if rotated, err := r.check(); rotated || err != nil {
+		t.Fatalf("small live file rotated=%v err=%v", rotated, err)
+	}
+	// A new rotator (a restarted client) finds the same live file.
+	r2 := newRotator(filepath.Join(dir, "web.stdout"), 2, 1)
+	if i, _ := r2.live(); i != 3 {
+		t.Fatalf("live index after restart = %d, want 3", i)
+	}
+}
+
+func TestRotatorIgnoresOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"web.stdout.x", "web.stdout.01", "web.stderr.7", "webx.stdout.9", "web.stdout.2"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRotator(filepath.Join(dir, "web.stdout"), 3, 1)
+	if i, err := r.live(); i != 2 || err != nil {
+		t.Fatalf("live = %d, %v; want 2", i, err)
+	}
+}
