@@ -35,11 +35,11 @@ func newTask(t *testing.T, name string, cmd string, args ...string) *drivers.Tas
 	}
 	return &drivers.TaskConfig{
 		AllocID: "alloc-" + name, TaskName: name, TaskDir: taskDir,
-		Env:        map[string]string{"PATH": os.Getenv("PATH")},
-		Config:     map[string]any{"command": cmd, "args": a},
-		StdoutPath: filepath.Join(logs, name+".stdout"),
-		StderrPath: filepath.Join(logs, name+".stderr"),
-		LogConfig:  *structs.DefaultLogConfig(),
+		Env:         map[string]string{"PATH": os.Getenv("PATH")},
+		Config:      map[string]any{"command": cmd, "args": a},
+		StdoutPath:  filepath.Join(logs, name+".stdout"),
+		StderrPath:  filepath.Join(logs, name+".stderr"),
+		LogConfig:   *structs.DefaultLogConfig(),
 		KillTimeout: time.Second, KillSignal: "SIGTERM",
 	}
 }
@@ -143,6 +143,20 @@ func procDead(pid int) bool {
 	return r < 0 || strings.HasPrefix(strings.TrimSpace(s[r+1:]), "Z")
 }
 
+// waitDead waits (bounded) for pid to die: a signal is delivered
+// asynchronously.
+func waitDead(t *testing.T, pid int) bool {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !procDead(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
 // waitFile waits for a file to have content and returns it.
 func waitFile(t *testing.T, p string) string {
 	t.Helper()
@@ -172,7 +186,7 @@ func TestStopKillsProcessTree(t *testing.T) {
 	if r.Signal != int(syscall.SIGTERM) {
 		t.Fatalf("exit %+v, want SIGTERM", r)
 	}
-	if !procDead(child) {
+	if !waitDead(t, child) {
 		t.Fatalf("grandchild %d survived Stop", child)
 	}
 }
@@ -191,7 +205,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 	if r.Signal != int(syscall.SIGKILL) {
 		t.Fatalf("exit %+v, want SIGKILL", r)
 	}
-	if !procDead(child) {
+	if !waitDead(t, child) {
 		t.Fatalf("grandchild %d survived SIGKILL", child)
 	}
 }
@@ -202,7 +216,7 @@ func TestLeftoversKilledWhenLeaderExits(t *testing.T) {
 	h := start(t, d, cfg)
 	waitExit(t, d, h)
 	child, _ := strconv.Atoi(waitFile(t, filepath.Join(cfg.TaskDir, "child.pid")))
-	if !procDead(child) {
+	if !waitDead(t, child) {
 		t.Fatalf("background child %d outlived its task", child)
 	}
 }
