@@ -1,0 +1,104 @@
+package deployment
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Observation is everything Decide looks at: one consistent view of a
+// deployment and what it depends on, plus the time of the decision.
+type Observation struct {
+	// Deployment is the deployment to decide on.
+	Deployment *structs.Deployment
+	// Job is the job version the deployment rolls out.
+	Job *structs.Job
+	// LatestJob is the job as currently registered: it may be newer than Job,
+	// stopped, or nil when the job was purged.
+	LatestJob *structs.Job
+	// StableJob is the latest version marked stable, or nil.
+	StableJob *structs.Job
+	// Allocs are the deployment's allocations, with the deployment health
+	// their clients (or an operator) reported.
+	Allocs []*structs.Allocation
+	// LatestEvalIndex is the highest CreateIndex among the job's
+	// evaluations. A healthy allocation whose health was recorded after it
+	// calls for a new scheduling pass.
+	LatestEvalIndex uint64
+	// Now is the time of the decision, stamped by the leader.
+	Now time.Time
+}
+
+// Decision is what the watcher should write for one deployment. The zero
+// Decision changes nothing.
+type Decision struct {
+	// Status is the new deployment status; empty leaves it unchanged.
+	Status string
+	// StatusDescription is the new description; empty leaves it unchanged.
+	StatusDescription string
+	// Promote asks to promote the canaries of PromoteGroups.
+	Promote       bool
+	PromoteGroups []string
+	// Fail is set when the deployment fails (Status is then failed).
+	Fail bool
+	// RevertTo is the stable job version to register again as a new
+	// version, in the same write that fails the deployment.
+	RevertTo *structs.Job
+	// Stable asks to mark the deployment's job version stable; it is set
+	// together with the successful status.
+	Stable bool
+	// MarkForReschedule lists unhealthy allocations the scheduler should
+	// replace while the progress deadline runs.
+	MarkForReschedule []string
+	// CreateEval asks for a scheduling pass at once.
+	CreateEval bool
+	// WakeAt is the next time the deployment must be looked at again even
+	// if nothing changes; zero if none.
+	WakeAt time.Time
+}
+
+// Changed reports whether the decision asks for any write.
+func (d Decision) Changed() bool {
+	return d.Status != "" || d.StatusDescription != "" || d.Promote || d.Fail ||
+		d.RevertTo != nil || d.Stable || len(d.MarkForReschedule) > 0 || d.CreateEval
+}
+
+// String renders the decision one field per line, in a fixed order, for
+// logs and golden files. Times are printed in UTC.
+func (d Decision) String() string {
+	var b strings.Builder
+	line := func(k, v string) { fmt.Fprintf(&b, "%s: %s\n", k, v) }
+	if d.Status != "" {
+		line("status", d.Status)
+	}
+	if d.StatusDescription != "" {
+		line("description", d.StatusDescription)
+	}
+	if d.Fail {
+		line("fail", "true")
+	}
+	if d.RevertTo != nil {
+		line("revert-to", fmt.Sprintf("version %d", d.RevertTo.Version))
+	}
+	if d.Promote {
+		line("promote", strings.Join(d.PromoteGroups, ","))
+	}
+	if d.Stable {
+		line("stable", "true")
+	}
+	if len(d.MarkForReschedule) > 0 {
+		line("reschedule", strings.Join(d.MarkForReschedule, ","))
+	}
+	if d.CreateEval {
+		line("eval", "true")
+	}
+	if !d.Changed() {
+		line("change", "none")
+	}
+	if !d.WakeAt.IsZero() {
+		line("wake", d.WakeAt.UTC().Format(time.RFC3339Nano))
+	}
+	return b.String()
+}

@@ -1,0 +1,194 @@
+package deployment
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Promote validates promoting the canaries of the named groups (all canary
+// groups when groups is empty) and returns the promoted deployment: each
+// promoted group is marked Promoted with require_progress_by = now +
+// progress_deadline, and the description leaves the promotion wording.
+// Every group to promote must have all its desired canaries healthy among
+// allocs; otherwise the error wraps ErrCanariesUnhealthy and names each
+// lagging group with "x/N healthy".
+func Promote(d *structs.Deployment, groups []string, allocs []*structs.Allocation, now time.Time) (*structs.Deployment, error) {
+	if d == nil {
+		return nil, ErrNoDeployment
+	}
+	if !d.Active() {
+		return nil, ErrPromoteTerminal
+	}
+	if d.Status == structs.DeploymentStatusPaused {
+		return nil, ErrPromotePaused
+	}
+	if !d.RequiresPromotion() {
+		return nil, ErrNoCanaries
+	}
+	for _, name := range groups {
+		if d.TaskGroups[name] == nil {
+			return nil, fmt.Errorf("%w: %q", ErrUnknownGroup, name)
+		}
+	}
+	views := viewGroups(d, allocs)
+	var lagging []string
+	var chosen []*groupView
+	for _, g := range views {
+		if len(groups) > 0 && !slices.Contains(groups, g.name) {
+			continue
+		}
+		if !g.awaitingPromotion() {
+			continue
+		}
+		if !g.canariesHealthy() {
+			lagging = append(lagging, fmt.Sprintf("task group %q has %d/%d healthy allocations",
+				g.name, g.healthyCanaries, g.state.DesiredCanaries))
+			continue
+		}
+		chosen = append(chosen, g)
+	}
+	if len(lagging) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrCanariesUnhealthy, strings.Join(lagging, "; "))
+	}
+	if len(chosen) == 0 {
+		return nil, ErrNoCanaries
+	}
+	out := d.Copy()
+	for _, g := range chosen {
+		s := out.TaskGroups[g.name]
+		s.Promoted = true
+		if s.ProgressDeadline > 0 {
+			s.RequireProgressBy = now.Add(s.ProgressDeadline)
+		}
+	}
+	out.StatusDescription = runningDescription(out)
+	out.ModifyTime = now.UnixNano()
+	return out, nil
+}
+
+// Pause validates pausing (pause = true) or resuming (false) the deployment
+// and returns the changed deployment. Resuming restarts every group's
+// progress deadline from now, so time spent paused never counts against it.
+func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deployment, error) {
+	if d == nil {
+		return nil, ErrNoDeployment
+	}
+	if !d.Active() {
+		if pause {
+			return nil, ErrPauseTerminal
+		}
+		return nil, ErrResumeTerminal
+	}
+	out := d.Copy()
+	out.ModifyTime = now.UnixNano()
+	if pause {
+		out.Status = structs.DeploymentStatusPaused
+		out.StatusDescription = structs.DeploymentStatusDescriptionPaused
+		return out, nil
+	}
+	if d.Status == structs.DeploymentStatusRunning {
+		return out, nil
+	}
+	out.Status = structs.DeploymentStatusRunning
+	for _, s := range out.TaskGroups {
+		if s != nil && s.ProgressDeadline > 0 {
+			s.RequireProgressBy = now.Add(s.ProgressDeadline)
+		}
+	}
+	out.StatusDescription = runningDescription(out)
+	return out, nil
+}
+
+// Fail validates failing the deployment by hand and returns the failed
+// deployment and, when a group has auto_revert, the stable job to register
+// again (nil when there is none or it has job's specification). job is the
+// version the deployment rolls out.
+func Fail(d *structs.Deployment, job, stable *structs.Job, now time.Time) (*structs.Deployment, *structs.Job, error) {
+	if d == nil {
+		return nil, nil, ErrNoDeployment
+	}
+	if !d.Active() {
+		return nil, nil, ErrFailTerminal
+	}
+	out := d.Copy()
+	out.Status = structs.DeploymentStatusFailed
+	out.StatusDescription = structs.DeploymentStatusDescriptionFailedByUser
+	out.ModifyTime = now.UnixNano()
+	var revert *structs.Job
+	names := make([]string, 0, len(d.TaskGroups))
+	for name := range d.TaskGroups {
+		names = append(names, name)
+	}
+	if autoRevert(d, names) {
+		out.StatusDescription, revert = revertTarget(out.StatusDescription, job, stable)
+	}
+	return out, revert, nil
+}
+
+// SetAllocHealth validates setting the deployment health of allocations by
+// hand and returns copies of the changed allocations, stamped with now.
+// Any health check mode is accepted; the next Decide acts on the result.
+func SetAllocHealth(d *structs.Deployment, healthy, unhealthy []string, allocs []*structs.Allocation, now time.Time) ([]*structs.Allocation, error) {
+	if d == nil {
+		return nil, ErrNoDeployment
+	}
+	if !d.Active() {
+		return nil, ErrHealthTerminal
+	}
+	if len(healthy) == 0 && len(unhealthy) == 0 {
+		return nil, ErrNoAllocs
+	}
+	byID := make(map[string]*structs.Allocation, len(allocs))
+	for _, a := range allocs {
+		if a != nil && a.DeploymentID == d.ID {
+			byID[a.ID] = a
+		}
+	}
+	want := make(map[string]bool, len(healthy)+len(unhealthy))
+	var errs []error
+	for _, set := range []struct {
+		ids []string
+		ok  bool
+	}{{healthy, true}, {unhealthy, false}} {
+		for _, id := range set.ids {
+			if prev, seen := want[id]; seen && prev != set.ok {
+				errs = append(errs, fmt.Errorf("%w: %q", ErrHealthConflict, id))
+				continue
+			}
+			if byID[id] == nil {
+				errs = append(errs, fmt.Errorf("%w: %q", ErrUnknownAlloc, id))
+				continue
+			}
+			want[id] = set.ok
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]*structs.Allocation, 0, len(ids))
+	for _, id := range ids {
+		a := byID[id].Copy()
+		ok := want[id]
+		ds := a.DeploymentStatus
+		if ds == nil {
+			ds = &structs.AllocDeploymentStatus{}
+		}
+		ds.Healthy = &ok
+		ds.Timestamp = now
+		a.DeploymentStatus = ds
+		a.ModifyTime = now.UnixNano()
+		out = append(out, a)
+	}
+	return out, nil
+}
