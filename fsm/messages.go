@@ -1,0 +1,145 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// MessageType is the first byte of every log entry; the payload follows.
+// The high bit (IgnoreUnknownTypeFlag) asks servers that do not know the
+// type to skip the entry instead of failing it, so that servers can be
+// upgraded one at a time while new types are introduced: a new type that is
+// safe to miss is sent with the bit set.
+type MessageType uint8
+
+// IgnoreUnknownTypeFlag marks an entry that servers may skip when they do
+// not know its type.
+const IgnoreUnknownTypeFlag MessageType = 0x80
+
+// Message types. The values are part of the log format: append only, never
+// renumber. Each payload is the structs request of the same name.
+const (
+	NodeRegisterRequestType           MessageType = iota // structs.NodeRegisterRequest
+	NodeUpdateStatusRequestType                          // structs.NodeUpdateStatusRequest
+	JobRegisterRequestType                               // structs.JobRegisterRequest
+	JobDeregisterRequestType                             // structs.JobDeregisterRequest
+	EvalUpdateRequestType                                // structs.EvalUpdateRequest
+	ApplyPlanResultsRequestType                          // structs.ApplyPlanResultsRequest
+	AllocClientUpdateRequestType                         // structs.AllocClientUpdateRequest
+	DeploymentStatusUpdateRequestType                    // structs.DeploymentStatusUpdateRequest
+	DeploymentPromoteRequestType                         // structs.DeploymentPromoteRequest
+	DeploymentAllocHealthRequestType                     // structs.DeploymentAllocHealthRequest
+	JobStabilityRequestType                              // structs.JobStabilityRequest
+)
+
+var typeNames = map[MessageType]string{
+	NodeRegisterRequestType:           "NodeRegister",
+	NodeUpdateStatusRequestType:       "NodeUpdateStatus",
+	JobRegisterRequestType:            "JobRegister",
+	JobDeregisterRequestType:          "JobDeregister",
+	EvalUpdateRequestType:             "EvalUpdate",
+	ApplyPlanResultsRequestType:       "ApplyPlanResults",
+	AllocClientUpdateRequestType:      "AllocClientUpdate",
+	DeploymentStatusUpdateRequestType: "DeploymentStatusUpdate",
+	DeploymentPromoteRequestType:      "DeploymentPromote",
+	DeploymentAllocHealthRequestType:  "DeploymentAllocHealth",
+	JobStabilityRequestType:           "JobStability",
+}
+
+// String names the type, for logs.
+func (t MessageType) String() string {
+	if n, ok := typeNames[t&^IgnoreUnknownTypeFlag]; ok {
+		return n
+	}
+	return fmt.Sprintf("MessageType(%d)", uint8(t))
+}
+
+// Sentinel errors of encoding and applying entries.
+var (
+	// ErrEmptyEntry: a log entry without even a type byte.
+	ErrEmptyEntry = errors.New("fsm: empty log entry")
+	// ErrUnknownType: a type this server does not know, without the ignore
+	// bit. The entry is not applied.
+	ErrUnknownType = errors.New("fsm: unknown message type")
+	// ErrDecode: the payload does not decode into the type's request.
+	ErrDecode = errors.New("fsm: cannot decode payload")
+	// ErrBadRequest: a decoded request the store could not process.
+	ErrBadRequest = errors.New("fsm: bad request")
+	// ErrEncode: Encode could not encode the request.
+	ErrEncode = errors.New("fsm: cannot encode request")
+	// ErrSnapshot: a snapshot stream is corrupt or of an unknown format.
+	ErrSnapshot = errors.New("fsm: bad snapshot")
+)
+
+// Payload encoding: MessagePack (hashicorp/go-msgpack/v2). Chosen by
+// measurement (BenchmarkEncoding in encoding_bench_test.go; figures in the
+// package documentation): msgpack entries are smaller and decode faster
+// than encoding/json for the two entries that dominate the log, plan results
+// and job registrations. Free-form maps decode as map[string]any and
+// strings as string, so driver configs survive the round trip.
+var msgpackHandle = func() *codec.MsgpackHandle {
+	h := &codec.MsgpackHandle{}
+	h.RawToString = true
+	h.WriteExt = true
+	h.MapType = reflect.TypeOf(map[string]any(nil))
+	return h
+}()
+
+// Encode returns a log entry: the type byte followed by req encoded.
+func Encode(t MessageType, req any) ([]byte, error) {
+	buf := []byte{byte(t)}
+	if err := codec.NewEncoderBytes(&buf, msgpackHandle).Encode(req); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrEncode, t, err)
+	}
+	return buf, nil
+}
+
+// decode decodes an entry's payload into out.
+func decode(payload []byte, out any) (err error) {
+	defer func() {
+		// The decoder reports bad input as errors; this is a last guard so
+		// that no log entry can take a server down.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrDecode, r)
+		}
+	}()
+	if err := codec.NewDecoderBytes(payload, msgpackHandle).Decode(out); err != nil {
+		return fmt.Errorf("%w: %w", ErrDecode, err)
+	}
+	return nil
+}
+
+// newRequest returns a pointer to a zero request of the type, or nil if the
+// type is unknown.
+func newRequest(t MessageType) any {
+	switch t {
+	case NodeRegisterRequestType:
+		return &structs.NodeRegisterRequest{}
+	case NodeUpdateStatusRequestType:
+		return &structs.NodeUpdateStatusRequest{}
+	case JobRegisterRequestType:
+		return &structs.JobRegisterRequest{}
+	case JobDeregisterRequestType:
+		return &structs.JobDeregisterRequest{}
+	case EvalUpdateRequestType:
+		return &structs.EvalUpdateRequest{}
+	case ApplyPlanResultsRequestType:
+		return &structs.ApplyPlanResultsRequest{}
+	case AllocClientUpdateRequestType:
+		return &structs.AllocClientUpdateRequest{}
+	case DeploymentStatusUpdateRequestType:
+		return &structs.DeploymentStatusUpdateRequest{}
+	case DeploymentPromoteRequestType:
+		return &structs.DeploymentPromoteRequest{}
+	case DeploymentAllocHealthRequestType:
+		return &structs.DeploymentAllocHealthRequest{}
+	case JobStabilityRequestType:
+		return &structs.JobStabilityRequest{}
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package fsm
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/raft"
+
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// Snapshot stream format (MessagePack values, one after another):
+//
+//	header   snapshotHeader{Magic: "drover-state", Version: 1}
+//	records  tag (uint8), object — for every object of every table,
+//	         tables in state.Tables order, objects in primary-key order
+//	end      tag endTag
+//
+// The end tag lets Restore tell a complete stream from a truncated one.
+const (
+	snapshotMagic   = "drover-state"
+	snapshotVersion = 1
+	endTag          = 0xff
+)
+
+type snapshotHeader struct {
+	Magic   string
+	Version int
+}
+
+// tableTags maps tables to their record tags; part of the format.
+var tableTags = map[string]uint8{
+	state.TableNodes: 1, state.TableJobs: 2, state.TableJobVersions: 3,
+	state.TableEvals: 4, state.TableAllocs: 5, state.TableDeployments: 6,
+	state.TableIndex: 7,
+}
+
+// newRecord returns the table and a pointer to a zero object for tag.
+func newRecord(tag uint8) (string, any) {
+	switch tag {
+	case 1:
+		return state.TableNodes, &structs.Node{}
+	case 2:
+		return state.TableJobs, &structs.Job{}
+	case 3:
+		return state.TableJobVersions, &structs.Job{}
+	case 4:
+		return state.TableEvals, &structs.Evaluation{}
+	case 5:
+		return state.TableAllocs, &structs.Allocation{}
+	case 6:
+		return state.TableDeployments, &structs.Deployment{}
+	case 7:
+		return state.TableIndex, &state.IndexEntry{}
+	}
+	return "", nil
+}
+
+// fsmSnapshot is an O(1) view of the store taken on the FSM goroutine and
+// written out later on another.
+type fsmSnapshot struct {
+	snap *state.Snapshot
+}
+
+// Snapshot captures the current state in O(1) (a memdb read transaction).
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	return &fsmSnapshot{snap: f.State().Snapshot()}, nil
+}
+
+// Persist writes the snapshot to sink; on error the sink is cancelled.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.write(sink); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+// write writes the snapshot stream to w.
+func (s *fsmSnapshot) write(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := codec.NewEncoder(bw, msgpackHandle)
+	if err := enc.Encode(snapshotHeader{Magic: snapshotMagic, Version: snapshotVersion}); err != nil {
+		return fmt.Errorf("fsm: snapshot header: %w", err)
+	}
+	for _, table := range state.Tables {
+		tag := tableTags[table]
+		err := s.snap.Each(table, func(obj any) error {
+			if err := enc.Encode(tag); err != nil {
+				return err
+			}
+			return enc.Encode(obj)
+		})
+		if err != nil {
+			return fmt.Errorf("fsm: snapshot %s: %w", table, err)
+		}
+	}
+	if err := enc.Encode(uint8(endTag)); err != nil {
+		return fmt.Errorf("fsm: snapshot end: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("fsm: snapshot flush: %w", err)
+	}
+	return nil
+}
+
+// Release is a no-op: the memdb snapshot needs no cleanup.
+func (s *fsmSnapshot) Release() {}
+
+// Restore replaces the state with the snapshot read from rc: it builds a
+// new store and swaps it in atomically. Readers holding the old store keep
+// their consistent view; its blocking queries return (abandoned) so that
+// callers re-read from the new store. On error the current state stays.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	s, err := readSnapshot(rc)
+	if err != nil {
+		f.logger.Error("cannot restore snapshot", "error", err)
+		return err
+	}
+	old := f.store.Swap(s)
+	if old != nil {
+		old.Abandon()
+	}
+	return nil
+}
+
+func readSnapshot(r io.Reader) (st *state.Store, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			st, err = nil, fmt.Errorf("%w: %v", ErrSnapshot, p)
+		}
+	}()
+	s, err := state.New()
+	if err != nil {
+		return nil, err
+	}
+	dec := codec.NewDecoder(bufio.NewReaderSize(r, 64<<10), msgpackHandle)
+	var h snapshotHeader
+	if err := dec.Decode(&h); err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrSnapshot, err)
+	}
+	if h.Magic != snapshotMagic || h.Version != snapshotVersion {
+		return nil, fmt.Errorf("%w: format %q version %d", ErrSnapshot, h.Magic, h.Version)
+	}
+	rs := s.Restorer()
+	defer rs.Abort()
+	for {
+		var tag uint8
+		if err := dec.Decode(&tag); err != nil {
+			return nil, fmt.Errorf("%w: record tag: %w", ErrSnapshot, err)
+		}
+		if tag == endTag {
+			break
+		}
+		table, obj := newRecord(tag)
+		if obj == nil {
+			return nil, fmt.Errorf("%w: unknown record tag %d", ErrSnapshot, tag)
+		}
+		if err := dec.Decode(obj); err != nil {
+			return nil, fmt.Errorf("%w: %s record: %w", ErrSnapshot, table, err)
+		}
+		if err := rs.Insert(table, obj); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
+		}
+	}
+	rs.Commit()
+	return s, nil
+}

@@ -1,0 +1,106 @@
+package state
+
+import (
+	"slices"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// deploymentDeltas collects, during one write, what allocation changes add
+// to their deployments' counters, so each deployment is copied and written
+// once per transaction however many allocs moved.
+type deploymentDeltas struct {
+	m map[string]map[string]*groupDelta
+}
+
+type groupDelta struct {
+	placed, healthy, unhealthy int
+	canaries                   []string
+	healthyAt                  time.Time // latest healthy transition
+}
+
+func newDeploymentDeltas() *deploymentDeltas {
+	return &deploymentDeltas{m: map[string]map[string]*groupDelta{}}
+}
+
+func (d *deploymentDeltas) group(a *structs.Allocation) *groupDelta {
+	groups, ok := d.m[a.DeploymentID]
+	if !ok {
+		groups = map[string]*groupDelta{}
+		d.m[a.DeploymentID] = groups
+	}
+	g, ok := groups[a.TaskGroup]
+	if !ok {
+		g = &groupDelta{}
+		groups[a.TaskGroup] = g
+	}
+	return g
+}
+
+// placed counts an allocation new to its deployment.
+func (d *deploymentDeltas) placed(a *structs.Allocation) {
+	g := d.group(a)
+	g.placed++
+	if a.IsCanary() {
+		g.canaries = append(g.canaries, a.ID)
+	}
+}
+
+// health counts a first health verdict at ts.
+func (d *deploymentDeltas) health(a *structs.Allocation, healthy bool, ts time.Time) {
+	g := d.group(a)
+	if !healthy {
+		g.unhealthy++
+		return
+	}
+	g.healthy++
+	if ts.After(g.healthyAt) {
+		g.healthyAt = ts
+	}
+}
+
+// flushDeploymentDeltas writes the collected counters to the active
+// deployments they concern (terminal or unknown deployments and groups are
+// left alone). A healthy transition moves RequireProgressBy to its time +
+// ProgressDeadline when that is later than the current one.
+func (s *Store) flushDeploymentDeltas(t *WriteTxn, d *deploymentDeltas, at int64) error {
+	ids := make([]string, 0, len(d.m))
+	for id := range d.m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		dep, err := t.reader().DeploymentByID(id)
+		if err != nil {
+			return err
+		}
+		if !dep.Active() {
+			continue
+		}
+		c := dep.Copy()
+		changed := false
+		for name, gd := range d.m[id] {
+			st := c.TaskGroups[name]
+			if st == nil {
+				continue
+			}
+			changed = true
+			st.PlacedAllocs += gd.placed
+			st.PlacedCanaries = append(st.PlacedCanaries, gd.canaries...)
+			st.HealthyAllocs += gd.healthy
+			st.UnhealthyAllocs += gd.unhealthy
+			if !gd.healthyAt.IsZero() && st.ProgressDeadline > 0 {
+				if by := gd.healthyAt.Add(st.ProgressDeadline); by.After(st.RequireProgressBy) {
+					st.RequireProgressBy = by
+				}
+			}
+		}
+		if changed {
+			if err := s.putDeployment(t, c, at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

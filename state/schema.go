@@ -1,0 +1,107 @@
+package state
+
+import (
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// Table names.
+const (
+	TableNodes       = "nodes"
+	TableJobs        = "jobs"
+	TableJobVersions = "job_versions"
+	TableEvals       = "evals"
+	TableAllocs      = "allocs"
+	TableDeployments = "deployments"
+	TableIndex       = "index"
+)
+
+// Tables lists every table in a fixed order: the order of snapshots and
+// dumps.
+var Tables = []string{
+	TableNodes, TableJobs, TableJobVersions, TableEvals,
+	TableAllocs, TableDeployments, TableIndex,
+}
+
+// IndexEntry records the raft index that last modified a table; blocking
+// queries compare it with the caller's minimum index.
+type IndexEntry struct {
+	Key   string
+	Value uint64
+}
+
+func idIndex(field string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name: "id", Unique: true,
+		Indexer: &memdb.StringFieldIndex{Field: field},
+	}
+}
+
+// nsIndex indexes Namespace plus one more string field.
+func nsIndex(name, field string, unique, allowMissing bool) *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name: name, Unique: unique, AllowMissing: allowMissing,
+		Indexer: &memdb.CompoundIndex{
+			AllowMissing: allowMissing,
+			Indexes: []memdb.Indexer{
+				&memdb.StringFieldIndex{Field: "Namespace"},
+				&memdb.StringFieldIndex{Field: field},
+			},
+		},
+	}
+}
+
+func fieldIndex(name, field string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name: name, AllowMissing: true,
+		Indexer: &memdb.StringFieldIndex{Field: field},
+	}
+}
+
+// Schema returns the store's tables and indexes as data.
+//
+//	nodes        id
+//	jobs         id (Namespace, ID)
+//	job_versions id (Namespace, ID, Version), job (Namespace, ID)
+//	evals        id, job (Namespace, JobID)
+//	allocs       id, job (Namespace, JobID), node, deployment, eval
+//	deployments  id, job (Namespace, JobID)
+//	index        id (table name)
+func Schema() *memdb.DBSchema {
+	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("ID"),
+		}},
+		TableJobs: {Name: TableJobs, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIndex("id", "ID", true, false),
+		}},
+		TableJobVersions: {Name: TableJobVersions, Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name: "id", Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "ID"},
+					&memdb.UintFieldIndex{Field: "Version"},
+				}},
+			},
+			"job": nsIndex("job", "ID", false, false),
+		}},
+		TableEvals: {Name: TableEvals, Indexes: map[string]*memdb.IndexSchema{
+			"id":  idIndex("ID"),
+			"job": nsIndex("job", "JobID", false, true),
+		}},
+		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
+			"id":         idIndex("ID"),
+			"job":        nsIndex("job", "JobID", false, false),
+			"node":       fieldIndex("node", "NodeID"),
+			"deployment": fieldIndex("deployment", "DeploymentID"),
+			"eval":       fieldIndex("eval", "EvalID"),
+		}},
+		TableDeployments: {Name: TableDeployments, Indexes: map[string]*memdb.IndexSchema{
+			"id":  idIndex("ID"),
+			"job": nsIndex("job", "JobID", false, false),
+		}},
+		TableIndex: {Name: TableIndex, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Key"),
+		}},
+	}}
+}

@@ -1,0 +1,213 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// UpsertAllocsTxn inserts new allocations, or replaces existing ones as the
+// servers see them (job, desired status, resources, deployment), keeping
+// what the client reported (client status, task states, and deployment
+// health while the alloc stays in the same deployment). Deployment counters
+// are derived: an alloc new to a deployment counts as placed, a canary is
+// recorded. New allocs get CreateIndex; every written alloc gets ModifyIndex
+// and AllocModifyIndex = the raft index, and ModifyTime = at (UnixNano).
+func (s *Store) UpsertAllocsTxn(t *WriteTxn, allocs []*structs.Allocation, at int64) error {
+	d := newDeploymentDeltas()
+	for _, a := range allocs {
+		if err := s.upsertAlloc(t, d, a, at); err != nil {
+			return err
+		}
+	}
+	return s.flushDeploymentDeltas(t, d, at)
+}
+
+// UpsertAllocs is UpsertAllocsTxn in its own transaction.
+func (s *Store) UpsertAllocs(index uint64, allocs []*structs.Allocation, at int64) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpsertAllocsTxn(t, allocs, at) })
+}
+
+func (s *Store) upsertAlloc(t *WriteTxn, d *deploymentDeltas, alloc *structs.Allocation, at int64) error {
+	if alloc == nil || alloc.ID == "" || alloc.JobID == "" {
+		return fmt.Errorf("state: alloc without ID or job ID: %w", ErrInvalid)
+	}
+	existing, err := t.reader().AllocByID(alloc.ID)
+	if err != nil {
+		return err
+	}
+	a := alloc.Copy()
+	if a.Namespace == "" {
+		a.Namespace = structs.DefaultNamespace
+	}
+	a.CreateIndex = t.index
+	if existing == nil {
+		if a.CreateTime == 0 {
+			a.CreateTime = at
+		}
+		if a.ClientStatus == "" {
+			a.ClientStatus = structs.AllocClientStatusPending
+		}
+	} else {
+		a.CreateIndex = existing.CreateIndex
+		a.CreateTime = existing.CreateTime
+		a.TaskStates = existing.TaskStates
+		if a.Job == nil {
+			a.Job = existing.Job
+		}
+		if a.ClientStatus != structs.AllocClientStatusLost {
+			a.ClientStatus = existing.ClientStatus
+			a.ClientDescription = existing.ClientDescription
+		}
+		if a.DeploymentID == existing.DeploymentID {
+			a.DeploymentStatus = existing.DeploymentStatus
+		} else if a.DeploymentStatus != nil {
+			// Moved into a new deployment: its health there is unknown.
+			a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: a.DeploymentStatus.Canary}
+		}
+	}
+	a.ModifyIndex, a.AllocModifyIndex = t.index, t.index
+	a.ModifyTime = at
+	if err := t.insert(TableAllocs, a); err != nil {
+		return err
+	}
+	t.touchJob(a.Namespace, a.JobID)
+	if a.DeploymentID != "" && (existing == nil || existing.DeploymentID != a.DeploymentID) {
+		d.placed(a)
+	}
+	return nil
+}
+
+// StopAllocTxn marks an existing allocation to stop. Unknown allocations
+// are skipped (they may have been collected since the plan was made).
+func (s *Store) StopAllocTxn(t *WriteTxn, stop *structs.AllocStopUpdate, at int64) error {
+	existing, err := t.reader().AllocByID(stop.AllocID)
+	if err != nil || existing == nil {
+		return err
+	}
+	a := existing.Copy()
+	a.DesiredStatus = structs.AllocDesiredStatusStop
+	a.DesiredDescription = stop.DesiredDescription
+	if stop.ClientStatus != "" {
+		a.ClientStatus = stop.ClientStatus
+	}
+	if stop.FollowupEvalID != "" {
+		a.FollowupEvalID = stop.FollowupEvalID
+	}
+	a.ModifyIndex, a.AllocModifyIndex = t.index, t.index
+	a.ModifyTime = at
+	if err := t.insert(TableAllocs, a); err != nil {
+		return err
+	}
+	t.touchJob(a.Namespace, a.JobID)
+	return nil
+}
+
+// UpdateAllocsFromClient applies client reports; see
+// UpdateAllocsFromClientTxn.
+func (s *Store) UpdateAllocsFromClient(index uint64, req *structs.AllocClientUpdateRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpdateAllocsFromClientTxn(t, req) })
+}
+
+// UpdateAllocsFromClientTxn applies what clients report: client status and
+// description, task states, and deployment health. Unknown allocations are
+// skipped. A deployment health set for the first time (Healthy from unset
+// to true or false) counts once in the deployment's HealthyAllocs or
+// UnhealthyAllocs; a healthy one also moves the group's RequireProgressBy
+// to its time + ProgressDeadline. The health time is the DeploymentStatus
+// Timestamp, or req.UpdatedAt when unset. The request's evals are stored.
+func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientUpdateRequest) error {
+	d := newDeploymentDeltas()
+	for _, u := range req.Allocs {
+		if u == nil {
+			continue
+		}
+		existing, err := t.reader().AllocByID(u.ID)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			continue
+		}
+		a := existing.Copy()
+		if u.ClientStatus != "" {
+			a.ClientStatus = u.ClientStatus
+		}
+		a.ClientDescription = u.ClientDescription
+		if u.TaskStates != nil {
+			a.TaskStates = make(map[string]*structs.TaskState, len(u.TaskStates))
+			for k, v := range u.TaskStates {
+				a.TaskStates[k] = v.Copy()
+			}
+		}
+		if u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil {
+			ts := u.DeploymentStatus.Timestamp
+			if ts.IsZero() {
+				ts = time.Unix(0, req.UpdatedAt).UTC()
+			}
+			setHealth(t, d, a, *u.DeploymentStatus.Healthy, ts)
+		}
+		a.ModifyIndex = t.index
+		a.ModifyTime = req.UpdatedAt
+		if err := t.insert(TableAllocs, a); err != nil {
+			return err
+		}
+		t.touchJob(a.Namespace, a.JobID)
+	}
+	if err := s.flushDeploymentDeltas(t, d, req.UpdatedAt); err != nil {
+		return err
+	}
+	return s.UpsertEvalsTxn(t, req.Evals)
+}
+
+// setHealth sets a's deployment health (a is a copy being written) and
+// records a first-time transition in d.
+func setHealth(t *WriteTxn, d *deploymentDeltas, a *structs.Allocation, healthy bool, ts time.Time) {
+	first := a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil
+	if a.DeploymentStatus == nil {
+		a.DeploymentStatus = &structs.AllocDeploymentStatus{}
+	}
+	h := healthy
+	a.DeploymentStatus.Healthy = &h
+	a.DeploymentStatus.Timestamp = ts
+	a.DeploymentStatus.ModifyIndex = t.index
+	if first && a.DeploymentID != "" {
+		d.health(a, healthy, ts)
+	}
+}
+
+// AllocByID returns the allocation, or nil.
+func (s *Snapshot) AllocByID(id string) (*structs.Allocation, error) {
+	return getOne[*structs.Allocation](s, TableAllocs, "id", id)
+}
+
+// Allocs returns every allocation, by ID.
+func (s *Snapshot) Allocs() ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "id")
+}
+
+// AllocsByJob returns the job's allocations (all versions).
+func (s *Snapshot) AllocsByJob(namespace, jobID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "job", namespace, jobID)
+}
+
+// AllocsByNode returns the allocations placed on the node.
+func (s *Snapshot) AllocsByNode(nodeID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "node", nodeID)
+}
+
+// AllocsByDeployment returns the deployment's allocations.
+func (s *Snapshot) AllocsByDeployment(deploymentID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "deployment", deploymentID)
+}
+
+// AllocsByEval returns the allocations the evaluation placed.
+func (s *Snapshot) AllocsByEval(evalID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "eval", evalID)
+}
+
+// AllocsByIDPrefix returns the allocations whose ID starts with prefix.
+func (s *Snapshot) AllocsByIDPrefix(prefix string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "id_prefix", prefix)
+}

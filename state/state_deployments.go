@@ -1,0 +1,337 @@
+package state
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// UpsertDeploymentTxn creates a deployment or updates its configuration.
+// A new deployment gets CreateIndex and, when placedAt (UnixNano) is set,
+// RequireProgressBy = placedAt + ProgressDeadline for each group with a
+// deadline. For an existing deployment only the configuration is taken
+// (desired counts, auto revert/promote, progress deadline, new groups);
+// status and the counters derived from allocation updates (placed,
+// canaries, healthy, unhealthy, promoted, require-progress-by) stay as
+// stored, so that a plan made from an older snapshot cannot undo them.
+func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placedAt int64) error {
+	if dep == nil || dep.ID == "" || dep.JobID == "" {
+		return fmt.Errorf("state: deployment without ID or job ID: %w", ErrInvalid)
+	}
+	existing, err := t.reader().DeploymentByID(dep.ID)
+	if err != nil {
+		return err
+	}
+	var c *structs.Deployment
+	if existing == nil {
+		c = dep.Copy()
+		if c.Namespace == "" {
+			c.Namespace = structs.DefaultNamespace
+		}
+		c.CreateIndex = t.index
+		if c.CreateTime == 0 {
+			c.CreateTime = placedAt
+		}
+		if placedAt != 0 {
+			at := time.Unix(0, placedAt).UTC()
+			for _, g := range c.TaskGroups {
+				if g != nil && g.ProgressDeadline > 0 {
+					g.RequireProgressBy = at.Add(g.ProgressDeadline)
+				}
+			}
+		}
+	} else {
+		c = existing.Copy()
+		if c.TaskGroups == nil {
+			c.TaskGroups = map[string]*structs.DeploymentState{}
+		}
+		for name, g := range dep.TaskGroups {
+			if g == nil {
+				continue
+			}
+			cur, ok := c.TaskGroups[name]
+			if !ok {
+				c.TaskGroups[name] = g.Copy()
+				continue
+			}
+			cur.DesiredTotal = g.DesiredTotal
+			cur.DesiredCanaries = g.DesiredCanaries
+			cur.AutoRevert = g.AutoRevert
+			cur.AutoPromote = g.AutoPromote
+			cur.ProgressDeadline = g.ProgressDeadline
+		}
+	}
+	return s.putDeployment(t, c, placedAt)
+}
+
+// putDeployment writes c (a copy owned by the caller).
+func (s *Store) putDeployment(t *WriteTxn, c *structs.Deployment, at int64) error {
+	c.ModifyIndex = t.index
+	if at != 0 {
+		c.ModifyTime = at
+	}
+	return t.insert(TableDeployments, c)
+}
+
+// UpdateDeploymentStatusTxn changes a deployment's status. With strict, an
+// unknown or terminal deployment is an error; otherwise (plan results) it is
+// skipped. Resuming (paused → running) restarts the progress deadline:
+// RequireProgressBy = at + ProgressDeadline.
+func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStatusUpdate, at int64, strict bool) error {
+	if u == nil {
+		return fmt.Errorf("state: no deployment update: %w", ErrInvalid)
+	}
+	d, err := t.reader().DeploymentByID(u.DeploymentID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case d == nil && strict:
+		return fmt.Errorf("state: deployment %q: %w", u.DeploymentID, ErrNotFound)
+	case d != nil && !d.Active() && strict:
+		return fmt.Errorf("state: deployment %q is %s: %w", u.DeploymentID, d.Status, ErrDeploymentTerminal)
+	case d == nil || !d.Active():
+		return nil
+	}
+	c := d.Copy()
+	if d.Status == structs.DeploymentStatusPaused && u.Status == structs.DeploymentStatusRunning {
+		restartProgress(c, time.Unix(0, at).UTC(), nil)
+	}
+	c.Status = u.Status
+	c.StatusDescription = u.StatusDescription
+	return s.putDeployment(t, c, at)
+}
+
+// restartProgress sets RequireProgressBy = at + ProgressDeadline for the
+// groups (all when nil) that have a deadline.
+func restartProgress(d *structs.Deployment, at time.Time, groups map[string]bool) {
+	for name, g := range d.TaskGroups {
+		if g.ProgressDeadline > 0 && (groups == nil || groups[name]) {
+			g.RequireProgressBy = at.Add(g.ProgressDeadline)
+		}
+	}
+}
+
+// UpdateDeploymentStatus applies an operator or watcher status change; see
+// UpdateDeploymentStatusReqTxn.
+func (s *Store) UpdateDeploymentStatus(index uint64, req *structs.DeploymentStatusUpdateRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpdateDeploymentStatusReqTxn(t, req) })
+}
+
+// UpdateDeploymentStatusReqTxn changes the deployment's status (refused on
+// an unknown or terminal deployment), registers the reverted job if any and
+// stores the eval, all in t.
+func (s *Store) UpdateDeploymentStatusReqTxn(t *WriteTxn, req *structs.DeploymentStatusUpdateRequest) error {
+	if err := s.UpdateDeploymentStatusTxn(t, req.DeploymentUpdate, req.UpdatedAt, true); err != nil {
+		return err
+	}
+	return s.revertAndEval(t, req.Job, req.Eval, req.UpdatedAt)
+}
+
+func (s *Store) revertAndEval(t *WriteTxn, job *structs.Job, eval *structs.Evaluation, at int64) error {
+	if job != nil {
+		res, err := s.UpsertJobTxn(t, job, at)
+		if err != nil {
+			return err
+		}
+		if eval != nil {
+			eval = eval.Copy()
+			eval.JobModifyIndex = res.JobModifyIndex
+		}
+	}
+	if eval != nil {
+		return s.upsertEval(t, eval)
+	}
+	return nil
+}
+
+// PromoteDeployment promotes canaries; see PromoteDeploymentTxn.
+func (s *Store) PromoteDeployment(index uint64, req *structs.DeploymentPromoteRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.PromoteDeploymentTxn(t, req) })
+}
+
+// PromoteDeploymentTxn promotes the canary groups of the deployment (all,
+// or the named ones). Each must have at least DesiredCanaries healthy
+// canaries, else ErrPromotion naming the group and "x/N healthy". Promoted
+// groups get RequireProgressBy = PromotedAt + ProgressDeadline; their
+// canaries lose the canary flag (the deployment keeps their IDs). A
+// "requires promotion" description becomes "Deployment is running".
+func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromoteRequest) error {
+	r := t.reader()
+	d, err := r.DeploymentByID(req.DeploymentID)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return fmt.Errorf("state: deployment %q: %w", req.DeploymentID, ErrNotFound)
+	}
+	if !d.Active() {
+		return fmt.Errorf("state: deployment %q is %s: %w", d.ID, d.Status, ErrDeploymentTerminal)
+	}
+	groups := map[string]bool{}
+	if req.All {
+		for name, g := range d.TaskGroups {
+			if g.DesiredCanaries > 0 {
+				groups[name] = true
+			}
+		}
+	}
+	for _, name := range req.Groups {
+		g, ok := d.TaskGroups[name]
+		if !ok {
+			return fmt.Errorf("state: deployment %q has no group %q: %w", d.ID, name, ErrPromotion)
+		}
+		if g.DesiredCanaries == 0 {
+			return fmt.Errorf("state: group %q has no canaries to promote: %w", name, ErrPromotion)
+		}
+		groups[name] = true
+	}
+	if len(groups) == 0 {
+		return fmt.Errorf("state: deployment %q has no canaries to promote: %w", d.ID, ErrPromotion)
+	}
+	names := make([]string, 0, len(groups))
+	for n := range groups {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	c := d.Copy()
+	var canaries []*structs.Allocation
+	for _, name := range names {
+		g := c.TaskGroups[name]
+		healthy := 0
+		for _, id := range g.PlacedCanaries {
+			a, err := r.AllocByID(id)
+			if err != nil {
+				return err
+			}
+			if a != nil && a.IsHealthy() {
+				healthy++
+				canaries = append(canaries, a)
+			}
+		}
+		if healthy < g.DesiredCanaries {
+			return fmt.Errorf("state: task group %q has %d/%d healthy allocations: %w",
+				name, healthy, g.DesiredCanaries, ErrPromotion)
+		}
+		g.Promoted = true
+	}
+	restartProgress(c, req.PromotedAt, groups)
+	if c.StatusDescription == structs.DeploymentStatusDescriptionRunningNeedsPromotion ||
+		c.StatusDescription == structs.DeploymentStatusDescriptionRunningAutoPromotion {
+		c.StatusDescription = structs.DeploymentStatusDescriptionRunning
+	}
+	if err := s.putDeployment(t, c, req.PromotedAt.UnixNano()); err != nil {
+		return err
+	}
+	for _, a := range canaries {
+		p := a.Copy()
+		p.DeploymentStatus.Canary = false
+		p.DeploymentStatus.ModifyIndex = t.index
+		p.ModifyIndex = t.index
+		if err := t.insert(TableAllocs, p); err != nil {
+			return err
+		}
+	}
+	if req.Eval != nil {
+		return s.upsertEval(t, req.Eval)
+	}
+	return nil
+}
+
+// SetAllocHealth sets allocations' health by hand; see SetAllocHealthTxn.
+func (s *Store) SetAllocHealth(index uint64, req *structs.DeploymentAllocHealthRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.SetAllocHealthTxn(t, req) })
+}
+
+// SetAllocHealthTxn marks the allocations healthy or unhealthy at
+// req.Timestamp; each must belong to the (active) deployment. Counters move
+// as for client health reports. An optional status update, reverted job
+// and eval are applied in the same transaction.
+func (s *Store) SetAllocHealthTxn(t *WriteTxn, req *structs.DeploymentAllocHealthRequest) error {
+	r := t.reader()
+	d, err := r.DeploymentByID(req.DeploymentID)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return fmt.Errorf("state: deployment %q: %w", req.DeploymentID, ErrNotFound)
+	}
+	if !d.Active() {
+		return fmt.Errorf("state: deployment %q is %s: %w", d.ID, d.Status, ErrDeploymentTerminal)
+	}
+	deltas := newDeploymentDeltas()
+	at := req.Timestamp.UnixNano()
+	mark := func(ids []string, healthy bool) error {
+		for _, id := range ids {
+			a, err := r.AllocByID(id)
+			if err != nil {
+				return err
+			}
+			if a == nil || a.DeploymentID != d.ID {
+				return fmt.Errorf("state: alloc %q is not part of deployment %q: %w", id, d.ID, ErrInvalid)
+			}
+			c := a.Copy()
+			setHealth(t, deltas, c, healthy, req.Timestamp)
+			c.ModifyIndex = t.index
+			c.ModifyTime = at
+			if err := t.insert(TableAllocs, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := mark(req.HealthyAllocationIDs, true); err != nil {
+		return err
+	}
+	if err := mark(req.UnhealthyAllocationIDs, false); err != nil {
+		return err
+	}
+	if err := s.flushDeploymentDeltas(t, deltas, at); err != nil {
+		return err
+	}
+	if req.DeploymentUpdate != nil {
+		if err := s.UpdateDeploymentStatusTxn(t, req.DeploymentUpdate, at, true); err != nil {
+			return err
+		}
+	}
+	return s.revertAndEval(t, req.Job, req.Eval, at)
+}
+
+// DeploymentByID returns the deployment, or nil.
+func (s *Snapshot) DeploymentByID(id string) (*structs.Deployment, error) {
+	return getOne[*structs.Deployment](s, TableDeployments, "id", id)
+}
+
+// Deployments returns every deployment, by ID.
+func (s *Snapshot) Deployments() ([]*structs.Deployment, error) {
+	return list[*structs.Deployment](s, TableDeployments, "id")
+}
+
+// DeploymentsByJob returns the job's deployments (all versions).
+func (s *Snapshot) DeploymentsByJob(namespace, jobID string) ([]*structs.Deployment, error) {
+	return list[*structs.Deployment](s, TableDeployments, "job", namespace, jobID)
+}
+
+// LatestDeploymentByJob returns the job's deployment with the highest
+// CreateIndex, or nil.
+func (s *Snapshot) LatestDeploymentByJob(namespace, jobID string) (*structs.Deployment, error) {
+	deps, err := s.DeploymentsByJob(namespace, jobID)
+	if err != nil {
+		return nil, err
+	}
+	var latest *structs.Deployment
+	for _, d := range deps {
+		if latest == nil || d.CreateIndex > latest.CreateIndex {
+			latest = d
+		}
+	}
+	return latest, nil
+}
+
+// DeploymentsByIDPrefix returns the deployments whose ID starts with
+// prefix.
+func (s *Snapshot) DeploymentsByIDPrefix(prefix string) ([]*structs.Deployment, error) {
+	return list[*structs.Deployment](s, TableDeployments, "id_prefix", prefix)
+}

@@ -1,0 +1,67 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// UpsertEvals inserts evaluations or replaces them by ID.
+func (s *Store) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpsertEvalsTxn(t, evals) })
+}
+
+// UpsertEvalsTxn is UpsertEvals inside t. A replaced eval keeps its
+// CreateIndex; the job's status is re-derived.
+func (s *Store) UpsertEvalsTxn(t *WriteTxn, evals []*structs.Evaluation) error {
+	for _, e := range evals {
+		if err := s.upsertEval(t, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) upsertEval(t *WriteTxn, eval *structs.Evaluation) error {
+	if eval == nil || eval.ID == "" {
+		return fmt.Errorf("state: eval without ID: %w", ErrInvalid)
+	}
+	existing, err := t.reader().EvalByID(eval.ID)
+	if err != nil {
+		return err
+	}
+	e := eval.Copy()
+	if e.Namespace == "" {
+		e.Namespace = structs.DefaultNamespace
+	}
+	e.CreateIndex = t.index
+	if existing != nil {
+		e.CreateIndex = existing.CreateIndex
+	}
+	e.ModifyIndex = t.index
+	if err := t.insert(TableEvals, e); err != nil {
+		return err
+	}
+	t.touchJob(e.Namespace, e.JobID)
+	return nil
+}
+
+// EvalByID returns the evaluation, or nil.
+func (s *Snapshot) EvalByID(id string) (*structs.Evaluation, error) {
+	return getOne[*structs.Evaluation](s, TableEvals, "id", id)
+}
+
+// Evals returns every evaluation, by ID.
+func (s *Snapshot) Evals() ([]*structs.Evaluation, error) {
+	return list[*structs.Evaluation](s, TableEvals, "id")
+}
+
+// EvalsByJob returns the job's evaluations.
+func (s *Snapshot) EvalsByJob(namespace, jobID string) ([]*structs.Evaluation, error) {
+	return list[*structs.Evaluation](s, TableEvals, "job", namespace, jobID)
+}
+
+// EvalsByIDPrefix returns the evaluations whose ID starts with prefix.
+func (s *Snapshot) EvalsByIDPrefix(prefix string) ([]*structs.Evaluation, error) {
+	return list[*structs.Evaluation](s, TableEvals, "id_prefix", prefix)
+}

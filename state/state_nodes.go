@@ -1,0 +1,107 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// UpsertNode registers a node or replaces its record.
+func (s *Store) UpsertNode(index uint64, node *structs.Node) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpsertNodeTxn(t, node) })
+}
+
+// UpsertNodeTxn is UpsertNode inside t. A re-registration keeps the node's
+// CreateIndex.
+func (s *Store) UpsertNodeTxn(t *WriteTxn, node *structs.Node) error {
+	if node == nil || node.ID == "" {
+		return fmt.Errorf("state: node without ID: %w", ErrInvalid)
+	}
+	existing, err := t.reader().NodeByID(node.ID)
+	if err != nil {
+		return err
+	}
+	n := node.Copy()
+	n.CreateIndex = t.index
+	if existing != nil {
+		n.CreateIndex = existing.CreateIndex
+	}
+	n.ModifyIndex = t.index
+	return t.insert(TableNodes, n)
+}
+
+// UpdateNodeStatus changes a node's status; see UpdateNodeStatusTxn.
+func (s *Store) UpdateNodeStatus(index uint64, req *structs.NodeUpdateStatusRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpdateNodeStatusTxn(t, req) })
+}
+
+// UpdateNodeStatusTxn sets the node's status at req.UpdatedAt. A node going
+// down marks every allocation on it that its client has not finished as
+// lost. The request's evals are stored too.
+func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRequest) error {
+	existing, err := t.reader().NodeByID(req.NodeID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("state: node %q: %w", req.NodeID, ErrNotFound)
+	}
+	n := existing.Copy()
+	n.Status = req.Status
+	n.StatusDescription = req.StatusDescription
+	n.StatusUpdatedAt = req.UpdatedAt
+	n.ModifyIndex = t.index
+	if err := t.insert(TableNodes, n); err != nil {
+		return err
+	}
+	if req.Status == structs.NodeStatusDown {
+		allocs, err := t.reader().AllocsByNode(req.NodeID)
+		if err != nil {
+			return err
+		}
+		for _, a := range allocs {
+			if a.ClientTerminalStatus() {
+				continue
+			}
+			c := a.Copy()
+			c.ClientStatus = structs.AllocClientStatusLost
+			c.ClientDescription = structs.AllocLost
+			c.ModifyIndex = t.index
+			c.ModifyTime = req.UpdatedAt
+			if err := t.insert(TableAllocs, c); err != nil {
+				return err
+			}
+			t.touchJob(c.Namespace, c.JobID)
+		}
+	}
+	return s.UpsertEvalsTxn(t, req.Evals)
+}
+
+// DeleteNode removes a node.
+func (s *Store) DeleteNode(index uint64, nodeID string) error {
+	return s.update(index, func(t *WriteTxn) error {
+		n, err := t.reader().NodeByID(nodeID)
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			return fmt.Errorf("state: node %q: %w", nodeID, ErrNotFound)
+		}
+		return t.delete(TableNodes, n)
+	})
+}
+
+// NodeByID returns the node, or nil.
+func (s *Snapshot) NodeByID(id string) (*structs.Node, error) {
+	return getOne[*structs.Node](s, TableNodes, "id", id)
+}
+
+// Nodes returns every node, by ID.
+func (s *Snapshot) Nodes() ([]*structs.Node, error) {
+	return list[*structs.Node](s, TableNodes, "id")
+}
+
+// NodesByIDPrefix returns the nodes whose ID starts with prefix.
+func (s *Snapshot) NodesByIDPrefix(prefix string) ([]*structs.Node, error) {
+	return list[*structs.Node](s, TableNodes, "id_prefix", prefix)
+}

@@ -1,0 +1,169 @@
+// Package state is drover's replicated state: an in-memory go-memdb
+// database of nodes, jobs (with their version history), evaluations,
+// allocations and deployments, written only by the Raft FSM and read by
+// everything else through O(1) snapshots and blocking queries.
+//
+// Objects are never modified after insert: a writer copies the stored
+// object, changes the copy and inserts it. Readers may therefore keep any
+// object they get for as long as they like, but must not change it.
+//
+// Every write method comes in two forms: X(index, ...) opens a write
+// transaction at a raft index, does the work and commits; XTxn(txn, ...)
+// does the work inside a caller's transaction, so that the FSM can compose
+// several writes into one atomic log entry. The store never reads a clock
+// or mints an ID: times and IDs come in the requests.
+package state
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// Store is the state database.
+type Store struct {
+	db *memdb.MemDB
+
+	abandonOnce sync.Once
+	abandonCh   chan struct{}
+}
+
+// New returns an empty store.
+func New() (*Store, error) {
+	db, err := memdb.NewMemDB(Schema())
+	if err != nil {
+		return nil, fmt.Errorf("state: schema: %w", err)
+	}
+	return &Store{db: db, abandonCh: make(chan struct{})}, nil
+}
+
+// Abandon marks the store as replaced (the FSM restored a snapshot into a
+// new store). Blocking queries waiting on it return at once so their
+// callers re-read from the new store. Safe to call more than once.
+func (s *Store) Abandon() {
+	s.abandonOnce.Do(func() { close(s.abandonCh) })
+}
+
+// AbandonCh is closed when the store is abandoned.
+func (s *Store) AbandonCh() <-chan struct{} { return s.abandonCh }
+
+// Snapshot returns a consistent read-only view of the store in O(1). It
+// never changes, whatever is written later.
+func (s *Store) Snapshot() *Snapshot {
+	return &Snapshot{txn: s.db.Txn(false)}
+}
+
+// WriteTxn is a write transaction at one raft index. It records which
+// tables and which jobs it touched; Commit bumps the index table and
+// re-derives the status of touched jobs before committing.
+type WriteTxn struct {
+	txn    *memdb.Txn
+	index  uint64
+	tables map[string]bool
+	jobs   map[jobKey]bool
+	done   bool
+}
+
+type jobKey struct{ ns, id string }
+
+// WriteTxn opens a write transaction for the log entry at index. Only one
+// write transaction runs at a time (memdb serialises writers).
+func (s *Store) WriteTxn(index uint64) *WriteTxn {
+	return &WriteTxn{
+		txn: s.db.Txn(true), index: index,
+		tables: map[string]bool{}, jobs: map[jobKey]bool{},
+	}
+}
+
+// Index returns the raft index the transaction writes at.
+func (t *WriteTxn) Index() uint64 { return t.index }
+
+// Abort discards the transaction; a no-op after Commit.
+func (t *WriteTxn) Abort() {
+	if !t.done {
+		t.done = true
+		t.txn.Abort()
+	}
+}
+
+// Commit re-derives job statuses, records the modified tables' index and
+// commits.
+func (t *WriteTxn) Commit() error {
+	if t.done {
+		return fmt.Errorf("state: transaction already finished: %w", ErrInvalid)
+	}
+	keys := make([]jobKey, 0, len(t.jobs))
+	for k := range t.jobs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b jobKey) int {
+		if a.ns != b.ns {
+			if a.ns < b.ns {
+				return -1
+			}
+			return 1
+		}
+		if a.id < b.id {
+			return -1
+		} else if a.id > b.id {
+			return 1
+		}
+		return 0
+	})
+	for _, k := range keys {
+		if err := t.refreshJobStatus(k.ns, k.id); err != nil {
+			t.Abort()
+			return err
+		}
+	}
+	for _, table := range Tables {
+		if !t.tables[table] || table == TableIndex {
+			continue
+		}
+		if err := t.txn.Insert(TableIndex, &IndexEntry{Key: table, Value: t.index}); err != nil {
+			t.Abort()
+			return fmt.Errorf("state: index table: %w", err)
+		}
+	}
+	t.done = true
+	t.txn.Commit()
+	return nil
+}
+
+func (t *WriteTxn) insert(table string, obj any) error {
+	if err := t.txn.Insert(table, obj); err != nil {
+		return fmt.Errorf("state: insert into %s: %w", table, err)
+	}
+	t.tables[table] = true
+	return nil
+}
+
+func (t *WriteTxn) delete(table string, obj any) error {
+	if err := t.txn.Delete(table, obj); err != nil {
+		return fmt.Errorf("state: delete from %s: %w", table, err)
+	}
+	t.tables[table] = true
+	return nil
+}
+
+// touchJob asks Commit to re-derive the job's status.
+func (t *WriteTxn) touchJob(ns, id string) {
+	if id != "" {
+		t.jobs[jobKey{ns, id}] = true
+	}
+}
+
+// reader returns a read view inside the write transaction.
+func (t *WriteTxn) reader() *Snapshot { return &Snapshot{txn: t.txn} }
+
+// update runs fn in one write transaction at index.
+func (s *Store) update(index uint64, fn func(*WriteTxn) error) error {
+	txn := s.WriteTxn(index)
+	defer txn.Abort()
+	if err := fn(txn); err != nil {
+		return err
+	}
+	return txn.Commit()
+}

@@ -1,0 +1,192 @@
+package structs
+
+import "time"
+
+// Replicated write requests. Each is the payload of one Raft log entry. The
+// leader fills in every ID and every time (UnixNano int64 or time.Time)
+// before it calls raft.Apply, so that applying an entry on any server, or
+// again from a snapshot, gives the same state: the state machine never reads
+// a clock and never mints an ID.
+
+// NodeRegisterRequest adds a client node or replaces its record. Sent by
+// the leader when a client agent registers (or re-registers after a
+// restart) through the HTTP API. The leader stamps Node.StatusUpdatedAt.
+type NodeRegisterRequest struct {
+	Node *Node
+}
+
+// NodeUpdateStatusRequest changes a node's status. Sent by the leader for a
+// client's status update, and by the leader's heartbeat monitor when a node
+// misses its heartbeats (Status "down"). A node going down also marks its
+// allocations that the client has not finished as lost; Evals (stamped by
+// the leader, typically one node-update eval per affected job) are stored in
+// the same transaction.
+type NodeUpdateStatusRequest struct {
+	NodeID            string
+	Status            string
+	StatusDescription string
+	// UpdatedAt is the leader's clock, UnixNano: the node's StatusUpdatedAt
+	// and the ModifyTime of allocations marked lost.
+	UpdatedAt int64
+	Evals     []*Evaluation
+}
+
+// JobRegisterRequest registers a job version together with its evaluation
+// and, optionally, a deployment, atomically. Sent by the leader for
+// `PUT /v1/jobs` and for a revert. The store assigns the version: it
+// increments only when the spec changed.
+type JobRegisterRequest struct {
+	Job        *Job
+	Eval       *Evaluation
+	Deployment *Deployment `json:",omitempty"`
+	// SubmitTime is the leader's clock, UnixNano; it becomes Job.SubmitTime
+	// of a new version.
+	SubmitTime int64
+}
+
+// JobRegisterResult is the state machine's answer to a JobRegisterRequest
+// (and to a deregister that stops the job): the version now current and the
+// raft index of its last spec change.
+type JobRegisterResult struct {
+	JobVersion     uint64
+	JobModifyIndex uint64
+	// SpecChanged is false for an identical re-submission.
+	SpecChanged bool
+}
+
+// JobDeregisterRequest stops a job (a new version with Stop set) or, with
+// Purge, deletes it and its version history. A running or paused deployment
+// of the job is cancelled ("Cancelled because job is stopped"). Sent by the
+// leader for `DELETE /v1/job/{id}`. Eval is stored in the same transaction.
+type JobDeregisterRequest struct {
+	Namespace string
+	JobID     string
+	Purge     bool
+	Eval      *Evaluation
+	// SubmitTime is the leader's clock, UnixNano, for the stopped version
+	// and for the cancelled deployment's ModifyTime.
+	SubmitTime int64
+}
+
+// EvalUpdateRequest inserts evaluations or replaces them by ID: new evals,
+// and status changes (blocked, complete, failed, cancelled). Sent by the
+// leader's eval broker and scheduling workers. The leader stamps
+// CreateTime/ModifyTime in each eval.
+type EvalUpdateRequest struct {
+	Evals []*Evaluation
+}
+
+// AllocStopUpdate stops one existing allocation as part of a plan.
+type AllocStopUpdate struct {
+	AllocID            string
+	DesiredDescription string
+	// ClientStatus, when set (e.g. "lost"), overrides the client's status.
+	ClientStatus   string `json:",omitempty"`
+	FollowupEvalID string `json:",omitempty"`
+}
+
+// DeploymentStatusUpdate changes a deployment's status and description.
+type DeploymentStatusUpdate struct {
+	DeploymentID      string
+	Status            string
+	StatusDescription string
+}
+
+// ApplyPlanResultsRequest commits the accepted part of a scheduling plan.
+// Sent by the leader's plan applier once it has checked the plan against
+// the latest state.
+type ApplyPlanResultsRequest struct {
+	// EvalID is the evaluation the plan answers.
+	EvalID string
+	// Job, when set, is attached to every allocation in AllocsPlaced and
+	// AllocsUpdated that carries no Job (so an entry need not repeat it).
+	Job *Job `json:",omitempty"`
+	// AllocsPlaced are new allocations, complete with ID, node, name,
+	// DesiredStatus "run", DeploymentID and DeploymentStatus.Canary.
+	AllocsPlaced []*Allocation
+	// AllocsUpdated are existing allocations updated in place: the store
+	// takes Job, DesiredStatus, DesiredDescription, AllocatedResources and
+	// DeploymentID from them and keeps what the client reported.
+	AllocsUpdated []*Allocation
+	// AllocsStopped are existing allocations to stop.
+	AllocsStopped []*AllocStopUpdate
+	// Deployment is created, or (same ID) its configuration updated; the
+	// counters derived from allocation updates are kept from the store.
+	Deployment *Deployment `json:",omitempty"`
+	// DeploymentUpdates change the status of deployments, e.g. cancel an
+	// older version's deployment.
+	DeploymentUpdates []*DeploymentStatusUpdate
+	// FollowupEvals are delayed evaluations (e.g. reschedules) to store.
+	FollowupEvals []*Evaluation
+	// UpdatedAt is the leader's clock, UnixNano: the placement time used
+	// for RequireProgressBy of a created deployment and the ModifyTime of
+	// changed objects.
+	UpdatedAt int64
+}
+
+// AllocClientUpdateRequest carries what clients report of their
+// allocations: ClientStatus, ClientDescription, TaskStates and
+// DeploymentStatus (Healthy and Timestamp). Sent by the leader for client
+// updates, batched. Evals (e.g. retry-failed-alloc) are stored with it.
+type AllocClientUpdateRequest struct {
+	Allocs []*Allocation
+	Evals  []*Evaluation
+	// UpdatedAt is the leader's clock, UnixNano: the allocations'
+	// ModifyTime, and the health transition time when a DeploymentStatus
+	// carries no Timestamp.
+	UpdatedAt int64
+}
+
+// DeploymentStatusUpdateRequest changes a deployment's status (fail, pause,
+// resume, success, cancel), optionally registering a reverted job version
+// and an evaluation in the same transaction. Sent by the leader's
+// deployment watcher and for the operator verbs fail/pause/resume.
+type DeploymentStatusUpdateRequest struct {
+	DeploymentUpdate *DeploymentStatusUpdate
+	// Job, when set, is registered as a new version (auto revert).
+	Job  *Job        `json:",omitempty"`
+	Eval *Evaluation `json:",omitempty"`
+	// UpdatedAt is the leader's clock, UnixNano: ModifyTime, and the resume
+	// time from which RequireProgressBy is counted again.
+	UpdatedAt int64
+}
+
+// DeploymentPromoteRequest promotes the canaries of all groups (All) or of
+// the named Groups. Sent by the leader for the operator verb and for auto
+// promotion. Every canary group promoted must have all its desired canaries
+// healthy.
+type DeploymentPromoteRequest struct {
+	DeploymentID string
+	All          bool
+	Groups       []string
+	Eval         *Evaluation `json:",omitempty"`
+	// PromotedAt is the leader's clock: RequireProgressBy is counted again
+	// from it.
+	PromotedAt time.Time
+}
+
+// DeploymentAllocHealthRequest sets the deployment health of allocations by
+// hand (health_check = "manual", or an operator's verdict). Sent by the
+// leader for `PUT /v1/deployment/allocation-health/{id}`.
+type DeploymentAllocHealthRequest struct {
+	DeploymentID           string
+	HealthyAllocationIDs   []string
+	UnhealthyAllocationIDs []string
+	// DeploymentUpdate, when set, changes the deployment's status in the
+	// same transaction (e.g. failed because of an unhealthy alloc).
+	DeploymentUpdate *DeploymentStatusUpdate `json:",omitempty"`
+	Job              *Job                    `json:",omitempty"`
+	Eval             *Evaluation             `json:",omitempty"`
+	// Timestamp is the leader's clock: the allocations' health time.
+	Timestamp time.Time
+}
+
+// JobStabilityRequest marks a job version stable or not. Sent by the
+// leader's deployment watcher once a deployment succeeds (and by the
+// operator, to pin a version for revert).
+type JobStabilityRequest struct {
+	Namespace  string
+	JobID      string
+	JobVersion uint64
+	Stable     bool
+}
