@@ -1,0 +1,503 @@
+package jobspec
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/droverhq/drover/structs"
+	"github.com/hashicorp/nomad/api"
+)
+
+// builder turns a decoded job (Nomad's API shape, where a nil pointer means
+// "not written") into drover's job: defaults, the update merge, and every
+// check shared by job files and API jobs.
+type builder struct {
+	lc *locator
+	r  *report
+}
+
+func (b *builder) err(path, format string, args ...any) {
+	b.r.fieldErr(b.lc, b.lc.get(path), format, args...)
+}
+
+func (b *builder) warn(path, format string, args ...any) {
+	b.r.fieldWarn(b.lc, b.lc.get(path), format, args...)
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func (b *builder) job(aj *api.Job) *structs.Job {
+	j := &structs.Job{
+		Region:      orStr(aj.Region, structs.DefaultRegion),
+		Namespace:   orStr(aj.Namespace, structs.DefaultNamespace),
+		ID:          str(aj.ID),
+		Name:        str(aj.Name),
+		Type:        orStr(aj.Type, structs.JobTypeService),
+		Priority:    structs.DefaultJobPriority,
+		Datacenters: slices.Clone(aj.Datacenters),
+		NodePool:    orStr(aj.NodePool, structs.DefaultNodePool),
+		Meta:        aj.Meta,
+	}
+	if j.Name == "" {
+		j.Name = j.ID
+	}
+	if j.ID == "" {
+		b.err("Job.ID", "is required")
+	} else if j.Name != j.ID {
+		b.err("Job.Name", "must equal the job ID %q (got %q)", j.ID, j.Name)
+	}
+	if aj.AllAtOnce != nil {
+		j.AllAtOnce = *aj.AllAtOnce
+	}
+	if aj.Priority != nil {
+		j.Priority = *aj.Priority
+	}
+	if j.Priority < structs.MinJobPriority || j.Priority > structs.MaxJobPriority {
+		b.err("Job.Priority", "must be between %d and %d (got %d)", structs.MinJobPriority, structs.MaxJobPriority, j.Priority)
+	}
+	switch j.Type {
+	case structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem:
+	case "sysbatch":
+		b.err("Job.Type", "sysbatch is not supported by drover (use service, batch or system)")
+	default:
+		b.err("Job.Type", "must be service, batch or system (got %q)", j.Type)
+	}
+	if len(j.Datacenters) == 0 {
+		j.Datacenters = []string{"*"}
+	}
+	for i, dc := range j.Datacenters {
+		if dc == "" {
+			b.err(fmt.Sprintf("Job.Datacenters[%d]", i), "must not be empty")
+		}
+	}
+	if j.NodePool != structs.DefaultNodePool && j.NodePool != "all" {
+		b.err("Job.NodePool", "node pool %q is not supported by drover (only \"default\" and \"all\")", j.NodePool)
+	}
+	j.Constraints = b.constraints("Job.Constraints", aj.Constraints)
+	j.Spreads = b.spreads("Job.Spreads", aj.Spreads)
+
+	if aj.Update != nil {
+		if j.Type == structs.JobTypeBatch {
+			b.err("Job.Update", "is not allowed for batch jobs")
+		} else {
+			j.Update = structs.DefaultUpdateStrategy()
+			b.layUpdate(j.Update, aj.Update)
+			b.checkUpdate("", "Job.Update", j.Update, 0, nil)
+		}
+	}
+	if aj.Reschedule != nil && j.Type == structs.JobTypeSystem {
+		b.err("Job.Reschedule", "is not allowed for system jobs")
+	}
+	if len(aj.TaskGroups) == 0 {
+		b.err("Job.TaskGroups", "a job needs at least one group")
+	}
+	names := map[string]string{}
+	for i, atg := range aj.TaskGroups {
+		path := fmt.Sprintf("Job.TaskGroups[%d]", i)
+		if atg == nil {
+			b.err(path, "must not be null")
+			continue
+		}
+		tg := b.group(path, j, aj, atg)
+		if prev, dup := names[tg.Name]; dup && tg.Name != "" {
+			b.err(path+".Name", "duplicate group %q (also at %s)", tg.Name, b.position(prev))
+		} else {
+			names[tg.Name] = path
+		}
+		j.TaskGroups = append(j.TaskGroups, tg)
+	}
+	return j
+}
+
+// position names where path is written, for "also at" hints.
+func (b *builder) position(path string) string {
+	l := b.lc.get(path)
+	if l.Line == 0 {
+		return path
+	}
+	return fmt.Sprintf("line %d", l.Line)
+}
+
+func orStr(p *string, def string) string {
+	if p == nil || *p == "" {
+		return def
+	}
+	return *p
+}
+
+func (b *builder) group(path string, j *structs.Job, aj *api.Job, atg *api.TaskGroup) *structs.TaskGroup {
+	tg := &structs.TaskGroup{
+		Name:          str(atg.Name),
+		Count:         1,
+		Meta:          atg.Meta,
+		ShutdownDelay: atg.ShutdownDelay,
+	}
+	if tg.Name == "" {
+		b.err(path+".Name", "is required")
+	}
+	if atg.Count != nil {
+		tg.Count = *atg.Count
+	}
+	if tg.Count < 0 {
+		b.err(path+".Count", "must not be negative (got %d)", tg.Count)
+	}
+	if tg.ShutdownDelay != nil && *tg.ShutdownDelay < 0 {
+		b.err(path+".ShutdownDelay", "must not be negative (got %s)", *tg.ShutdownDelay)
+	}
+	tg.Constraints = b.constraints(path+".Constraints", atg.Constraints)
+	tg.Spreads = b.spreads(path+".Spreads", atg.Spreads)
+
+	// Update: job-level block, then the group's own fields, then defaults.
+	switch {
+	case j.Type == structs.JobTypeBatch:
+		if atg.Update != nil {
+			b.err(path+".Update", "is not allowed for batch jobs")
+		}
+	default:
+		tg.Update = structs.DefaultUpdateStrategy()
+		src := map[string]string{}
+		if aj.Update != nil {
+			b.layUpdate(tg.Update, aj.Update)
+			for _, f := range updateFields {
+				src[f] = "Job.Update." + f
+			}
+		}
+		if atg.Update != nil {
+			b.layUpdate(tg.Update, atg.Update)
+			for _, f := range updateFields {
+				if p := path + ".Update." + f; b.lc.has(p) || aj.Update == nil {
+					src[f] = p
+				}
+			}
+		}
+		if aj.Update == nil && atg.Update == nil {
+			for _, f := range updateFields {
+				src[f] = path + ".Update." + f
+			}
+		}
+		b.checkUpdate(tg.Name, path+".Update", tg.Update, tg.Count, src)
+	}
+
+	tg.RestartPolicy = structs.DefaultRestartPolicy(j.Type)
+	b.layRestart(tg.RestartPolicy, atg.RestartPolicy)
+	b.checkRestart(path+".RestartPolicy", tg.RestartPolicy)
+
+	tg.ReschedulePolicy = structs.DefaultReschedulePolicy(j.Type)
+	if j.Type == structs.JobTypeSystem {
+		if atg.ReschedulePolicy != nil {
+			b.err(path+".ReschedulePolicy", "is not allowed for system jobs")
+		}
+	} else {
+		b.layReschedule(tg.ReschedulePolicy, aj.Reschedule)
+		b.layReschedule(tg.ReschedulePolicy, atg.ReschedulePolicy)
+		b.checkReschedule(path+".ReschedulePolicy", tg.ReschedulePolicy)
+	}
+
+	tg.EphemeralDisk = &structs.EphemeralDisk{SizeMB: structs.DefaultEphemeralDiskMB}
+	if d := atg.EphemeralDisk; d != nil {
+		if d.SizeMB != nil {
+			tg.EphemeralDisk.SizeMB = *d.SizeMB
+		}
+		if d.Sticky != nil {
+			tg.EphemeralDisk.Sticky = *d.Sticky
+		}
+		if d.Migrate != nil {
+			tg.EphemeralDisk.Migrate = *d.Migrate
+		}
+		if tg.EphemeralDisk.SizeMB <= 0 {
+			b.err(path+".EphemeralDisk.SizeMB", "must be positive (got %d)", tg.EphemeralDisk.SizeMB)
+		}
+	}
+
+	ports := b.networks(path, tg, atg.Networks)
+	for i, s := range atg.Services {
+		tg.Services = append(tg.Services, b.service(fmt.Sprintf("%s.Services[%d]", path, i), s, j.Name+"-"+tg.Name, ports))
+	}
+
+	if len(atg.Tasks) == 0 {
+		b.err(path+".Tasks", "group %q has no tasks", tg.Name)
+	}
+	names := map[string]string{}
+	leaders := 0
+	for i, at := range atg.Tasks {
+		tpath := fmt.Sprintf("%s.Tasks[%d]", path, i)
+		if at == nil {
+			b.err(tpath, "must not be null")
+			continue
+		}
+		t := b.task(tpath, j, tg, at, ports)
+		if prev, dup := names[t.Name]; dup && t.Name != "" {
+			b.err(tpath+".Name", "duplicate task %q in group %q (also at %s)", t.Name, tg.Name, b.position(prev))
+		} else {
+			names[t.Name] = tpath
+		}
+		if t.Leader {
+			leaders++
+			if leaders == 2 {
+				b.err(tpath+".Leader", "only one task of a group may be the leader")
+			}
+		}
+		tg.Tasks = append(tg.Tasks, t)
+	}
+	for i, s := range tg.Services {
+		if s.TaskName != "" && tg.LookupTask(s.TaskName) == nil {
+			b.err(fmt.Sprintf("%s.Services[%d].TaskName", path, i), "names no task of group %q (got %q)", tg.Name, s.TaskName)
+		}
+	}
+	return tg
+}
+
+func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *api.Task, ports map[string]bool) *structs.Task {
+	t := &structs.Task{
+		Name:          at.Name,
+		Driver:        at.Driver,
+		User:          at.User,
+		Config:        at.Config,
+		Env:           at.Env,
+		Meta:          at.Meta,
+		KillTimeout:   structs.DefaultKillTimeout,
+		KillSignal:    at.KillSignal,
+		Leader:        at.Leader,
+		ShutdownDelay: at.ShutdownDelay,
+	}
+	if t.Name == "" {
+		b.err(path+".Name", "is required")
+	}
+	switch t.Driver {
+	case structs.DriverRawExec, structs.DriverMock:
+	case "":
+		b.err(path+".Driver", "task %q has no driver", t.Name)
+	default:
+		b.err(path+".Driver", "driver %q is not supported by drover (raw_exec or mock)", t.Driver)
+	}
+	if at.KillTimeout != nil {
+		t.KillTimeout = *at.KillTimeout
+		if t.KillTimeout < 0 {
+			b.err(path+".KillTimeout", "must not be negative (got %s)", t.KillTimeout)
+		}
+	}
+	if t.ShutdownDelay < 0 {
+		b.err(path+".ShutdownDelay", "must not be negative (got %s)", t.ShutdownDelay)
+	}
+	t.Constraints = b.constraints(path+".Constraints", at.Constraints)
+	t.Resources = b.resources(path+".Resources", at.Resources)
+	t.LogConfig = structs.DefaultLogConfig()
+	if l := at.LogConfig; l != nil {
+		if l.MaxFiles != nil {
+			t.LogConfig.MaxFiles = *l.MaxFiles
+		}
+		if l.MaxFileSizeMB != nil {
+			t.LogConfig.MaxFileSizeMB = *l.MaxFileSizeMB
+		}
+		if l.Enabled != nil {
+			t.LogConfig.Disabled = !*l.Enabled
+		}
+		if l.Disabled != nil {
+			t.LogConfig.Disabled = *l.Disabled
+		}
+		if t.LogConfig.MaxFiles < 1 {
+			b.err(path+".LogConfig.MaxFiles", "must be at least 1 (got %d)", t.LogConfig.MaxFiles)
+		}
+		if t.LogConfig.MaxFileSizeMB < 1 {
+			b.err(path+".LogConfig.MaxFileSizeMB", "must be at least 1 (got %d)", t.LogConfig.MaxFileSizeMB)
+		}
+	}
+	if at.RestartPolicy != nil {
+		t.RestartPolicy = tg.RestartPolicy.Copy()
+		b.layRestart(t.RestartPolicy, at.RestartPolicy)
+		b.checkRestart(path+".RestartPolicy", t.RestartPolicy)
+	}
+	for i, s := range at.Services {
+		spath := fmt.Sprintf("%s.Services[%d]", path, i)
+		svc := b.service(spath, s, j.Name+"-"+tg.Name+"-"+t.Name, ports)
+		if svc.TaskName != "" && svc.TaskName != t.Name {
+			b.err(spath+".TaskName", "a task's service belongs to that task (got %q)", svc.TaskName)
+		}
+		svc.TaskName = t.Name
+		t.Services = append(t.Services, svc)
+	}
+	return t
+}
+
+func (b *builder) resources(path string, ar *api.Resources) *structs.Resources {
+	r := structs.DefaultResources()
+	if ar == nil {
+		return r
+	}
+	if ar.Cores != nil {
+		r.Cores = *ar.Cores
+		r.CPU = 0
+		if ar.CPU != nil {
+			b.err(path+".Cores", "cannot be set together with cpu")
+		}
+		if r.Cores < 0 {
+			b.err(path+".Cores", "must not be negative (got %d)", r.Cores)
+		}
+	}
+	if ar.CPU != nil {
+		r.CPU = *ar.CPU
+		if r.CPU < 1 {
+			b.err(path+".CPU", "must be at least 1 (got %d)", r.CPU)
+		}
+	}
+	if ar.MemoryMB != nil {
+		r.MemoryMB = *ar.MemoryMB
+		if r.MemoryMB < 10 {
+			b.err(path+".MemoryMB", "must be at least 10 (got %d)", r.MemoryMB)
+		}
+	}
+	if ar.MemoryMaxMB != nil {
+		r.MemoryMaxMB = *ar.MemoryMaxMB
+		if r.MemoryMaxMB != 0 && r.MemoryMaxMB < r.MemoryMB {
+			b.err(path+".MemoryMaxMB", "must not be less than memory (%d < %d)", r.MemoryMaxMB, r.MemoryMB)
+		}
+	}
+	return r
+}
+
+// networks converts the group's network block and returns its port labels.
+func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*api.NetworkResource) map[string]bool {
+	ports := map[string]bool{}
+	if len(ans) > 1 {
+		b.err(fmt.Sprintf("%s.Networks[1]", path), "a group has at most one network block")
+	}
+	for i, an := range ans {
+		npath := fmt.Sprintf("%s.Networks[%d]", path, i)
+		if an == nil {
+			continue
+		}
+		n := &structs.NetworkResource{Mode: an.Mode}
+		switch n.Mode {
+		case "", "host":
+			n.Mode = "host"
+		default:
+			b.err(npath+".Mode", "network mode %q is not supported by drover (only \"host\")", an.Mode)
+		}
+		add := func(kind string, j int, p api.Port) {
+			ppath := fmt.Sprintf("%s.%s[%d]", npath, kind, j)
+			if p.Label == "" {
+				b.err(ppath+".Label", "a port needs a label")
+			} else if ports[p.Label] {
+				b.err(ppath+".Label", "duplicate port %q", p.Label)
+			}
+			ports[p.Label] = true
+			if p.Value < 0 || p.Value > 65535 {
+				b.err(ppath+".Value", "port %q: static port must be between 1 and 65535 (got %d)", p.Label, p.Value)
+			}
+			if p.To < -1 || p.To > 65535 {
+				b.err(ppath+".To", "port %q: to must be between 0 and 65535 (got %d)", p.Label, p.To)
+			}
+			sp := structs.Port{Label: p.Label, Value: p.Value, To: p.To, HostNetwork: p.HostNetwork}
+			if kind == "ReservedPorts" && p.Value == 0 {
+				b.err(ppath+".Value", "port %q: a reserved port needs a static value", p.Label)
+			}
+			if p.Value > 0 {
+				n.ReservedPorts = append(n.ReservedPorts, sp)
+			} else {
+				n.DynamicPorts = append(n.DynamicPorts, sp)
+			}
+		}
+		for j, p := range an.ReservedPorts {
+			add("ReservedPorts", j, p)
+		}
+		for j, p := range an.DynamicPorts {
+			add("DynamicPorts", j, p)
+		}
+		tg.Networks = append(tg.Networks, n)
+	}
+	return ports
+}
+
+// portKnown reports whether a service or check port is a label of the
+// group's network or a number.
+func portKnown(label string, ports map[string]bool) bool {
+	if ports[label] {
+		return true
+	}
+	n, err := strconv.Atoi(label)
+	return err == nil && n > 0 && n <= 65535
+}
+
+func (b *builder) service(path string, as *api.Service, defName string, ports map[string]bool) *structs.Service {
+	s := &structs.Service{Provider: structs.ServiceProviderConsul}
+	if as == nil {
+		b.err(path, "must not be null")
+		return s
+	}
+	s.Name, s.TaskName, s.PortLabel, s.Address = as.Name, as.TaskName, as.PortLabel, as.Address
+	s.Tags, s.Meta = slices.Clone(as.Tags), as.Meta
+	if as.Provider != "" {
+		s.Provider = as.Provider
+	}
+	if s.Name == "" {
+		s.Name = defName
+	}
+	switch s.Provider {
+	case structs.ServiceProviderConsul, structs.ServiceProviderNomad:
+	default:
+		b.err(path+".Provider", "must be nomad or consul (got %q)", s.Provider)
+	}
+	if s.PortLabel != "" && !portKnown(s.PortLabel, ports) {
+		b.err(path+".PortLabel", "port %q is not defined in the group network%s", s.PortLabel, suggest(s.PortLabel, keys(ports)))
+	}
+	for i := range as.Checks {
+		s.Checks = append(s.Checks, b.check(fmt.Sprintf("%s.Checks[%d]", path, i), s, &as.Checks[i], ports))
+	}
+	return s
+}
+
+func (b *builder) check(path string, s *structs.Service, ac *api.ServiceCheck, ports map[string]bool) *structs.ServiceCheck {
+	c := &structs.ServiceCheck{
+		Name: ac.Name, Type: ac.Type, Path: ac.Path, Protocol: ac.Protocol, Method: ac.Method,
+		PortLabel: ac.PortLabel, Interval: ac.Interval, Timeout: ac.Timeout, Header: ac.Header, TaskName: ac.TaskName,
+	}
+	if c.Name == "" {
+		c.Name = fmt.Sprintf("service: %q check", s.Name)
+	}
+	switch c.Type {
+	case structs.CheckTypeHTTP:
+		if c.Path == "" {
+			b.err(path+".Path", "an http check needs a path")
+		}
+		switch c.Protocol {
+		case "", "http", "https":
+		default:
+			b.err(path+".Protocol", "must be http or https (got %q)", c.Protocol)
+		}
+	case structs.CheckTypeTCP:
+	case "script", "grpc", "docker":
+		b.err(path+".Type", "check type %q is not supported by drover (http or tcp)", c.Type)
+	case "":
+		b.err(path+".Type", "is required (http or tcp)")
+	default:
+		b.err(path+".Type", "must be http or tcp (got %q)", c.Type)
+	}
+	if c.Interval <= 0 {
+		b.err(path+".Interval", "must be positive (got %s)", c.Interval)
+	}
+	if c.Timeout <= 0 {
+		b.err(path+".Timeout", "must be positive (got %s)", c.Timeout)
+	}
+	if c.PortLabel != "" && !portKnown(c.PortLabel, ports) {
+		b.err(path+".PortLabel", "port %q is not defined in the group network%s", c.PortLabel, suggest(c.PortLabel, keys(ports)))
+	}
+	if c.PortLabel == "" && s.PortLabel == "" && (c.Type == structs.CheckTypeHTTP || c.Type == structs.CheckTypeTCP) {
+		b.err(path+".PortLabel", "a %s check needs a port (on the check or its service)", c.Type)
+	}
+	return c
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,322 @@
+package jobspec
+
+// support says what drover does with one element of Nomad's job grammar.
+type support int
+
+const (
+	// supported elements are decoded into the job.
+	supported support = iota
+	// refused elements are errors when set: ignoring them would change what
+	// the job does.
+	refused
+	// ignored elements are accepted with a warning: dropping them does not
+	// change how the job runs under drover.
+	ignored
+	// serverSet elements exist only in the API form and are filled in by the
+	// servers; a submitted value is ignored silently.
+	serverSet
+)
+
+// kind says whether an element is an attribute or a block in HCL.
+type kind int
+
+const (
+	attr kind = iota
+	block
+)
+
+// element is one attribute or block of a Nomad job block. HCL is its name
+// in a job file ("" when the API form alone has it); JSON is its field
+// name in Nomad's API JSON ("" when only the job file has it).
+type element struct {
+	HCL     string
+	JSON    string
+	Kind    kind
+	Support support
+	Note    string
+}
+
+// grammar is Nomad's job grammar, per block, as the hcl tags and field names
+// of github.com/hashicorp/nomad/api define it, and what drover does with
+// each element. website/jobspec/unsupported.md documents the same table.
+var grammar = map[string][]element{
+	"job": {
+		{"region", "Region", attr, supported, ""},
+		{"namespace", "Namespace", attr, supported, ""},
+		{"id", "ID", attr, supported, "must equal the job label"},
+		{"name", "Name", attr, supported, "must equal the job label"},
+		{"type", "Type", attr, supported, ""},
+		{"priority", "Priority", attr, supported, ""},
+		{"all_at_once", "AllAtOnce", attr, ignored, "placements are never all-or-nothing"},
+		{"datacenters", "Datacenters", attr, supported, ""},
+		{"node_pool", "NodePool", attr, supported, `only "default" and "all"`},
+		{"constraint", "Constraints", block, supported, ""},
+		{"affinity", "Affinities", block, refused, "affinities are not scored"},
+		{"group", "TaskGroups", block, supported, ""},
+		{"update", "Update", block, supported, ""},
+		{"multiregion", "Multiregion", block, refused, "there is one region"},
+		{"spread", "Spreads", block, supported, ""},
+		{"periodic", "Periodic", block, refused, "no periodic jobs"},
+		{"parameterized", "ParameterizedJob", block, refused, "no dispatch"},
+		{"reschedule", "Reschedule", block, supported, ""},
+		{"migrate", "Migrate", block, ignored, "node drains stop allocations without a migrate strategy"},
+		{"meta", "Meta", block, supported, ""},
+		{"ui", "UI", block, ignored, "no web UI"},
+		{"vault", "", block, refused, "no Vault integration"},
+		{"consul", "", block, ignored, "no Consul"},
+		{"", "Stop", attr, serverSet, ""},
+		{"", "ParentID", attr, serverSet, ""},
+		{"", "Dispatched", attr, serverSet, ""},
+		{"", "DispatchIdempotencyToken", attr, serverSet, ""},
+		{"", "Payload", attr, serverSet, ""},
+		{"", "ConsulNamespace", attr, serverSet, ""},
+		{"", "VaultNamespace", attr, serverSet, ""},
+		{"", "NomadTokenID", attr, serverSet, ""},
+		{"", "Status", attr, serverSet, ""},
+		{"", "StatusDescription", attr, serverSet, ""},
+		{"", "Stable", attr, serverSet, ""},
+		{"", "Version", attr, serverSet, ""},
+		{"", "SubmitTime", attr, serverSet, ""},
+		{"", "CreateIndex", attr, serverSet, ""},
+		{"", "ModifyIndex", attr, serverSet, ""},
+		{"", "JobModifyIndex", attr, serverSet, ""},
+		{"", "VersionTag", attr, serverSet, ""},
+	},
+	"group": {
+		{"count", "Count", attr, supported, ""},
+		{"constraint", "Constraints", block, supported, ""},
+		{"affinity", "Affinities", block, refused, "affinities are not scored"},
+		{"task", "Tasks", block, supported, ""},
+		{"spread", "Spreads", block, supported, ""},
+		{"volume", "Volumes", block, refused, "no host or CSI volumes"},
+		{"restart", "RestartPolicy", block, supported, ""},
+		{"disconnect", "Disconnect", block, refused, "disconnected clients are lost at once"},
+		{"reschedule", "ReschedulePolicy", block, supported, ""},
+		{"ephemeral_disk", "EphemeralDisk", block, supported, ""},
+		{"update", "Update", block, supported, ""},
+		{"migrate", "Migrate", block, ignored, "node drains stop allocations without a migrate strategy"},
+		{"network", "Networks", block, supported, ""},
+		{"meta", "Meta", block, supported, ""},
+		{"service", "Services", block, supported, ""},
+		{"shutdown_delay", "ShutdownDelay", attr, supported, ""},
+		{"max_run_duration", "MaxRunDuration", attr, refused, "allocations are not stopped after a run time"},
+		{"stop_after_client_disconnect", "StopAfterClientDisconnect", attr, refused, "disconnected clients are lost at once"},
+		{"max_client_disconnect", "MaxClientDisconnect", attr, refused, "disconnected clients are lost at once"},
+		{"scaling", "Scaling", block, refused, "no autoscaling"},
+		{"consul", "Consul", block, ignored, "no Consul"},
+		{"prevent_reschedule_on_lost", "PreventRescheduleOnLost", attr, refused, "lost allocations are always rescheduled"},
+		{"", "Name", attr, supported, ""},
+	},
+	"task": {
+		{"driver", "Driver", attr, supported, ""},
+		{"user", "User", attr, supported, ""},
+		{"lifecycle", "Lifecycle", block, refused, "no prestart, poststart or sidecar tasks"},
+		{"config", "Config", block, supported, ""},
+		{"constraint", "Constraints", block, supported, ""},
+		{"affinity", "Affinities", block, refused, "affinities are not scored"},
+		{"env", "Env", block, supported, ""},
+		{"service", "Services", block, supported, ""},
+		{"resources", "Resources", block, supported, ""},
+		{"restart", "RestartPolicy", block, supported, ""},
+		{"meta", "Meta", block, supported, ""},
+		{"kill_timeout", "KillTimeout", attr, supported, ""},
+		{"logs", "LogConfig", block, supported, ""},
+		{"artifact", "Artifacts", block, refused, "artifacts are not downloaded"},
+		{"vault", "Vault", block, refused, "no Vault integration"},
+		{"consul", "Consul", block, ignored, "no Consul"},
+		{"template", "Templates", block, refused, "templates are not rendered"},
+		{"dispatch_payload", "DispatchPayload", block, refused, "no dispatch"},
+		{"volume_mount", "VolumeMounts", block, refused, "no volumes"},
+		{"csi_plugin", "CSIPluginConfig", block, refused, "no CSI"},
+		{"leader", "Leader", attr, supported, ""},
+		{"shutdown_delay", "ShutdownDelay", attr, supported, ""},
+		{"kill_signal", "KillSignal", attr, supported, ""},
+		{"kind", "Kind", attr, refused, "no Consul Connect"},
+		{"scaling", "ScalingPolicies", block, refused, "no autoscaling"},
+		{"secret", "Secrets", block, refused, "no secret providers"},
+		{"identity", "Identities", block, refused, "no workload identities"},
+		{"", "Identity", block, refused, "no workload identities"},
+		{"action", "Actions", block, refused, "no task actions"},
+		{"schedule", "Schedule", block, refused, "no task schedules"},
+		{"", "Name", attr, supported, ""},
+	},
+	"service": {
+		{"name", "Name", attr, supported, ""},
+		{"tags", "Tags", attr, supported, ""},
+		{"canary_tags", "CanaryTags", attr, ignored, "no service catalog to tag"},
+		{"enable_tag_override", "EnableTagOverride", attr, ignored, "no service catalog"},
+		{"port", "PortLabel", attr, supported, ""},
+		{"address_mode", "AddressMode", attr, ignored, "services use the host address"},
+		{"address", "Address", attr, supported, ""},
+		{"check", "Checks", block, supported, ""},
+		{"check_restart", "CheckRestart", block, refused, "failing checks do not restart tasks"},
+		{"connect", "Connect", block, refused, "no Consul Connect"},
+		{"meta", "Meta", block, supported, ""},
+		{"canary_meta", "CanaryMeta", block, ignored, "no service catalog"},
+		{"tagged_addresses", "TaggedAddresses", block, ignored, "no service catalog"},
+		{"task", "TaskName", attr, supported, ""},
+		{"on_update", "OnUpdate", attr, refused, "checks always count towards deployment health"},
+		{"identity", "Identity", block, refused, "no workload identities"},
+		{"weights", "Weights", block, ignored, "no DNS weights"},
+		{"provider", "Provider", attr, supported, ""},
+		{"cluster", "Cluster", attr, ignored, "no Consul"},
+		{"kind", "Kind", attr, refused, "no Consul Connect"},
+	},
+	"check": {
+		{"name", "Name", attr, supported, ""},
+		{"type", "Type", attr, supported, ""},
+		{"command", "Command", attr, refused, "no script checks"},
+		{"args", "Args", attr, refused, "no script checks"},
+		{"path", "Path", attr, supported, ""},
+		{"protocol", "Protocol", attr, supported, ""},
+		{"port", "PortLabel", attr, supported, ""},
+		{"expose", "Expose", attr, refused, "no Consul Connect"},
+		{"address_mode", "AddressMode", attr, ignored, "checks use the host address"},
+		{"advertise", "Advertise", attr, ignored, "no service catalog"},
+		{"interval", "Interval", attr, supported, ""},
+		{"timeout", "Timeout", attr, supported, ""},
+		{"initial_status", "InitialStatus", attr, refused, "checks start critical"},
+		{"notes", "Notes", attr, ignored, "no service catalog"},
+		{"tls_server_name", "TLSServerName", attr, refused, "no TLS checks"},
+		{"tls_skip_verify", "TLSSkipVerify", attr, refused, "no TLS checks"},
+		{"header", "Header", block, supported, ""},
+		{"method", "Method", attr, supported, ""},
+		{"check_restart", "CheckRestart", block, refused, "failing checks do not restart tasks"},
+		{"grpc_service", "GRPCService", attr, refused, "no gRPC checks"},
+		{"grpc_use_tls", "GRPCUseTLS", attr, refused, "no gRPC checks"},
+		{"task", "TaskName", attr, supported, ""},
+		{"success_before_passing", "SuccessBeforePassing", attr, refused, "one success passes a check"},
+		{"failures_before_critical", "FailuresBeforeCritical", attr, refused, "one failure fails a check"},
+		{"failures_before_warning", "FailuresBeforeWarning", attr, refused, "no warning state"},
+		{"body", "Body", attr, refused, "checks send no body"},
+		{"on_update", "OnUpdate", attr, refused, "checks always count towards deployment health"},
+	},
+	"network": {
+		{"mode", "Mode", attr, supported, `only "host"`},
+		{"device", "Device", attr, refused, "ports bind on the node's address"},
+		{"cidr", "CIDR", attr, refused, "ports bind on the node's address"},
+		{"ip", "IP", attr, refused, "ports bind on the node's address"},
+		{"dns", "DNS", block, refused, "no network namespaces"},
+		{"reserved_ports", "ReservedPorts", block, refused, `write port "x" { static = N }`},
+		{"port", "DynamicPorts", block, supported, ""},
+		{"hostname", "Hostname", attr, ignored, "no network namespaces"},
+		{"mbits", "MBits", attr, ignored, "bandwidth is not scheduled"},
+		{"cni", "CNI", block, refused, "no CNI networks"},
+	},
+	"port": {
+		{"static", "Value", attr, supported, ""},
+		{"to", "To", attr, supported, ""},
+		{"host_network", "HostNetwork", attr, supported, ""},
+		{"ignore_collision", "IgnoreCollision", attr, refused, "ports never collide"},
+		{"", "Label", attr, supported, ""},
+	},
+	"resources": {
+		{"cpu", "CPU", attr, supported, ""},
+		{"cores", "Cores", attr, supported, ""},
+		{"memory", "MemoryMB", attr, supported, ""},
+		{"memory_max", "MemoryMaxMB", attr, supported, ""},
+		{"disk", "DiskMB", attr, ignored, "ephemeral_disk sets the disk"},
+		{"network", "Networks", block, refused, "write the network block in the group"},
+		{"device", "Devices", block, refused, "no devices"},
+		{"numa", "NUMA", block, refused, "no NUMA placement"},
+		{"secrets", "SecretsMB", attr, refused, "no secrets directory"},
+		{"iops", "IOPS", attr, ignored, "IOPS are not scheduled"},
+	},
+	"update": {
+		{"stagger", "Stagger", attr, supported, ""},
+		{"max_parallel", "MaxParallel", attr, supported, ""},
+		{"health_check", "HealthCheck", attr, supported, ""},
+		{"min_healthy_time", "MinHealthyTime", attr, supported, ""},
+		{"healthy_deadline", "HealthyDeadline", attr, supported, ""},
+		{"progress_deadline", "ProgressDeadline", attr, supported, ""},
+		{"canary", "Canary", attr, supported, ""},
+		{"auto_revert", "AutoRevert", attr, supported, ""},
+		{"auto_promote", "AutoPromote", attr, supported, ""},
+	},
+	"restart": {
+		{"interval", "Interval", attr, supported, ""},
+		{"attempts", "Attempts", attr, supported, ""},
+		{"delay", "Delay", attr, supported, ""},
+		{"mode", "Mode", attr, supported, ""},
+		{"render_templates", "RenderTemplates", attr, ignored, "templates are not rendered"},
+	},
+	"reschedule": {
+		{"attempts", "Attempts", attr, supported, ""},
+		{"interval", "Interval", attr, supported, ""},
+		{"delay", "Delay", attr, supported, ""},
+		{"delay_function", "DelayFunction", attr, supported, ""},
+		{"max_delay", "MaxDelay", attr, supported, ""},
+		{"unlimited", "Unlimited", attr, supported, ""},
+	},
+	"ephemeral_disk": {
+		{"sticky", "Sticky", attr, supported, ""},
+		{"migrate", "Migrate", attr, supported, ""},
+		{"size", "SizeMB", attr, supported, ""},
+	},
+	"logs": {
+		{"max_files", "MaxFiles", attr, supported, ""},
+		{"max_file_size", "MaxFileSizeMB", attr, supported, ""},
+		{"enabled", "Enabled", attr, supported, ""},
+		{"disabled", "Disabled", attr, supported, ""},
+	},
+	"constraint": {
+		{"attribute", "LTarget", attr, supported, ""},
+		{"value", "RTarget", attr, supported, ""},
+		{"operator", "Operand", attr, supported, ""},
+		{"distinct_hosts", "", attr, supported, ""},
+		{"regexp", "", attr, supported, ""},
+		{"version", "", attr, supported, ""},
+		{"semver", "", attr, supported, ""},
+		{"set_contains", "", attr, supported, ""},
+		{"set_contains_all", "", attr, supported, ""},
+		{"distinct_property", "", attr, refused, "distinct_property is not evaluated"},
+		{"set_contains_any", "", attr, refused, "set_contains_any is not evaluated"},
+	},
+	"spread": {
+		{"attribute", "Attribute", attr, supported, ""},
+		{"weight", "Weight", attr, supported, ""},
+		{"target", "SpreadTarget", block, supported, ""},
+	},
+	"target": {
+		{"percent", "Percent", attr, supported, ""},
+		{"", "Value", attr, supported, ""},
+	},
+	"variable": {
+		{"type", "", attr, supported, ""},
+		{"default", "", attr, supported, ""},
+		{"description", "", attr, supported, ""},
+		{"validation", "", block, supported, ""},
+		{"sensitive", "", attr, ignored, "values are not redacted"},
+	},
+	"validation": {
+		{"condition", "", attr, supported, ""},
+		{"error_message", "", attr, supported, ""},
+	},
+	"file": {
+		{"job", "", block, supported, ""},
+		{"variable", "", block, supported, ""},
+		{"locals", "", block, supported, ""},
+		{"variables", "", block, refused, `declare each variable with a variable "name" block`},
+	},
+}
+
+// lookupHCL returns the element of block named name in a job file.
+func lookupHCL(blockName, name string) (element, bool) {
+	for _, e := range grammar[blockName] {
+		if e.HCL == name && name != "" {
+			return e, true
+		}
+	}
+	return element{}, false
+}
+
+// hclNames lists the job-file names of a block's elements, for suggestions.
+func hclNames(blockName string) []string {
+	var out []string
+	for _, e := range grammar[blockName] {
+		if e.HCL != "" && e.Support != serverSet {
+			out = append(out, e.HCL)
+		}
+	}
+	return out
+}

@@ -1,0 +1,295 @@
+package jobspec
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/nomad/api"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// job decodes a job block into Nomad's API shape.
+func (d *decoder) job(b *hclsyntax.Block) *api.Job {
+	const path = "Job"
+	label := b.Labels[0]
+	d.lc.set(path, d.at(b.TypeRange, "job"))
+	d.lc.set(path+".ID", d.at(b.LabelRanges[0], "job"))
+	attrs, blocks := d.content(b.Body, "job")
+	aj := &api.Job{ID: &label, Name: &label}
+	if a := attrs["id"]; a != nil {
+		if id := d.str(a, path+".ID", "job.id"); id != nil && *id != label {
+			d.r.errorf(d.at(a.SrcRange, "job.id"), "job.id must equal the job label %q (got %q)", label, *id)
+		}
+	}
+	if a := attrs["name"]; a != nil {
+		if n := d.str(a, path+".Name", "job.name"); n != nil && *n != label {
+			d.r.errorf(d.at(a.SrcRange, "job.name"), "job.name must equal the job label %q (got %q)", label, *n)
+		}
+	}
+	aj.Region = d.str(attrs["region"], path+".Region", "job.region")
+	aj.Namespace = d.str(attrs["namespace"], path+".Namespace", "job.namespace")
+	aj.Type = d.str(attrs["type"], path+".Type", "job.type")
+	aj.Priority = d.int(attrs["priority"], path+".Priority", "job.priority")
+	aj.AllAtOnce = d.bool(attrs["all_at_once"], path+".AllAtOnce", "job.all_at_once")
+	aj.Datacenters = d.strs(attrs["datacenters"], path+".Datacenters", "job.datacenters")
+	aj.NodePool = d.str(attrs["node_pool"], path+".NodePool", "job.node_pool")
+	aj.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "job.meta")
+	aj.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
+	aj.Spreads = d.spreads(blocks["spread"], path+".Spreads")
+	if bs := blocks["update"]; len(bs) > 0 {
+		aj.Update = d.update(bs[0], path+".Update")
+	}
+	if bs := blocks["reschedule"]; len(bs) > 0 {
+		aj.Reschedule = d.reschedule(bs[0], path+".Reschedule")
+	}
+	for i, gb := range blocks["group"] {
+		aj.TaskGroups = append(aj.TaskGroups, d.group(gb, fmt.Sprintf("%s.TaskGroups[%d]", path, i)))
+	}
+	if len(blocks["group"]) == 0 {
+		d.lc.set(path+".TaskGroups", d.at(b.TypeRange, "job"))
+	}
+	return aj
+}
+
+func (d *decoder) group(b *hclsyntax.Block, path string) *api.TaskGroup {
+	name := b.Labels[0]
+	d.lc.set(path, d.at(b.TypeRange, "group"))
+	d.lc.set(path+".Name", d.at(b.LabelRanges[0], "group"))
+	d.lc.set(path+".Tasks", d.at(b.TypeRange, "group"))
+	attrs, blocks := d.content(b.Body, "group")
+	tg := &api.TaskGroup{Name: &name}
+	tg.Count = d.int(attrs["count"], path+".Count", "group.count")
+	tg.ShutdownDelay = d.dur(attrs["shutdown_delay"], path+".ShutdownDelay", "group.shutdown_delay")
+	tg.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "group.meta")
+	tg.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
+	tg.Spreads = d.spreads(blocks["spread"], path+".Spreads")
+	if bs := blocks["update"]; len(bs) > 0 {
+		tg.Update = d.update(bs[0], path+".Update")
+	}
+	if bs := blocks["restart"]; len(bs) > 0 {
+		tg.RestartPolicy = d.restart(bs[0], path+".RestartPolicy")
+	}
+	if bs := blocks["reschedule"]; len(bs) > 0 {
+		tg.ReschedulePolicy = d.reschedule(bs[0], path+".ReschedulePolicy")
+	}
+	if bs := blocks["ephemeral_disk"]; len(bs) > 0 {
+		tg.EphemeralDisk = d.ephemeralDisk(bs[0], path+".EphemeralDisk")
+	}
+	for i, nb := range blocks["network"] {
+		tg.Networks = append(tg.Networks, d.network(nb, fmt.Sprintf("%s.Networks[%d]", path, i)))
+	}
+	for i, sb := range blocks["service"] {
+		tg.Services = append(tg.Services, d.service(sb, fmt.Sprintf("%s.Services[%d]", path, i)))
+	}
+	for i, tb := range blocks["task"] {
+		tg.Tasks = append(tg.Tasks, d.task(tb, fmt.Sprintf("%s.Tasks[%d]", path, i)))
+	}
+	return tg
+}
+
+func (d *decoder) task(b *hclsyntax.Block, path string) *api.Task {
+	d.lc.set(path, d.at(b.TypeRange, "task"))
+	d.lc.set(path+".Name", d.at(b.LabelRanges[0], "task"))
+	attrs, blocks := d.content(b.Body, "task")
+	t := &api.Task{Name: b.Labels[0]}
+	if s := d.str(attrs["driver"], path+".Driver", "task.driver"); s != nil {
+		t.Driver = *s
+	}
+	if s := d.str(attrs["user"], path+".User", "task.user"); s != nil {
+		t.User = *s
+	}
+	if s := d.str(attrs["kill_signal"], path+".KillSignal", "task.kill_signal"); s != nil {
+		t.KillSignal = *s
+	}
+	if v := d.bool(attrs["leader"], path+".Leader", "task.leader"); v != nil {
+		t.Leader = *v
+	}
+	t.KillTimeout = d.dur(attrs["kill_timeout"], path+".KillTimeout", "task.kill_timeout")
+	if v := d.dur(attrs["shutdown_delay"], path+".ShutdownDelay", "task.shutdown_delay"); v != nil {
+		t.ShutdownDelay = *v
+	}
+	t.Env = d.strMap(attrs, blocks, "env", path+".Env", "task.env")
+	t.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "task.meta")
+	if a := attrs["config"]; a != nil {
+		d.record(a, path+".Config", "task.config")
+		if v, ok := d.value(a, "task.config", cty.DynamicPseudoType); ok {
+			x, err := anyValue(v)
+			m, isMap := x.(map[string]any)
+			if err != nil || !isMap {
+				d.r.errorf(d.at(a.Expr.Range(), "task.config"), "task.config must be an object")
+			} else {
+				t.Config = m
+			}
+		}
+	} else if bs := blocks["config"]; len(bs) > 0 {
+		d.lc.set(path+".Config", d.at(bs[0].TypeRange, "task.config"))
+		t.Config = d.freeform(bs[0].Body, "task.config")
+	}
+	t.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
+	if bs := blocks["resources"]; len(bs) > 0 {
+		t.Resources = d.resources(bs[0], path+".Resources")
+	}
+	if bs := blocks["restart"]; len(bs) > 0 {
+		t.RestartPolicy = d.restart(bs[0], path+".RestartPolicy")
+	}
+	if bs := blocks["logs"]; len(bs) > 0 {
+		t.LogConfig = d.logs(bs[0], path+".LogConfig")
+	}
+	for i, sb := range blocks["service"] {
+		t.Services = append(t.Services, d.service(sb, fmt.Sprintf("%s.Services[%d]", path, i)))
+	}
+	return t
+}
+
+func (d *decoder) resources(b *hclsyntax.Block, path string) *api.Resources {
+	d.lc.set(path, d.at(b.TypeRange, "resources"))
+	attrs, _ := d.content(b.Body, "resources")
+	return &api.Resources{
+		CPU:         d.int(attrs["cpu"], path+".CPU", "resources.cpu"),
+		Cores:       d.int(attrs["cores"], path+".Cores", "resources.cores"),
+		MemoryMB:    d.int(attrs["memory"], path+".MemoryMB", "resources.memory"),
+		MemoryMaxMB: d.int(attrs["memory_max"], path+".MemoryMaxMB", "resources.memory_max"),
+	}
+}
+
+func (d *decoder) logs(b *hclsyntax.Block, path string) *api.LogConfig {
+	d.lc.set(path, d.at(b.TypeRange, "logs"))
+	attrs, _ := d.content(b.Body, "logs")
+	return &api.LogConfig{
+		MaxFiles:      d.int(attrs["max_files"], path+".MaxFiles", "logs.max_files"),
+		MaxFileSizeMB: d.int(attrs["max_file_size"], path+".MaxFileSizeMB", "logs.max_file_size"),
+		Enabled:       d.bool(attrs["enabled"], path+".Enabled", "logs.enabled"),
+		Disabled:      d.bool(attrs["disabled"], path+".Disabled", "logs.disabled"),
+	}
+}
+
+func (d *decoder) ephemeralDisk(b *hclsyntax.Block, path string) *api.EphemeralDisk {
+	d.lc.set(path, d.at(b.TypeRange, "ephemeral_disk"))
+	attrs, _ := d.content(b.Body, "ephemeral_disk")
+	return &api.EphemeralDisk{
+		Sticky:  d.bool(attrs["sticky"], path+".Sticky", "ephemeral_disk.sticky"),
+		Migrate: d.bool(attrs["migrate"], path+".Migrate", "ephemeral_disk.migrate"),
+		SizeMB:  d.int(attrs["size"], path+".SizeMB", "ephemeral_disk.size"),
+	}
+}
+
+func (d *decoder) update(b *hclsyntax.Block, path string) *api.UpdateStrategy {
+	d.lc.set(path, d.at(b.TypeRange, "update"))
+	attrs, _ := d.content(b.Body, "update")
+	return &api.UpdateStrategy{
+		Stagger:          d.dur(attrs["stagger"], path+".Stagger", "update.stagger"),
+		MaxParallel:      d.int(attrs["max_parallel"], path+".MaxParallel", "update.max_parallel"),
+		HealthCheck:      d.str(attrs["health_check"], path+".HealthCheck", "update.health_check"),
+		MinHealthyTime:   d.dur(attrs["min_healthy_time"], path+".MinHealthyTime", "update.min_healthy_time"),
+		HealthyDeadline:  d.dur(attrs["healthy_deadline"], path+".HealthyDeadline", "update.healthy_deadline"),
+		ProgressDeadline: d.dur(attrs["progress_deadline"], path+".ProgressDeadline", "update.progress_deadline"),
+		Canary:           d.int(attrs["canary"], path+".Canary", "update.canary"),
+		AutoRevert:       d.bool(attrs["auto_revert"], path+".AutoRevert", "update.auto_revert"),
+		AutoPromote:      d.bool(attrs["auto_promote"], path+".AutoPromote", "update.auto_promote"),
+	}
+}
+
+func (d *decoder) restart(b *hclsyntax.Block, path string) *api.RestartPolicy {
+	d.lc.set(path, d.at(b.TypeRange, "restart"))
+	attrs, _ := d.content(b.Body, "restart")
+	return &api.RestartPolicy{
+		Attempts: d.int(attrs["attempts"], path+".Attempts", "restart.attempts"),
+		Interval: d.dur(attrs["interval"], path+".Interval", "restart.interval"),
+		Delay:    d.dur(attrs["delay"], path+".Delay", "restart.delay"),
+		Mode:     d.str(attrs["mode"], path+".Mode", "restart.mode"),
+	}
+}
+
+func (d *decoder) reschedule(b *hclsyntax.Block, path string) *api.ReschedulePolicy {
+	d.lc.set(path, d.at(b.TypeRange, "reschedule"))
+	attrs, _ := d.content(b.Body, "reschedule")
+	return &api.ReschedulePolicy{
+		Attempts:      d.int(attrs["attempts"], path+".Attempts", "reschedule.attempts"),
+		Interval:      d.dur(attrs["interval"], path+".Interval", "reschedule.interval"),
+		Delay:         d.dur(attrs["delay"], path+".Delay", "reschedule.delay"),
+		DelayFunction: d.str(attrs["delay_function"], path+".DelayFunction", "reschedule.delay_function"),
+		MaxDelay:      d.dur(attrs["max_delay"], path+".MaxDelay", "reschedule.max_delay"),
+		Unlimited:     d.bool(attrs["unlimited"], path+".Unlimited", "reschedule.unlimited"),
+	}
+}
+
+// shorthand constraint attributes: regexp = "x" means operator "regexp".
+var shorthands = []string{"distinct_hosts", "regexp", "version", "semver", "set_contains", "set_contains_all"}
+
+func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*api.Constraint {
+	var out []*api.Constraint
+	for i, b := range bs {
+		cpath := fmt.Sprintf("%s[%d]", path, i)
+		d.lc.set(cpath, d.at(b.TypeRange, "constraint"))
+		attrs, _ := d.content(b.Body, "constraint")
+		c := &api.Constraint{}
+		if s := d.str(attrs["attribute"], cpath+".LTarget", "constraint.attribute"); s != nil {
+			c.LTarget = *s
+		}
+		if s := d.str(attrs["value"], cpath+".RTarget", "constraint.value"); s != nil {
+			c.RTarget = *s
+		}
+		if s := d.str(attrs["operator"], cpath+".Operand", "constraint.operator"); s != nil {
+			c.Operand = *s
+		}
+		for _, op := range shorthands {
+			a := attrs[op]
+			if a == nil {
+				continue
+			}
+			if c.Operand != "" {
+				d.r.errorf(d.at(a.SrcRange, "constraint."+op), "constraint.%s cannot be combined with operator %q", op, c.Operand)
+				continue
+			}
+			c.Operand = op
+			if op == "distinct_hosts" {
+				if v := d.bool(a, cpath+".Operand", "constraint."+op); v != nil && !*v {
+					c.Operand = ""
+					continue
+				}
+			} else if s := d.str(a, cpath+".RTarget", "constraint."+op); s != nil {
+				c.RTarget = *s
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (d *decoder) spreads(bs []*hclsyntax.Block, path string) []*api.Spread {
+	var out []*api.Spread
+	for i, b := range bs {
+		spath := fmt.Sprintf("%s[%d]", path, i)
+		d.lc.set(spath, d.at(b.TypeRange, "spread"))
+		attrs, blocks := d.content(b.Body, "spread")
+		s := &api.Spread{}
+		if v := d.str(attrs["attribute"], spath+".Attribute", "spread.attribute"); v != nil {
+			s.Attribute = *v
+		}
+		if w := d.int(attrs["weight"], spath+".Weight", "spread.weight"); w != nil {
+			if *w < 0 || *w > 100 {
+				d.r.errorf(d.at(attrs["weight"].SrcRange, "spread.weight"), "spread.weight must be between 0 and 100 (got %d)", *w)
+			} else {
+				w8 := int8(*w)
+				s.Weight = &w8
+			}
+		}
+		for j, tb := range blocks["target"] {
+			tpath := fmt.Sprintf("%s.SpreadTarget[%d]", spath, j)
+			d.lc.set(tpath, d.at(tb.TypeRange, "target"))
+			d.lc.set(tpath+".Value", d.at(tb.LabelRanges[0], "target"))
+			tattrs, _ := d.content(tb.Body, "target")
+			t := &api.SpreadTarget{Value: tb.Labels[0]}
+			if p := d.int(tattrs["percent"], tpath+".Percent", "target.percent"); p != nil {
+				if *p < 0 || *p > 100 {
+					d.r.errorf(d.at(tattrs["percent"].SrcRange, "target.percent"), "target.percent must be between 0 and 100 (got %d)", *p)
+				} else {
+					t.Percent = uint8(*p)
+				}
+			}
+			s.SpreadTarget = append(s.SpreadTarget, t)
+		}
+		out = append(out, s)
+	}
+	return out
+}

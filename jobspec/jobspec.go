@@ -1,0 +1,101 @@
+// Package jobspec reads job files — Nomad's HCL job syntax, or Nomad's JSON
+// — and API job objects into drover's structs.Job: variables, locals and
+// functions evaluated, runtime references such as ${NOMAD_PORT_http} kept
+// for the client, defaults and the update merge applied, and every problem
+// reported at once with its file, line and column.
+package jobspec
+
+import (
+	"bytes"
+
+	"github.com/droverhq/drover/structs"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/nomad/api"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Options are the values given to a job file from outside.
+type Options struct {
+	Vars     []string // "-var k=v" values, in order (later wins)
+	VarFiles []string // "-var-file" paths (HCL syntax, .hcl or .json var files)
+}
+
+// Parse reads a job file (HCL, or Nomad JSON when the content starts with
+// '{') named filename. It returns the job with defaults and the update
+// merge applied, warnings (each located, formatted like errors), and an
+// error. The error is *Errors when the input is invalid: every problem at
+// once.
+func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnostic, error) {
+	if trimmed := bytes.TrimLeft(src, " \t\r\n\ufeff"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return parseJSONFile(filename, src)
+	}
+	r := &report{}
+	lc := newLocator(filename, false)
+	d := &decoder{file: filename, src: src, r: r, lc: lc}
+	job := d.file_(opts)
+	if job != nil && len(r.errs) == 0 {
+		if j := finish(job, lc, r); len(r.errs) == 0 {
+			warns, _ := r.result()
+			return j, warns, nil
+		}
+	}
+	warns, err := r.result()
+	return nil, warns, err
+}
+
+// file_ decodes the top level of a job file: variables, locals, one job.
+func (d *decoder) file_(opts Options) *apiJob {
+	f, diags := hclsyntax.ParseConfig(d.src, d.file, hcl.InitialPos)
+	d.hclDiags(diags)
+	if diags.HasErrors() {
+		return nil
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		d.r.errorf(loc{File: d.file}, "not an HCL body")
+		return nil
+	}
+	attrs, blocks := d.content(body, "file")
+	for name, a := range attrs {
+		d.r.errorf(d.at(a.NameRange, name), "unexpected attribute %q at the top level", name)
+	}
+	vars := d.declareVariables(blocks["variable"])
+	d.assignVariables(vars, opts)
+	d.validateVariables(vars)
+	vals := map[string]cty.Value{}
+	for name, v := range vars {
+		if v.value != nil {
+			vals[name] = *v.value
+		} else {
+			vals[name] = cty.DynamicVal
+		}
+	}
+	varObj := cty.ObjectVal(vals)
+	locals := d.locals(blocks["locals"], varObj)
+	d.ctx = &hcl.EvalContext{
+		Functions: functions(),
+		Variables: map[string]cty.Value{"var": varObj, "local": cty.ObjectVal(locals)},
+	}
+	jobs := blocks["job"]
+	switch {
+	case len(jobs) == 0:
+		d.r.errorf(loc{File: d.file, Line: 1, Column: 1, Field: "job"}, "no job block: a job file needs job \"name\" { ... }")
+		return nil
+	case len(jobs) > 1:
+		for _, b := range jobs[1:] {
+			d.r.errorf(d.at(b.TypeRange, "job"), "more than one job block (a file holds one job)")
+		}
+	}
+	return d.job(jobs[0])
+}
+
+// finish applies defaults, the update merge and the shared checks.
+func finish(aj *apiJob, lc *locator, r *report) *structs.Job {
+	b := &builder{lc: lc, r: r}
+	return b.job(aj)
+}
+
+// apiJob is Nomad's API job: the shape both job files and API jobs are
+// decoded into, where a nil pointer means "not written".
+type apiJob = api.Job
