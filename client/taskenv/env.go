@@ -1,0 +1,239 @@
+// Package taskenv builds a task's environment from its allocation, task
+// and node, and fills runtime references (${NOMAD_PORT_http},
+// ${attr.kernel.name}, …) into env values, driver config and check paths.
+package taskenv
+
+import (
+	"maps"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Variable names, as Nomad's. Each also has a DROVER_ alias.
+const (
+	AllocID        = "NOMAD_ALLOC_ID"
+	AllocIndex     = "NOMAD_ALLOC_INDEX"
+	AllocName      = "NOMAD_ALLOC_NAME"
+	AllocDir       = "NOMAD_ALLOC_DIR"
+	TaskDir        = "NOMAD_TASK_DIR"
+	SecretsDir     = "NOMAD_SECRETS_DIR"
+	JobID          = "NOMAD_JOB_ID"
+	JobName        = "NOMAD_JOB_NAME"
+	GroupName      = "NOMAD_GROUP_NAME"
+	TaskName       = "NOMAD_TASK_NAME"
+	Datacenter     = "NOMAD_DC"
+	Region         = "NOMAD_REGION"
+	Namespace      = "NOMAD_NAMESPACE"
+	CPULimit       = "NOMAD_CPU_LIMIT"
+	MemoryLimit    = "NOMAD_MEMORY_LIMIT"
+	MemoryMaxLimit = "NOMAD_MEMORY_MAX_LIMIT"
+	MetaPrefix     = "NOMAD_META_"
+	PortPrefix     = "NOMAD_PORT_"
+	HostPortPrefix = "NOMAD_HOST_PORT_"
+	IPPrefix       = "NOMAD_IP_"
+	AddrPrefix     = "NOMAD_ADDR_"
+)
+
+const (
+	nomadPrefix  = "NOMAD_"
+	droverPrefix = "DROVER_"
+)
+
+// Input is what a task's environment is built from. Any pointer may be
+// nil; what it would give is then left out.
+type Input struct {
+	Alloc *structs.Allocation
+	Task  *structs.Task
+	Node  *structs.Node
+	// Directories as the task sees them.
+	AllocDir, TaskDir, SecretsDir string
+	// HostEnv is the lowest layer (for example PATH and HOME of the
+	// client); the task's env block and the built-in variables win.
+	HostEnv map[string]string
+}
+
+// Env is a task's environment and the values runtime references resolve
+// to. It is immutable once built.
+type Env struct {
+	vars map[string]string // the task's environment
+	node map[string]string // node.*, attr.*, meta.* references
+}
+
+// Build builds the environment. Precedence, lowest first: HostEnv, the
+// task's env block (interpolated), the built-in NOMAD_* and DROVER_*
+// variables, which a job cannot override.
+func Build(in Input) *Env {
+	e := &Env{vars: make(map[string]string), node: nodeRefs(in.Node)}
+	builtin := builtins(in)
+	maps.Copy(e.vars, in.HostEnv)
+	// The env block may refer to host variables, built-ins and node values.
+	lookup := &Env{vars: maps.Clone(e.vars), node: e.node}
+	maps.Copy(lookup.vars, builtin)
+	if in.Task != nil {
+		for k, v := range in.Task.Env {
+			e.vars[k] = lookup.Replace(v)
+		}
+	}
+	maps.Copy(e.vars, builtin)
+	return e
+}
+
+// builtins returns the NOMAD_* variables with their DROVER_* aliases.
+func builtins(in Input) map[string]string {
+	m := make(map[string]string)
+	set := func(k, v string) {
+		m[k] = v
+		m[droverPrefix+strings.TrimPrefix(k, nomadPrefix)] = v
+	}
+	for k, v := range map[string]string{AllocDir: in.AllocDir, TaskDir: in.TaskDir, SecretsDir: in.SecretsDir} {
+		if v != "" {
+			set(k, v)
+		}
+	}
+	a, t := in.Alloc, in.Task
+	var job *structs.Job
+	var group *structs.TaskGroup
+	if a != nil {
+		set(AllocID, a.ID)
+		set(AllocName, a.Name)
+		set(AllocIndex, strconv.Itoa(max(a.Index(), 0)))
+		set(GroupName, a.TaskGroup)
+		set(JobID, a.JobID)
+		job = a.Job
+		group = job.LookupTaskGroup(a.TaskGroup)
+		if a.Namespace != "" {
+			set(Namespace, a.Namespace)
+		}
+	}
+	if job != nil {
+		set(JobName, job.Name)
+		set(Region, job.Region)
+		if job.ID != "" {
+			set(JobID, job.ID)
+		}
+		if _, ok := m[Namespace]; !ok && job.Namespace != "" {
+			set(Namespace, job.Namespace)
+		}
+	}
+	if in.Node != nil {
+		set(Datacenter, in.Node.Datacenter)
+	}
+	if t != nil {
+		set(TaskName, t.Name)
+		setLimits(set, a, t)
+	}
+	// Meta: job, then group, then task; the innermost wins. Each key is
+	// set as written and upper-cased, as Nomad does.
+	var metas []map[string]string
+	if job != nil {
+		metas = append(metas, job.Meta)
+	}
+	if group != nil {
+		metas = append(metas, group.Meta)
+	}
+	if t != nil {
+		metas = append(metas, t.Meta)
+	}
+	for _, meta := range metas {
+		for k, v := range meta {
+			set(MetaPrefix+k, v)
+			set(MetaPrefix+strings.ToUpper(metaKey(k)), v)
+		}
+	}
+	if a != nil && a.AllocatedResources != nil {
+		for _, p := range a.AllocatedResources.Shared.Ports {
+			setPort(set, p, in.Node)
+		}
+	}
+	return m
+}
+
+func setLimits(set func(k, v string), a *structs.Allocation, t *structs.Task) {
+	cpu, mem, memMax := int64(0), int64(0), int64(0)
+	if t.Resources != nil {
+		cpu, mem, memMax = int64(t.Resources.CPU), int64(t.Resources.MemoryMB), int64(t.Resources.MemoryMaxMB)
+	}
+	if a != nil && a.AllocatedResources != nil {
+		if r := a.AllocatedResources.Tasks[t.Name]; r != nil {
+			cpu, mem, memMax = r.Cpu.CpuShares, r.Memory.MemoryMB, r.Memory.MemoryMaxMB
+		}
+	}
+	set(CPULimit, strconv.FormatInt(cpu, 10))
+	set(MemoryLimit, strconv.FormatInt(mem, 10))
+	if memMax > 0 {
+		set(MemoryMaxLimit, strconv.FormatInt(memMax, 10))
+	}
+}
+
+// setPort sets a port's variables: NOMAD_PORT_ is the port the task
+// listens on (the mapped "to" port if any), NOMAD_HOST_PORT_ the host
+// port, NOMAD_IP_ and NOMAD_ADDR_ the host address.
+func setPort(set func(k, v string), p structs.PortMapping, node *structs.Node) {
+	ip := p.HostIP
+	if ip == "" && node != nil {
+		ip = node.Attributes["unique.network.ip-address"]
+	}
+	if ip == "" {
+		ip = "127.0.0.1"
+	}
+	inside := p.Value
+	if p.To > 0 {
+		inside = p.To
+	}
+	set(PortPrefix+p.Label, strconv.Itoa(inside))
+	set(HostPortPrefix+p.Label, strconv.Itoa(p.Value))
+	set(IPPrefix+p.Label, ip)
+	set(AddrPrefix+p.Label, net.JoinHostPort(ip, strconv.Itoa(p.Value)))
+}
+
+// metaKey makes a meta key usable in a variable name.
+func metaKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' {
+			return '_'
+		}
+		return r
+	}, k)
+}
+
+func nodeRefs(n *structs.Node) map[string]string {
+	m := make(map[string]string)
+	if n == nil {
+		return m
+	}
+	m["node.unique.id"] = n.ID
+	m["node.unique.name"] = n.Name
+	m["node.datacenter"] = n.Datacenter
+	m["node.class"] = n.NodeClass
+	m["node.pool"] = n.NodePool
+	for k, v := range n.Attributes {
+		m["attr."+k] = v
+	}
+	for k, v := range n.Meta {
+		m["meta."+k] = v
+	}
+	return m
+}
+
+// Map returns a copy of the task's environment.
+func (e *Env) Map() map[string]string { return maps.Clone(e.vars) }
+
+// List returns the environment as sorted "K=V" strings.
+func (e *Env) List() []string {
+	out := make([]string, 0, len(e.vars))
+	for k, v := range e.vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Get returns one variable.
+func (e *Env) Get(k string) (string, bool) {
+	v, ok := e.vars[k]
+	return v, ok
+}
