@@ -1,7 +1,295 @@
 package jobspec
 
-import "github.com/droverhq/drover/structs"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/droverhq/drover/structs"
+	"github.com/hashicorp/nomad/api"
+)
+
+// ParseAPIJob decodes a Nomad API job JSON object (the value of "Job" in
+// {"Job": {...}}, as github.com/hashicorp/nomad/api sends it: many fields
+// null/empty, pointers in Update) and applies the same defaults, merge and
+// validation as Parse. Locations are JSON paths like
+// "Job.TaskGroups[0].Update.MaxParallel". Fields Nomad defines but drover
+// does not support are accepted when null/empty/zero and refused when set;
+// fields nobody defines are refused, naming them. The wrapped form
+// {"Job": {...}} is accepted too.
+func ParseAPIJob(data []byte) (*structs.Job, []Diagnostic, error) {
+	return parseJSON("", data)
+}
 
 func parseJSONFile(filename string, src []byte) (*structs.Job, []Diagnostic, error) {
-	return nil, nil, nil
+	return parseJSON(filename, src)
+}
+
+// jsonWalker checks an API job's JSON tree against Nomad's API types and
+// drover's grammar table, recording every field's place.
+type jsonWalker struct {
+	lc    *locator
+	r     *report
+	lines lines
+}
+
+func parseJSON(filename string, src []byte) (*structs.Job, []Diagnostic, error) {
+	r := &report{}
+	lc := newLocator(filename, true)
+	w := &jsonWalker{lc: lc, r: r, lines: newLines(src)}
+	tree, off, err := parseTree(src)
+	if err != nil {
+		l := w.at(off, "Job")
+		r.errorf(l, "%v", err)
+		warns, e := r.result()
+		return nil, warns, e
+	}
+	if tree.kind == 'o' && len(tree.keys) == 1 && tree.keys[0] == "Job" {
+		tree = tree.kids["Job"]
+	}
+	if tree.kind != 'o' {
+		r.errorf(w.at(tree.off, "Job"), "%s", phrase(lc, w.at(tree.off, "Job"), "must be an object (got %s)", kindName(tree.kind)))
+		warns, e := r.result()
+		return nil, warns, e
+	}
+	w.walk(tree, reflect.TypeOf(api.Job{}), "Job")
+	if len(r.errs) > 0 {
+		warns, e := r.result()
+		return nil, warns, e
+	}
+	var aj api.Job
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	var target any = &aj
+	if isWrapped(src) {
+		target = &struct{ Job *api.Job }{Job: &aj}
+	}
+	if err := dec.Decode(target); err != nil {
+		r.errorf(w.at(0, "Job"), "%s", phrase(lc, w.at(0, "Job"), "cannot be decoded: %v", err))
+		warns, e := r.result()
+		return nil, warns, e
+	}
+	normalizeConfig(&aj)
+	j := finish(&aj, lc, r)
+	warns, e := r.result()
+	if e != nil {
+		return nil, warns, e
+	}
+	return j, warns, nil
+}
+
+func isWrapped(src []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(src, &probe) != nil || len(probe) != 1 {
+		return false
+	}
+	_, ok := probe["Job"]
+	return ok
+}
+
+// at returns the loc of a value at offset off named path.
+func (w *jsonWalker) at(off int, path string) loc {
+	if w.lc.file == "" {
+		return loc{File: path, Field: path}
+	}
+	line, col := w.lines.pos(off)
+	return loc{File: w.lc.file, Line: line, Column: col, Field: path}
+}
+
+// blockOf maps Nomad's API types to the grammar table.
+var blockOf = map[reflect.Type]string{
+	reflect.TypeOf(api.Job{}):              "job",
+	reflect.TypeOf(api.TaskGroup{}):        "group",
+	reflect.TypeOf(api.Task{}):             "task",
+	reflect.TypeOf(api.Service{}):          "service",
+	reflect.TypeOf(api.ServiceCheck{}):     "check",
+	reflect.TypeOf(api.NetworkResource{}):  "network",
+	reflect.TypeOf(api.Port{}):             "port",
+	reflect.TypeOf(api.Resources{}):        "resources",
+	reflect.TypeOf(api.UpdateStrategy{}):   "update",
+	reflect.TypeOf(api.RestartPolicy{}):    "restart",
+	reflect.TypeOf(api.ReschedulePolicy{}): "reschedule",
+	reflect.TypeOf(api.EphemeralDisk{}):    "ephemeral_disk",
+	reflect.TypeOf(api.LogConfig{}):        "logs",
+	reflect.TypeOf(api.Constraint{}):       "constraint",
+	reflect.TypeOf(api.Spread{}):           "spread",
+	reflect.TypeOf(api.SpreadTarget{}):     "target",
+}
+
+// jsonName is the name encoding/json uses for a struct field.
+func jsonName(f reflect.StructField) string {
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return ""
+	}
+	if name, _, _ := strings.Cut(tag, ","); name != "" {
+		return name
+	}
+	return f.Name
+}
+
+func lookupJSON(blockName, name string) (element, bool) {
+	for _, e := range grammar[blockName] {
+		if e.JSON == name && name != "" {
+			return e, true
+		}
+	}
+	return element{}, false
+}
+
+// walk checks an object against struct type t.
+func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
+	w.lc.set(path, w.at(n.off, path))
+	blockName := blockOf[t]
+	fields := map[string]reflect.StructField{}
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name := jsonName(f); name != "" && f.IsExported() {
+			fields[name] = f
+			names = append(names, name)
+		}
+	}
+	for _, key := range n.keys {
+		v := n.kids[key]
+		f, ok := fields[key]
+		if !ok {
+			for name, ff := range fields {
+				if strings.EqualFold(name, key) {
+					f, ok, key = ff, true, name
+					break
+				}
+			}
+		}
+		fpath := path + "." + key
+		l := w.at(n.keyOff[key], fpath)
+		if !ok {
+			w.r.fieldErr(w.lc, l, "is not a field of a Nomad %s%s", blockName, suggestField(key, names))
+			continue
+		}
+		e, known := lookupJSON(blockName, key)
+		if !known {
+			e = element{JSON: key, Support: refused, Note: "not part of drover's job grammar"}
+		}
+		switch e.Support {
+		case serverSet:
+			continue
+		case refused:
+			if !v.zero() {
+				w.r.fieldErr(w.lc, l, "is not supported by drover (%s)", e.Note)
+			}
+			continue
+		case ignored:
+			if !v.zero() {
+				w.r.fieldWarn(w.lc, l, "is not supported by drover and is ignored (%s)", e.Note)
+			}
+			continue
+		}
+		w.lc.set(fpath, w.at(v.off, fpath))
+		w.value(v, f.Type, fpath)
+	}
+}
+
+func suggestField(key string, names []string) string {
+	return suggest(key, names)
+}
+
+// value checks that n fits type t, descending into supported structs.
+func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
+	if n.kind == 'z' {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	l := w.at(n.off, path)
+	want := func(k byte) bool {
+		if n.kind != k {
+			w.r.fieldErr(w.lc, l, "must be %s (got %s)", kindName(k), kindName(n.kind))
+			return false
+		}
+		return true
+	}
+	switch t.Kind() {
+	case reflect.String:
+		want('s')
+	case reflect.Bool:
+		want('b')
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if !want('n') {
+			return
+		}
+		if _, err := n.num.Int64(); err != nil {
+			w.r.fieldErr(w.lc, l, "must be a whole number (got %s)", n.num)
+			return
+		}
+		probe := reflect.New(t)
+		if err := json.Unmarshal([]byte(n.num), probe.Interface()); err != nil {
+			w.r.fieldErr(w.lc, l, "is out of range (got %s)", n.num)
+		}
+	case reflect.Float32, reflect.Float64:
+		want('n')
+	case reflect.Slice:
+		if !want('a') {
+			return
+		}
+		for i, e := range n.elems {
+			w.value(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
+	case reflect.Map:
+		if !want('o') {
+			return
+		}
+		for _, k := range n.keys {
+			w.value(n.kids[k], t.Elem(), path+"."+k)
+		}
+	case reflect.Struct:
+		if !want('o') {
+			return
+		}
+		if _, ok := blockOf[t]; ok {
+			w.walk(n, t, path)
+		}
+	case reflect.Interface:
+	}
+}
+
+// normalizeConfig turns json.Number values in driver configs into int64
+// or float64, as job files produce them.
+func normalizeConfig(aj *api.Job) {
+	for _, tg := range aj.TaskGroups {
+		if tg == nil {
+			continue
+		}
+		for _, t := range tg.Tasks {
+			if t != nil && t.Config != nil {
+				t.Config = normalizeAny(t.Config).(map[string]any)
+			}
+		}
+	}
+}
+
+func normalizeAny(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalizeAny(e)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = normalizeAny(e)
+		}
+		return t
+	}
+	return v
 }

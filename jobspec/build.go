@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/nomad/api"
@@ -478,11 +479,16 @@ func (b *builder) check(path string, s *structs.Service, ac *api.ServiceCheck, p
 	default:
 		b.err(path+".Type", "must be http or tcp (got %q)", c.Type)
 	}
-	if c.Interval <= 0 {
-		b.err(path+".Interval", "must be positive (got %s)", c.Interval)
-	}
-	if c.Timeout <= 0 {
-		b.err(path+".Timeout", "must be positive (got %s)", c.Timeout)
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"Interval", c.Interval}, {"Timeout", c.Timeout}} {
+		switch {
+		case f.d == 0:
+			b.err(path+"."+f.name, "is required")
+		case f.d < 0:
+			b.err(path+"."+f.name, "must be positive (got %s)", f.d)
+		}
 	}
 	if c.PortLabel != "" && !portKnown(c.PortLabel, ports) {
 		b.err(path+".PortLabel", "port %q is not defined in the group network%s", c.PortLabel, suggest(c.PortLabel, keys(ports)))

@@ -29,6 +29,9 @@ func (lc *locator) get(path string) loc {
 	if l, ok := lc.at[path]; ok {
 		return l
 	}
+	if lc.api && lc.file == "" {
+		return loc{File: path, Field: path}
+	}
 	var suffix []string
 	p := path
 	for p != "" {
