@@ -1,0 +1,427 @@
+package scheduler
+
+import (
+	"sort"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// holder is something that occupies one of a group's indexes: an existing
+// alloc (running, or finished but still counting, as a completed batch
+// alloc), or a replacement placed in this pass.
+type holder struct {
+	index int
+	alloc *structs.Allocation
+	// place is a replacement for alloc (lost, migrating, rescheduled).
+	place *Placement
+	// live: alloc runs and may be stopped when scaling down.
+	live bool
+	kind UpdateKind
+	// migrate marks a replacement counted as a migration, not a placement.
+	migrate bool
+}
+
+// groupPass is the working set of one group's reconciliation.
+type groupPass struct {
+	tg        *structs.TaskGroup
+	holders   []*holder
+	canaries  []*holder
+	followups []pendingFollowup
+}
+
+type pendingFollowup struct {
+	alloc *structs.Allocation
+	at    time.Time
+}
+
+// reconcileGroup handles one group of a service or batch job.
+func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.Allocation) {
+	du := r.plan.desired(tg.Name)
+	batch := r.job.Type == structs.JobTypeBatch
+	rolling := !batch && tg.Update.Rolling()
+	g := &groupPass{tg: tg}
+	for _, a := range allocs {
+		r.classify(g, a)
+	}
+	r.queueFollowups(g.followups)
+
+	state := r.groupState(tg.Name)
+	promoted := state != nil && state.Promoted
+
+	// After promotion a canary takes over its index: the old alloc there
+	// stops without a replacement, and the canary counts toward count.
+	if promoted && len(g.canaries) > 0 {
+		taken := map[int]bool{}
+		for _, c := range g.canaries {
+			taken[c.index] = true
+		}
+		kept := g.holders[:0]
+		for _, h := range g.holders {
+			if h.live && h.kind == UpdateDestructive && taken[h.index] {
+				r.stop(h.alloc, structs.AllocNotNeeded, "")
+				continue
+			}
+			kept = append(kept, h)
+		}
+		g.holders = append(kept, g.canaries...)
+		g.canaries = nil
+	}
+
+	r.scaleDown(g)
+
+	var destructive, inplace []*holder
+	for _, h := range g.holders {
+		if !h.live {
+			continue
+		}
+		switch h.kind {
+		case UpdateDestructive:
+			destructive = append(destructive, h)
+		case UpdateInPlace:
+			inplace = append(inplace, h)
+		default:
+			du.Ignore++
+		}
+	}
+
+	// Canaries: needed while a destructive change waits for promotion.
+	desiredCanaries := 0
+	if rolling && len(destructive) > 0 && tg.Update.Canary > 0 && !promoted {
+		desiredCanaries = tg.Update.Canary
+	}
+	var newCanaries []*Placement
+	if desiredCanaries > len(g.canaries) && !r.paused && !r.failed {
+		for _, idx := range canaryIndexes(desiredCanaries-len(g.canaries), g.canaries, destructive) {
+			newCanaries = append(newCanaries, &Placement{Index: idx, Canary: true})
+		}
+	}
+	canarying := desiredCanaries > 0 || state != nil && state.DesiredCanaries > 0 && !state.Promoted
+
+	// Missing allocs: first placement and scale up.
+	var missing []*Placement
+	if !r.paused && !r.failed && !canarying {
+		for _, idx := range freeIndexes(tg.Count-len(g.holders), g) {
+			missing = append(missing, &Placement{Index: idx})
+		}
+	}
+
+	// Destructive replacements within the budget.
+	budget := len(destructive)
+	if rolling {
+		budget = Budget(r.budgetInput(g, canarying))
+	}
+	if budget > len(destructive) {
+		budget = len(destructive)
+	}
+	var replace []*Placement
+	for _, h := range destructive[:budget] {
+		replace = append(replace, &Placement{
+			Index: h.index, PreviousAlloc: h.alloc.ID, PreviousNode: h.alloc.NodeID,
+			Replaces: h.alloc.ID, ReplaceDescription: structs.AllocUpdating,
+		})
+	}
+	du.DestructiveUpdate += uint64(len(replace))
+	du.Ignore += uint64(len(destructive) - len(replace))
+	for _, h := range inplace {
+		r.inplace(h.alloc)
+	}
+
+	// Join this version's deployment when the group changes.
+	changes := len(replace) + len(inplace) + len(destructive)
+	placing := len(missing) + len(newCanaries)
+	if rolling && (changes > 0 || placing > 0 && !r.hadRunning) {
+		if r.deployment == nil || r.deployment.TaskGroups[tg.Name] == nil {
+			r.wantState(tg, tg.Count, desiredCanaries)
+		}
+	}
+
+	// Emit placements: replacements, canaries, new allocs, destructive.
+	for _, h := range g.holders {
+		if h.place != nil {
+			r.emit(tg, h.place)
+			if h.migrate {
+				du.Migrate++
+			} else {
+				du.Place++
+			}
+		}
+	}
+	for _, c := range g.canaries {
+		if c.place != nil {
+			r.emit(tg, c.place)
+			du.Place++
+		}
+	}
+	for _, p := range newCanaries {
+		r.emit(tg, p)
+		du.Canary++
+	}
+	for _, p := range missing {
+		r.emit(tg, p)
+		du.Place++
+	}
+	for _, p := range replace {
+		r.emit(tg, p)
+	}
+}
+
+// classify sorts one alloc into the pass: ignored, held, a canary, or
+// replaced now.
+func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
+	if a.DesiredStatus != structs.AllocDesiredStatusRun {
+		return
+	}
+	tg := g.tg
+	canary := a.IsCanary() && a.DeploymentID != "" && a.DeploymentID == r.deploymentID()
+	if a.IsCanary() && !canary && r.unpromotedCanaryOfCancelled(a) || canary && r.failed && !r.promoted(tg.Name) {
+		if !a.TerminalStatus() {
+			r.stop(a, structs.AllocCanaryNotPromoted, "")
+		}
+		return
+	}
+	add := func(h *holder) {
+		if canary {
+			g.canaries = append(g.canaries, h)
+		} else {
+			g.holders = append(g.holders, h)
+		}
+	}
+	idx := a.Index()
+	replacement := func(desc string, replaces bool) *Placement {
+		p := &Placement{Index: idx, Canary: canary, PreviousAlloc: a.ID, PreviousNode: a.NodeID}
+		if replaces {
+			p.Replaces, p.ReplaceDescription = a.ID, desc
+		}
+		return p
+	}
+	reschedule := func(force bool) (handled bool) {
+		if r.failed && a.DeploymentID == r.deploymentID() {
+			return false
+		}
+		when, at, delay := rescheduleDecision(a, tg.ReschedulePolicy, r.in.Now, force)
+		switch when {
+		case rescheduleNow:
+			p := replacement(structs.AllocRescheduled, true)
+			p.Reschedule = true
+			p.RescheduleTracker = nextTracker(a, r.in.Now, delay)
+			add(&holder{index: idx, alloc: a, place: p})
+			return true
+		case rescheduleLater:
+			if a.FollowupEvalID == "" {
+				g.followups = append(g.followups, pendingFollowup{alloc: a, at: at})
+			}
+		}
+		return false
+	}
+
+	if a.ClientTerminalStatus() {
+		if a.NextAllocation != "" {
+			return
+		}
+		switch a.ClientStatus {
+		case structs.AllocClientStatusComplete:
+			if r.job.Type == structs.JobTypeBatch {
+				add(&holder{index: idx, alloc: a})
+			}
+		case structs.AllocClientStatusLost:
+			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
+			add(&holder{index: idx, alloc: a, place: replacement("", false)})
+		case structs.AllocClientStatusFailed:
+			if !reschedule(a.DesiredTransition.ShouldForceReschedule()) {
+				add(&holder{index: idx, alloc: a})
+			}
+		}
+		return
+	}
+	switch {
+	case r.nodeLost(a):
+		r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
+		add(&holder{index: idx, alloc: a, place: replacement("", false)})
+		return
+	case r.nodeDraining(a):
+		add(&holder{index: idx, alloc: a, place: replacement(structs.AllocMigrating, true), migrate: true})
+		return
+	case a.DesiredTransition.ShouldForceReschedule() || a.DesiredTransition.ShouldReschedule():
+		if reschedule(a.DesiredTransition.ShouldForceReschedule()) {
+			return
+		}
+	}
+	kind := UpdateNone
+	if !canary {
+		kind = r.updateKind(a)
+	}
+	add(&holder{index: idx, alloc: a, live: true, kind: kind})
+}
+
+// scaleDown stops or drops holders beyond the group's count: second holders
+// of one index first, then the highest indexes. Finished allocs that still
+// count (completed batch allocs) are never candidates.
+func (r *reconciler) scaleDown(g *groupPass) {
+	excess := len(g.holders) - g.tg.Count
+	if excess <= 0 && !hasDuplicates(g.holders) {
+		return
+	}
+	seen := map[int]bool{}
+	dup := map[*holder]bool{}
+	for _, h := range g.holders {
+		if seen[h.index] {
+			dup[h] = true
+		}
+		seen[h.index] = true
+	}
+	cands := make([]*holder, 0, len(g.holders))
+	for _, h := range g.holders {
+		if h.live || h.place != nil {
+			cands = append(cands, h)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if dup[cands[i]] != dup[cands[j]] {
+			return dup[cands[i]]
+		}
+		return cands[i].index > cands[j].index
+	})
+	drop := map[*holder]bool{}
+	for _, h := range cands {
+		if excess <= 0 && !dup[h] {
+			break
+		}
+		drop[h] = true
+		excess--
+		switch {
+		case h.live:
+			r.stop(h.alloc, structs.AllocNotNeeded, "")
+		case h.place != nil && h.place.Replaces != "" && !h.alloc.ClientTerminalStatus():
+			r.stop(h.alloc, structs.AllocNotNeeded, "")
+		}
+	}
+	kept := g.holders[:0]
+	for _, h := range g.holders {
+		if !drop[h] {
+			kept = append(kept, h)
+		}
+	}
+	g.holders = kept
+}
+
+func hasDuplicates(hs []*holder) bool {
+	seen := make(map[int]bool, len(hs))
+	for _, h := range hs {
+		if seen[h.index] {
+			return true
+		}
+		seen[h.index] = true
+	}
+	return false
+}
+
+// budgetInput gathers the counts Budget needs from the group's live allocs.
+func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
+	// Count is the slots the group holds now (allocs and their
+	// replacements), not the target: allocs still to be placed for a scale
+	// up cannot be unavailable, and must not hold the rollout back.
+	in := BudgetInput{
+		MaxParallel: g.tg.Update.MaxParallel,
+		Count:       min(g.tg.Count, len(g.holders)),
+		Blocked:     r.paused || r.failed || canarying,
+	}
+	dep := r.deploymentID()
+	for _, hs := range [][]*holder{g.holders, g.canaries} {
+		for _, h := range hs {
+			if !h.live {
+				continue
+			}
+			a := h.alloc
+			switch {
+			case dep == "" || a.DeploymentID != dep:
+				in.Available++
+			case a.IsHealthy():
+				in.Available++
+			case a.IsUnhealthy():
+				in.Unhealthy++
+			default:
+				in.Unknown++
+			}
+		}
+	}
+	return in
+}
+
+// canaryIndexes names n new canaries: the indexes of the allocs they will
+// replace, lowest first, skipping indexes that already have a canary.
+func canaryIndexes(n int, canaries, destructive []*holder) []int {
+	used := map[int]bool{}
+	for _, c := range canaries {
+		used[c.index] = true
+	}
+	var out []int
+	for _, h := range destructive {
+		if len(out) == n {
+			return out
+		}
+		if !used[h.index] {
+			used[h.index] = true
+			out = append(out, h.index)
+		}
+	}
+	for i := 0; len(out) < n; i++ {
+		if !used[i] {
+			used[i] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// freeIndexes returns the n lowest indexes no holder or canary uses.
+func freeIndexes(n int, g *groupPass) []int {
+	if n <= 0 {
+		return nil
+	}
+	used := make(map[int]bool, len(g.holders)+len(g.canaries))
+	for _, h := range g.holders {
+		used[h.index] = true
+	}
+	for _, h := range g.canaries {
+		used[h.index] = true
+	}
+	out := make([]int, 0, n)
+	for i := 0; len(out) < n; i++ {
+		if !used[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// emit mints the placement's ID and name and appends it to the plan.
+func (r *reconciler) emit(tg *structs.TaskGroup, p *Placement) {
+	p.AllocID = r.in.IDs()
+	p.TaskGroup = tg.Name
+	p.Name = structs.AllocName(r.job.ID, tg.Name, p.Index)
+	r.plan.Place = append(r.plan.Place, *p)
+}
+
+func (r *reconciler) deploymentID() string {
+	if r.deployment == nil {
+		return ""
+	}
+	return r.deployment.ID
+}
+
+func (r *reconciler) promoted(group string) bool {
+	s := r.groupState(group)
+	return s != nil && s.Promoted
+}
+
+// unpromotedCanaryOfCancelled reports whether a is a canary of the input
+// deployment that was not promoted and is no longer current.
+func (r *reconciler) unpromotedCanaryOfCancelled(a *structs.Allocation) bool {
+	d := r.in.Deployment
+	if d == nil || a.DeploymentID != d.ID || r.deployment == d {
+		return false
+	}
+	s := d.TaskGroups[a.TaskGroup]
+	return s == nil || !s.Promoted
+}

@@ -1,0 +1,325 @@
+package scheduler
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// The scenario language of testdata/reconcile:
+//
+//	job [id=example] [type=service] [version=N] [stop]   (body: one group per line)
+//	  web count=3 [max_parallel=1] [canary=N] [auto_promote] [auto_revert]
+//	      [config=v1] [meta=x] [resched=attempts/interval/delay/function/max_delay|unlimited/delay/function/max_delay|none]
+//	nodes                                                (body: "<id> ready|down|drain|ineligible")
+//	allocs <group> count=N [version=V] [nodes=n1,n2] [client=running] [health=healthy] [deployment=D] [canary] [from=I]
+//	alloc <group>[i] [id=..] [node=..] [version=V] [client=..] [desired=..] [health=..] [deployment=D]
+//	      [canary] [finished=30s] [reschedule] [force] [migrate] [events=0s:5s,...] [followup=E] [next=A]
+//	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted]
+//	clear                                                (drops all allocs)
+//	reconcile [now=90s]
+//
+// Times are offsets from baseTime. Printed IDs are id1, id2, ... in order.
+
+var baseTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type scenario struct {
+	versions   map[uint64]*structs.Job
+	job        *structs.Job
+	nodes      []*structs.Node
+	allocs     []*structs.Allocation
+	deployment *structs.Deployment
+}
+
+func newScenario() *scenario {
+	return &scenario{versions: map[uint64]*structs.Job{}}
+}
+
+func kv(tokens []string) map[string]string {
+	m := map[string]string{}
+	for _, t := range tokens {
+		k, v, _ := strings.Cut(t, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func cmdArgs(td *datadriven.TestData) map[string]string {
+	m := map[string]string{}
+	for _, a := range td.CmdArgs {
+		m[a.Key] = strings.Join(a.Vals, ",")
+	}
+	return m
+}
+
+func atoi(t testing.TB, s string, def int) int {
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("bad number %q: %v", s, err)
+	}
+	return n
+}
+
+func dur(t testing.TB, s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatalf("bad duration %q: %v", s, err)
+	}
+	return d
+}
+
+func (s *scenario) run(t testing.TB, td *datadriven.TestData) string {
+	args := cmdArgs(td)
+	switch td.Cmd {
+	case "job":
+		s.buildJob(t, args, td.Input)
+		return "ok"
+	case "nodes":
+		s.nodes = nil
+		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				t.Fatalf("bad node line %q", line)
+			}
+			s.nodes = append(s.nodes, testNode(f[0], f[1]))
+		}
+		return "ok"
+	case "allocs":
+		group := td.CmdArgs[0].Key
+		n := atoi(t, args["count"], 1)
+		from := atoi(t, args["from"], 0)
+		nodes := strings.Split(args["nodes"], ",")
+		if args["nodes"] == "" {
+			nodes = []string{"n1"}
+		}
+		for i := from; i < from+n; i++ {
+			m := map[string]string{}
+			for k, v := range args {
+				m[k] = v
+			}
+			m["node"] = nodes[(i-from)%len(nodes)]
+			s.addAlloc(t, fmt.Sprintf("%s[%d]", group, i), m)
+		}
+		return "ok"
+	case "alloc":
+		s.addAlloc(t, td.CmdArgs[0].Key, args)
+		return "ok"
+	case "clear":
+		s.allocs = nil
+		return "ok"
+	case "deployment":
+		s.deployment = testDeployment(t, args)
+		return "ok"
+	case "reconcile":
+		n := 0
+		in := Input{
+			Job: s.job, JobID: "example", Allocs: s.allocs, Deployment: s.deployment,
+			Nodes: s.nodes, Now: baseTime.Add(dur(t, args["now"])),
+			IDs:    func() string { n++; return fmt.Sprintf("id%d", n) },
+			EvalID: "eval", EvalPriority: 50,
+		}
+		p := Reconcile(in)
+		if err := checkPlan(in, p); err != nil {
+			t.Errorf("invariant: %v", err)
+		}
+		return p.String()
+	}
+	t.Fatalf("unknown command %q", td.Cmd)
+	return ""
+}
+
+func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
+	id := args["id"]
+	if id == "" {
+		id = "example"
+	}
+	typ := args["type"]
+	if typ == "" {
+		typ = structs.JobTypeService
+	}
+	v := uint64(atoi(t, args["version"], 0))
+	j := &structs.Job{
+		ID: id, Name: id, Namespace: structs.DefaultNamespace, Type: typ, Priority: 50,
+		Datacenters: []string{"dc1"}, Version: v, CreateIndex: 1, JobModifyIndex: 10 + v, ModifyIndex: 10 + v,
+	}
+	_, j.Stop = args["stop"]
+	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		g := kv(f[1:])
+		tg := &structs.TaskGroup{
+			Name:  f[0],
+			Count: atoi(t, g["count"], 1),
+			Tasks: []*structs.Task{{
+				Name: "main", Driver: structs.DriverMock,
+				Config:    map[string]any{"v": g["config"]},
+				Resources: &structs.Resources{CPU: 100, MemoryMB: 128},
+			}},
+			EphemeralDisk:    &structs.EphemeralDisk{SizeMB: 100},
+			ReschedulePolicy: structs.DefaultReschedulePolicy(typ),
+			Meta:             map[string]string{"m": g["meta"]},
+		}
+		if typ != structs.JobTypeBatch {
+			u := structs.DefaultUpdateStrategy()
+			u.MaxParallel = atoi(t, g["max_parallel"], 1)
+			u.Canary = atoi(t, g["canary"], 0)
+			_, u.AutoPromote = g["auto_promote"]
+			_, u.AutoRevert = g["auto_revert"]
+			tg.Update = u
+		}
+		if r, ok := g["resched"]; ok {
+			tg.ReschedulePolicy = testResched(t, r)
+		}
+		j.TaskGroups = append(j.TaskGroups, tg)
+	}
+	s.versions[v] = j
+	s.job = j
+}
+
+func testResched(t testing.TB, s string) *structs.ReschedulePolicy {
+	if s == "none" {
+		return nil
+	}
+	p := strings.Split(s, "/")
+	if len(p) != 5 {
+		t.Fatalf("resched wants 5 parts, got %q", s)
+	}
+	r := &structs.ReschedulePolicy{Delay: dur(t, p[2]), DelayFunction: p[3], MaxDelay: dur(t, p[4])}
+	if p[0] == "unlimited" {
+		r.Unlimited = true
+	} else {
+		r.Attempts = atoi(t, p[0], 0)
+		r.Interval = dur(t, p[1])
+	}
+	return r
+}
+
+func testNode(id, status string) *structs.Node {
+	n := &structs.Node{
+		ID: id, Name: id, Datacenter: "dc1", NodePool: structs.DefaultNodePool,
+		Status: structs.NodeStatusReady, SchedulingEligibility: structs.NodeSchedulingEligible,
+		Attributes: map[string]string{"kernel.name": "linux"},
+		NodeResources: &structs.NodeResources{
+			Cpu: structs.NodeCpuResources{CpuShares: 4000}, Memory: structs.NodeMemoryResources{MemoryMB: 8192},
+			Disk: structs.NodeDiskResources{DiskMB: 100000},
+		},
+		Drivers: map[string]*structs.DriverInfo{structs.DriverMock: {Detected: true, Healthy: true}},
+	}
+	switch status {
+	case "down":
+		n.Status = structs.NodeStatusDown
+	case "drain":
+		n.Drain = true
+		n.SchedulingEligibility = structs.NodeSchedulingIneligible
+	case "ineligible":
+		n.SchedulingEligibility = structs.NodeSchedulingIneligible
+	}
+	return n
+}
+
+func (s *scenario) addAlloc(t testing.TB, name string, m map[string]string) {
+	group, rest, ok := strings.Cut(name, "[")
+	if !ok {
+		t.Fatalf("alloc name %q wants group[index]", name)
+	}
+	idx := strings.TrimSuffix(rest, "]")
+	v := uint64(atoi(t, m["version"], 0))
+	job := s.versions[v]
+	if job == nil {
+		t.Fatalf("no job version %d", v)
+	}
+	id := m["id"]
+	if id == "" {
+		id = fmt.Sprintf("%s%sv%d", group, idx, v)
+	}
+	a := &structs.Allocation{
+		ID: id, Namespace: job.Namespace, Name: fmt.Sprintf("%s.%s[%s]", job.ID, group, idx),
+		NodeID: m["node"], NodeName: m["node"], JobID: job.ID, Job: job, TaskGroup: group,
+		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
+		DeploymentID: m["deployment"], FollowupEvalID: m["followup"], NextAllocation: m["next"],
+		ModifyTime: baseTime.UnixNano(),
+	}
+	if a.NodeID == "" {
+		a.NodeID, a.NodeName = "n1", "n1"
+	}
+	if c := m["client"]; c != "" {
+		a.ClientStatus = c
+	}
+	if d := m["desired"]; d != "" {
+		a.DesiredStatus = d
+	}
+	_, canary := m["canary"]
+	if h := m["health"]; h != "" || canary {
+		a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: canary}
+		if h != "" {
+			b := h == "healthy"
+			a.DeploymentStatus.Healthy = &b
+		}
+	}
+	if f, ok := m["finished"]; ok {
+		a.TaskStates = map[string]*structs.TaskState{"main": {State: structs.TaskStateDead, Failed: true, FinishedAt: baseTime.Add(dur(t, f))}}
+	}
+	yes := true
+	if _, ok := m["reschedule"]; ok {
+		a.DesiredTransition.Reschedule = &yes
+	}
+	if _, ok := m["force"]; ok {
+		a.DesiredTransition.ForceReschedule = &yes
+	}
+	if _, ok := m["migrate"]; ok {
+		a.DesiredTransition.Migrate = &yes
+	}
+	if ev := m["events"]; ev != "" {
+		a.RescheduleTracker = &structs.RescheduleTracker{}
+		for _, e := range strings.Split(ev, ",") {
+			at, d, _ := strings.Cut(e, ":")
+			a.RescheduleTracker.Events = append(a.RescheduleTracker.Events, &structs.RescheduleEvent{
+				RescheduleTime: baseTime.Add(dur(t, at)).UnixNano(), Delay: dur(t, d), PrevAllocID: "older",
+			})
+		}
+	}
+	s.allocs = append(s.allocs, a)
+}
+
+func testDeployment(t testing.TB, m map[string]string) *structs.Deployment {
+	v := uint64(atoi(t, m["version"], 0))
+	status := m["status"]
+	if status == "" {
+		status = structs.DeploymentStatusRunning
+	}
+	group := m["group"]
+	if group == "" {
+		group = "web"
+	}
+	_, promoted := m["promoted"]
+	return &structs.Deployment{
+		ID: m["id"], Namespace: structs.DefaultNamespace, JobID: "example", JobVersion: v, JobCreateIndex: 1,
+		Status: status,
+		TaskGroups: map[string]*structs.DeploymentState{group: {
+			DesiredTotal: atoi(t, m["total"], 0), DesiredCanaries: atoi(t, m["canaries"], 0), Promoted: promoted,
+		}},
+	}
+}
+
+func TestReconcileScenarios(t *testing.T) {
+	datadriven.Walk(t, "testdata/reconcile", func(t *testing.T, path string) {
+		s := newScenario()
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			return s.run(t, td)
+		})
+	})
+}

@@ -1,0 +1,120 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// checkPlan asserts what must hold of every plan, whatever the input:
+//   - no alloc is stopped or replaced twice, and only live allocs are;
+//   - per group, live allocs after the plan never exceed count plus
+//     canaries (system jobs: one per node);
+//   - no two live allocs share an index, except a canary beside the alloc
+//     it will replace;
+//   - destructive replacements never exceed max_parallel in a rolling group.
+func checkPlan(in Input, p *Plan) error {
+	byID := map[string]*structs.Allocation{}
+	for _, a := range in.Allocs {
+		byID[a.ID] = a
+	}
+	gone := map[string]bool{}
+	mark := func(id, why string) error {
+		if gone[id] {
+			return fmt.Errorf("alloc %s stopped twice (%s)", id, why)
+		}
+		gone[id] = true
+		a := byID[id]
+		if a == nil {
+			return fmt.Errorf("%s names unknown alloc %s", why, id)
+		}
+		if a.DesiredStatus != structs.AllocDesiredStatusRun {
+			return fmt.Errorf("%s of already stopped alloc %s", why, id)
+		}
+		return nil
+	}
+	for _, s := range p.Stop {
+		if err := mark(s.Alloc.ID, "stop"); err != nil {
+			return err
+		}
+	}
+	destructive := map[string]int{}
+	for _, pl := range p.Place {
+		if pl.Replaces != "" {
+			if err := mark(pl.Replaces, "replace"); err != nil {
+				return err
+			}
+		}
+		if pl.ReplaceDescription == structs.AllocUpdating {
+			destructive[pl.TaskGroup]++
+		}
+	}
+	if in.Job.Stopped() {
+		for _, a := range in.Allocs {
+			if !a.TerminalStatus() && !gone[a.ID] {
+				return fmt.Errorf("stopped job leaves alloc %s running", a.ID)
+			}
+		}
+		if len(p.Place) > 0 {
+			return fmt.Errorf("stopped job places allocs")
+		}
+		return nil
+	}
+	type slot struct{ live, canary int }
+	for _, tg := range in.Job.TaskGroups {
+		slots := map[int]*slot{}
+		nodes := map[string]int{}
+		total, canaries := 0, 0
+		add := func(idx int, canary bool, node string) {
+			s := slots[idx]
+			if s == nil {
+				s = &slot{}
+				slots[idx] = s
+			}
+			if canary {
+				s.canary++
+				canaries++
+			} else {
+				s.live++
+			}
+			total++
+			nodes[node]++
+		}
+		for _, a := range in.Allocs {
+			if a.TaskGroup != tg.Name || gone[a.ID] || a.TerminalStatus() {
+				continue
+			}
+			add(a.Index(), a.IsCanary() && a.DeploymentID != "" && in.Deployment != nil &&
+				a.DeploymentID == in.Deployment.ID && !in.Deployment.TaskGroups[tg.Name].Promoted, a.NodeID)
+		}
+		for _, pl := range p.Place {
+			if pl.TaskGroup == tg.Name {
+				add(pl.Index, pl.Canary, pl.NodeID)
+			}
+		}
+		if in.Job.Type == structs.JobTypeSystem {
+			for n, c := range nodes {
+				if c > 1 {
+					return fmt.Errorf("group %s: %d allocs on node %s", tg.Name, c, n)
+				}
+			}
+			continue
+		}
+		want := tg.Count
+		if tg.Update != nil {
+			want += tg.Update.Canary
+		}
+		if total > want {
+			return fmt.Errorf("group %s: %d live allocs, count %d", tg.Name, total, want)
+		}
+		for idx, s := range slots {
+			if s.live > 1 || s.canary > 1 {
+				return fmt.Errorf("group %s: index %d held %d times (+%d canaries)", tg.Name, idx, s.live, s.canary)
+			}
+		}
+		if tg.Update.Rolling() && destructive[tg.Name] > tg.Update.MaxParallel {
+			return fmt.Errorf("group %s: %d destructive updates, max_parallel %d", tg.Name, destructive[tg.Name], tg.Update.MaxParallel)
+		}
+	}
+	return nil
+}

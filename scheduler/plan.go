@@ -1,0 +1,196 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Plan is the reconciler's answer: plain data the plan applier commits.
+type Plan struct {
+	EvalID string
+	JobID  string
+	// Place lists new allocations to create, in order.
+	Place []Placement
+	// Stop lists allocations to stop outright (scale down, lost, job stop).
+	Stop []StopAlloc
+	// InPlace lists allocations updated to the new job version on their
+	// node: copies with Job, EvalID and DeploymentID set.
+	InPlace []*structs.Allocation
+	// Deployment is the deployment to create, or an updated copy of the
+	// current one; nil when neither is needed.
+	Deployment *structs.Deployment
+	// DeploymentUpdates changes the status of existing deployments.
+	DeploymentUpdates []DeploymentStatusUpdate
+	// FollowupEvals are delayed evaluations for reschedules not yet due.
+	FollowupEvals []*structs.Evaluation
+	// FollowupAllocs links failed allocations to the follow-up evaluation
+	// that will replace them, so later passes do not create another.
+	FollowupAllocs []FollowupLink
+	// DesiredTGUpdates counts the changes per group, as `job plan` shows.
+	DesiredTGUpdates map[string]*DesiredUpdates
+}
+
+// Placement asks for one new allocation of a group.
+type Placement struct {
+	// AllocID is minted by the reconciler from Input.IDs.
+	AllocID   string
+	Name      string
+	Index     int
+	TaskGroup string
+	// Canary marks an allocation placed beside the old ones until promotion.
+	Canary bool
+	// PreviousAlloc is the allocation this one continues (reschedule,
+	// replacement of a lost or migrating alloc, destructive update).
+	PreviousAlloc string
+	// PreviousNode is where PreviousAlloc ran; placement avoids it when
+	// rescheduling.
+	PreviousNode string
+	// Replaces is an allocation to stop in the same plan, with
+	// ReplaceDescription; the applier keeps it running if this placement
+	// fails.
+	Replaces           string
+	ReplaceDescription string
+	// NodeID pins the placement to a node (system jobs).
+	NodeID string
+	// DeploymentID is the deployment the new allocation belongs to.
+	DeploymentID string
+	// Reschedule marks a replacement for a failed allocation; the new
+	// alloc carries RescheduleTracker.
+	Reschedule        bool
+	RescheduleTracker *structs.RescheduleTracker
+}
+
+// StopAlloc asks for one allocation to stop.
+type StopAlloc struct {
+	Alloc       *structs.Allocation
+	Description string
+	// ClientStatus, when set, overrides the client status (e.g. "lost").
+	ClientStatus string
+}
+
+// DeploymentStatusUpdate changes an existing deployment's status.
+type DeploymentStatusUpdate struct {
+	DeploymentID      string
+	Status            string
+	StatusDescription string
+}
+
+// FollowupLink records that AllocID will be rescheduled by EvalID.
+type FollowupLink struct {
+	AllocID string
+	EvalID  string
+}
+
+// DesiredUpdates counts one group's changes, as Nomad's DesiredUpdates.
+type DesiredUpdates struct {
+	Ignore            uint64
+	Place             uint64
+	Migrate           uint64
+	Stop              uint64
+	InPlaceUpdate     uint64
+	DestructiveUpdate uint64
+	Canary            uint64
+	Preemptions       uint64
+}
+
+func (d *DesiredUpdates) String() string {
+	return fmt.Sprintf("ignore=%d place=%d migrate=%d stop=%d inplace=%d destructive=%d canary=%d",
+		d.Ignore, d.Place, d.Migrate, d.Stop, d.InPlaceUpdate, d.DestructiveUpdate, d.Canary)
+}
+
+// desired returns the group's counters, creating them.
+func (p *Plan) desired(group string) *DesiredUpdates {
+	if p.DesiredTGUpdates == nil {
+		p.DesiredTGUpdates = map[string]*DesiredUpdates{}
+	}
+	d := p.DesiredTGUpdates[group]
+	if d == nil {
+		d = &DesiredUpdates{}
+		p.DesiredTGUpdates[group] = d
+	}
+	return d
+}
+
+// IsNoOp reports whether the plan changes nothing.
+func (p *Plan) IsNoOp() bool {
+	return len(p.Place) == 0 && len(p.Stop) == 0 && len(p.InPlace) == 0 &&
+		p.Deployment == nil && len(p.DeploymentUpdates) == 0 && len(p.FollowupEvals) == 0
+}
+
+// String renders the plan in a stable form for golden files.
+func (p *Plan) String() string {
+	var b strings.Builder
+	if d := p.Deployment; d != nil {
+		fmt.Fprintf(&b, "deployment %s job-version=%d status=%s %q\n", d.ID, d.JobVersion, d.Status, d.StatusDescription)
+		for _, g := range sortedKeys(d.TaskGroups) {
+			s := d.TaskGroups[g]
+			fmt.Fprintf(&b, "  group %s: desired-total=%d desired-canaries=%d promoted=%t auto-revert=%t auto-promote=%t progress-deadline=%s\n",
+				g, s.DesiredTotal, s.DesiredCanaries, s.Promoted, s.AutoRevert, s.AutoPromote, s.ProgressDeadline)
+		}
+	}
+	for _, u := range p.DeploymentUpdates {
+		fmt.Fprintf(&b, "deployment-update %s status=%s %q\n", u.DeploymentID, u.Status, u.StatusDescription)
+	}
+	for _, pl := range p.Place {
+		fmt.Fprintf(&b, "place %s id=%s", pl.Name, pl.AllocID)
+		if pl.Canary {
+			b.WriteString(" canary")
+		}
+		if pl.NodeID != "" {
+			fmt.Fprintf(&b, " node=%s", pl.NodeID)
+		}
+		if pl.PreviousAlloc != "" {
+			fmt.Fprintf(&b, " previous=%s", pl.PreviousAlloc)
+		}
+		if pl.Replaces != "" {
+			fmt.Fprintf(&b, " replaces=%s (%s)", pl.Replaces, pl.ReplaceDescription)
+		}
+		if pl.Reschedule && pl.RescheduleTracker != nil {
+			fmt.Fprintf(&b, " reschedule-attempt=%d", len(pl.RescheduleTracker.Events))
+		}
+		if pl.DeploymentID != "" {
+			fmt.Fprintf(&b, " deployment=%s", pl.DeploymentID)
+		}
+		b.WriteByte('\n')
+	}
+	for _, s := range p.Stop {
+		fmt.Fprintf(&b, "stop %s id=%s %q", s.Alloc.Name, s.Alloc.ID, s.Description)
+		if s.ClientStatus != "" {
+			fmt.Fprintf(&b, " client-status=%s", s.ClientStatus)
+		}
+		b.WriteByte('\n')
+	}
+	for _, a := range p.InPlace {
+		fmt.Fprintf(&b, "inplace %s id=%s job-version=%d", a.Name, a.ID, a.JobVersion())
+		if a.DeploymentID != "" {
+			fmt.Fprintf(&b, " deployment=%s", a.DeploymentID)
+		}
+		b.WriteByte('\n')
+	}
+	for _, e := range p.FollowupEvals {
+		fmt.Fprintf(&b, "followup-eval %s wait-until=%s triggered-by=%s\n", e.ID, e.WaitUntil.UTC().Format(time.RFC3339), e.TriggeredBy)
+	}
+	for _, l := range p.FollowupAllocs {
+		fmt.Fprintf(&b, "followup-alloc %s eval=%s\n", l.AllocID, l.EvalID)
+	}
+	for _, g := range sortedKeys(p.DesiredTGUpdates) {
+		fmt.Fprintf(&b, "desired %s: %s\n", g, p.DesiredTGUpdates[g])
+	}
+	if b.Len() == 0 {
+		return "no-op\n"
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,339 @@
+package scheduler
+
+import (
+	"sort"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Input is everything one reconciliation looks at: a consistent snapshot
+// plus the time and an ID source, so the result is a function of the input.
+type Input struct {
+	// Job is the job's latest version; nil or Stop means stopped.
+	Job *structs.Job
+	// JobID names the job when Job is nil.
+	JobID string
+	// Allocs are all of the job's allocations, of every version.
+	Allocs []*structs.Allocation
+	// Deployment is the job's latest deployment, possibly terminal or for
+	// an older version.
+	Deployment *structs.Deployment
+	// Nodes are the cluster's nodes (ready, down, draining); an alloc whose
+	// node is missing or down is lost.
+	Nodes []*structs.Node
+	// Now is the evaluation time.
+	Now time.Time
+	// IDs mints IDs for allocations, deployments and evaluations.
+	IDs func() string
+	// EvalID and EvalPriority describe the evaluation being processed.
+	EvalID       string
+	EvalPriority int
+}
+
+// Reconcile compares the job with its allocations and returns the changes
+// that bring them together. It is pure: no clock, no randomness beyond
+// in.IDs, no I/O.
+func Reconcile(in Input) *Plan {
+	r := newReconciler(in)
+	r.run()
+	return r.plan
+}
+
+type reconciler struct {
+	in    Input
+	job   *structs.Job
+	plan  *Plan
+	nodes map[string]*structs.Node
+
+	// deployment is the current version's deployment when it is still
+	// relevant (running, paused or failed); nil otherwise.
+	deployment *structs.Deployment
+	paused     bool
+	failed     bool
+	// hadRunning is set when some alloc already runs the job's version.
+	hadRunning bool
+	// newStates collects group states for a deployment to create, or for
+	// groups missing from the current one.
+	newStates map[string]*structs.DeploymentState
+	// kinds caches update decisions per old job version.
+	kinds map[kindKey]UpdateKind
+	// followups are delayed reschedules waiting for an evaluation.
+	followups []pendingFollowup
+}
+
+type kindKey struct {
+	version, createIndex uint64
+	group                string
+}
+
+func newReconciler(in Input) *reconciler {
+	if in.IDs == nil {
+		in.IDs = structs.GenerateUUID
+	}
+	jobID := in.JobID
+	if in.Job != nil {
+		jobID = in.Job.ID
+	}
+	r := &reconciler{
+		in:        in,
+		job:       in.Job,
+		plan:      &Plan{EvalID: in.EvalID, JobID: jobID},
+		nodes:     make(map[string]*structs.Node, len(in.Nodes)),
+		newStates: map[string]*structs.DeploymentState{},
+		kinds:     map[kindKey]UpdateKind{},
+	}
+	for _, n := range in.Nodes {
+		if n != nil {
+			r.nodes[n.ID] = n
+		}
+	}
+	return r
+}
+
+func (r *reconciler) run() {
+	if r.job.Stopped() {
+		r.stopAll()
+		return
+	}
+	r.pickDeployment()
+	for _, a := range r.in.Allocs {
+		if a != nil && a.Job != nil && a.Job.Version == r.job.Version && a.Job.CreateIndex == r.job.CreateIndex {
+			r.hadRunning = true
+			break
+		}
+	}
+	byGroup := r.allocsByGroup()
+	if r.job.Type == structs.JobTypeSystem {
+		r.reconcileSystem(byGroup)
+	} else {
+		for _, tg := range r.job.TaskGroups {
+			if tg == nil {
+				continue
+			}
+			r.reconcileGroup(tg, byGroup[tg.Name])
+			delete(byGroup, tg.Name)
+		}
+	}
+	// Groups no longer in the job.
+	for _, name := range sortedKeys(byGroup) {
+		for _, a := range byGroup[name] {
+			if !a.TerminalStatus() {
+				r.stop(a, structs.AllocNotNeeded, "")
+			}
+		}
+	}
+	r.flushFollowups()
+	r.finishDeployment()
+}
+
+// stopAll handles a stopped (or purged) job: every live alloc stops and an
+// active deployment is cancelled.
+func (r *reconciler) stopAll() {
+	if d := r.in.Deployment; d.Active() {
+		r.plan.DeploymentUpdates = append(r.plan.DeploymentUpdates, DeploymentStatusUpdate{
+			DeploymentID: d.ID, Status: structs.DeploymentStatusCancelled,
+			StatusDescription: structs.DeploymentStatusDescriptionStoppedJob,
+		})
+	}
+	for _, a := range sortAllocs(r.in.Allocs) {
+		if !a.TerminalStatus() {
+			r.stop(a, structs.AllocJobStopped, "")
+		}
+	}
+}
+
+// pickDeployment cancels a deployment of an older version and keeps the
+// current version's deployment unless it is finished.
+func (r *reconciler) pickDeployment() {
+	d := r.in.Deployment
+	if d == nil {
+		return
+	}
+	if d.JobVersion != r.job.Version || d.JobCreateIndex != r.job.CreateIndex {
+		if d.Active() {
+			r.plan.DeploymentUpdates = append(r.plan.DeploymentUpdates, DeploymentStatusUpdate{
+				DeploymentID: d.ID, Status: structs.DeploymentStatusCancelled,
+				StatusDescription: structs.DeploymentStatusDescriptionNewerJob,
+			})
+		}
+		return
+	}
+	switch d.Status {
+	case structs.DeploymentStatusRunning:
+	case structs.DeploymentStatusPaused:
+		r.paused = true
+	case structs.DeploymentStatusFailed:
+		r.failed = true
+	default:
+		return
+	}
+	r.deployment = d
+}
+
+// groupState returns the current deployment's state for a group, or the
+// state this pass is creating, or nil.
+func (r *reconciler) groupState(group string) *structs.DeploymentState {
+	if s := r.newStates[group]; s != nil {
+		return s
+	}
+	if r.deployment != nil {
+		return r.deployment.TaskGroups[group]
+	}
+	return nil
+}
+
+// wantState records that a group takes part in this version's deployment.
+func (r *reconciler) wantState(tg *structs.TaskGroup, total, canaries int) *structs.DeploymentState {
+	if s := r.newStates[tg.Name]; s != nil {
+		return s
+	}
+	s := &structs.DeploymentState{
+		AutoRevert:       tg.Update.AutoRevert,
+		AutoPromote:      tg.Update.AutoPromote,
+		ProgressDeadline: tg.Update.ProgressDeadline,
+		DesiredTotal:     total,
+		DesiredCanaries:  canaries,
+	}
+	r.newStates[tg.Name] = s
+	return s
+}
+
+// finishDeployment creates the version's deployment (or updates the
+// current one with new groups) and stamps deployment IDs on placements and
+// in-place updates of the groups it tracks.
+func (r *reconciler) finishDeployment() {
+	var d *structs.Deployment
+	switch {
+	case len(r.newStates) > 0 && r.deployment == nil:
+		d = &structs.Deployment{
+			ID:                 r.in.IDs(),
+			Namespace:          r.job.Namespace,
+			JobID:              r.job.ID,
+			JobVersion:         r.job.Version,
+			JobModifyIndex:     r.job.ModifyIndex,
+			JobSpecModifyIndex: r.job.JobModifyIndex,
+			JobCreateIndex:     r.job.CreateIndex,
+			TaskGroups:         r.newStates,
+			Status:             structs.DeploymentStatusRunning,
+			StatusDescription:  structs.DeploymentStatusDescriptionRunning,
+			CreateTime:         r.in.Now.UnixNano(),
+			ModifyTime:         r.in.Now.UnixNano(),
+		}
+		r.plan.Deployment = d
+	case len(r.newStates) > 0:
+		d = r.deployment.Copy()
+		if d.TaskGroups == nil {
+			d.TaskGroups = map[string]*structs.DeploymentState{}
+		}
+		for g, s := range r.newStates {
+			d.TaskGroups[g] = s
+		}
+		d.ModifyTime = r.in.Now.UnixNano()
+		r.plan.Deployment = d
+	default:
+		d = r.deployment
+	}
+	if d == nil {
+		return
+	}
+	if r.plan.Deployment != nil && d.Status == structs.DeploymentStatusRunning && d.RequiresPromotion() {
+		d.StatusDescription = structs.DeploymentStatusDescriptionRunningNeedsPromotion
+		if allAutoPromote(d) {
+			d.StatusDescription = structs.DeploymentStatusDescriptionRunningAutoPromotion
+		}
+	}
+	for i := range r.plan.Place {
+		if _, ok := d.TaskGroups[r.plan.Place[i].TaskGroup]; ok {
+			r.plan.Place[i].DeploymentID = d.ID
+		}
+	}
+	for _, a := range r.plan.InPlace {
+		if _, ok := d.TaskGroups[a.TaskGroup]; ok && a.DeploymentID != d.ID {
+			a.DeploymentID = d.ID
+			a.DeploymentStatus = nil
+		}
+	}
+}
+
+func allAutoPromote(d *structs.Deployment) bool {
+	for _, s := range d.TaskGroups {
+		if s.DesiredCanaries > 0 && !s.AutoPromote {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *reconciler) allocsByGroup() map[string][]*structs.Allocation {
+	m := map[string][]*structs.Allocation{}
+	for _, a := range sortAllocs(r.in.Allocs) {
+		m[a.TaskGroup] = append(m[a.TaskGroup], a)
+	}
+	return m
+}
+
+// sortAllocs returns the non-nil allocs ordered by group, index and ID.
+func sortAllocs(in []*structs.Allocation) []*structs.Allocation {
+	out := make([]*structs.Allocation, 0, len(in))
+	for _, a := range in {
+		if a != nil {
+			out = append(out, a)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.TaskGroup != b.TaskGroup {
+			return a.TaskGroup < b.TaskGroup
+		}
+		if ai, bi := a.Index(), b.Index(); ai != bi {
+			return ai < bi
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
+
+// stop records a stop and counts it.
+func (r *reconciler) stop(a *structs.Allocation, desc, clientStatus string) {
+	r.plan.Stop = append(r.plan.Stop, StopAlloc{Alloc: a, Description: desc, ClientStatus: clientStatus})
+	r.plan.desired(a.TaskGroup).Stop++
+}
+
+// updateKind caches UpdateKindFor per old job version.
+func (r *reconciler) updateKind(a *structs.Allocation) UpdateKind {
+	if a.Job == nil {
+		return UpdateDestructive
+	}
+	k := kindKey{a.Job.Version, a.Job.CreateIndex, a.TaskGroup}
+	if v, ok := r.kinds[k]; ok {
+		return v
+	}
+	v := UpdateKindFor(a.Job, r.job, a.TaskGroup)
+	r.kinds[k] = v
+	return v
+}
+
+// nodeLost reports whether the alloc's node is gone or down.
+func (r *reconciler) nodeLost(a *structs.Allocation) bool {
+	n := r.nodes[a.NodeID]
+	return n == nil || n.Status == structs.NodeStatusDown
+}
+
+// nodeDraining reports whether the alloc should move off its node.
+func (r *reconciler) nodeDraining(a *structs.Allocation) bool {
+	if a.DesiredTransition.ShouldMigrate() {
+		return true
+	}
+	n := r.nodes[a.NodeID]
+	return n != nil && n.Drain
+}
+
+// inplace records an in-place update of a to the job's version.
+func (r *reconciler) inplace(a *structs.Allocation) {
+	c := a.Copy()
+	c.Job = r.job
+	c.EvalID = r.in.EvalID
+	r.plan.InPlace = append(r.plan.InPlace, c)
+	r.plan.desired(a.TaskGroup).InPlaceUpdate++
+}

@@ -1,0 +1,129 @@
+package scheduler
+
+import (
+	"sort"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// reconcileSystem handles a system job: one alloc per eligible ready node.
+// System allocs are all named "job.group[0]", as Nomad's; rolling updates
+// replace them in order of node name within the max_parallel budget, and
+// canaries are not used.
+func (r *reconciler) reconcileSystem(byGroup map[string][]*structs.Allocation) {
+	for _, tg := range r.job.TaskGroups {
+		if tg == nil {
+			continue
+		}
+		r.reconcileSystemGroup(tg, byGroup[tg.Name])
+		delete(byGroup, tg.Name)
+	}
+}
+
+func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*structs.Allocation) {
+	du := r.plan.desired(tg.Name)
+	rolling := tg.Update.Rolling()
+	served := map[string]*holder{}
+	g := &groupPass{tg: tg}
+	for _, a := range allocs {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		node := r.nodes[a.NodeID]
+		if a.ClientTerminalStatus() {
+			// A finished alloc of this version keeps its node served.
+			if a.ClientStatus != structs.AllocClientStatusLost && r.updateKind(a) == UpdateNone && served[a.NodeID] == nil {
+				served[a.NodeID] = &holder{alloc: a}
+			}
+			continue
+		}
+		switch {
+		case node == nil || node.Status == structs.NodeStatusDown:
+			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
+			continue
+		case node.Drain || a.DesiredTransition.ShouldMigrate():
+			r.stop(a, structs.AllocMigrating, "")
+			continue
+		case served[a.NodeID] != nil && served[a.NodeID].live:
+			r.stop(a, structs.AllocNotNeeded, "")
+			continue
+		}
+		if ok, _ := staticFeasible(r.job, tg, node); !ok {
+			r.stop(a, structs.AllocNotNeeded, "")
+			continue
+		}
+		h := &holder{alloc: a, live: true, kind: r.updateKind(a)}
+		served[a.NodeID] = h
+		g.holders = append(g.holders, h)
+	}
+
+	var missing []*Placement
+	for _, n := range sortedNodes(r.in.Nodes) {
+		if !n.Ready() || served[n.ID] != nil {
+			continue
+		}
+		if ok, _ := staticFeasible(r.job, tg, n); ok {
+			missing = append(missing, &Placement{NodeID: n.ID})
+		}
+	}
+	count := len(g.holders) + len(missing)
+
+	var destructive, inplace []*holder
+	for _, h := range g.holders {
+		switch h.kind {
+		case UpdateDestructive:
+			destructive = append(destructive, h)
+		case UpdateInPlace:
+			inplace = append(inplace, h)
+		default:
+			du.Ignore++
+		}
+	}
+	sort.SliceStable(destructive, func(i, j int) bool {
+		a, b := destructive[i].alloc, destructive[j].alloc
+		if a.NodeName != b.NodeName {
+			return a.NodeName < b.NodeName
+		}
+		return a.NodeID < b.NodeID
+	})
+	budget := len(destructive)
+	if rolling {
+		budget = min(budget, Budget(r.budgetInput(g, false)))
+	}
+	for _, h := range inplace {
+		r.inplace(h.alloc)
+	}
+	if rolling && (len(destructive)+len(inplace) > 0 || len(missing) > 0 && !r.hadRunning) {
+		if r.deployment == nil || r.deployment.TaskGroups[tg.Name] == nil {
+			r.wantState(tg, count, 0)
+		}
+	}
+	for _, p := range missing {
+		r.emit(tg, p)
+		du.Place++
+	}
+	for _, h := range destructive[:budget] {
+		r.emit(tg, &Placement{
+			NodeID: h.alloc.NodeID, PreviousAlloc: h.alloc.ID, PreviousNode: h.alloc.NodeID,
+			Replaces: h.alloc.ID, ReplaceDescription: structs.AllocUpdating,
+		})
+		du.DestructiveUpdate++
+	}
+	du.Ignore += uint64(len(destructive) - budget)
+}
+
+func sortedNodes(in []*structs.Node) []*structs.Node {
+	out := make([]*structs.Node, 0, len(in))
+	for _, n := range in {
+		if n != nil {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
