@@ -1,0 +1,352 @@
+// Package taskrunner runs one task through its driver: it starts it (or
+// re-attaches to it), watches it, restarts it per its restart policy,
+// kills it on request, and reports every change of its TaskState.
+package taskrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
+)
+
+// ErrInvalidConfig: the runner's Config lacks something it needs.
+var ErrInvalidConfig = errors.New("invalid task runner config")
+
+// maxEvents is how many events a TaskState keeps, as Nomad.
+const maxEvents = 10
+
+// Update is one change of a task, reported through Config.OnUpdate.
+type Update struct {
+	Task  string
+	State *structs.TaskState // a copy, the caller's to keep
+	// Handle is the current driver handle (nil when none runs); the alloc
+	// runner persists it for re-attachment.
+	Handle *drivers.TaskHandle
+}
+
+// Config is what a TaskRunner needs.
+type Config struct {
+	Task    *structs.Task
+	JobType string
+	Driver  drivers.Driver
+	// TaskConfig is the driver's input, already interpolated.
+	TaskConfig *drivers.TaskConfig
+	// RestartPolicy is the task's (or its group's); nil means the
+	// defaults for JobType.
+	RestartPolicy *structs.RestartPolicy
+	Clock         clock.Clock
+	// Handle and State, when set, are what a previous client persisted:
+	// the runner re-attaches instead of starting the task.
+	Handle *drivers.TaskHandle
+	State  *structs.TaskState
+	// OnUpdate is called, from the runner's goroutine, after every change.
+	// It must not block for long, and must not call back into the runner.
+	OnUpdate func(Update)
+}
+
+// TaskRunner runs one task. Create it with New, start it with Run.
+type TaskRunner struct {
+	cfg     Config
+	clock   clock.Clock
+	restart *restartTracker
+
+	killOnce   sync.Once
+	killCh     chan struct{}
+	detachOnce sync.Once
+	detachCh   chan struct{}
+	doneCh     chan struct{}
+	ctx        context.Context
+	cancel     context.CancelFunc
+
+	mu     sync.Mutex
+	state  *structs.TaskState
+	handle *drivers.TaskHandle
+}
+
+// New checks the config and returns a runner that has not started.
+func New(cfg Config) (*TaskRunner, error) {
+	if cfg.Task == nil || cfg.Driver == nil || cfg.TaskConfig == nil {
+		return nil, fmt.Errorf("%w: task, driver and task config are required", ErrInvalidConfig)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.OnUpdate == nil {
+		cfg.OnUpdate = func(Update) {}
+	}
+	tr := &TaskRunner{
+		cfg: cfg, clock: cfg.Clock,
+		restart:  newRestartTracker(cfg.RestartPolicy, cfg.JobType),
+		killCh:   make(chan struct{}),
+		detachCh: make(chan struct{}),
+		doneCh:   make(chan struct{}),
+		state:    &structs.TaskState{State: structs.TaskStatePending},
+		handle:   cfg.Handle,
+	}
+	if cfg.State != nil {
+		tr.state = cfg.State.Copy()
+	}
+	tr.ctx, tr.cancel = context.WithCancel(context.Background())
+	return tr, nil
+}
+
+// Run starts the runner's goroutine; it returns at once.
+func (tr *TaskRunner) Run() { go tr.run() }
+
+// Kill asks the runner to stop the task (with the task's kill timeout and
+// signal) and not restart it. It does not wait: see Done.
+func (tr *TaskRunner) Kill() {
+	tr.killOnce.Do(func() {
+		close(tr.killCh)
+		tr.cancel()
+	})
+}
+
+// Detach stops the runner but leaves the task running, for a client that
+// shuts down and will re-attach from the persisted handle.
+func (tr *TaskRunner) Detach() {
+	tr.detachOnce.Do(func() { close(tr.detachCh) })
+}
+
+// Done is closed when the runner has stopped: the task is dead for good,
+// or the runner was detached.
+func (tr *TaskRunner) Done() <-chan struct{} { return tr.doneCh }
+
+// State returns a copy of the task's state.
+func (tr *TaskRunner) State() *structs.TaskState {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.state.Copy()
+}
+
+// Handle returns the current driver handle, or nil.
+func (tr *TaskRunner) Handle() *drivers.TaskHandle {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.handle
+}
+
+func (tr *TaskRunner) killed() bool {
+	select {
+	case <-tr.killCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// run is the runner's loop: start (or re-attach), wait, decide, repeat.
+func (tr *TaskRunner) run() {
+	defer close(tr.doneCh)
+	defer tr.cancel()
+	h := tr.Handle()
+	if h != nil {
+		if err := tr.cfg.Driver.Recover(h); err != nil {
+			// The task ended while nobody watched; its status is unknown.
+			tr.setHandle(nil)
+			if tr.afterExit(drivers.ExitResult{Unknown: true, Err: err}) {
+				return
+			}
+			h = nil
+		} else {
+			tr.mu.Lock()
+			tr.state.State = structs.TaskStateRunning
+			u := Update{Task: tr.cfg.Task.Name, State: tr.state.Copy(), Handle: h}
+			tr.mu.Unlock()
+			tr.cfg.OnUpdate(u)
+		}
+	} else {
+		tr.event(structs.TaskReceived, "Task received by client", nil)
+	}
+	for {
+		if h == nil {
+			if tr.killed() {
+				tr.finish(false, structs.TaskKilled, "Task killed before it started", nil)
+				return
+			}
+			var err error
+			if h, err = tr.start(); err != nil {
+				if tr.afterStartFailure(err) {
+					return
+				}
+				h = nil
+				continue
+			}
+		}
+		ch, err := tr.cfg.Driver.Wait(h)
+		if err != nil {
+			tr.setHandle(nil)
+			if tr.afterExit(drivers.ExitResult{Unknown: true, Err: err}) {
+				return
+			}
+			h = nil
+			continue
+		}
+		select {
+		case res := <-ch:
+			tr.destroy(h)
+			if tr.afterExit(res) {
+				return
+			}
+			h = nil
+		case <-tr.killCh:
+			tr.kill(h, ch)
+			return
+		case <-tr.detachCh:
+			return
+		}
+	}
+}
+
+// start launches the task and reports it running.
+func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
+	if tr.State().StartedAt.IsZero() {
+		tr.event(structs.TaskSetup, "Building Task Directory", nil)
+	}
+	h, err := tr.cfg.Driver.Start(tr.ctx, tr.cfg.TaskConfig)
+	if err != nil {
+		return nil, err
+	}
+	now := tr.clock.Now()
+	tr.mu.Lock()
+	tr.handle = h
+	tr.state.State = structs.TaskStateRunning
+	tr.state.StartedAt = now
+	tr.state.FinishedAt = time.Time{}
+	tr.mu.Unlock()
+	tr.event(structs.TaskStarted, "Task started by client", nil)
+	return h, nil
+}
+
+// afterStartFailure records a driver failure and applies the restart
+// policy; it reports whether the runner is done.
+func (tr *TaskRunner) afterStartFailure(err error) bool {
+	if tr.killed() {
+		tr.finish(false, structs.TaskKilled, "Task killed while starting", nil)
+		return true
+	}
+	tr.event(structs.TaskDriverFailure, "Failed to start task", func(e *structs.TaskEvent) {
+		e.DriverError = err.Error()
+	})
+	return tr.decide(false)
+}
+
+// afterExit records a task's end and applies the restart policy; it
+// reports whether the runner is done.
+func (tr *TaskRunner) afterExit(res drivers.ExitResult) bool {
+	tr.setHandle(nil)
+	msg := fmt.Sprintf("Exit Code: %d", res.ExitCode)
+	if res.Signal != 0 {
+		msg += fmt.Sprintf(", Signal: %d", res.Signal)
+	}
+	if res.Unknown {
+		msg = "Exit status unknown: the task ended while the client was not watching"
+	}
+	tr.event(structs.TaskTerminated, msg, func(e *structs.TaskEvent) {
+		e.ExitCode, e.Signal = res.ExitCode, res.Signal
+		if res.Err != nil {
+			e.Details = map[string]string{"error": res.Err.Error()}
+		}
+	})
+	return tr.decide(res.Successful())
+}
+
+// decide applies the restart policy and, when it says restart, waits out
+// the delay; it reports whether the runner is done.
+func (tr *TaskRunner) decide(success bool) bool {
+	d := tr.restart.next(success, tr.clock.Now())
+	if !d.restart {
+		tr.finish(d.failed, structs.TaskNotRestarting, d.reason, func(e *structs.TaskEvent) {
+			e.RestartReason = d.reason
+		})
+		return true
+	}
+	now := tr.clock.Now()
+	tr.mu.Lock()
+	tr.state.State = structs.TaskStatePending
+	tr.state.Restarts++
+	tr.state.LastRestart = now
+	tr.mu.Unlock()
+	tr.event(structs.TaskRestarting, fmt.Sprintf("Task restarting in %v", d.delay), func(e *structs.TaskEvent) {
+		e.RestartReason = d.reason
+		e.Details = map[string]string{"start_delay": fmt.Sprint(int64(d.delay))}
+	})
+	timer := tr.clock.NewTimer(d.delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+		return false
+	case <-tr.killCh:
+		tr.finish(false, structs.TaskKilled, "Task killed while waiting to restart", nil)
+		return true
+	case <-tr.detachCh:
+		return true
+	}
+}
+
+// kill stops a running task with its kill timeout and signal.
+func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResult) {
+	timeout := tr.cfg.Task.KillTimeout
+	if timeout <= 0 {
+		timeout = structs.DefaultKillTimeout
+	}
+	tr.event(structs.TaskKilling, "Sent interrupt", func(e *structs.TaskEvent) { e.KillTimeout = timeout })
+	var res drivers.ExitResult
+	if err := tr.cfg.Driver.Stop(h, timeout, tr.cfg.Task.KillSignal); err != nil {
+		res.Err = err
+	} else {
+		res = <-exited
+	}
+	tr.destroy(h)
+	tr.finish(false, structs.TaskKilled, "Task successfully killed", func(e *structs.TaskEvent) {
+		e.ExitCode, e.Signal = res.ExitCode, res.Signal
+		if res.Err != nil {
+			e.DriverError = res.Err.Error()
+		}
+	})
+}
+
+func (tr *TaskRunner) destroy(h *drivers.TaskHandle) {
+	_ = tr.cfg.Driver.Destroy(h)
+	tr.setHandle(nil)
+}
+
+func (tr *TaskRunner) setHandle(h *drivers.TaskHandle) {
+	tr.mu.Lock()
+	tr.handle = h
+	tr.mu.Unlock()
+}
+
+// finish marks the task dead and records the last event.
+func (tr *TaskRunner) finish(failed bool, typ, msg string, fill func(*structs.TaskEvent)) {
+	now := tr.clock.Now()
+	tr.mu.Lock()
+	tr.state.State = structs.TaskStateDead
+	tr.state.Failed = tr.state.Failed || failed
+	tr.state.FinishedAt = now
+	tr.handle = nil
+	tr.mu.Unlock()
+	tr.event(typ, msg, fill)
+}
+
+// event appends an event to the state and reports the new state.
+func (tr *TaskRunner) event(typ, msg string, fill func(*structs.TaskEvent)) {
+	e := &structs.TaskEvent{Type: typ, Time: tr.clock.Now().UnixNano(), Message: msg, DisplayMessage: msg}
+	if fill != nil {
+		fill(e)
+	}
+	tr.mu.Lock()
+	tr.state.Events = append(tr.state.Events, e)
+	if n := len(tr.state.Events); n > maxEvents {
+		tr.state.Events = append([]*structs.TaskEvent(nil), tr.state.Events[n-maxEvents:]...)
+	}
+	u := Update{Task: tr.cfg.Task.Name, State: tr.state.Copy(), Handle: tr.handle}
+	tr.mu.Unlock()
+	tr.cfg.OnUpdate(u)
+}
