@@ -28,6 +28,8 @@ type Broker struct {
 	waiters []*waiter              // Dequeue calls waiting, oldest first
 	unacked int                    // entries in phaseUnacked
 	timer   delayTimer             // the one timer of the delay queue
+	term    string                 // random per enabling: tokens never repeat
+	tokens  uint64                 // tokens minted this term
 }
 
 // effects are callbacks gathered under the lock and run after it.
@@ -92,6 +94,7 @@ func (b *Broker) SetEnabled(enabled bool) {
 	}
 	b.enabled = enabled
 	if enabled {
+		b.term = structs.GenerateUUID()
 		return
 	}
 	waiters := b.waiters

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -94,11 +95,13 @@ func (b *Broker) takeWaiterLocked(typ string) *waiter {
 }
 
 // deliverLocked marks a ready entry as out with a worker, arms its
-// visibility timer and returns its new token.
+// visibility timer and returns its new token: the term's random prefix and
+// a counter, unique across terms and cheaper than a fresh UUID.
 func (b *Broker) deliverLocked(e *entry) string {
 	e.phase = phaseUnacked
 	e.deliveries++
-	e.token = structs.GenerateUUID()
+	b.tokens++
+	e.token = b.term + "." + strconv.FormatUint(b.tokens, 10)
 	b.unacked++
 	id, token := e.eval.ID, e.token
 	e.timer = b.cfg.Clock.AfterFunc(b.cfg.VisibilityTimeout, func() { b.visibilityExpired(id, token) })
