@@ -19,6 +19,9 @@ type builder struct {
 }
 
 func (b *builder) err(path, format string, args ...any) {
+	if b.lc.bad[path] {
+		return
+	}
 	b.r.fieldErr(b.lc, b.lc.get(path), format, args...)
 }
 
@@ -96,7 +99,7 @@ func (b *builder) job(aj *api.Job) *structs.Job {
 		b.err("Job.Reschedule", "is not allowed for system jobs")
 	}
 	if len(aj.TaskGroups) == 0 {
-		b.err("Job.TaskGroups", "a job needs at least one group")
+		b.err("Job.TaskGroups", "%q has no groups", j.ID)
 	}
 	names := map[string]string{}
 	for i, atg := range aj.TaskGroups {
@@ -107,7 +110,7 @@ func (b *builder) job(aj *api.Job) *structs.Job {
 		}
 		tg := b.group(path, j, aj, atg)
 		if prev, dup := names[tg.Name]; dup && tg.Name != "" {
-			b.err(path+".Name", "duplicate group %q (also at %s)", tg.Name, b.position(prev))
+			b.err(path+".Name", "%q is defined twice (first at %s)", tg.Name, b.position(prev+".Name"))
 		} else {
 			names[tg.Name] = path
 		}
@@ -222,7 +225,7 @@ func (b *builder) group(path string, j *structs.Job, aj *api.Job, atg *api.TaskG
 	}
 
 	if len(atg.Tasks) == 0 {
-		b.err(path+".Tasks", "group %q has no tasks", tg.Name)
+		b.err(path+".Tasks", "%q has no tasks", tg.Name)
 	}
 	names := map[string]string{}
 	leaders := 0
@@ -234,7 +237,7 @@ func (b *builder) group(path string, j *structs.Job, aj *api.Job, atg *api.TaskG
 		}
 		t := b.task(tpath, j, tg, at, ports)
 		if prev, dup := names[t.Name]; dup && t.Name != "" {
-			b.err(tpath+".Name", "duplicate task %q in group %q (also at %s)", t.Name, tg.Name, b.position(prev))
+			b.err(tpath+".Name", "%q is defined twice in group %q (first at %s)", t.Name, tg.Name, b.position(prev+".Name"))
 		} else {
 			names[t.Name] = tpath
 		}
@@ -273,7 +276,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *a
 	switch t.Driver {
 	case structs.DriverRawExec, structs.DriverMock:
 	case "":
-		b.err(path+".Driver", "task %q has no driver", t.Name)
+		b.err(path+".Driver", "is required")
 	default:
 		b.err(path+".Driver", "driver %q is not supported by drover (raw_exec or mock)", t.Driver)
 	}

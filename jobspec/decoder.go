@@ -174,6 +174,7 @@ func (d *decoder) str(a *hclsyntax.Attribute, path, field string) *string {
 	d.record(a, path, field)
 	v, ok := d.value(a, field, cty.String)
 	if !ok {
+		d.lc.bad[path] = true
 		return nil
 	}
 	s := v.AsString()
@@ -187,16 +188,19 @@ func (d *decoder) int(a *hclsyntax.Attribute, path, field string) *int {
 	d.record(a, path, field)
 	v, ok := d.value(a, field, cty.Number)
 	if !ok {
+		d.lc.bad[path] = true
 		return nil
 	}
 	bf := v.AsBigFloat()
 	if !bf.IsInt() {
 		d.r.errorf(d.at(a.Expr.Range(), field), "%s must be a whole number (got %s)", field, bf.Text('g', -1))
+		d.lc.bad[path] = true
 		return nil
 	}
 	i, acc := bf.Int64()
 	if acc != big.Exact || i > 1<<31-1 || i < -(1<<31) {
 		d.r.errorf(d.at(a.Expr.Range(), field), "%s is out of range (got %s)", field, bf.Text('g', -1))
+		d.lc.bad[path] = true
 		return nil
 	}
 	n := int(i)
@@ -210,6 +214,7 @@ func (d *decoder) bool(a *hclsyntax.Attribute, path, field string) *bool {
 	d.record(a, path, field)
 	v, ok := d.value(a, field, cty.Bool)
 	if !ok {
+		d.lc.bad[path] = true
 		return nil
 	}
 	t := v.True()
@@ -224,15 +229,18 @@ func (d *decoder) dur(a *hclsyntax.Attribute, path, field string) *time.Duration
 	d.record(a, path, field)
 	v, ok := d.value(a, field, cty.DynamicPseudoType)
 	if !ok {
+		d.lc.bad[path] = true
 		return nil
 	}
 	if v.IsNull() || v.Type() != cty.String {
+		d.lc.bad[path] = true
 		d.r.errorf(d.at(a.Expr.Range(), field), "%s must be a duration string such as \"10s\" (got %s)", field, v.Type().FriendlyName())
 		return nil
 	}
 	dd, err := time.ParseDuration(v.AsString())
 	if err != nil {
 		d.r.errorf(d.at(a.Expr.Range(), field), "%s: invalid duration %q (use a number and a unit: \"10s\", \"1m30s\", \"500ms\")", field, v.AsString())
+		d.lc.bad[path] = true
 		return nil
 	}
 	return &dd

@@ -33,8 +33,7 @@ func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnosti
 	r := &report{}
 	lc := newLocator(filename, false)
 	d := &decoder{file: filename, src: src, r: r, lc: lc}
-	job := d.file_(opts)
-	if job != nil && len(r.errs) == 0 {
+	if job := d.file_(opts); job != nil {
 		if j := finish(job, lc, r); len(r.errs) == 0 {
 			warns, _ := r.result()
 			return j, warns, nil

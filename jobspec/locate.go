@@ -12,10 +12,13 @@ type locator struct {
 	api  bool // API form: fields are named by their JSON path
 	file string
 	at   map[string]loc
+	// bad holds the paths whose values were already reported as invalid,
+	// so that the shared checks do not report them again.
+	bad map[string]bool
 }
 
 func newLocator(file string, api bool) *locator {
-	return &locator{api: api, file: file, at: map[string]loc{}}
+	return &locator{api: api, file: file, at: map[string]loc{}, bad: map[string]bool{}}
 }
 
 func (lc *locator) set(path string, l loc) { lc.at[path] = l }
