@@ -103,9 +103,17 @@ func (b *Broker) deliverLocked(e *entry) string {
 	b.tokens++
 	e.token = b.term + "." + strconv.FormatUint(b.tokens, 10)
 	b.unacked++
+	b.armVisibilityLocked(e)
+	return e.token
+}
+
+// armVisibilityLocked (re)starts the visibility timer of an unacked entry.
+func (b *Broker) armVisibilityLocked(e *entry) {
+	if e.timer != nil {
+		e.timer.Stop()
+	}
 	id, token := e.eval.ID, e.token
 	e.timer = b.cfg.Clock.AfterFunc(b.cfg.VisibilityTimeout, func() { b.visibilityExpired(id, token) })
-	return token
 }
 
 // clearOutstandingLocked ends an entry's delivery.
@@ -232,9 +240,30 @@ func (b *Broker) OutstandingReset(evalID, token string) error {
 	if err != nil {
 		return err
 	}
+	b.armVisibilityLocked(e)
+	return nil
+}
+
+// PauseNackTimeout stops the visibility timeout of an evaluation out with a
+// worker while the worker waits on something that is not its own doing,
+// such as the leader's plan queue. ResumeNackTimeout starts it again in
+// full.
+func (b *Broker) PauseNackTimeout(evalID, token string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, err := b.outstandingLocked(evalID, token)
+	if err != nil {
+		return err
+	}
 	if e.timer != nil {
 		e.timer.Stop()
+		e.timer = nil
 	}
-	e.timer = b.cfg.Clock.AfterFunc(b.cfg.VisibilityTimeout, func() { b.visibilityExpired(evalID, token) })
 	return nil
+}
+
+// ResumeNackTimeout restarts the visibility timeout stopped by
+// PauseNackTimeout.
+func (b *Broker) ResumeNackTimeout(evalID, token string) error {
+	return b.OutstandingReset(evalID, token)
 }

@@ -200,3 +200,29 @@ func TestDelayedEvalWaitsForItsJob(t *testing.T) {
 		mustDequeue(t, b, "a2")
 	})
 }
+
+func TestPauseNackTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := newFakeClock()
+		b := newBroker(t, clk, func(c *evalbroker.Config) { c.VisibilityTimeout = 5 * time.Second })
+		mustEnqueue(t, b, mkEval("a1", "A", 50, 1))
+		tok := mustDequeue(t, b, "a1")
+		if err := b.PauseNackTimeout("a1", tok); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Hour)
+		if _, ok := b.Outstanding("a1"); !ok {
+			t.Fatal("timed out while paused")
+		}
+		if err := b.ResumeNackTimeout("a1", tok); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(5 * time.Second)
+		if _, ok := b.Outstanding("a1"); ok {
+			t.Fatal("not timed out 5s after resume")
+		}
+		if err := b.PauseNackTimeout("a1", tok); !errors.Is(err, evalbroker.ErrNotOutstanding) {
+			t.Fatalf("PauseNackTimeout after timeout = %v, want ErrNotOutstanding", err)
+		}
+	})
+}
