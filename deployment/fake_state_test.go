@@ -1,0 +1,265 @@
+package deployment
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// fakeStore is an in-memory replicated state for the watcher tests: reads
+// register one channel that is closed on every change, and the Writer side
+// applies requests as the real store would, in outline.
+type fakeStore struct {
+	mu       sync.Mutex
+	changed  chan struct{}
+	index    uint64
+	deps     map[string]*structs.Deployment
+	jobs     map[string][]*structs.Job // versions, oldest first
+	allocs   map[string]*structs.Allocation
+	evals    []*structs.Evaluation
+	log      []string // one line per write, in order
+	requests []any
+	// failWrites makes the next n writes fail.
+	failWrites int
+}
+
+var errInjected = errors.New("injected write failure")
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{
+		changed: make(chan struct{}),
+		deps:    map[string]*structs.Deployment{},
+		jobs:    map[string][]*structs.Job{},
+		allocs:  map[string]*structs.Allocation{},
+	}
+}
+
+// mutate runs fn under the lock, bumps the index and wakes watchers.
+func (f *fakeStore) mutate(fn func(index uint64)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.index++
+	fn(f.index)
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func (f *fakeStore) read(ws WatchSet) {
+	ws.Add(f.changed)
+}
+
+func (f *fakeStore) ActiveDeployments(ws WatchSet) ([]*structs.Deployment, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	var out []*structs.Deployment
+	for _, d := range f.deps {
+		if d.Active() {
+			out = append(out, d.Copy())
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeStore) DeploymentByID(ws WatchSet, id string) (*structs.Deployment, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	return f.deps[id].Copy(), nil
+}
+
+func (f *fakeStore) JobByID(ws WatchSet, _, id string) (*structs.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	v := f.jobs[id]
+	if len(v) == 0 {
+		return nil, nil
+	}
+	return v[len(v)-1].Copy(), nil
+}
+
+func (f *fakeStore) JobByIDAndVersion(ws WatchSet, _, id string, version uint64) (*structs.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	for _, j := range f.jobs[id] {
+		if j.Version == version {
+			return j.Copy(), nil
+		}
+	}
+	return nil, nil
+}
+
+func (f *fakeStore) LatestStableJob(ws WatchSet, _, id string) (*structs.Job, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	v := f.jobs[id]
+	for i := len(v) - 1; i >= 0; i-- {
+		if v[i].Stable {
+			return v[i].Copy(), nil
+		}
+	}
+	return nil, nil
+}
+
+func (f *fakeStore) AllocsByDeployment(ws WatchSet, id string) ([]*structs.Allocation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	var out []*structs.Allocation
+	for _, a := range f.allocs {
+		if a.DeploymentID == id {
+			out = append(out, a.Copy())
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeStore) EvalsByJob(ws WatchSet, _, jobID string) ([]*structs.Evaluation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	var out []*structs.Evaluation
+	for _, e := range f.evals {
+		if e.JobID == jobID {
+			out = append(out, e.Copy())
+		}
+	}
+	return out, nil
+}
+
+// write records and applies one request, or fails it when asked to.
+func (f *fakeStore) write(line string, req any, apply func(index uint64)) error {
+	f.mu.Lock()
+	if f.failWrites > 0 {
+		f.failWrites--
+		f.log = append(f.log, "FAILED "+line)
+		f.mu.Unlock()
+		return errInjected
+	}
+	f.log = append(f.log, line)
+	f.requests = append(f.requests, req)
+	f.mu.Unlock()
+	f.mutate(apply)
+	return nil
+}
+
+func (f *fakeStore) addEval(e *structs.Evaluation, index uint64) {
+	if e == nil {
+		return
+	}
+	c := e.Copy()
+	c.CreateIndex, c.ModifyIndex = index, index
+	f.evals = append(f.evals, c)
+}
+
+func (f *fakeStore) UpdateDeploymentStatus(_ context.Context, req *structs.DeploymentStatusUpdateRequest) error {
+	u := req.DeploymentUpdate
+	return f.write("status "+u.Status+": "+u.StatusDescription, req, func(index uint64) {
+		d := f.deps[u.DeploymentID].Copy()
+		if d.Status == structs.DeploymentStatusPaused && u.Status == structs.DeploymentStatusRunning {
+			for _, s := range d.TaskGroups {
+				s.RequireProgressBy = time.Unix(0, req.UpdatedAt).Add(s.ProgressDeadline)
+			}
+		}
+		d.Status, d.StatusDescription = u.Status, u.StatusDescription
+		d.ModifyIndex, d.ModifyTime = index, req.UpdatedAt
+		f.deps[d.ID] = d
+		if req.Job != nil {
+			v := f.jobs[req.Job.ID]
+			j := req.Job.Copy()
+			j.Version = v[len(v)-1].Version + 1
+			f.jobs[j.ID] = append(v, j)
+		}
+		f.addEval(req.Eval, index)
+	})
+}
+
+func (f *fakeStore) PromoteDeployment(_ context.Context, req *structs.DeploymentPromoteRequest) error {
+	return f.write("promote", req, func(index uint64) {
+		d := f.deps[req.DeploymentID].Copy()
+		for _, name := range req.Groups {
+			s := d.TaskGroups[name]
+			s.Promoted = true
+			s.RequireProgressBy = req.PromotedAt.Add(s.ProgressDeadline)
+		}
+		d.StatusDescription = structs.DeploymentStatusDescriptionRunning
+		f.deps[d.ID] = d
+		f.addEval(req.Eval, index)
+	})
+}
+
+func (f *fakeStore) UpdateJobStability(_ context.Context, req *structs.JobStabilityRequest) error {
+	return f.write("stable", req, func(uint64) {
+		for _, j := range f.jobs[req.JobID] {
+			if j.Version == req.JobVersion {
+				j.Stable = req.Stable
+			}
+		}
+	})
+}
+
+func (f *fakeStore) UpdateAllocDesiredTransition(_ context.Context, req *structs.AllocUpdateDesiredTransitionRequest) error {
+	ids := make([]string, 0, len(req.Allocs))
+	for id := range req.Allocs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return f.write("reschedule", req, func(index uint64) {
+		for id, tr := range req.Allocs {
+			a := f.allocs[id].Copy()
+			a.DesiredTransition = *tr
+			a.ModifyIndex = index
+			f.allocs[id] = a
+		}
+		for _, e := range req.Evals {
+			f.addEval(e, index)
+		}
+	})
+}
+
+func (f *fakeStore) UpsertEvals(_ context.Context, req *structs.EvalUpdateRequest) error {
+	return f.write("eval", req, func(index uint64) {
+		for _, e := range req.Evals {
+			f.addEval(e, index)
+		}
+	})
+}
+
+// setHealth records a client's health report for an allocation.
+func (f *fakeStore) setHealth(id string, healthy bool, at time.Time) {
+	f.mutate(func(index uint64) {
+		a := f.allocs[id].Copy()
+		a.DeploymentStatus.Healthy = &healthy
+		a.DeploymentStatus.Timestamp = at
+		a.DeploymentStatus.ModifyIndex = index
+		a.ModifyIndex = index
+		f.allocs[id] = a
+		if d := f.deps[a.DeploymentID]; d != nil && healthy {
+			d = d.Copy()
+			s := d.TaskGroups[a.TaskGroup]
+			s.HealthyAllocs++
+			s.RequireProgressBy = at.Add(s.ProgressDeadline)
+			f.deps[d.ID] = d
+		}
+	})
+}
+
+// writes returns the write log so far.
+func (f *fakeStore) writes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log)
+}
+
+func (f *fakeStore) deployment(id string) *structs.Deployment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.deps[id].Copy()
+}

@@ -1,0 +1,209 @@
+package deployment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+	hclog "github.com/hashicorp/go-hclog"
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// DefaultRetryInterval is how long the watcher waits before another pass
+// after a failed read or write, when nothing changes meanwhile.
+const DefaultRetryInterval = time.Second
+
+// Errors of NewWatcher.
+var (
+	ErrNoState  = errors.New("deployment watcher: no state")
+	ErrNoWriter = errors.New("deployment watcher: no writer")
+)
+
+// Config assembles a Watcher.
+type Config struct {
+	State  State
+	Writer Writer
+	// Clock defaults to RealClock.
+	Clock Clock
+	// Logger defaults to a null logger.
+	Logger hclog.Logger
+	// NewID mints evaluation IDs; defaults to structs.GenerateUUID.
+	NewID func() string
+	// RetryInterval defaults to DefaultRetryInterval.
+	RetryInterval time.Duration
+}
+
+// Watcher drives every active deployment to its end. It runs on the leader
+// only, from Run, and keeps nothing between passes that state does not
+// hold: each pass re-reads the active deployments, decides on each with
+// Decide and writes the decisions, then sleeps until the state it read
+// changes or the earliest WakeAt comes.
+type Watcher struct {
+	state  State
+	writer Writer
+	clock  Clock
+	logger hclog.Logger
+	newID  func() string
+	retry  time.Duration
+}
+
+// NewWatcher returns a watcher; Config.State and Config.Writer are required.
+func NewWatcher(cfg Config) (*Watcher, error) {
+	if cfg.State == nil {
+		return nil, ErrNoState
+	}
+	if cfg.Writer == nil {
+		return nil, ErrNoWriter
+	}
+	w := &Watcher{state: cfg.State, writer: cfg.Writer, clock: cfg.Clock, logger: cfg.Logger,
+		newID: cfg.NewID, retry: cfg.RetryInterval}
+	if w.clock == nil {
+		w.clock = RealClock{}
+	}
+	if w.logger == nil {
+		w.logger = hclog.NewNullLogger()
+	}
+	if w.newID == nil {
+		w.newID = structs.GenerateUUID
+	}
+	if w.retry <= 0 {
+		w.retry = DefaultRetryInterval
+	}
+	return w, nil
+}
+
+// Run watches deployments until ctx is done (leadership lost or shutdown),
+// then returns nil. It is level-triggered: every wake-up re-reads state,
+// so a new leader calling Run resumes from replicated state alone, and a
+// deadline that passed meanwhile fails its deployment on the first pass.
+func (w *Watcher) Run(ctx context.Context) error {
+	for {
+		ws := memdb.NewWatchSet()
+		wake := w.pass(ctx, ws)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !w.wait(ctx, ws, wake) {
+			return nil
+		}
+	}
+}
+
+// pass decides on every active deployment once and returns the earliest
+// time a decision asked to be woken at (or a retry time after an error).
+func (w *Watcher) pass(ctx context.Context, ws memdb.WatchSet) time.Time {
+	var wake time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (wake.IsZero() || t.Before(wake)) {
+			wake = t
+		}
+	}
+	active, err := w.state.ActiveDeployments(ws)
+	if err != nil {
+		w.logger.Error("listing active deployments", "error", err)
+		return w.clock.Now().Add(w.retry)
+	}
+	queue := make([]string, 0, len(active))
+	for _, d := range active {
+		if d != nil {
+			queue = append(queue, d.ID)
+		}
+	}
+	slices.Sort(queue)
+	for _, id := range slices.Compact(queue) {
+		if ctx.Err() != nil {
+			return wake
+		}
+		next, err := w.step(ctx, ws, id)
+		if err != nil {
+			w.logger.Error("deployment watcher step", "deployment_id", id, "error", err)
+			next = w.clock.Now().Add(w.retry)
+		}
+		earliest(next)
+	}
+	return wake
+}
+
+// step observes one deployment, decides and writes. It returns the
+// decision's WakeAt.
+func (w *Watcher) step(ctx context.Context, ws memdb.WatchSet, id string) (time.Time, error) {
+	now := w.clock.Now()
+	obs, err := w.observe(ws, id, now)
+	if err != nil || obs.Deployment == nil {
+		return time.Time{}, err
+	}
+	dec := Decide(obs)
+	if dec.Changed() {
+		w.logger.Debug("deployment decision", "deployment_id", id, "decision", dec.String())
+		if err := w.write(ctx, obs, dec); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return dec.WakeAt, nil
+}
+
+// observe reads everything Decide needs about one deployment.
+func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observation, error) {
+	obs := Observation{Now: now}
+	d, err := w.state.DeploymentByID(ws, id)
+	if err != nil || d == nil {
+		return obs, wrapRead("deployment", err)
+	}
+	obs.Deployment = d
+	if obs.LatestJob, err = w.state.JobByID(ws, d.Namespace, d.JobID); err != nil {
+		return obs, wrapRead("job", err)
+	}
+	if obs.Job, err = w.state.JobByIDAndVersion(ws, d.Namespace, d.JobID, d.JobVersion); err != nil {
+		return obs, wrapRead("job version", err)
+	}
+	if obs.Job == nil && obs.LatestJob != nil && obs.LatestJob.Version == d.JobVersion {
+		obs.Job = obs.LatestJob
+	}
+	if obs.StableJob, err = w.state.LatestStableJob(ws, d.Namespace, d.JobID); err != nil {
+		return obs, wrapRead("stable job", err)
+	}
+	if obs.Allocs, err = w.state.AllocsByDeployment(ws, id); err != nil {
+		return obs, wrapRead("allocs", err)
+	}
+	evals, err := w.state.EvalsByJob(ws, d.Namespace, d.JobID)
+	if err != nil {
+		return obs, wrapRead("evals", err)
+	}
+	for _, e := range evals {
+		if e != nil && e.CreateIndex > obs.LatestEvalIndex {
+			obs.LatestEvalIndex = e.CreateIndex
+		}
+	}
+	return obs, nil
+}
+
+func wrapRead(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("reading %s: %w", what, err)
+}
+
+// wait blocks until something read into ws changes, wake comes, or ctx is
+// done; it reports false for the latter.
+func (w *Watcher) wait(ctx context.Context, ws memdb.WatchSet, wake time.Time) bool {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changed := ws.WatchCh(wctx)
+	var fire <-chan time.Time
+	if !wake.IsZero() {
+		t := w.clock.NewTimer(wake.Sub(w.clock.Now()))
+		defer t.Stop()
+		fire = t.C()
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-changed:
+	case <-fire:
+	}
+	return true
+}
