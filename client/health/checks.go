@@ -1,0 +1,208 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/structs"
+)
+
+// ErrCheckFailed is wrapped by a failing check.
+var ErrCheckFailed = errors.New("check failed")
+
+// Defaults for checks that leave interval or timeout unset.
+const (
+	DefaultCheckInterval = 10 * time.Second
+	DefaultCheckTimeout  = 5 * time.Second
+)
+
+// Checker runs one probe.
+type Checker interface {
+	// Check returns nil if the probe passes. It honours ctx's deadline.
+	Check(ctx context.Context) error
+}
+
+// TCPChecker passes when a TCP connection to Addr opens.
+type TCPChecker struct{ Addr string }
+
+// Check dials Addr.
+func (c TCPChecker) Check(ctx context.Context) error {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCheckFailed, err)
+	}
+	return conn.Close()
+}
+
+// HTTPChecker passes when a request to URL answers 2xx.
+type HTTPChecker struct {
+	URL    string
+	Method string
+	Header http.Header
+	// Client defaults to one that does not follow redirects.
+	Client *http.Client
+}
+
+var noRedirectClient = &http.Client{
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// Check sends the request.
+func (c HTTPChecker) Check(ctx context.Context) error {
+	method := c.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCheckFailed, err)
+	}
+	for k, vs := range c.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	client := c.Client
+	if client == nil {
+		client = noRedirectClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCheckFailed, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("%w: HTTP %s", ErrCheckFailed, resp.Status)
+	}
+	return nil
+}
+
+// Check is one named check to run periodically.
+type Check struct {
+	Name     string
+	Interval time.Duration
+	Timeout  time.Duration
+	Checker  Checker
+}
+
+// CheckName names a service's check as the tracker knows it.
+func CheckName(svc *structs.Service, c *structs.ServiceCheck) string {
+	return svc.Name + "/" + c.Name
+}
+
+// AllocChecks builds the checks of a group's services (group level and
+// task level) against the allocation's ports on 127.0.0.1. replace fills
+// runtime references into check paths (may be nil).
+func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(string) string) ([]Check, error) {
+	if tg == nil {
+		return nil, nil
+	}
+	services := append([]*structs.Service(nil), tg.Services...)
+	for _, t := range tg.Tasks {
+		services = append(services, t.Services...)
+	}
+	var out []Check
+	for _, svc := range services {
+		for _, sc := range svc.Checks {
+			label := sc.PortLabel
+			if label == "" {
+				label = svc.PortLabel
+			}
+			port, err := allocPort(alloc, label)
+			if err != nil {
+				return nil, fmt.Errorf("check %s: %w", CheckName(svc, sc), err)
+			}
+			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			c := Check{Name: CheckName(svc, sc), Interval: sc.Interval, Timeout: sc.Timeout}
+			switch sc.Type {
+			case structs.CheckTypeTCP:
+				c.Checker = TCPChecker{Addr: addr}
+			case structs.CheckTypeHTTP:
+				path := sc.Path
+				if replace != nil {
+					path = replace(path)
+				}
+				if !strings.HasPrefix(path, "/") {
+					path = "/" + path
+				}
+				proto := sc.Protocol
+				if proto == "" {
+					proto = "http"
+				}
+				c.Checker = HTTPChecker{URL: proto + "://" + addr + path, Method: sc.Method, Header: sc.Header}
+			default:
+				return nil, fmt.Errorf("%w: check %s has unsupported type %q", ErrInvalidConfig, CheckName(svc, sc), sc.Type)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func allocPort(alloc *structs.Allocation, label string) (int, error) {
+	if n, err := strconv.Atoi(label); err == nil {
+		return n, nil
+	}
+	if alloc != nil && alloc.AllocatedResources != nil {
+		for _, p := range alloc.AllocatedResources.Shared.Ports {
+			if p.Label == label {
+				return p.Value, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: no port labelled %q", ErrInvalidConfig, label)
+}
+
+// RunChecks runs every check at its interval until ctx ends, reporting
+// each result through report (from the check's goroutine). The first run
+// of each check is immediate. It returns at once; wait on the returned
+// function to know all goroutines have stopped.
+func RunChecks(ctx context.Context, clk clock.Clock, checks []Check, report func(name string, passing bool, output string)) (wait func()) {
+	var wg sync.WaitGroup
+	for _, c := range checks {
+		wg.Go(func() { runCheck(ctx, clk, c, report) })
+	}
+	return wg.Wait
+}
+
+func runCheck(ctx context.Context, clk clock.Clock, c Check, report func(string, bool, string)) {
+	interval, timeout := c.Interval, c.Timeout
+	if interval <= 0 {
+		interval = DefaultCheckInterval
+	}
+	if timeout <= 0 {
+		timeout = DefaultCheckTimeout
+	}
+	timer := clk.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C():
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		err := c.Checker.Check(cctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		out := "ok"
+		if err != nil {
+			out = err.Error()
+		}
+		report(c.Name, err == nil, out)
+		timer.Reset(interval)
+	}
+}
