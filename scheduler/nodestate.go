@@ -1,0 +1,68 @@
+package scheduler
+
+import (
+	"github.com/droverhq/drover/structs"
+)
+
+// nodeState is one node's usage as the placer sees it: what is reserved by
+// live allocs (and by placements made so far), which host ports are taken,
+// and how many allocs of each job and group run there.
+type nodeState struct {
+	node     *structs.Node
+	capacity structs.ComparableResources
+	used     structs.ComparableResources
+	ports    portSet
+	ip       string
+	minPort  int
+	maxPort  int
+	// jobs counts live allocs per job ID and per job ID + group.
+	jobs map[string]int
+}
+
+func newNodeState(n *structs.Node) *nodeState {
+	ns := &nodeState{
+		node: n, capacity: n.Capacity(), ports: portSet{},
+		ip:      n.Attributes["unique.network.ip-address"],
+		minPort: structs.DefaultMinDynamicPort, maxPort: structs.DefaultMaxDynamicPort,
+	}
+	if r := n.NodeResources; r != nil && r.MinDynamicPort > 0 && r.MaxDynamicPort >= r.MinDynamicPort {
+		ns.minPort, ns.maxPort = r.MinDynamicPort, r.MaxDynamicPort
+	}
+	if r := n.ReservedResources; r != nil {
+		parsePortSpec(r.Networks.ReservedHostPorts, ns.ports)
+	}
+	return ns
+}
+
+func groupKey(job, group string) string { return job + "\x00" + group }
+
+// add counts an alloc's reservation on the node; sign -1 removes it.
+func (ns *nodeState) add(a *structs.Allocation, sign int) {
+	c := a.AllocatedResources.Comparable()
+	ns.used.CPU += int64(sign) * c.CPU
+	ns.used.MemoryMB += int64(sign) * c.MemoryMB
+	ns.used.DiskMB += int64(sign) * c.DiskMB
+	if a.AllocatedResources != nil {
+		for _, p := range a.AllocatedResources.Shared.Ports {
+			if sign > 0 {
+				ns.ports[p.Value] = struct{}{}
+			} else {
+				delete(ns.ports, p.Value)
+			}
+		}
+	}
+	if ns.jobs == nil {
+		ns.jobs = map[string]int{}
+	}
+	ns.jobs[a.JobID] += sign
+	ns.jobs[groupKey(a.JobID, a.TaskGroup)] += sign
+}
+
+// free returns what is left on the node.
+func (ns *nodeState) free() structs.ComparableResources {
+	return structs.ComparableResources{
+		CPU:      ns.capacity.CPU - ns.used.CPU,
+		MemoryMB: ns.capacity.MemoryMB - ns.used.MemoryMB,
+		DiskMB:   ns.capacity.DiskMB - ns.used.DiskMB,
+	}
+}

@@ -1,0 +1,414 @@
+package scheduler
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Placer finds nodes for a plan's placements. It holds every node's usage
+// (from the live allocs it was given) and updates it as it places, so one
+// Placer can serve many plans in turn against the same snapshot.
+//
+// Each placement looks at nodes in a shuffled order from a rotating
+// cursor, skips infeasible ones (feasibility is cached per group and node)
+// and ranks at most Limit nodes that fit, as Nomad does, so a placement
+// costs O(log n) node checks rather than O(n).
+type Placer struct {
+	nodes  []*nodeState
+	byID   map[string]int
+	allocs map[string]allocRef
+	rng    *rand.Rand
+	cache  *constraintCache
+	// Limit overrides the number of fitting nodes ranked per placement
+	// (default max(2, ceil(log2 n))).
+	Limit int
+}
+
+type allocRef struct {
+	alloc *structs.Allocation
+	node  int
+}
+
+// NewPlacer builds usage from allocs (terminal ones are ignored) over
+// nodes. seed makes the node order, and so every choice, reproducible.
+func NewPlacer(nodes []*structs.Node, allocs []*structs.Allocation, seed uint64) *Placer {
+	p := &Placer{
+		byID:   make(map[string]int, len(nodes)),
+		allocs: make(map[string]allocRef, len(allocs)),
+		rng:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		cache:  newConstraintCache(),
+	}
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		if _, dup := p.byID[n.ID]; dup {
+			continue
+		}
+		p.byID[n.ID] = len(p.nodes)
+		p.nodes = append(p.nodes, newNodeState(n))
+	}
+	for _, a := range allocs {
+		if a == nil || a.TerminalStatus() {
+			continue
+		}
+		i, ok := p.byID[a.NodeID]
+		if !ok {
+			continue
+		}
+		p.nodes[i].add(a, 1)
+		p.allocs[a.ID] = allocRef{a, i}
+	}
+	return p
+}
+
+// PlaceResult is what placement made of a plan.
+type PlaceResult struct {
+	// Allocs are the new allocations, in plan order.
+	Allocs []*structs.Allocation
+	// Failed explains, per group, why placements found no node; later
+	// failures of a group are coalesced into its first.
+	Failed map[string]*structs.AllocationMetric
+	// Unplaced are the placements that found no node. Their Replaces
+	// allocs must keep running.
+	Unplaced []Placement
+}
+
+// groupCtx is what placement needs per group, built once per plan.
+type groupCtx struct {
+	tg          *structs.TaskGroup
+	req         structs.ComparableResources
+	constraints []*structs.Constraint
+	distinctJob bool
+	distinctTG  bool
+	feas        []uint8 // 0 unknown, 1 feasible, 2 filtered
+	reasons     []string
+	spreads     []*spreadState
+	key         string
+}
+
+// Place finds a node for each of plan's placements of job. Stops and
+// replaced allocs free their resources first; a replaced alloc whose
+// replacement fails keeps its resources.
+func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult {
+	res := &PlaceResult{}
+	if job == nil || plan == nil {
+		return res
+	}
+	for _, s := range plan.Stop {
+		if s.Alloc != nil {
+			p.release(s.Alloc.ID)
+		}
+	}
+	for _, pl := range plan.Place {
+		if pl.Replaces != "" {
+			p.release(pl.Replaces)
+		}
+	}
+	pool, avail := p.pool(job)
+	limit := p.Limit
+	if limit <= 0 {
+		limit = max(2, bits.Len(uint(len(pool))))
+	}
+	groups := map[string]*groupCtx{}
+	cursor := 0
+	for _, pl := range plan.Place {
+		g := groups[pl.TaskGroup]
+		if g == nil {
+			tg := job.LookupTaskGroup(pl.TaskGroup)
+			if tg == nil {
+				res.Unplaced = append(res.Unplaced, pl)
+				continue
+			}
+			g = p.newGroupCtx(job, tg, pool)
+			groups[pl.TaskGroup] = g
+		}
+		if m := res.Failed[pl.TaskGroup]; m != nil && pl.NodeID == "" {
+			m.CoalescedFailures++
+			p.unplace(res, pl)
+			continue
+		}
+		start := time.Now()
+		metric := &structs.AllocationMetric{NodesInPool: len(pool)}
+		var best int
+		if pl.NodeID != "" {
+			best = p.pinned(job, g, pl, metric)
+		} else {
+			glimit := limit
+			if len(g.spreads) > 0 {
+				glimit *= 2
+			}
+			best, cursor = p.search(g, pl, pool, cursor, glimit, metric)
+		}
+		var a *structs.Allocation
+		if best >= 0 {
+			var dim string
+			if a, dim = p.commit(job, g, pl, best, plan.EvalID, now); a == nil {
+				exhaust(metric, p.nodes[best], dim)
+			}
+		}
+		metric.AllocationTime = time.Since(start)
+		if a == nil {
+			metric.NodesAvailable = avail
+			if res.Failed == nil {
+				res.Failed = map[string]*structs.AllocationMetric{}
+			}
+			if prev := res.Failed[pl.TaskGroup]; prev != nil {
+				prev.CoalescedFailures++
+			} else {
+				res.Failed[pl.TaskGroup] = metric
+			}
+			p.unplace(res, pl)
+			continue
+		}
+		a.Metrics = metric
+		res.Allocs = append(res.Allocs, a)
+	}
+	return res
+}
+
+// unplace records a failed placement and puts its replaced alloc back.
+func (p *Placer) unplace(res *PlaceResult, pl Placement) {
+	res.Unplaced = append(res.Unplaced, pl)
+	if pl.Replaces != "" {
+		if r, ok := p.allocs[pl.Replaces]; ok && r.node < 0 {
+			p.restore(pl.Replaces)
+		}
+	}
+}
+
+// release frees a live alloc's resources, remembering it was freed.
+func (p *Placer) release(id string) {
+	r, ok := p.allocs[id]
+	if !ok || r.node < 0 {
+		return
+	}
+	p.nodes[r.node].add(r.alloc, -1)
+	p.allocs[id] = allocRef{r.alloc, -1 - r.node}
+}
+
+func (p *Placer) restore(id string) {
+	r := p.allocs[id]
+	i := -1 - r.node
+	p.nodes[i].add(r.alloc, 1)
+	p.allocs[id] = allocRef{r.alloc, i}
+}
+
+// pool returns the indexes of ready nodes in the job's datacenters and
+// node pool, shuffled, and their count per datacenter.
+func (p *Placer) pool(job *structs.Job) ([]int, map[string]int) {
+	pool := make([]int, 0, len(p.nodes))
+	avail := map[string]int{}
+	for i, ns := range p.nodes {
+		if ns.node.Ready() && inPool(job, ns.node) {
+			pool = append(pool, i)
+			avail[ns.node.Datacenter]++
+		}
+	}
+	p.rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	return pool, avail
+}
+
+func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int) *groupCtx {
+	g := &groupCtx{
+		tg: tg, req: tg.GroupResources(), constraints: groupConstraints(job, tg),
+		feas: make([]uint8, len(p.nodes)), reasons: make([]string, len(p.nodes)),
+		key: groupKey(job.ID, tg.Name),
+	}
+	g.distinctJob = hasDistinctHosts(job.Constraints)
+	g.distinctTG = hasDistinctHosts(tg.Constraints)
+	for _, sp := range append(append([]*structs.Spread{}, job.Spreads...), tg.Spreads...) {
+		if sp == nil {
+			continue
+		}
+		s := newSpreadState(sp, p, pool)
+		for _, r := range p.allocs {
+			if r.node >= 0 && r.alloc.JobID == job.ID && r.alloc.TaskGroup == tg.Name && s.set[r.node] {
+				s.counts[s.values[r.node]]++
+			}
+		}
+		g.spreads = append(g.spreads, s)
+	}
+	return g
+}
+
+// check evaluates one node for the group: feasibility (cached), distinct
+// hosts and fit. It returns false with the metric updated when the node is
+// out.
+func (p *Placer) check(g *groupCtx, i int, m *structs.AllocationMetric) bool {
+	ns := p.nodes[i]
+	m.NodesEvaluated++
+	if g.feas[i] == 0 {
+		ok, why := nodeFeasible(g.constraints, g.tg, ns.node, p.cache)
+		g.feas[i] = 2
+		if ok {
+			g.feas[i] = 1
+		}
+		g.reasons[i] = why
+	}
+	if g.feas[i] == 2 {
+		filter(m, g.reasons[i])
+		return false
+	}
+	if g.distinctJob && ns.jobs[jobKeyOf(g.key)] > 0 || g.distinctTG && ns.jobs[g.key] > 0 {
+		filter(m, structs.ConstraintDistinctHosts)
+		return false
+	}
+	if ok, dim := g.req.Fits(ns.free()); !ok {
+		exhaust(m, ns, dim)
+		return false
+	}
+	return true
+}
+
+func jobKeyOf(key string) string {
+	for i := 0; i < len(key); i++ {
+		if key[i] == 0 {
+			return key[:i]
+		}
+	}
+	return key
+}
+
+func filter(m *structs.AllocationMetric, why string) {
+	m.NodesFiltered++
+	if m.ConstraintFiltered == nil {
+		m.ConstraintFiltered = map[string]int{}
+	}
+	m.ConstraintFiltered[why]++
+}
+
+func exhaust(m *structs.AllocationMetric, ns *nodeState, dim string) {
+	m.NodesExhausted++
+	if m.DimensionExhausted == nil {
+		m.DimensionExhausted = map[string]int{}
+	}
+	m.DimensionExhausted[dim]++
+	if c := ns.node.NodeClass; c != "" {
+		if m.ClassExhausted == nil {
+			m.ClassExhausted = map[string]int{}
+		}
+		m.ClassExhausted[c]++
+	}
+}
+
+// search walks the shuffled pool from cursor and returns the best of the
+// first limit fitting nodes (or -1), and the cursor to continue from.
+func (p *Placer) search(g *groupCtx, pl Placement, pool []int, cursor, limit int, m *structs.AllocationMetric) (int, int) {
+	best, bestScore, found := -1, math.Inf(-1), 0
+	n := len(pool)
+	for seen := 0; seen < n && found < limit; seen++ {
+		i := pool[cursor]
+		cursor++
+		if cursor == n {
+			cursor = 0
+		}
+		if !p.check(g, i, m) {
+			continue
+		}
+		found++
+		if s := p.score(g, pl, i); s > bestScore {
+			best, bestScore = i, s
+		}
+	}
+	return best, cursor
+}
+
+// pinned evaluates the one node a placement is pinned to.
+func (p *Placer) pinned(job *structs.Job, g *groupCtx, pl Placement, m *structs.AllocationMetric) int {
+	i, ok := p.byID[pl.NodeID]
+	if !ok {
+		return -1
+	}
+	ns := p.nodes[i]
+	if !ns.node.Ready() || !inPool(job, ns.node) {
+		filter(m, "node not ready or not in pool")
+		return -1
+	}
+	if !p.check(g, i, m) {
+		return -1
+	}
+	return i
+}
+
+// score ranks a fitting node: the mean of bin packing, job anti-affinity
+// (when the node already runs the group and the group has no spread), a
+// penalty for the node a rescheduled alloc failed on, and spread.
+func (p *Placer) score(g *groupCtx, pl Placement, i int) float64 {
+	ns := p.nodes[i]
+	sum, n := binPackScore(ns, g.req), 1.0
+	// Spread already distributes the group; anti-affinity would fight its
+	// targets, so it applies only to groups without spread.
+	if s, ok := antiAffinity(ns, g.key, g.tg.Count); ok && len(g.spreads) == 0 {
+		sum += s
+		n++
+	}
+	if pl.Reschedule && pl.PreviousNode == ns.node.ID {
+		sum--
+		n++
+	}
+	if len(g.spreads) > 0 {
+		var w, total float64
+		for _, s := range g.spreads {
+			wt := float64(s.spread.Weight)
+			if wt <= 0 {
+				wt = 50
+			}
+			total += wt * s.boost(i, g.tg.Count)
+			w += wt
+		}
+		sum += total / w
+		n++
+	}
+	return sum / n
+}
+
+// commit builds the allocation on node i and records its usage.
+func (p *Placer) commit(job *structs.Job, g *groupCtx, pl Placement, i int, evalID string, now time.Time) (*structs.Allocation, string) {
+	ns := p.nodes[i]
+	var nets []*structs.NetworkResource
+	nets = append(nets, g.tg.Networks...)
+	ports, assigned, dim := assignPorts(nets, ns, p.rng)
+	if dim != "" {
+		return nil, dim
+	}
+	ar := &structs.AllocatedResources{
+		Tasks:  make(map[string]*structs.AllocatedTaskResources, len(g.tg.Tasks)),
+		Shared: structs.AllocatedSharedResources{DiskMB: g.req.DiskMB, Networks: assigned, Ports: ports},
+	}
+	for _, t := range g.tg.Tasks {
+		if t == nil {
+			continue
+		}
+		tr := &structs.AllocatedTaskResources{}
+		if t.Resources != nil {
+			tr.Cpu.CpuShares = int64(t.Resources.CPU)
+			tr.Memory.MemoryMB = int64(t.Resources.MemoryMB)
+			tr.Memory.MemoryMaxMB = int64(t.Resources.MemoryMaxMB)
+		}
+		ar.Tasks[t.Name] = tr
+	}
+	a := &structs.Allocation{
+		ID: pl.AllocID, Namespace: job.Namespace, EvalID: evalID, Name: pl.Name,
+		NodeID: ns.node.ID, NodeName: ns.node.Name, JobID: job.ID, Job: job, TaskGroup: pl.TaskGroup,
+		AllocatedResources: ar, DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus: structs.AllocClientStatusPending, DeploymentID: pl.DeploymentID,
+		PreviousAllocation: pl.PreviousAlloc, RescheduleTracker: pl.RescheduleTracker,
+		CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+	}
+	if pl.Canary {
+		a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+	}
+	ns.add(a, 1)
+	p.allocs[a.ID] = allocRef{a, i}
+	for _, s := range g.spreads {
+		if s.set[i] {
+			s.counts[s.values[i]]++
+		}
+	}
+	return a, ""
+}
