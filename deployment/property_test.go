@@ -106,7 +106,11 @@ func referenceExempt(obs Observation, name string, s *structs.DeploymentState) b
 // promotion only of healthy canaries, and determinism.
 func TestDecideProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := range 20000 {
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for i := range n {
 		obs := randomObservation(r)
 		dec := Decide(obs)
 		if again := Decide(obs); !reflect.DeepEqual(dec, again) {
