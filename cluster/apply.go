@@ -1,0 +1,52 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// defaultApplyTimeout bounds a write whose context has no deadline.
+const defaultApplyTimeout = 30 * time.Second
+
+// ApplyBytes appends one encoded entry to the replicated log, waits until
+// it is committed and applied to the local state machine, and returns the
+// state machine's response and the entry's index. See Apply for errors.
+func (s *Server) ApplyBytes(ctx context.Context, data []byte) (any, uint64, error) {
+	timeout := defaultApplyTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+		if timeout <= 0 {
+			return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+		}
+	}
+	f := s.raft.Apply(data, timeout)
+	done := make(chan struct{})
+	go func() {
+		_ = f.Error()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return applyResult(f)
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+	}
+}
+
+// applyResult merges Raft's outcome with the state machine's: a Raft
+// error is translated to this package's sentinels; a state machine
+// response that is an error (a rejected request) is returned as the error,
+// with the index it was rejected at.
+func applyResult(f raft.ApplyFuture) (any, uint64, error) {
+	if err := f.Error(); err != nil {
+		return nil, 0, translate(err)
+	}
+	resp := f.Response()
+	if err, ok := resp.(error); ok {
+		return nil, f.Index(), err
+	}
+	return resp, f.Index(), nil
+}

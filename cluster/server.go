@@ -1,0 +1,288 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// Server is one member of the replicated log.
+type Server struct {
+	id        string
+	logger    hclog.Logger
+	raft      *raft.Raft
+	transport raft.Transport
+	closers   []func() error
+
+	leadership *leadership
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// New opens (or creates) the server's Raft state and starts Raft. A server
+// with no Raft state waits, as a non-voter with an empty configuration,
+// until Bootstrap is called or a leader adds it.
+func New(cfg Config) (*Server, error) {
+	if cfg.FSM == nil {
+		return nil, errors.New("cluster: Config.FSM is required")
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	logger = logger.Named("raft")
+	s := &Server{logger: logger}
+
+	id := cfg.ID
+	if id == "" {
+		if cfg.DataDir == "" {
+			return nil, errors.New("cluster: Config.ID or Config.DataDir is required")
+		}
+		var err error
+		if id, err = LoadOrCreateServerID(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	s.id = id
+
+	logs, stable, snaps, err := s.openStores(cfg)
+	if err != nil {
+		s.closeAll()
+		return nil, err
+	}
+	trans := cfg.Transport
+	if trans == nil {
+		if trans, err = newTCPTransport(cfg.RaftAddr, logger); err != nil {
+			s.closeAll()
+			return nil, err
+		}
+		s.closers = append(s.closers, trans.(*raft.NetworkTransport).Close)
+	}
+	s.transport = trans
+
+	rc := LANRaftConfig()
+	if cfg.Raft != nil {
+		c := *cfg.Raft
+		rc = &c
+	}
+	rc.LocalID = raft.ServerID(id)
+	rc.Logger = logger
+	notify := make(chan bool, 16)
+	rc.NotifyCh = notify
+
+	r, err := raft.NewRaft(rc, cfg.FSM, logs, stable, snaps, trans)
+	if err != nil {
+		s.closeAll()
+		return nil, fmt.Errorf("starting raft: %w", err)
+	}
+	s.raft = r
+	s.leadership = newLeadership(r, notify, logger)
+	return s, nil
+}
+
+func (s *Server) openStores(cfg Config) (raft.LogStore, raft.StableStore, raft.SnapshotStore, error) {
+	if cfg.InMemory {
+		store := raft.NewInmemStore()
+		return store, store, raft.NewInmemSnapshotStore(), nil
+	}
+	dir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, nil, fmt.Errorf("creating raft directory: %w", err)
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), NoSync: cfg.NoSync})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("opening raft log store: %w", err)
+	}
+	s.closers = append(s.closers, bolt.Close)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(dir, "snapshots"), snapshotsRetained, s.logger)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("opening snapshot store: %w", err)
+	}
+	return bolt, bolt, snaps, nil
+}
+
+func newTCPTransport(addr string, logger hclog.Logger) (*raft.NetworkTransport, error) {
+	if addr == "" {
+		return nil, errors.New("cluster: Config.RaftAddr is required")
+	}
+	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("raft address %q: %w", addr, err)
+	}
+	if tcp.IP == nil || tcp.IP.IsUnspecified() {
+		return nil, fmt.Errorf("raft address %q: give an address other servers can reach, not a wildcard", addr)
+	}
+	t, err := raft.NewTCPTransportWithLogger(addr, tcp, 3, 10*time.Second, logger)
+	if err != nil {
+		return nil, fmt.Errorf("raft transport on %s: %w", addr, err)
+	}
+	return t, nil
+}
+
+func (s *Server) closeAll() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+// ID returns the server's Raft ID.
+func (s *Server) ID() string { return s.id }
+
+// Addr returns the server's Raft address as other servers reach it.
+func (s *Server) Addr() string { return string(s.transport.LocalAddr()) }
+
+// Shutdown stops leader services, Raft, the transport and the stores. It is
+// safe to call more than once.
+func (s *Server) Shutdown() error {
+	s.shutdownOnce.Do(func() {
+		var errs []error
+		if err := s.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, err)
+		}
+		s.leadership.stop()
+		errs = append(errs, s.closeAll())
+		s.shutdownErr = errors.Join(errs...)
+	})
+	return s.shutdownErr
+}
+
+// HasState reports whether the server already has Raft state (a term, log
+// entries or a snapshot): such a server must never bootstrap again.
+func (s *Server) HasState() (bool, error) {
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return false, translate(err)
+	}
+	if len(f.Configuration().Servers) > 0 {
+		return true, nil
+	}
+	return s.raft.LastIndex() > 0, nil
+}
+
+// Bootstrap writes the initial configuration: the given servers, all
+// voters. Every server of a new cluster may call it with the identical
+// configuration; Raft makes that idempotent. A server that already has
+// state returns ErrAlreadyBootstrapped.
+func (s *Server) Bootstrap(servers []Peer) error {
+	cfg := raft.Configuration{}
+	for _, p := range servers {
+		cfg.Servers = append(cfg.Servers, raft.Server{
+			Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Address),
+		})
+	}
+	return translate(s.raft.BootstrapCluster(cfg).Error())
+}
+
+// Peer is one server in the Raft configuration.
+type Peer struct {
+	ID      string
+	Address string
+	Voter   bool
+}
+
+// Configuration returns the committed Raft configuration and the log index
+// it was written at.
+func (s *Server) Configuration() ([]Peer, uint64, error) {
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, 0, translate(err)
+	}
+	var out []Peer
+	for _, srv := range f.Configuration().Servers {
+		out = append(out, Peer{ID: string(srv.ID), Address: string(srv.Address), Voter: srv.Suffrage == raft.Voter})
+	}
+	return out, f.Index(), nil
+}
+
+// AddVoter adds a server to the configuration as a voter, or updates the
+// address of a voter already in it. Leader only. A different server
+// already holding the address (a replaced machine with a fresh data
+// directory) is removed first, as the configuration cannot hold one
+// address twice.
+func (s *Server) AddVoter(id, addr string) error {
+	peers, _, err := s.Configuration()
+	if err != nil {
+		return err
+	}
+	for _, p := range peers {
+		if p.ID == id && p.Address == addr && p.Voter {
+			return nil
+		}
+		if p.ID != id && p.Address == addr {
+			s.logger.Info("removing server replaced at its address", "old_id", p.ID, "new_id", id, "address", addr)
+			if err := s.RemoveServer(p.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return translate(s.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error())
+}
+
+// RemoveServer removes a server from the configuration. Leader only.
+func (s *Server) RemoveServer(id string) error {
+	return translate(s.raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second).Error())
+}
+
+// IsLeader reports whether this server is the leader now.
+func (s *Server) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// Leader returns the current leader's Raft address and ID, both empty when
+// no leader is known.
+func (s *Server) Leader() (addr, id string) {
+	a, i := s.raft.LeaderWithID()
+	return string(a), string(i)
+}
+
+// LastContact returns the time since this server last heard from the
+// leader; zero on the leader itself.
+func (s *Server) LastContact() time.Duration {
+	if s.IsLeader() {
+		return 0
+	}
+	t := s.raft.LastContact()
+	if t.IsZero() {
+		return 0
+	}
+	return time.Since(t)
+}
+
+// State returns Raft's state name: "Follower", "Candidate", "Leader" or
+// "Shutdown".
+func (s *Server) State() string { return s.raft.State().String() }
+
+// Stats returns Raft's internal statistics, for the agent self endpoint.
+func (s *Server) Stats() map[string]string { return s.raft.Stats() }
+
+// translate maps raft's errors onto the package's sentinels, keeping
+// raft's error in the chain.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader):
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %w", ErrLeadershipLost, err)
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return fmt.Errorf("%w: %w", ErrShutdown, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	case errors.Is(err, raft.ErrCantBootstrap):
+		return fmt.Errorf("%w: %w", ErrAlreadyBootstrapped, err)
+	}
+	return err
+}
