@@ -151,3 +151,5 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func osWriteFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }

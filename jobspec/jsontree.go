@@ -12,15 +12,15 @@ import (
 // jnode is one JSON value with the byte offset where it starts, so that an
 // API job's problems can be placed by line and column.
 type jnode struct {
-	off  int
-	kind byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
-	keys []string
-	kids map[string]*jnode
+	off    int
+	kind   byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
+	keys   []string
+	kids   map[string]*jnode
 	keyOff map[string]int
-	elems []*jnode
-	num  json.Number
-	str  string
-	b    bool
+	elems  []*jnode
+	num    json.Number
+	str    string
+	b      bool
 }
 
 // errSyntax is returned by parseTree for malformed JSON.

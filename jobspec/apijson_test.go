@@ -1,0 +1,135 @@
+package jobspec
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// apiJob builds a job the way Nomad's Go client does: most fields nil.
+func nomadClientJob() *api.Job {
+	job := api.NewServiceJob("web", "web", "global", 60)
+	job.Datacenters = []string{"dc1"}
+	mp, mht := 2, 5*time.Second
+	job.Update = &api.UpdateStrategy{MaxParallel: &mp, MinHealthyTime: &mht}
+	tg := api.NewTaskGroup("app", 3)
+	canary := 1
+	tg.Update = &api.UpdateStrategy{Canary: &canary}
+	tg.Networks = []*api.NetworkResource{{DynamicPorts: []api.Port{{Label: "http"}}}}
+	tg.Services = []*api.Service{{Name: "web", PortLabel: "http", Checks: []api.ServiceCheck{{Type: "http", Path: "/", Interval: time.Second, Timeout: time.Second}}}}
+	task := api.NewTask("srv", "raw_exec").SetConfig("command", "/bin/sleep").SetConfig("args", []string{"60"})
+	task.Env = map[string]string{"V": "1"}
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+func TestParseAPIJobFromNomadClient(t *testing.T) {
+	data, err := json.Marshal(map[string]any{"Job": nomadClientJob()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, warns, err := ParseAPIJob(data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if len(warns) != 0 {
+		t.Errorf("warnings: %v", warns)
+	}
+	u := job.TaskGroups[0].Update
+	if u.MaxParallel != 2 || u.Canary != 1 || u.MinHealthyTime != 5*time.Second || u.HealthyDeadline != 5*time.Minute {
+		t.Errorf("merge: %+v", u)
+	}
+	if job.Priority != 60 || job.TaskGroups[0].Count != 3 || job.TaskGroups[0].Tasks[0].Config["args"].([]any)[0] != "60" {
+		t.Errorf("job: %+v", job)
+	}
+}
+
+func TestParseAPIJobErrors(t *testing.T) {
+	cases := []struct {
+		name, json string
+		want       []string
+	}{
+		{"unsupported set", `{"ID":"x","TaskGroups":[{"Name":"a","Volumes":{"d":{"Type":"host"}},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.TaskGroups[0].Volumes: not supported by drover"}},
+		{"unsupported empty is fine", `{"ID":"x","Affinities":[],"Periodic":null,"TaskGroups":[{"Name":"a","Volumes":{},"Scaling":null,"Tasks":[{"Name":"t","Driver":"mock","Artifacts":null,"Lifecycle":null}]}]}`,
+			nil},
+		{"unknown field", `{"ID":"x","TaskGroups":[{"Name":"a","Cuont":2,"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.TaskGroups[0].Cuont: not a field of a Nomad group (did you mean Count?)"}},
+		{"wrong type", `{"ID":"x","TaskGroups":[{"Name":"a","Count":"2","Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.TaskGroups[0].Count: must be a number (got a string)"}},
+		{"rule", `{"ID":"x","TaskGroups":[{"Name":"a","Update":{"MaxParallel":-1},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.TaskGroups[0].Update.MaxParallel: must not be negative (got -1)"}},
+		{"not json", `{"ID":`, []string{"Job: invalid JSON"}},
+		{"not an object", `[1]`, []string{"Job: must be an object (got an array)"}},
+		{"fraction", `{"ID":"x","Priority":1.5,"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.Priority: must be a whole number (got 1.5)"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := ParseAPIJob([]byte(c.json))
+			if c.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("want ErrInvalid, got %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("missing %q in:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestJSONFileLocations: a .json job file's diagnostics carry line and
+// column as well as the JSON path.
+func TestJSONFileLocations(t *testing.T) {
+	src := "{\"Job\": {\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\n    \"Name\": \"a\",\n    \"Update\": {\"MaxParallel\": -1},\n    \"Tasks\": [{\"Name\": \"t\", \"Driver\": \"mock\"}]}]}}"
+	_, _, err := Parse("job.json", []byte(src), Options{})
+	var errs *Errors
+	if !errors.As(err, &errs) || len(errs.Diagnostics) != 1 {
+		t.Fatalf("got %v", err)
+	}
+	d := errs.Diagnostics[0]
+	want := Diagnostic{File: "job.json", Line: 5, Column: 31, Field: "Job.TaskGroups[0].Update.MaxParallel", Message: "Job.TaskGroups[0].Update.MaxParallel must not be negative (got -1)"}
+	if !reflect.DeepEqual(d, want) {
+		t.Errorf("got %+v\nwant %+v", d, want)
+	}
+}
+
+// TestGrammarCoversNomadAPI: every field of Nomad's API types that drover
+// decodes is in the grammar table, so nothing Nomad defines is "unknown"
+// or silently dropped.
+func TestGrammarCoversNomadAPI(t *testing.T) {
+	for typ, block := range blockOf {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			name := jsonName(f)
+			if name == "" || !f.IsExported() {
+				continue
+			}
+			if _, ok := lookupJSON(block, name); !ok {
+				t.Errorf("%s (%s): field %s is not in the grammar table", block, typ.Name(), name)
+			}
+			if tag := f.Tag.Get("hcl"); tag != "" {
+				hclName, _, _ := strings.Cut(tag, ",")
+				if hclName == "" || strings.Contains(tag, ",label") {
+					continue
+				}
+				if _, ok := lookupHCL(block, hclName); !ok {
+					t.Errorf("%s: job-file name %s is not in the grammar table", block, hclName)
+				}
+			}
+		}
+	}
+}

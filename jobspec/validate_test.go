@@ -1,0 +1,172 @@
+package jobspec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// jobWith wraps group and job-level lines into a job file. The job block
+// starts on line 1; group body lines start on line 4.
+func jobWith(jobLines, groupLines string) string {
+	return fmt.Sprintf("job \"j\" {\n%s\n  group \"g\" {\n%s\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n}\n", jobLines, groupLines)
+}
+
+// rule is one validation case: the diagnostic expected on line (1-based)
+// of src, naming field, its message containing msg.
+type rule struct {
+	name  string
+	src   string
+	field string
+	line  int
+	msg   string
+	warn  bool
+}
+
+func rules() []rule {
+	return []rule{
+		{"negative max_parallel", jobWith("  update {\n    max_parallel = -1\n  }", ""), "update.max_parallel", 3, "update.max_parallel must not be negative (got -1)", false},
+		{"negative canary", jobWith("", "    update {\n      canary = -2\n    }"), "update.canary", 5, "update.canary must not be negative (got -2)", false},
+		{"unknown health_check", jobWith("  update {\n    health_check = \"tcp\"\n  }", ""), "update.health_check", 3, `must be checks, task_states or manual (got "tcp")`, false},
+		{"negative min_healthy_time", jobWith("  update {\n    min_healthy_time = \"-1s\"\n  }", ""), "update.min_healthy_time", 3, "update.min_healthy_time must not be negative (got -1s)", false},
+		{"negative progress_deadline", jobWith("  update {\n    progress_deadline = \"-1s\"\n  }", ""), "update.progress_deadline", 3, "update.progress_deadline must not be negative (got -1s)", false},
+		{"zero healthy_deadline", jobWith("  update {\n    healthy_deadline = \"0s\"\n  }", ""), "update.healthy_deadline", 3, "update.healthy_deadline must be positive (got 0s)", false},
+		{"zero stagger", jobWith("  update {\n    stagger = \"0s\"\n  }", ""), "update.stagger", 3, "update.stagger must be positive (got 0s)", false},
+		{"auto_promote without canary", jobWith("  update {\n    auto_promote = true\n  }", ""), "update.auto_promote", 3, "update.auto_promote needs canary > 0", false},
+		{"min_healthy_time >= healthy_deadline", jobWith("  update {\n    min_healthy_time = \"5m\"\n  }", ""), "update.min_healthy_time", 3, "must be less than healthy_deadline (5m0s >= 5m0s)", false},
+		{"healthy_deadline >= progress_deadline", jobWith("  update {\n    healthy_deadline = \"10m\"\n  }", ""), "update.healthy_deadline", 3, "must be less than progress_deadline (10m0s >= 10m0s)", false},
+		{"canary with max_parallel 0", jobWith("  update {\n    max_parallel = 0\n    canary = 1\n  }", ""), "update.canary", 4, "update.canary needs max_parallel > 0", false},
+		{"update on batch job", jobWith("  type = \"batch\"\n  update {\n    max_parallel = 1\n  }", ""), "update", 3, "update is not allowed for batch jobs", false},
+		{"group update on batch job", jobWith("  type = \"batch\"", "    update {\n      max_parallel = 1\n    }"), "update", 4, "update is not allowed for batch jobs", false},
+		{"max_parallel > count", jobWith("", "    count = 2\n    update {\n      max_parallel = 3\n    }"), "update.max_parallel", 6, `update.max_parallel is greater than the count of group "g" (3 > 2)`, true},
+		{"duplicate group", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n}\n", "group", 7, `group "g" is defined twice (first at line 2)`, false},
+		{"duplicate task", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock\"\n    }\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n}\n", "task", 6, `task "t" is defined twice in group "g"`, false},
+		{"task without driver", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n    }\n  }\n}\n", "task.driver", 3, "task.driver is required", false},
+		{"negative count", jobWith("", "    count = -1"), "group.count", 4, "group.count must not be negative (got -1)", false},
+		{"group without tasks", "job \"j\" {\n  group \"g\" {\n  }\n}\n", "group", 2, `group "g" has no tasks`, false},
+		{"unknown job type", jobWith("  type = \"sysbatch\"", ""), "job.type", 2, "sysbatch is not supported by drover", false},
+		{"bad job type", jobWith("  type = \"cron\"", ""), "job.type", 2, `job.type must be service, batch or system (got "cron")`, false},
+		{"priority too low", jobWith("  priority = 0", ""), "job.priority", 2, "job.priority must be between 1 and 100 (got 0)", false},
+		{"priority too high", jobWith("  priority = 101", ""), "job.priority", 2, "job.priority must be between 1 and 100 (got 101)", false},
+		{"unknown attribute", jobWith("  update {\n    max_paralel = 1\n  }", ""), "update.max_paralel", 3, `unknown attribute "max_paralel" in update (did you mean max_parallel?)`, false},
+		{"unknown block", jobWith("", "    updat {\n    }"), "group.updat", 4, `unknown block "updat" in group (did you mean update?)`, false},
+		{"wrong type", jobWith("", "    count = \"many\""), "group.count", 4, "group.count must be number (got string)", false},
+		{"bad duration", jobWith("  update {\n    stagger = \"10 s\"\n  }", ""), "update.stagger", 3, `update.stagger: invalid duration "10 s"`, false},
+		{"duration as number", jobWith("  update {\n    stagger = 10\n  }", ""), "update.stagger", 3, `update.stagger must be a duration string`, false},
+		{"check type", jobWith("", "    network {\n      port \"http\" {}\n    }\n    service {\n      port = \"http\"\n      check {\n        type = \"script\"\n        interval = \"1s\"\n        timeout = \"1s\"\n      }\n    }"), "check.type", 10, `check type "script" is not supported by drover`, false},
+		{"check interval required", jobWith("", "    network {\n      port \"http\" {}\n    }\n    service {\n      port = \"http\"\n      check {\n        type = \"tcp\"\n        timeout = \"1s\"\n      }\n    }"), "check.interval", 9, "check.interval is required", false},
+		{"service port undefined", jobWith("", "    network {\n      port \"http\" {}\n    }\n    service {\n      port = \"htp\"\n    }"), "service.port", 8, `port "htp" is not defined in the group network (did you mean http?)`, false},
+		{"check port undefined", jobWith("", "    network {\n      port \"http\" {}\n    }\n    service {\n      port = \"http\"\n      check {\n        type = \"tcp\"\n        port = \"admin\"\n        interval = \"1s\"\n        timeout = \"1s\"\n      }\n    }"), "check.port", 11, `port "admin" is not defined in the group network`, false},
+		{"static port out of range", jobWith("", "    network {\n      port \"http\" {\n        static = 70000\n      }\n    }"), "port.http.static", 6, "static port must be between 1 and 65535 (got 70000)", false},
+		{"unsupported block", jobWith("", "    volume \"data\" {\n      type = \"host\"\n    }"), "group.volume", 4, "group.volume is not supported by drover", false},
+		{"unsupported attribute", jobWith("", "    max_client_disconnect = \"1h\""), "group.max_client_disconnect", 4, "group.max_client_disconnect is not supported by drover", false},
+		{"ignored block warns", jobWith("  ui {\n    description = \"x\"\n  }", ""), "job.ui", 2, "job.ui is not supported by drover and is ignored", true},
+		{"required variable", "variable \"v\" {\n  type = string\n}\n" + jobWith("", ""), "variable", 1, `variable "v" is required`, false},
+		{"variable validation", "variable \"v\" {\n  default = \"x\"\n  validation {\n    condition = strlen(var.v) > 3\n    error_message = \"too short\"\n  }\n}\n" + jobWith("", ""), "validation.condition", 4, `invalid value for variable "v": too short`, false},
+		{"restart mode", jobWith("", "    restart {\n      mode = \"never\"\n    }"), "restart.mode", 5, `restart.mode must be fail or delay (got "never")`, false},
+		{"reschedule delay_function", jobWith("", "    reschedule {\n      delay_function = \"linear\"\n    }"), "reschedule.delay_function", 5, `must be constant, exponential or fibonacci`, false},
+		{"constraint operator", jobWith("  constraint {\n    attribute = \"${attr.kernel.name}\"\n    operator = \"~\"\n    value = \"linux\"\n  }", ""), "constraint.operator", 4, `unknown operator "~"`, false},
+		{"driver not shipped", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"docker\"\n    }\n  }\n}\n", "task.driver", 4, `driver "docker" is not supported by drover`, false},
+		{"network mode", jobWith("", "    network {\n      mode = \"bridge\"\n    }"), "network.mode", 5, `network mode "bridge" is not supported by drover`, false},
+		{"unknown variable", jobWith("  region = var.nope", ""), "", 2, `Unsupported attribute`, false},
+		{"syntax error", "job \"j\" {\n  group = {\n", "", 3, "", false},
+	}
+}
+
+func TestValidationRules(t *testing.T) {
+	for _, c := range rules() {
+		t.Run(c.name, func(t *testing.T) {
+			job, warns, err := Parse("v.hcl", []byte(c.src), Options{})
+			var list []Diagnostic
+			if c.warn {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				list = warns
+			} else {
+				var errs *Errors
+				if !errors.As(err, &errs) {
+					t.Fatalf("want *Errors, got %v (job %v)\n%s", err, job, c.src)
+				}
+				if job != nil {
+					t.Errorf("job returned with errors")
+				}
+				list = errs.Diagnostics
+			}
+			for _, d := range list {
+				if strings.Contains(d.Message, c.msg) && d.Line == c.line && (c.field == "" || d.Field == c.field) {
+					if d.File != "v.hcl" || d.Column < 1 {
+						t.Errorf("bad location %+v", d)
+					}
+					return
+				}
+			}
+			t.Errorf("no diagnostic %q on line %d field %q in:\n%v\nsource:\n%s", c.msg, c.line, c.field, list, c.src)
+		})
+	}
+}
+
+// TestVarsAndFiles: -var typed per the variable, later wins, var files in
+// HCL and JSON, undeclared -var refused.
+func TestVarsAndFiles(t *testing.T) {
+	dir := t.TempDir()
+	hclFile, jsonFile := dir+"/a.hcl", dir+"/b.json"
+	writeFile(t, hclFile, "count = 4\nname = \"from-hcl\"\n")
+	writeFile(t, jsonFile, `{"name": "from-json"}`)
+	src := []byte(`
+variable "count" {
+  type = number
+}
+variable "name" {
+  type    = string
+  default = "def"
+}
+variable "tags" {
+  type    = list(string)
+  default = []
+}
+job "j" {
+  meta = {
+    name = var.name
+    tags = join(",", var.tags)
+  }
+  group "g" {
+    count = var.count
+    task "t" {
+      driver = "mock"
+    }
+  }
+}
+`)
+	job, _, err := Parse("j.hcl", src, Options{VarFiles: []string{hclFile, jsonFile}, Vars: []string{"tags=[\"a\",\"b\"]"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.TaskGroups[0].Count != 4 || job.Meta["name"] != "from-json" || job.Meta["tags"] != "a,b" {
+		t.Errorf("got count %d meta %v", job.TaskGroups[0].Count, job.Meta)
+	}
+	job, _, err = Parse("j.hcl", src, Options{Vars: []string{"count=2", "count=3", "name=x"}})
+	if err != nil || job.TaskGroups[0].Count != 3 || job.Meta["name"] != "x" {
+		t.Errorf("later -var should win: %v %v", job, err)
+	}
+	_, _, err = Parse("j.hcl", src, Options{Vars: []string{"count=two"}})
+	if err == nil || !strings.Contains(err.Error(), "want number") {
+		t.Errorf("typed -var: %v", err)
+	}
+	_, _, err = Parse("j.hcl", src, Options{Vars: []string{"count=1", "cuont=2"}})
+	if err == nil || !strings.Contains(err.Error(), `did you mean count?`) {
+		t.Errorf("undeclared -var: %v", err)
+	}
+	_, _, err = Parse("j.hcl", src, Options{})
+	if err == nil || !strings.Contains(err.Error(), `j.hcl:2:1: variable "count" is required`) {
+		t.Errorf("required variable: %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := osWriteFile(path, []byte(content)); err != nil {
+		t.Fatal(err)
+	}
+}
