@@ -212,15 +212,12 @@ func runningDescription(d *structs.Deployment) string {
 func wakeAt(groups []*groupView, now time.Time) time.Time {
 	var next time.Time
 	for _, g := range groups {
-		s := g.state
-		if s.ProgressDeadline <= 0 || s.RequireProgressBy.IsZero() || g.done() {
+		dl := g.deadline()
+		if dl.IsZero() || g.done() || !dl.After(now) {
 			continue
 		}
-		if !s.RequireProgressBy.After(now) {
-			continue
-		}
-		if next.IsZero() || s.RequireProgressBy.Before(next) {
-			next = s.RequireProgressBy
+		if next.IsZero() || dl.Before(next) {
+			next = dl
 		}
 	}
 	return next

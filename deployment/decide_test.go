@@ -73,6 +73,14 @@ func (sc *scenario) newDeployment(t *testing.T, td *datadriven.TestData) {
 	td.MaybeScanArgs(t, "status", &status)
 	desc := ""
 	td.MaybeScanArgs(t, "desc", &desc)
+	var created int64
+	if td.HasArg("created") {
+		at, err := offsetArg(t, td, "created")
+		if err != nil {
+			t.Fatal(err)
+		}
+		created = at.UnixNano()
+	}
 	job := &structs.Job{
 		ID: "web", Namespace: structs.DefaultNamespace, Type: structs.JobTypeService,
 		Priority: 50, Version: version, CreateIndex: 10, Meta: map[string]string{"spec": fmt.Sprint(version)},
@@ -81,6 +89,7 @@ func (sc *scenario) newDeployment(t *testing.T, td *datadriven.TestData) {
 		Deployment: &structs.Deployment{
 			ID: "d1", Namespace: job.Namespace, JobID: job.ID, JobVersion: version, JobCreateIndex: 10,
 			Status: status, StatusDescription: descriptions[desc], TaskGroups: map[string]*structs.DeploymentState{},
+			CreateTime: created,
 		},
 		Job:       job,
 		LatestJob: job,

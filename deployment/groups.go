@@ -11,6 +11,9 @@ import (
 type groupView struct {
 	name  string
 	state *structs.DeploymentState
+	// created is the deployment's creation time, the fallback start of
+	// the progress deadline.
+	created time.Time
 	// healthy counts live allocations (not terminal) reported healthy.
 	healthy int
 	// healthyCanaries counts the live healthy ones placed as canaries.
@@ -36,12 +39,29 @@ func (g *groupView) canariesHealthy() bool {
 	return g.healthyCanaries >= g.state.DesiredCanaries
 }
 
+// deadline returns the group's progress deadline: RequireProgressBy, or,
+// should the store not have set it, the deployment's creation time plus
+// progress_deadline, so that the deadline holds even then. Zero when the
+// group has none.
+func (g *groupView) deadline() time.Time {
+	s := g.state
+	switch {
+	case s.ProgressDeadline <= 0:
+		return time.Time{}
+	case !s.RequireProgressBy.IsZero():
+		return s.RequireProgressBy
+	case !g.created.IsZero():
+		return g.created.Add(s.ProgressDeadline)
+	}
+	return time.Time{}
+}
+
 // pastDeadline reports whether the group's progress deadline is reached at
 // now. A deadline is reached at the instant it names, so that a timer
 // armed for WakeAt finds it reached.
 func (g *groupView) pastDeadline(now time.Time) bool {
-	s := g.state
-	return s.ProgressDeadline > 0 && !s.RequireProgressBy.IsZero() && !now.Before(s.RequireProgressBy)
+	dl := g.deadline()
+	return !dl.IsZero() && !now.Before(dl)
 }
 
 // failsDeadline reports whether the group fails on its progress deadline:
@@ -59,11 +79,15 @@ func (g *groupView) failsDeadline(now time.Time) bool {
 func viewGroups(d *structs.Deployment, allocs []*structs.Allocation) []*groupView {
 	byName := make(map[string]*groupView, len(d.TaskGroups))
 	canary := make(map[string]bool)
+	var created time.Time
+	if d.CreateTime != 0 {
+		created = time.Unix(0, d.CreateTime).UTC()
+	}
 	for name, s := range d.TaskGroups {
 		if s == nil {
 			continue
 		}
-		byName[name] = &groupView{name: name, state: s}
+		byName[name] = &groupView{name: name, state: s, created: created}
 		for _, id := range s.PlacedCanaries {
 			canary[id] = true
 		}

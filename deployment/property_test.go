@@ -21,6 +21,9 @@ func randomObservation(r *rand.Rand) Observation {
 	job := &structs.Job{ID: "web", Namespace: "default", Version: 2, Meta: map[string]string{"v": "2"}}
 	d := &structs.Deployment{ID: "d1", JobID: "web", JobVersion: 2, Status: status,
 		TaskGroups: map[string]*structs.DeploymentState{}}
+	if r.IntN(2) == 0 {
+		d.CreateTime = t0.UnixNano()
+	}
 	var allocs []*structs.Allocation
 	for gi := range 1 + r.IntN(3) {
 		name := fmt.Sprintf("g%d", gi)
@@ -33,7 +36,9 @@ func randomObservation(r *rand.Rand) Observation {
 		}
 		if r.IntN(5) > 0 {
 			s.ProgressDeadline = 10 * time.Minute
-			s.RequireProgressBy = t0.Add(time.Duration(r.IntN(30)) * time.Minute)
+			if r.IntN(5) > 0 {
+				s.RequireProgressBy = t0.Add(time.Duration(r.IntN(30)) * time.Minute)
+			}
 		}
 		policy := &structs.ReschedulePolicy{Attempts: r.IntN(3), Interval: time.Hour, Unlimited: r.IntN(3) == 0}
 		job.TaskGroups = append(job.TaskGroups, &structs.TaskGroup{Name: name, Count: s.DesiredTotal, ReschedulePolicy: policy})
@@ -123,12 +128,16 @@ func TestDecideProperties(t *testing.T) {
 		}
 		if status == structs.DeploymentStatusRunning {
 			for name, s := range d.TaskGroups {
-				if s.ProgressDeadline == 0 || obs.Now.Before(s.RequireProgressBy) {
+				deadline := s.RequireProgressBy
+				if deadline.IsZero() && d.CreateTime != 0 {
+					deadline = time.Unix(0, d.CreateTime).Add(s.ProgressDeadline)
+				}
+				if s.ProgressDeadline == 0 || deadline.IsZero() || obs.Now.Before(deadline) {
 					continue
 				}
 				if !referenceExempt(obs, name, s) {
 					t.Fatalf("case %d: running past group %s's deadline (%v, now %v): %+v\n%v",
-						i, name, s.RequireProgressBy, obs.Now, s, dec)
+						i, name, deadline, obs.Now, s, dec)
 				}
 			}
 		}
