@@ -91,9 +91,9 @@ type groupCtx struct {
 	key         string
 }
 
-// Place finds a node for each of plan's placements of job. Stops and
-// replaced allocs free their resources first; a replaced alloc whose
-// replacement fails keeps its resources.
+// Place finds a node for each of plan's placements of job. Stopped allocs
+// free their resources first; a replaced alloc frees its resources for its
+// own replacement, and keeps them if the replacement fails.
 func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult {
 	res := &PlaceResult{}
 	if job == nil || plan == nil {
@@ -102,11 +102,6 @@ func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult
 	for _, s := range plan.Stop {
 		if s.Alloc != nil {
 			p.release(s.Alloc.ID)
-		}
-	}
-	for _, pl := range plan.Place {
-		if pl.Replaces != "" {
-			p.release(pl.Replaces)
 		}
 	}
 	pool, avail := p.pool(job)
@@ -129,8 +124,13 @@ func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult
 		}
 		if m := res.Failed[pl.TaskGroup]; m != nil && pl.NodeID == "" {
 			m.CoalescedFailures++
-			p.unplace(res, pl)
+			res.Unplaced = append(res.Unplaced, pl)
 			continue
+		}
+		// A replaced alloc's resources are free to its own replacement
+		// only: if the replacement fails, the old alloc keeps running.
+		if pl.Replaces != "" {
+			p.release(pl.Replaces)
 		}
 		start := time.Now()
 		metric := &structs.AllocationMetric{NodesInPool: len(pool)}
