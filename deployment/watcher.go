@@ -92,6 +92,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
+// RunOnce makes a single pass over the active deployments, deciding on
+// each and writing the decisions, and returns the earliest time a
+// decision asked to be looked at again (zero if none). Run is RunOnce in
+// a loop that also watches state; RunOnce serves tools and benchmarks.
+func (w *Watcher) RunOnce(ctx context.Context) time.Time {
+	return w.pass(ctx, memdb.NewWatchSet())
+}
+
 // pass decides on every active deployment once and returns the earliest
 // time a decision asked to be woken at (or a retry time after an error).
 func (w *Watcher) pass(ctx context.Context, ws memdb.WatchSet) time.Time {

@@ -1,0 +1,68 @@
+package stateview
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/deployment"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// BenchmarkWatcherPass measures one watcher pass (read, decide, no write)
+// over 100 active deployments of 20 healthy allocations each (of 30
+// desired), read from the real store.
+func BenchmarkWatcherPass(b *testing.B) {
+	s, err := state.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &storeWriter{s: s}
+	now := time.Now()
+	yes := true
+	for i := range 100 {
+		job := &structs.Job{ID: fmt.Sprintf("job-%d", i), Namespace: "default", Type: structs.JobTypeService,
+			Priority: 50, TaskGroups: []*structs.TaskGroup{{Name: "web", Count: 30,
+				ReschedulePolicy: &structs.ReschedulePolicy{Unlimited: true}}}}
+		if _, err := s.RegisterJob(w.next("setup"), &structs.JobRegisterRequest{Job: job,
+			Eval: &structs.Evaluation{ID: "e-" + job.ID, Namespace: "default", JobID: job.ID}}); err != nil {
+			b.Fatal(err)
+		}
+		d := &structs.Deployment{ID: "d-" + job.ID, Namespace: "default", JobID: job.ID,
+			Status: structs.DeploymentStatusRunning, StatusDescription: structs.DeploymentStatusDescriptionRunning,
+			TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 30, ProgressDeadline: time.Hour}}}
+		var placed, health []*structs.Allocation
+		for a := range 20 {
+			id := fmt.Sprintf("%s-a%d", d.ID, a)
+			placed = append(placed, &structs.Allocation{ID: id, Namespace: "default", JobID: job.ID,
+				TaskGroup: "web", NodeID: "n1", Name: structs.AllocName(job.ID, "web", a), DeploymentID: d.ID,
+				DesiredStatus: structs.AllocDesiredStatusRun, DeploymentStatus: &structs.AllocDeploymentStatus{}})
+			health = append(health, &structs.Allocation{ID: id, ClientStatus: structs.AllocClientStatusRunning,
+				DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: &yes}})
+		}
+		if err := s.ApplyPlanResults(w.next("setup"), &structs.ApplyPlanResultsRequest{EvalID: "e-" + job.ID,
+			Job: job, AllocsPlaced: placed, Deployment: d, UpdatedAt: now.UnixNano()}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.UpdateAllocsFromClient(w.next("setup"), &structs.AllocClientUpdateRequest{
+			Allocs: health, UpdatedAt: now.UnixNano()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	watcher, err := deployment.NewWatcher(deployment.Config{State: New(w.store), Writer: w})
+	if err != nil {
+		b.Fatal(err)
+	}
+	watcher.RunOnce(b.Context()) // the first pass writes the health evals
+	before := len(w.writes())
+	b.ReportAllocs()
+	for b.Loop() {
+		if wake := watcher.RunOnce(b.Context()); wake.IsZero() {
+			b.Fatal("no wake time")
+		}
+	}
+	if n := len(w.writes()); n != before {
+		b.Fatalf("%d writes in steady state", n-before)
+	}
+}
