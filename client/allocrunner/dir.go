@@ -1,0 +1,66 @@
+package allocrunner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// AllocDir is an allocation's directory tree, as Nomad lays it out:
+//
+//	<data-dir>/alloc/<alloc-id>/
+//	    alloc/            shared by the group's tasks (NOMAD_ALLOC_DIR)
+//	        logs/         <task>.stdout.N and <task>.stderr.N
+//	        data/ tmp/
+//	    <task>/           the task's working directory
+//	        local/        NOMAD_TASK_DIR
+//	        secrets/      NOMAD_SECRETS_DIR
+//	        tmp/
+//	    state.json        task handles and states, for re-attachment
+type AllocDir struct {
+	Root string
+}
+
+// NewAllocDir returns the tree of one allocation under dataDir.
+func NewAllocDir(dataDir, allocID string) AllocDir {
+	return AllocDir{Root: filepath.Join(dataDir, "alloc", allocID)}
+}
+
+// SharedDir is the group's shared directory.
+func (d AllocDir) SharedDir() string { return filepath.Join(d.Root, "alloc") }
+
+// LogDir holds the tasks' log files.
+func (d AllocDir) LogDir() string { return filepath.Join(d.Root, "alloc", "logs") }
+
+// TaskDir is a task's working directory.
+func (d AllocDir) TaskDir(task string) string { return filepath.Join(d.Root, task) }
+
+// TaskLocalDir is a task's NOMAD_TASK_DIR.
+func (d AllocDir) TaskLocalDir(task string) string { return filepath.Join(d.Root, task, "local") }
+
+// TaskSecretsDir is a task's NOMAD_SECRETS_DIR.
+func (d AllocDir) TaskSecretsDir(task string) string { return filepath.Join(d.Root, task, "secrets") }
+
+// StatePath is the allocation's state file.
+func (d AllocDir) StatePath() string { return filepath.Join(d.Root, "state.json") }
+
+// Build creates the tree for the given tasks; existing directories are
+// kept as they are.
+func (d AllocDir) Build(tasks []string) error {
+	dirs := []string{d.LogDir(), filepath.Join(d.SharedDir(), "data"), filepath.Join(d.SharedDir(), "tmp")}
+	for _, t := range tasks {
+		if t == "" || t == "alloc" || filepath.Base(t) != t {
+			return fmt.Errorf("%w: task name %q cannot name a directory", ErrInvalidConfig, t)
+		}
+		dirs = append(dirs, d.TaskLocalDir(t), d.TaskSecretsDir(t), filepath.Join(d.TaskDir(t), "tmp"))
+	}
+	for _, p := range dirs {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(filepath.Join(d.SharedDir(), "tmp"), 0o777|os.ModeSticky)
+}
+
+// Destroy removes the whole tree.
+func (d AllocDir) Destroy() error { return os.RemoveAll(d.Root) }

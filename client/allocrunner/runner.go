@@ -1,0 +1,336 @@
+// Package allocrunner runs one allocation on the client: it builds the
+// allocation's directory, runs a task runner per task of the group,
+// derives the allocation's client status, tracks its deployment health,
+// and persists task handles so that a restarted client re-attaches to
+// running tasks instead of starting them twice.
+package allocrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/client/health"
+	"github.com/droverhq/drover/client/taskenv"
+	"github.com/droverhq/drover/client/taskrunner"
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
+)
+
+// Sentinel errors.
+var (
+	// ErrInvalidConfig: the allocation cannot be run as given.
+	ErrInvalidConfig = errors.New("invalid alloc runner config")
+	// ErrUnknownDriver: a task names a driver the client does not have.
+	ErrUnknownDriver = errors.New("unknown driver")
+	// ErrCorruptState: the persisted state file cannot be read.
+	ErrCorruptState = errors.New("corrupt alloc state file")
+)
+
+// Config is what an AllocRunner needs.
+type Config struct {
+	Alloc   *structs.Allocation // with its Job
+	Node    *structs.Node
+	DataDir string
+	Drivers map[string]drivers.Driver
+	Clock   clock.Clock
+	// HostEnv is the lowest layer of every task's environment.
+	HostEnv map[string]string
+	// OnUpdate receives the allocation's state after every change, one
+	// call at a time. It must not block for long.
+	OnUpdate func(Update)
+}
+
+// Update is the allocation's state as the client reports it.
+type Update struct {
+	AllocID      string
+	ClientStatus string
+	TaskStates   map[string]*structs.TaskState
+	// Health is the deployment health decision, once made.
+	Health *health.Result
+	// PersistErr is set if the state file could not be written.
+	PersistErr error
+}
+
+// AllocRunner runs one allocation. Create it with New, then Run.
+type AllocRunner struct {
+	cfg     Config
+	dir     AllocDir
+	group   *structs.TaskGroup
+	runners map[string]*taskrunner.TaskRunner
+	leader  string
+	tracker *health.Tracker
+	checks  []health.Check
+	doneCh  chan struct{}
+
+	cancelChecks context.CancelFunc
+	killOnce     sync.Once
+
+	mu      sync.Mutex
+	states  map[string]*structs.TaskState
+	handles map[string]*drivers.TaskHandle
+	health  *health.Result
+
+	emitMu sync.Mutex // orders OnUpdate calls and state file writes
+}
+
+// New prepares an allocation: it builds its directory, reads any state a
+// previous client left, and creates (but does not start) its task runners.
+func New(cfg Config) (*AllocRunner, error) {
+	a := cfg.Alloc
+	if a == nil || a.Job == nil || cfg.DataDir == "" {
+		return nil, fmt.Errorf("%w: alloc with job and data dir required", ErrInvalidConfig)
+	}
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil || len(tg.Tasks) == 0 {
+		return nil, fmt.Errorf("%w: job %s has no task group %q", ErrInvalidConfig, a.JobID, a.TaskGroup)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.OnUpdate == nil {
+		cfg.OnUpdate = func(Update) {}
+	}
+	ar := &AllocRunner{
+		cfg: cfg, dir: NewAllocDir(cfg.DataDir, a.ID), group: tg,
+		runners: map[string]*taskrunner.TaskRunner{},
+		doneCh:  make(chan struct{}),
+		states:  map[string]*structs.TaskState{},
+		handles: map[string]*drivers.TaskHandle{},
+	}
+	names := make([]string, len(tg.Tasks))
+	for i, t := range tg.Tasks {
+		names[i] = t.Name
+		if t.Leader {
+			ar.leader = t.Name
+		}
+	}
+	if err := ar.dir.Build(names); err != nil {
+		return nil, err
+	}
+	prev, err := loadState(ar.dir.StatePath())
+	if err != nil {
+		return nil, err
+	}
+	var firstEnv *taskenv.Env
+	for _, t := range tg.Tasks {
+		env, err := ar.addTask(t, prev.Tasks[t.Name])
+		if err != nil {
+			return nil, err
+		}
+		if firstEnv == nil {
+			firstEnv = env
+		}
+	}
+	if err := ar.setupHealth(firstEnv); err != nil {
+		return nil, err
+	}
+	return ar, nil
+}
+
+// addTask creates the task's runner, re-attaching to a persisted handle;
+// a task a previous client saw die is not run again.
+func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.Env, error) {
+	a := ar.cfg.Alloc
+	d, ok := ar.cfg.Drivers[t.Driver]
+	if !ok {
+		return nil, fmt.Errorf("%w: task %s wants %q", ErrUnknownDriver, t.Name, t.Driver)
+	}
+	env := taskenv.Build(taskenv.Input{
+		Alloc: a, Task: t, Node: ar.cfg.Node,
+		AllocDir: ar.dir.SharedDir(), TaskDir: ar.dir.TaskLocalDir(t.Name), SecretsDir: ar.dir.TaskSecretsDir(t.Name),
+		HostEnv: ar.cfg.HostEnv,
+	})
+	if prev != nil && prev.State != nil {
+		ar.states[t.Name] = prev.State
+		if prev.State.State == structs.TaskStateDead {
+			return env, nil
+		}
+	} else {
+		ar.states[t.Name] = &structs.TaskState{State: structs.TaskStatePending}
+	}
+	lc := structs.DefaultLogConfig()
+	if t.LogConfig != nil {
+		lc = t.LogConfig
+	}
+	tc := &drivers.TaskConfig{
+		AllocID: a.ID, TaskName: t.Name, TaskDir: ar.dir.TaskDir(t.Name),
+		Env: env.Map(), Config: env.ReplaceConfig(t.Config),
+		StdoutPath: filepath.Join(ar.dir.LogDir(), t.Name+".stdout"),
+		StderrPath: filepath.Join(ar.dir.LogDir(), t.Name+".stderr"),
+		LogConfig:  *lc, KillTimeout: t.KillTimeout, KillSignal: t.KillSignal,
+	}
+	if a.AllocatedResources != nil {
+		tc.Resources = a.AllocatedResources.Tasks[t.Name]
+	}
+	policy := t.RestartPolicy
+	if policy == nil {
+		policy = ar.group.RestartPolicy
+	}
+	rc := taskrunner.Config{
+		Task: t, JobType: a.Job.Type, Driver: d, TaskConfig: tc, RestartPolicy: policy,
+		Clock: ar.cfg.Clock, OnUpdate: ar.onTaskUpdate,
+	}
+	if prev != nil && prev.Handle != nil {
+		rc.Handle, rc.State = prev.Handle, prev.State
+		ar.handles[t.Name] = prev.Handle
+	}
+	tr, err := taskrunner.New(rc)
+	if err != nil {
+		return nil, err
+	}
+	ar.runners[t.Name] = tr
+	return env, nil
+}
+
+// setupHealth creates the health tracker when the allocation is part of a
+// deployment whose health is not yet decided.
+func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
+	a, u := ar.cfg.Alloc, ar.group.Update
+	if a.DeploymentID == "" || u == nil || (a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil) {
+		return nil
+	}
+	names := make([]string, 0, len(ar.group.Tasks))
+	for _, t := range ar.group.Tasks {
+		names = append(names, t.Name)
+	}
+	var checkNames []string
+	if u.HealthCheck == structs.UpdateHealthCheckChecks {
+		var err error
+		if ar.checks, err = health.AllocChecks(a, ar.group, env.Replace); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+		for _, c := range ar.checks {
+			checkNames = append(checkNames, c.Name)
+		}
+	}
+	tr, err := health.NewTracker(health.Config{
+		Strategy: u, Tasks: names, Checks: checkNames, Clock: ar.cfg.Clock, OnResult: ar.onHealth,
+	})
+	if err != nil {
+		return err
+	}
+	ar.tracker = tr
+	return nil
+}
+
+// Run starts the task runners, the health tracker and the checks, and
+// returns at once; Done closes when every task runner has stopped.
+func (ar *AllocRunner) Run() {
+	if ar.tracker != nil {
+		ar.tracker.Start()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ar.cancelChecks = cancel
+	waitChecks := func() {}
+	if len(ar.checks) > 0 {
+		waitChecks = health.RunChecks(ctx, ar.cfg.Clock, ar.checks, ar.tracker.CheckUpdated)
+	}
+	for _, tr := range ar.runners {
+		tr.Run()
+	}
+	ar.emit()
+	go func() {
+		for _, tr := range ar.runners {
+			<-tr.Done()
+		}
+		cancel()
+		waitChecks()
+		if ar.tracker != nil {
+			ar.tracker.Stop()
+		}
+		close(ar.doneCh)
+	}()
+}
+
+// Kill stops every task; Done closes once they are all dead.
+func (ar *AllocRunner) Kill() {
+	for _, tr := range ar.runners {
+		tr.Kill()
+	}
+}
+
+// Detach stops the runners but leaves the tasks running, for a client
+// that shuts down and will re-attach from the state file.
+func (ar *AllocRunner) Detach() {
+	for _, tr := range ar.runners {
+		tr.Detach()
+	}
+}
+
+// Done is closed when every task runner has stopped.
+func (ar *AllocRunner) Done() <-chan struct{} { return ar.doneCh }
+
+// Dir returns the allocation's directory tree.
+func (ar *AllocRunner) Dir() AllocDir { return ar.dir }
+
+// Status returns the allocation's current state.
+func (ar *AllocRunner) Status() Update {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	return ar.snapshotLocked()
+}
+
+func (ar *AllocRunner) snapshotLocked() Update {
+	u := Update{AllocID: ar.cfg.Alloc.ID, TaskStates: make(map[string]*structs.TaskState, len(ar.states))}
+	for k, v := range ar.states {
+		u.TaskStates[k] = v.Copy()
+	}
+	u.ClientStatus = ClientStatus(u.TaskStates)
+	if ar.health != nil {
+		h := *ar.health
+		u.Health = &h
+	}
+	return u
+}
+
+// onTaskUpdate records a task's change, kills the siblings of a failed
+// task or of a dead leader, feeds the health tracker and reports.
+func (ar *AllocRunner) onTaskUpdate(u taskrunner.Update) {
+	ar.mu.Lock()
+	ar.states[u.Task] = u.State
+	if u.Handle != nil {
+		ar.handles[u.Task] = u.Handle
+	} else {
+		delete(ar.handles, u.Task)
+	}
+	ar.mu.Unlock()
+	if u.State.State == structs.TaskStateDead && (u.State.Failed || u.Task == ar.leader) {
+		ar.killOnce.Do(func() {
+			for name, tr := range ar.runners {
+				if name != u.Task {
+					tr.Kill()
+				}
+			}
+		})
+	}
+	if ar.tracker != nil {
+		ar.tracker.TaskUpdated(u.Task, u.State)
+	}
+	ar.emit()
+}
+
+func (ar *AllocRunner) onHealth(r health.Result) {
+	ar.mu.Lock()
+	ar.health = &r
+	ar.mu.Unlock()
+	ar.emit()
+}
+
+// emit persists the state file and reports the allocation's state.
+func (ar *AllocRunner) emit() {
+	ar.emitMu.Lock()
+	defer ar.emitMu.Unlock()
+	ar.mu.Lock()
+	u := ar.snapshotLocked()
+	p := &persisted{Version: stateVersion, Tasks: make(map[string]*persistedTask, len(ar.states))}
+	for name, st := range u.TaskStates {
+		p.Tasks[name] = &persistedTask{State: st, Handle: ar.handles[name]}
+	}
+	ar.mu.Unlock()
+	u.PersistErr = saveState(ar.dir.StatePath(), p)
+	ar.cfg.OnUpdate(u)
+}

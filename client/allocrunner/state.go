@@ -1,0 +1,71 @@
+package allocrunner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
+)
+
+// persisted is the allocation's state file: enough for a restarted client
+// to re-attach to its tasks instead of starting them again.
+type persisted struct {
+	Version int
+	Tasks   map[string]*persistedTask
+}
+
+type persistedTask struct {
+	State  *structs.TaskState
+	Handle *drivers.TaskHandle `json:",omitempty"`
+}
+
+const stateVersion = 1
+
+// loadState reads the state file; a missing file is an empty state.
+func loadState(path string) (*persisted, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return &persisted{Version: stateVersion, Tasks: map[string]*persistedTask{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var p persisted
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorruptState, path, err)
+	}
+	if p.Version != stateVersion {
+		return nil, fmt.Errorf("%w: %s: version %d", ErrCorruptState, path, p.Version)
+	}
+	if p.Tasks == nil {
+		p.Tasks = map[string]*persistedTask{}
+	}
+	return &p, nil
+}
+
+// saveState writes the state file atomically (temp file, then rename).
+func saveState(path string, p *persisted) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
