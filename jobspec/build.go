@@ -56,9 +56,6 @@ func (b *builder) job(aj *api.Job) *structs.Job {
 	} else if j.Name != j.ID {
 		b.err("Job.Name", "must equal the job ID %q (got %q)", j.ID, j.Name)
 	}
-	if aj.AllAtOnce != nil {
-		j.AllAtOnce = *aj.AllAtOnce
-	}
 	if aj.Priority != nil {
 		j.Priority = *aj.Priority
 	}

@@ -1,0 +1,58 @@
+package jobspec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// blockOrder is the order of the unsupported-features page.
+var blockOrder = []string{"file", "job", "group", "task", "service", "check", "network", "port", "resources",
+	"update", "restart", "reschedule", "ephemeral_disk", "logs", "constraint", "spread", "target", "variable", "validation"}
+
+// unsupportedDoc renders the grammar table's refused and ignored elements.
+func unsupportedDoc() []byte {
+	var b bytes.Buffer
+	b.WriteString("# Nomad features drover does not support\n\n")
+	b.WriteString("Generated from the grammar table in `jobspec/grammar.go` (`go test ./jobspec -update`).\n\n")
+	b.WriteString("- **error**: the job is refused when the element is set — ignoring it would change what the job does.\n")
+	b.WriteString("- **warning**: the element is accepted and ignored, with a located warning — under drover it would not\n  change how the job runs.\n\n")
+	b.WriteString("In API JSON (`PUT /v1/jobs`, `.json` job files) an unsupported field that is null, empty or zero is\naccepted silently, as Nomad's Go client sends them. Fields that Nomad does not define at all are errors\nthat name the field; server-set fields (`Status`, `Version`, `CreateIndex`, …) are ignored.\n\n")
+	b.WriteString("| block | job file | API JSON | outcome | why |\n|---|---|---|---|---|\n")
+	for _, block := range blockOrder {
+		for _, e := range grammar[block] {
+			if e.Support != refused && e.Support != ignored {
+				continue
+			}
+			outcome := "error"
+			if e.Support == ignored {
+				outcome = "warning"
+			}
+			name := func(s string) string {
+				if s == "" {
+					return "—"
+				}
+				return "`" + s + "`"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", block, name(e.HCL), name(e.JSON), outcome, e.Note)
+		}
+	}
+	b.WriteString("\nOther refusals made by value rather than by name: job `type = \"sysbatch\"`; drivers other than\n`raw_exec` and `mock`; network `mode` other than `host`; more than one `network` block; check types\nother than `http` and `tcp`; constraint operators `distinct_property` and `set_contains_any`; `node_pool`\nother than `default` and `all`; `dynamic` blocks.\n")
+	return b.Bytes()
+}
+
+func TestUnsupportedDoc(t *testing.T) {
+	const path = "../website/jobspec/unsupported.md"
+	got := unsupportedDoc()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s is out of date with the grammar table (go test ./jobspec -update): %v", path, err)
+	}
+}
