@@ -1,6 +1,11 @@
 package scheduler
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
 
 func TestBudget(t *testing.T) {
 	cases := []struct {
@@ -26,4 +31,29 @@ func TestBudget(t *testing.T) {
 			t.Errorf("%s: Budget(%+v) = %d, want %d", c.name, c.in, got, c.want)
 		}
 	}
+}
+
+func TestRescheduleAttemptsLeft(t *testing.T) {
+	p := testResched(t, "1/1h/5s/constant/0s")
+	a := newTestAlloc()
+	if !RescheduleAttemptsLeft(a, p, baseTime) {
+		t.Fatal("a fresh alloc has an attempt left")
+	}
+	a.RescheduleTracker = &structs.RescheduleTracker{Events: []*structs.RescheduleEvent{{RescheduleTime: baseTime.Add(-time.Minute).UnixNano()}}}
+	if RescheduleAttemptsLeft(a, p, baseTime) {
+		t.Fatal("the one attempt was used a minute ago")
+	}
+	if !RescheduleAttemptsLeft(a, p, baseTime.Add(2*time.Hour)) {
+		t.Fatal("the attempt is outside the interval two hours later")
+	}
+	if RescheduleAttemptsLeft(a, nil, baseTime) || RescheduleAttemptsLeft(nil, p, baseTime) {
+		t.Fatal("no policy, or no alloc, means no attempts")
+	}
+	if !RescheduleAttemptsLeft(a, testResched(t, "unlimited/0s/5s/exponential/1m"), baseTime) {
+		t.Fatal("unlimited always has attempts")
+	}
+}
+
+func newTestAlloc() *structs.Allocation {
+	return &structs.Allocation{ID: "a", Name: "example.web[0]", TaskGroup: "web", ClientStatus: structs.AllocClientStatusFailed, DesiredStatus: structs.AllocDesiredStatusRun}
 }

@@ -188,6 +188,13 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 		}
 	}
 	idx := a.Index()
+	if idx < 0 {
+		// A name without an index cannot hold a slot: surplus.
+		if !a.TerminalStatus() {
+			r.stop(a, structs.AllocNotNeeded, "")
+		}
+		return
+	}
 	replacement := func(desc string, replaces bool) *Placement {
 		p := &Placement{Index: idx, Canary: canary, PreviousAlloc: a.ID, PreviousNode: a.NodeID}
 		if replaces {

@@ -117,3 +117,15 @@ func nextTracker(a *structs.Allocation, now time.Time, delay time.Duration) *str
 	})
 	return t
 }
+
+// RescheduleAttemptsLeft reports whether a failed or unhealthy allocation
+// may still be replaced under policy at now. The deployment watcher uses it
+// to fail a deployment at once when an unhealthy alloc has no attempts
+// left, instead of waiting for the progress deadline.
+func RescheduleAttemptsLeft(a *structs.Allocation, policy *structs.ReschedulePolicy, now time.Time) bool {
+	if a == nil {
+		return false
+	}
+	when, _, _ := rescheduleDecision(a, policy, now, false)
+	return when != rescheduleNever
+}
