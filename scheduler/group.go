@@ -128,7 +128,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 
 	// Join this version's deployment when the group changes.
-	changes := len(replace) + len(inplace) + len(destructive)
+	changes := len(inplace) + len(destructive)
 	placing := len(missing) + len(newCanaries)
 	if rolling && (changes > 0 || placing > 0 && !r.hadRunning) {
 		if r.deployment == nil || r.deployment.TaskGroups[tg.Name] == nil {
