@@ -171,6 +171,9 @@ func (d *Driver) Stop(h *drivers.TaskHandle, timeout time.Duration, signal strin
 	if err := h.GetDriverState(&st); err != nil {
 		return fmt.Errorf("%w: %w", drivers.ErrInvalidConfig, err)
 	}
+	if _, exited := t.exit.Result(); exited {
+		return nil
+	}
 	done := t.exit.Wait()
 	after, res := st.KillAfter, drivers.ExitResult{}
 	if after > timeout {

@@ -149,8 +149,10 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 }
 
 // Recover re-attaches to the process a handle names, if it is still the
-// same process (PID and start time). Its exit status will be unknown: only
-// a parent can learn it, and the parent was the client that died.
+// same process (PID and start time). Its exit status is usually unknown:
+// only a parent can wait for it, and the parent was the client that died.
+// The driver reads it from /proc when it catches the process as a zombie
+// before its new parent reaps it; otherwise the result says Unknown.
 func (d *Driver) Recover(h *drivers.TaskHandle) error {
 	if err := checkHandle(h); err != nil {
 		return err
@@ -200,31 +202,36 @@ func (d *Driver) track(id string, t *task) {
 }
 
 func (t *task) run(logEvery time.Duration) {
-	exited := make(chan bool, 1)
-	go func() { exited <- t.watch.wait() }()
+	exited := make(chan struct{})
+	go func() {
+		t.watch.wait()
+		close(exited)
+	}()
 	tick := time.NewTicker(logEvery)
 	defer tick.Stop()
-	for {
+	for waiting := true; waiting; {
 		select {
 		case <-tick.C:
 			t.rotate()
-			continue
-		case ok := <-exited:
-			if !ok && t.cmd == nil {
-				// Destroyed: the watch was closed, nothing to report.
-				t.exit.Exit(drivers.ExitResult{Unknown: true, Err: drivers.ErrTaskNotFound})
-				return
-			}
+		case <-exited:
+			waiting = false
 		}
-		break
 	}
-	// The leader has exited but, if it is our child, is not reaped yet, so
+	// The leader has exited. If it is our child it is not reaped yet, so
 	// its PID (the group ID) cannot have been reused: kill the stragglers.
+	// A re-attached leader may already have been reaped by its new parent;
+	// the PID is then free, but reuse within this instant as a group ID
+	// is unlikely enough to accept.
+	res := drivers.ExitResult{Unknown: true}
+	if t.cmd == nil {
+		if ws, ok := zombieStatus(t.pid, t.watch.ticks); ok {
+			res = waitStatusResult(ws)
+		}
+	}
 	t.mu.Lock()
 	_ = syscall.Kill(-t.pid, syscall.SIGKILL)
 	t.exited = true
 	t.mu.Unlock()
-	res := drivers.ExitResult{Unknown: true}
 	if t.cmd != nil {
 		res = exitResult(t.cmd.Wait())
 	}
@@ -253,6 +260,10 @@ func exitResult(err error) drivers.ExitResult {
 	if !ok {
 		return drivers.ExitResult{ExitCode: ee.ExitCode()}
 	}
+	return waitStatusResult(ws)
+}
+
+func waitStatusResult(ws syscall.WaitStatus) drivers.ExitResult {
 	if ws.Signaled() {
 		return drivers.ExitResult{ExitCode: 128 + int(ws.Signal()), Signal: int(ws.Signal())}
 	}

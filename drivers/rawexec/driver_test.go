@@ -282,10 +282,13 @@ func TestRecoverInFreshDriver(t *testing.T) {
 	if err := d2.Stop(&h2, 5*time.Second, ""); err != nil {
 		t.Fatal(err)
 	}
+	// The exit status is known only if the re-attached driver saw the
+	// zombie before the parent reaped it; either way it must not lie.
 	r := waitExit(t, d2, &h2)
-	if !r.Unknown {
-		t.Fatalf("re-attached exit %+v should be Unknown", r)
+	if !r.Unknown && r.Signal != int(syscall.SIGTERM) {
+		t.Fatalf("re-attached exit %+v: neither Unknown nor SIGTERM", r)
 	}
+	t.Logf("re-attached exit: %+v", r)
 	if orig := waitExit(t, d1, h); orig.Signal != int(syscall.SIGTERM) {
 		t.Fatalf("parent saw %+v", orig)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,27 +30,57 @@ func procStartTicks(pid int) (uint64, error) {
 
 // procStat reads a process's start time and whether it is a zombie.
 func procStat(pid int) (ticks uint64, zombie bool, err error) {
+	fields, err := statFields(pid)
+	if err != nil {
+		return 0, false, err
+	}
+	zombie = fields[0][0] == 'Z' || fields[0][0] == 'X'
+	ticks, err = strconv.ParseUint(string(fields[19]), 10, 64)
+	return ticks, zombie, err
+}
+
+// zombieStatus returns the wait status of an exited process that nobody
+// has reaped yet (field 52 of /proc/<pid>/stat, Linux 3.5+), if pid is
+// still that zombie. It is how the exit code of a process the client
+// re-attached to can sometimes be known: its parent is then some other
+// process (often init), which usually reaps it at once.
+func zombieStatus(pid int, ticks uint64) (syscall.WaitStatus, bool) {
+	fields, err := statFields(pid)
+	if err != nil || fields[0][0] != 'Z' || len(fields) < 50 {
+		return 0, false
+	}
+	if t, err := strconv.ParseUint(string(fields[19]), 10, 64); err != nil || t != ticks {
+		return 0, false
+	}
+	ws, err := strconv.ParseUint(string(fields[49]), 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return syscall.WaitStatus(ws), true
+}
+
+// statFields returns the fields of /proc/<pid>/stat from field 3 (state)
+// on, so that field n is at index n-3.
+func statFields(pid int) ([][]byte, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		if os.IsNotExist(err) {
-			return 0, false, errProcGone
+			return nil, errProcGone
 		}
-		return 0, false, err
+		return nil, err
 	}
 	// The command name (field 2) is in parentheses and may hold spaces or
 	// parentheses itself; the fields after the last ')' are plain.
 	r := bytes.LastIndexByte(b, ')')
 	if r < 0 {
-		return 0, false, fmt.Errorf("parsing /proc/%d/stat", pid)
+		return nil, fmt.Errorf("parsing /proc/%d/stat", pid)
 	}
 	fields := bytes.Fields(b[r+1:])
 	// fields[0] is field 3 (state); field 22 is fields[19].
-	if len(fields) < 20 {
-		return 0, false, fmt.Errorf("parsing /proc/%d/stat: %d fields", pid, len(fields))
+	if len(fields) < 20 || len(fields[0]) == 0 {
+		return nil, fmt.Errorf("parsing /proc/%d/stat: %d fields", pid, len(fields))
 	}
-	zombie = fields[0][0] == 'Z' || fields[0][0] == 'X'
-	ticks, err = strconv.ParseUint(string(fields[19]), 10, 64)
-	return ticks, zombie, err
+	return fields, nil
 }
 
 // exitWatch tells when a process exits, for children and strangers alike.
