@@ -227,8 +227,8 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 		}
 		s := newSpreadState(sp, p, pool)
 		for _, r := range p.allocs {
-			if r.node >= 0 && r.alloc.JobID == job.ID && r.alloc.TaskGroup == tg.Name && s.set[r.node] {
-				s.counts[s.values[r.node]]++
+			if r.node >= 0 && r.alloc.JobID == job.ID && r.alloc.TaskGroup == tg.Name {
+				s.count(r.node)
 			}
 		}
 		g.spreads = append(g.spreads, s)
@@ -406,9 +406,7 @@ func (p *Placer) commit(job *structs.Job, g *groupCtx, pl Placement, i int, eval
 	ns.add(a, 1)
 	p.allocs[a.ID] = allocRef{a, i}
 	for _, s := range g.spreads {
-		if s.set[i] {
-			s.counts[s.values[i]]++
-		}
+		s.count(i)
 	}
 	return a, ""
 }

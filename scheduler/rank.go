@@ -17,10 +17,12 @@ func binPackScore(ns *nodeState, req structs.ComparableResources) float64 {
 		f := 1 - float64(used+want)/float64(capacity)
 		return math.Max(0, math.Min(1, f))
 	}
-	total := math.Pow(10, freeFrac(ns.used.CPU, req.CPU, ns.capacity.CPU)) +
-		math.Pow(10, freeFrac(ns.used.MemoryMB, req.MemoryMB, ns.capacity.MemoryMB))
+	total := pow10(freeFrac(ns.used.CPU, req.CPU, ns.capacity.CPU)) +
+		pow10(freeFrac(ns.used.MemoryMB, req.MemoryMB, ns.capacity.MemoryMB))
 	return (20 - total) / 18
 }
+
+func pow10(x float64) float64 { return math.Exp(x * math.Ln10) }
 
 // antiAffinity penalises nodes already running allocs of the same job and
 // group: -(collisions+1)/count, as Nomad's. ok is false without collisions.
@@ -36,67 +38,84 @@ func antiAffinity(ns *nodeState, key string, count int) (float64, bool) {
 }
 
 // spreadState tracks one spread block for one group: each pool node's
-// value of the attribute and how many of the group's allocs run per value.
+// value of the attribute (interned as an index into known) and how many of
+// the group's allocs run per value.
 type spreadState struct {
-	spread  *structs.Spread
-	values  []string // per placer node index; "" when unset
-	set     []bool
-	counts  map[string]int
-	targets map[string]float64 // value → desired fraction
-	rest    float64            // fraction for values not listed
-	known   []string           // every value seen in the pool, for even spread
+	spread *structs.Spread
+	value  []int32 // per placer node index; -1 when unset or not in pool
+	known  []string
+	counts []int     // per known value
+	target []float64 // desired fraction per known value
+	hasTgt bool      // targets given (else even spread)
 }
 
 func newSpreadState(sp *structs.Spread, p *Placer, pool []int) *spreadState {
-	s := &spreadState{
-		spread: sp, values: make([]string, len(p.nodes)), set: make([]bool, len(p.nodes)),
-		counts: map[string]int{},
+	s := &spreadState{spread: sp, value: make([]int32, len(p.nodes))}
+	for i := range s.value {
+		s.value[i] = -1
 	}
-	seen := map[string]bool{}
+	ids := map[string]int32{}
 	for _, i := range pool {
 		v, ok := resolveTarget(sp.Attribute, p.nodes[i].node)
-		s.values[i], s.set[i] = v, ok
-		if ok && !seen[v] {
-			seen[v] = true
+		if !ok {
+			continue
+		}
+		id, seen := ids[v]
+		if !seen {
+			id = int32(len(s.known))
+			ids[v] = id
 			s.known = append(s.known, v)
 		}
+		s.value[i] = id
 	}
+	s.counts = make([]int, len(s.known))
 	if len(sp.SpreadTarget) > 0 {
-		s.targets = map[string]float64{}
+		s.hasTgt = true
+		listed := map[string]float64{}
 		sum := 0.0
 		for _, t := range sp.SpreadTarget {
 			if t != nil {
-				s.targets[t.Value] = float64(t.Percent) / 100
+				listed[t.Value] = float64(t.Percent) / 100
 				sum += float64(t.Percent) / 100
 			}
 		}
-		s.rest = math.Max(0, 1-sum)
+		rest := math.Max(0, 1-sum)
+		s.target = make([]float64, len(s.known))
+		for id, v := range s.known {
+			if f, ok := listed[v]; ok {
+				s.target[id] = f
+			} else {
+				s.target[id] = rest
+			}
+		}
 	}
 	return s
 }
 
-// boost rates a node for this spread in [-1, 1]: positive where the value
+// count records an alloc on node i.
+func (s *spreadState) count(i int) {
+	if id := s.value[i]; id >= 0 {
+		s.counts[id]++
+	}
+}
+
+// boost rates node i for this spread in [-1, 1]: positive where the value
 // has fewer allocs than its share.
 func (s *spreadState) boost(i, count int) float64 {
-	if !s.set[i] {
+	id := s.value[i]
+	if id < 0 {
 		return -1
 	}
-	v := s.values[i]
-	used := float64(s.counts[v])
-	if s.targets != nil {
-		frac, ok := s.targets[v]
-		if !ok {
-			frac = s.rest
-		}
-		desired := frac * float64(count)
+	used := float64(s.counts[id])
+	if s.hasTgt {
+		desired := s.target[id] * float64(count)
 		if desired <= 0 {
 			return -1
 		}
 		return math.Max(-1, math.Min(1, (desired-used)/desired))
 	}
 	lo, hi := math.MaxInt, 0
-	for _, k := range s.known {
-		c := s.counts[k]
+	for _, c := range s.counts {
 		lo, hi = min(lo, c), max(hi, c)
 	}
 	switch {
