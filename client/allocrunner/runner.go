@@ -300,9 +300,13 @@ func (ar *AllocRunner) onTaskUpdate(u taskrunner.Update) {
 	ar.mu.Unlock()
 	if u.State.State == structs.TaskStateDead && (u.State.Failed || u.Task == ar.leader) {
 		ar.killOnce.Do(func() {
+			typ, msg := structs.TaskSiblingFailed, fmt.Sprintf("Task's sibling %q failed", u.Task)
+			if !u.State.Failed {
+				typ, msg = structs.TaskLeaderDead, fmt.Sprintf("Leader task %q is dead", u.Task)
+			}
 			for name, tr := range ar.runners {
 				if name != u.Task {
-					tr.Kill()
+					tr.KillFor(typ, msg)
 				}
 			}
 		})

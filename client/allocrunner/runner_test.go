@@ -112,8 +112,13 @@ func TestFailedTaskFailsAllocAndKillsSiblings(t *testing.T) {
 		if u.ClientStatus != structs.AllocClientStatusFailed {
 			t.Fatalf("status %s", u.ClientStatus)
 		}
-		if s := u.TaskStates["side"]; s.State != structs.TaskStateDead || s.Failed {
+		s := u.TaskStates["side"]
+		if s.State != structs.TaskStateDead || s.Failed {
 			t.Fatalf("sibling %+v", s)
+		}
+		if n := len(s.Events); n < 3 || s.Events[n-3].Type != structs.TaskSiblingFailed ||
+			s.Events[n-2].Type != structs.TaskKilling || s.Events[n-1].Type != structs.TaskKilled {
+			t.Fatalf("sibling events %+v", s.Events)
 		}
 		if u.Health == nil || u.Health.Healthy || !u.Health.Timestamp.Equal(epoch.Add(3*time.Second)) {
 			t.Fatalf("health %+v", u.Health)
@@ -221,4 +226,27 @@ func TestRawExecAlloc(t *testing.T) {
 	if st, err := loadState(ar.Dir().StatePath()); err != nil || st.Tasks["job"].State.State != structs.TaskStateDead {
 		t.Fatalf("state file: %+v %v", st, err)
 	}
+}
+
+func TestLeaderDeathStopsFollowers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewFake(epoch)
+		rec := &recorder{}
+		leader := mockTask("main", map[string]any{"run_for": "2s"})
+		leader.Leader = true
+		alloc := testAlloc(structs.JobTypeBatch, leader, mockTask("sidecar", nil))
+		ar := newRunner(t, t.TempDir(), c, mock.New(mock.Options{Clock: c}), alloc, rec)
+		ar.Run()
+		synctest.Wait()
+		c.Advance(2 * time.Second)
+		<-ar.Done()
+		u := rec.last()
+		if u.ClientStatus != structs.AllocClientStatusComplete {
+			t.Fatalf("status %s", u.ClientStatus)
+		}
+		s := u.TaskStates["sidecar"]
+		if n := len(s.Events); n < 3 || s.Events[n-3].Type != structs.TaskLeaderDead {
+			t.Fatalf("sidecar events %+v", s.Events)
+		}
+	})
 }

@@ -64,9 +64,11 @@ type TaskRunner struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 
-	mu     sync.Mutex
-	state  *structs.TaskState
-	handle *drivers.TaskHandle
+	mu       sync.Mutex
+	state    *structs.TaskState
+	handle   *drivers.TaskHandle
+	killType string // event KillFor asked for, until recorded
+	killMsg  string
 }
 
 // New checks the config and returns a runner that has not started.
@@ -101,11 +103,29 @@ func (tr *TaskRunner) Run() { go tr.run() }
 
 // Kill asks the runner to stop the task (with the task's kill timeout and
 // signal) and not restart it. It does not wait: see Done.
-func (tr *TaskRunner) Kill() {
+func (tr *TaskRunner) Kill() { tr.KillFor("", "") }
+
+// KillFor is Kill with a first event saying why, such as
+// structs.TaskSiblingFailed; an empty eventType records none.
+func (tr *TaskRunner) KillFor(eventType, message string) {
 	tr.killOnce.Do(func() {
+		tr.mu.Lock()
+		tr.killType, tr.killMsg = eventType, message
+		tr.mu.Unlock()
 		close(tr.killCh)
 		tr.cancel()
 	})
+}
+
+// killReason records the event KillFor was given, if any.
+func (tr *TaskRunner) killReason() {
+	tr.mu.Lock()
+	typ, msg := tr.killType, tr.killMsg
+	tr.killType = ""
+	tr.mu.Unlock()
+	if typ != "" {
+		tr.event(typ, msg, nil)
+	}
 }
 
 // Detach stops the runner but leaves the task running, for a client that
@@ -167,6 +187,7 @@ func (tr *TaskRunner) run() {
 	for {
 		if h == nil {
 			if tr.killed() {
+				tr.killReason()
 				tr.finish(false, structs.TaskKilled, "Task killed before it started", nil)
 				return
 			}
@@ -228,6 +249,7 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 // policy; it reports whether the runner is done.
 func (tr *TaskRunner) afterStartFailure(err error) bool {
 	if tr.killed() {
+		tr.killReason()
 		tr.finish(false, structs.TaskKilled, "Task killed while starting", nil)
 		return true
 	}
@@ -283,6 +305,7 @@ func (tr *TaskRunner) decide(success bool) bool {
 	case <-timer.C():
 		return false
 	case <-tr.killCh:
+		tr.killReason()
 		tr.finish(false, structs.TaskKilled, "Task killed while waiting to restart", nil)
 		return true
 	case <-tr.detachCh:
@@ -292,6 +315,7 @@ func (tr *TaskRunner) decide(success bool) bool {
 
 // kill stops a running task with its kill timeout and signal.
 func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResult) {
+	tr.killReason()
 	timeout := tr.cfg.Task.KillTimeout
 	if timeout <= 0 {
 		timeout = structs.DefaultKillTimeout
