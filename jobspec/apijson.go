@@ -173,6 +173,9 @@ func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 		if !known {
 			e = element{JSON: key, Support: refused, Note: "not part of drover's job grammar"}
 		}
+		if v.kind == 's' && isNomadDefault(blockName, e, v.str) {
+			continue
+		}
 		switch e.Support {
 		case serverSet:
 			continue

@@ -133,3 +133,44 @@ func TestGrammarCoversNomadAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestNomadDefaultsAccepted: values of unsupported elements that ask for
+// what drover does anyway pass silently, in JSON and HCL.
+func TestNomadDefaultsAccepted(t *testing.T) {
+	job := nomadClientJob()
+	job.TaskGroups[0].Services[0].OnUpdate = "require_healthy"
+	job.TaskGroups[0].Services[0].AddressMode = "auto"
+	data, _ := json.Marshal(job)
+	if _, warns, err := ParseAPIJob(data); err != nil || len(warns) != 0 {
+		t.Fatalf("defaults refused: %v %v", err, warns)
+	}
+	job.TaskGroups[0].Services[0].OnUpdate = "ignore"
+	data, _ = json.Marshal(job)
+	if _, _, err := ParseAPIJob(data); err == nil || !strings.Contains(err.Error(), "Job.TaskGroups[0].Services[0].OnUpdate: not supported by drover") {
+		t.Fatalf("on_update = ignore accepted: %v", err)
+	}
+	src := "job \"j\" {\n  group \"g\" {\n    service {\n      on_update = \"require_healthy\"\n    }\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n}\n"
+	if _, warns, err := Parse("j.hcl", []byte(src), Options{}); err != nil || len(warns) != 0 {
+		t.Fatalf("HCL default refused: %v %v", err, warns)
+	}
+}
+
+// TestCanonicalizedNomadJob: a job Nomad's client has canonicalized (every
+// default written out) is accepted; only the migrate block warns.
+func TestCanonicalizedNomadJob(t *testing.T) {
+	job := nomadClientJob()
+	job.Canonicalize()
+	data, _ := json.Marshal(job)
+	got, warns, err := ParseAPIJob(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warns {
+		if !strings.Contains(w.Message, "not supported by drover and is ignored") {
+			t.Errorf("unexpected warning %v", w)
+		}
+	}
+	if r := got.TaskGroups[0].Tasks[0].Resources; r.CPU != 100 || r.MemoryMB != 300 {
+		t.Errorf("resources %+v", r)
+	}
+}

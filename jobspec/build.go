@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/structs"
@@ -51,9 +52,13 @@ func (b *builder) job(aj *api.Job) *structs.Job {
 	if j.Name == "" {
 		j.Name = j.ID
 	}
-	if j.ID == "" {
-		b.err("Job.ID", "is required")
-	} else if j.Name != j.ID {
+	switch {
+	case j.ID == "":
+		b.err("Job.ID", "needs a non-empty ID")
+	case strings.ContainsAny(j.ID, " \t\r\n\x00"):
+		b.err("Job.ID", "must not contain spaces or control characters (got %q)", j.ID)
+	}
+	if j.ID != "" && j.Name != j.ID {
 		b.err("Job.Name", "must equal the job ID %q (got %q)", j.ID, j.Name)
 	}
 	if aj.Priority != nil {
@@ -331,17 +336,16 @@ func (b *builder) resources(path string, ar *api.Resources) *structs.Resources {
 	if ar == nil {
 		return r
 	}
-	if ar.Cores != nil {
+	if ar.Cores != nil && *ar.Cores != 0 {
 		r.Cores = *ar.Cores
 		r.CPU = 0
-		if ar.CPU != nil {
+		if ar.CPU != nil && *ar.CPU != 0 {
 			b.err(path+".Cores", "cannot be set together with cpu")
 		}
 		if r.Cores < 0 {
 			b.err(path+".Cores", "must not be negative (got %d)", r.Cores)
 		}
-	}
-	if ar.CPU != nil {
+	} else if ar.CPU != nil {
 		r.CPU = *ar.CPU
 		if r.CPU < 1 {
 			b.err(path+".CPU", "must be at least 1 (got %d)", r.CPU)

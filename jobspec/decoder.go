@@ -2,8 +2,8 @@ package jobspec
 
 import (
 	"fmt"
+	"math"
 	"math/big"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -78,6 +78,11 @@ func (d *decoder) content(body *hclsyntax.Body, blockName string) (map[string]*h
 			}
 			d.r.errorf(d.at(a.NameRange, blockName+"."+name), "unknown attribute %q in %s%s", name, blockName, suggest(name, hclNames(blockName)))
 			continue
+		}
+		if _, ok := nomadDefaults[blockName+"."+e.JSON]; ok && e.Support != supported {
+			if v, diags := d.exprValue(a.Expr, d.ctx); !diags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() && isNomadDefault(blockName, e, v.AsString()) {
+				continue
+			}
 		}
 		if d.unsupported(e, a.NameRange, blockName) {
 			continue
@@ -325,6 +330,9 @@ func anyValue(v cty.Value) (any, error) {
 			}
 		}
 		f, _ := bf.Float64()
+		if math.IsInf(f, 0) {
+			return nil, fmt.Errorf("number %s is out of range", bf.Text('g', 6))
+		}
 		return f, nil
 	case t.IsListType() || t.IsTupleType() || t.IsSetType():
 		out := []any{}
@@ -380,6 +388,3 @@ func (d *decoder) freeform(body *hclsyntax.Body, field string) map[string]any {
 	}
 	return out
 }
-
-// title joins a path prefix and a name: "group", "update" → "update".
-func joinField(parts ...string) string { return strings.Join(parts, ".") }

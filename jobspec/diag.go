@@ -58,7 +58,7 @@ type loc struct {
 	Field  string
 }
 
-// at returns a loc for the field named field at the same place.
+// named returns the same place under another field name.
 func (l loc) named(field string) loc { l.Field = field; return l }
 
 // report collects errors and warnings, dropping exact duplicates (a

@@ -3,18 +3,21 @@ package jobspec
 import (
 	"regexp"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 )
 
-// functions are the functions a job file may call: go-cty's standard
-// library under the names Nomad and Terraform use.
-func functions() map[string]function.Function {
+// functions returns the functions a job file may call: go-cty's standard
+// library under the names Nomad and Terraform use. The map is built once
+// and shared; functions are stateless.
+var functions = sync.OnceValue(buildFunctions)
+
+func buildFunctions() map[string]function.Function {
 	return map[string]function.Function{
 		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc,
 		"log": stdlib.LogFunc, "max": stdlib.MaxFunc, "min": stdlib.MinFunc, "pow": stdlib.PowFunc,
@@ -126,5 +129,3 @@ func (d *decoder) source(rng hcl.Range) string {
 	}
 	return string(d.src[rng.Start.Byte:rng.End.Byte])
 }
-
-var _ = hclsyntax.ParseConfig

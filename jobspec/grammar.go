@@ -301,6 +301,25 @@ var grammar = map[string][]element{
 	},
 }
 
+// nomadDefaults are values of unsupported elements that ask for exactly
+// what drover does anyway (Nomad's own defaults, which its client fills in
+// when it canonicalizes a job). They are accepted silently. Keyed by block
+// and JSON name.
+var nomadDefaults = map[string]string{
+	"service.OnUpdate":    "require_healthy",
+	"check.OnUpdate":      "require_healthy",
+	"service.AddressMode": "auto",
+	"check.AddressMode":   "host",
+	"service.Cluster":     "default",
+}
+
+// isNomadDefault reports whether value is the harmless default of the
+// element e of blockName.
+func isNomadDefault(blockName string, e element, value string) bool {
+	def, ok := nomadDefaults[blockName+"."+e.JSON]
+	return ok && value == def
+}
+
 // lookupHCL returns the element of block named name in a job file.
 func lookupHCL(blockName, name string) (element, bool) {
 	for _, e := range grammar[blockName] {
