@@ -1,0 +1,184 @@
+// Package apiclient is drover's Go client for the HTTP API, used by the
+// CLI and by client agents. It imports only the domain types.
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultAddress is the agent address used when nothing else is set.
+const DefaultAddress = "http://127.0.0.1:4646"
+
+// Address picks the API address: flag when non-empty, else DROVER_ADDR,
+// else NOMAD_ADDR, else DefaultAddress.
+func Address(flag string) string {
+	for _, v := range []string{flag, os.Getenv("DROVER_ADDR"), os.Getenv("NOMAD_ADDR")} {
+		if v != "" {
+			return v
+		}
+	}
+	return DefaultAddress
+}
+
+// ErrUnexpectedResponse: the server answered with something that is not
+// drover's API (wrong content, undecodable JSON).
+var ErrUnexpectedResponse = errors.New("unexpected response")
+
+// StatusError is a non-2xx answer: the status code and the server's
+// message.
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+// Error returns "Unexpected response code: CODE (MSG)", as Nomad's client.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("Unexpected response code: %d (%s)", e.Code, e.Msg)
+}
+
+// IsNotFound reports whether err is a 404 answer.
+func IsNotFound(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Code == http.StatusNotFound
+}
+
+// Client talks to one agent.
+type Client struct {
+	base *url.URL
+	http *http.Client
+}
+
+// New returns a client for address ("http://host:port" or "host:port").
+func New(address string) (*Client, error) {
+	if !strings.Contains(address, "://") {
+		address = "http://" + address
+	}
+	u, err := url.Parse(address)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("invalid address %q", address)
+	}
+	return &Client{base: u, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}, nil
+}
+
+// Address returns the agent's base URL.
+func (c *Client) Address() string { return c.base.String() }
+
+// QueryOptions are the read parameters of the API.
+type QueryOptions struct {
+	WaitIndex  uint64        // ?index: block until the data's index exceeds it
+	WaitTime   time.Duration // ?wait: how long to block
+	AllowStale bool          // ?stale: any server answers from its local copy
+	Prefix     string        // ?prefix
+	Namespace  string        // ?namespace
+}
+
+// QueryMeta is what the answer's headers say.
+type QueryMeta struct {
+	LastIndex   uint64
+	KnownLeader bool
+	LastContact time.Duration
+}
+
+func (q *QueryOptions) values() url.Values {
+	v := url.Values{}
+	if q == nil {
+		return v
+	}
+	if q.WaitIndex > 0 {
+		v.Set("index", strconv.FormatUint(q.WaitIndex, 10))
+	}
+	if q.WaitTime > 0 {
+		v.Set("wait", q.WaitTime.String())
+	}
+	if q.AllowStale {
+		v.Set("stale", "true")
+	}
+	if q.Prefix != "" {
+		v.Set("prefix", q.Prefix)
+	}
+	if q.Namespace != "" {
+		v.Set("namespace", q.Namespace)
+	}
+	return v
+}
+
+// Get reads path into out (when non-nil).
+func (c *Client) Get(ctx context.Context, path string, q *QueryOptions, out any) (*QueryMeta, error) {
+	return c.do(ctx, http.MethodGet, path, q.values(), nil, out)
+}
+
+// Put sends in as JSON to path and decodes the answer into out.
+func (c *Client) Put(ctx context.Context, path string, in, out any) (*QueryMeta, error) {
+	return c.do(ctx, http.MethodPut, path, nil, in, out)
+}
+
+// Post sends in as JSON to path with POST and decodes the answer into out.
+func (c *Client) Post(ctx context.Context, path string, in, out any) (*QueryMeta, error) {
+	return c.do(ctx, http.MethodPost, path, nil, in, out)
+}
+
+// Delete sends a DELETE to path with the given query values.
+func (c *Client) Delete(ctx context.Context, path string, q url.Values, out any) (*QueryMeta, error) {
+	return c.do(ctx, http.MethodDelete, path, q, nil, out)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) (*QueryMeta, error) {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawQuery = q.Encode()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("encoding request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading response: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, &StatusError{Code: resp.StatusCode, Msg: strings.TrimSpace(string(data))}
+	}
+	meta := parseMeta(resp.Header)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return meta, fmt.Errorf("%w from %s %s: %w", ErrUnexpectedResponse, method, u.Redacted(), err)
+		}
+	}
+	return meta, nil
+}
+
+func parseMeta(h http.Header) *QueryMeta {
+	m := &QueryMeta{}
+	m.LastIndex, _ = strconv.ParseUint(h.Get("X-Nomad-Index"), 10, 64)
+	m.KnownLeader = h.Get("X-Nomad-KnownLeader") == "true"
+	if ms, err := strconv.ParseInt(h.Get("X-Nomad-LastContact"), 10, 64); err == nil {
+		m.LastContact = time.Duration(ms) * time.Millisecond
+	}
+	return m
+}

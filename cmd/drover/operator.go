@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+)
+
+func init() { registerCommand("operator", newOperatorCommand) }
+
+func newOperatorCommand() *cobra.Command {
+	op := &cobra.Command{Use: "operator", Short: "Operate the cluster's servers"}
+	rft := &cobra.Command{Use: "raft", Short: "Inspect the Raft configuration"}
+	rft.AddCommand(newRaftListPeersCommand())
+	op.AddCommand(rft)
+	return op
+}
+
+func newRaftListPeersCommand() *cobra.Command {
+	var address string
+	cmd := &cobra.Command{
+		Use:   "list-peers",
+		Short: "List the servers of the Raft configuration",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := apiclient.New(apiclient.Address(address))
+			if err != nil {
+				return err
+			}
+			cfg, err := c.Operator().RaftConfiguration(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("reading the Raft configuration: %w", err)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "Node\tID\tAddress\tState\tVoter\tRaftProtocol")
+			for _, s := range cfg.Servers {
+				st := "follower"
+				if s.Leader {
+					st = "leader"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%t\t%s\n", s.Node, s.ID, s.Address, st, s.Voter, s.RaftProtocol)
+			}
+			return w.Flush()
+		},
+	}
+	addAddressFlag(cmd, &address)
+	return cmd
+}
+
+// addAddressFlag adds -address: the agent's HTTP API (default DROVER_ADDR,
+// NOMAD_ADDR, http://127.0.0.1:4646).
+func addAddressFlag(cmd *cobra.Command, address *string) {
+	cmd.Flags().StringVar(address, "address", "", "HTTP address of the agent (default $DROVER_ADDR, $NOMAD_ADDR, "+apiclient.DefaultAddress+")")
+}

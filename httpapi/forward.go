@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/cluster"
+)
+
+// ForwardedHeader marks a request a follower forwarded to the leader; a
+// server never forwards such a request again.
+const ForwardedHeader = "X-Drover-Forwarded"
+
+// forward serves the request from the leader when its route and this
+// server's role ask for it, and reports whether it did (the caller then
+// does nothing more).
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, kind routeKind) bool {
+	switch {
+	case kind == localRoute:
+		return false
+	case kind == readRoute && r.URL.Query().Has("stale"):
+		return false
+	case s.backend.IsLeader():
+		return false
+	}
+	if r.Header.Get(ForwardedHeader) != "" {
+		writeError(w, Errorf(http.StatusInternalServerError,
+			"request forwarded to a server that is not the leader (leadership changed); retry: %w", cluster.ErrNotLeader))
+		return true
+	}
+	addr, err := s.backend.LeaderHTTPAddr()
+	if err != nil {
+		writeError(w, err)
+		return true
+	}
+	s.proxy.serve(w, r, addr)
+	return true
+}
+
+// forwarder proxies requests to the leader, one hop.
+type forwarder struct {
+	logger hclog.Logger
+	proxy  *httputil.ReverseProxy
+}
+
+type leaderAddrKey struct{}
+
+func newForwarder(logger hclog.Logger) *forwarder {
+	f := &forwarder{logger: logger}
+	f.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			addr, _ := pr.In.Context().Value(leaderAddrKey{}).(string)
+			pr.SetURL(&url.URL{Scheme: "http", Host: addr})
+			pr.Out.Header.Set(ForwardedHeader, "1")
+		},
+		Transport: &http.Transport{
+			Proxy:               nil,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+		},
+		FlushInterval: -1,
+		ErrorHandler:  f.failed,
+	}
+	return f
+}
+
+func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string) {
+	r = r.WithContext(context.WithValue(r.Context(), leaderAddrKey{}, leaderAddr))
+	f.proxy.ServeHTTP(w, r)
+}
+
+func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeError(w, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err))
+		return
+	}
+	f.logger.Warn("forwarding to the leader failed", "path", r.URL.Path, "error", err)
+	writeError(w, Errorf(http.StatusInternalServerError, "forwarding to the leader: %w", err))
+}

@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/jobspec"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+func init() {
+	register(
+		route{"PUT /v1/jobs", writeRoute, (*Server).jobRegister},
+		route{"POST /v1/jobs", writeRoute, (*Server).jobRegister},
+		route{"GET /v1/jobs", readRoute, (*Server).jobsList},
+		route{"GET /v1/job/{id}", readRoute, (*Server).jobInfo},
+	)
+}
+
+// JobRegisterResponse is the answer of PUT /v1/jobs, in Nomad's shape.
+type JobRegisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Warnings        string
+	Index           uint64
+}
+
+// jobRegister decodes {"Job": …}, stamps the evaluation with an ID and the
+// leader's clock, and writes both through Raft in one entry.
+func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err)
+		}
+		return nil, Errorf(http.StatusBadRequest, "reading request body: %w", err)
+	}
+	job, diags, err := jobspec.ParseAPIJob(body)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, "invalid job: %w", err)
+	}
+	if job == nil {
+		return nil, Errorf(http.StatusBadRequest, "request has no job")
+	}
+	var warnings []string
+	for _, d := range diags {
+		warnings = append(warnings, d.String())
+	}
+	now := s.now().UnixNano()
+	eval := &structs.Evaluation{
+		ID:          structs.GenerateUUID(),
+		Namespace:   job.Namespace,
+		Priority:    job.Priority,
+		Type:        job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister,
+		JobID:       job.ID,
+		Status:      structs.EvalStatusPending,
+		CreateTime:  now,
+		ModifyTime:  now,
+	}
+	resp, index, err := s.backend.Apply(r.Context(), fsm.JobRegisterRequestType,
+		&structs.JobRegisterRequest{Job: job, Eval: eval, SubmitTime: now})
+	if err != nil {
+		return nil, fmt.Errorf("registering job %q: %w", job.ID, err)
+	}
+	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index,
+		Warnings: strings.Join(warnings, "\n")}
+	if res, ok := resp.(*structs.JobRegisterResult); ok && res != nil {
+		out.JobModifyIndex = res.JobModifyIndex
+	}
+	s.setMeta(w, index)
+	return out, nil
+}
+
+// jobsList answers the stubs of the jobs in the namespace, by ID, filtered
+// by ?prefix.
+func (s *Server) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		jobs, err := snap.Jobs()
+		if err != nil {
+			return nil, 0, err
+		}
+		out := []*structs.JobListStub{}
+		for _, j := range jobs {
+			if o.matchNamespace(j.Namespace) && o.matchPrefix(j.ID) {
+				out = append(out, j.Stub(nil))
+			}
+		}
+		sort.Slice(out, func(a, b int) bool {
+			if out[a].Namespace != out[b].Namespace {
+				return out[a].Namespace < out[b].Namespace
+			}
+			return out[a].ID < out[b].ID
+		})
+		idx, err := snap.Index(state.TableJobs)
+		return out, idx, err
+	})
+}
+
+// jobInfo answers one job's current version; 404 if unknown.
+func (s *Server) jobInfo(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		job, err := snap.JobByID(o.Namespace, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx, err := snap.Index(state.TableJobs)
+		if err != nil {
+			return nil, 0, err
+		}
+		if job == nil {
+			return nil, idx, Errorf(http.StatusNotFound, "job not found")
+		}
+		return job, idx, nil
+	})
+}

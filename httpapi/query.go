@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/state"
+)
+
+// Blocking query bounds.
+const (
+	DefaultWait = 5 * time.Minute
+	MaxWait     = 10 * time.Minute
+)
+
+// QueryOptions are the common read parameters.
+type QueryOptions struct {
+	MinIndex  uint64        // ?index=
+	Wait      time.Duration // ?wait=, bounded by MaxWait
+	Stale     bool          // ?stale
+	Prefix    string        // ?prefix=
+	Namespace string        // ?namespace=, "default" when unset, "*" for all
+}
+
+// parseQuery reads the query options; malformed values are a 400.
+func parseQuery(r *http.Request) (QueryOptions, error) {
+	q := r.URL.Query()
+	o := QueryOptions{Wait: DefaultWait, Stale: q.Has("stale"), Prefix: q.Get("prefix"), Namespace: q.Get("namespace")}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if v := q.Get("index"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return o, Errorf(http.StatusBadRequest, "invalid index %q", v)
+		}
+		o.MinIndex = n
+	}
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			// A bare number is read as seconds.
+			n, nerr := strconv.ParseUint(v, 10, 32)
+			if nerr != nil {
+				return o, Errorf(http.StatusBadRequest, "invalid wait %q", v)
+			}
+			d = time.Duration(n) * time.Second
+		}
+		if d <= 0 {
+			return o, Errorf(http.StatusBadRequest, "invalid wait %q", v)
+		}
+		o.Wait = min(d, MaxWait)
+	}
+	return o, nil
+}
+
+// matchNamespace reports whether an object in ns is in the query's
+// namespace.
+func (o QueryOptions) matchNamespace(ns string) bool {
+	return o.Namespace == "*" || o.Namespace == ns
+}
+
+// matchPrefix reports whether id starts with the query's prefix.
+func (o QueryOptions) matchPrefix(id string) bool { return strings.HasPrefix(id, o.Prefix) }
+
+// blockingRead runs fn as a blocking query on the local state and sets the
+// index and leader headers.
+func (s *Server) blockingRead(w http.ResponseWriter, r *http.Request, o QueryOptions, fn state.QueryFunc) (any, error) {
+	out, idx, err := s.backend.State().BlockingQuery(r.Context(), o.MinIndex, o.Wait, fn)
+	s.setMeta(w, idx)
+	return out, err
+}
+
+// setMeta sets X-Nomad-Index, X-Nomad-KnownLeader and X-Nomad-LastContact.
+func (s *Server) setMeta(w http.ResponseWriter, index uint64) {
+	h := w.Header()
+	h.Set("X-Nomad-Index", strconv.FormatUint(index, 10))
+	addr, _ := s.backend.Leader()
+	h.Set("X-Nomad-KnownLeader", strconv.FormatBool(addr != ""))
+	h.Set("X-Nomad-LastContact", strconv.FormatInt(s.backend.LastContact().Milliseconds(), 10))
+}

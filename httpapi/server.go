@@ -1,0 +1,164 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// MaxBodyBytes bounds every request body.
+const MaxBodyBytes = 8 << 20
+
+// Backend is what the API needs from the server it runs in: the local
+// state for reads, the replicated log for writes, and cluster facts.
+type Backend interface {
+	// State returns the local replicated state.
+	State() *state.Store
+	// Apply writes one entry through Raft (leader only); see cluster.Server.Apply.
+	Apply(ctx context.Context, t fsm.MessageType, req any) (any, uint64, error)
+	// IsLeader reports whether this server is the Raft leader.
+	IsLeader() bool
+	// Leader returns the leader's Raft address and ID, empty if none.
+	Leader() (raftAddr, id string)
+	// LeaderHTTPAddr returns the leader's HTTP address (host:port), or an
+	// error wrapping cluster.ErrNoLeader.
+	LeaderHTTPAddr() (string, error)
+	// LastContact is the time since the leader was last heard from.
+	LastContact() time.Duration
+	// RaftConfiguration returns the Raft configuration with node names.
+	RaftConfiguration() (*structs.RaftConfiguration, error)
+	// Self describes this agent.
+	Self() *structs.AgentSelf
+	// Join records a server's announcement and answers with what this
+	// server knows (POST /v1/internal/join).
+	Join(ctx context.Context, req *structs.ServerJoinRequest) (*structs.ServerJoinResponse, error)
+}
+
+// Server serves the HTTP API of one agent.
+type Server struct {
+	backend Backend
+	logger  hclog.Logger
+	now     func() time.Time
+	mux     *http.ServeMux
+	proxy   *forwarder
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithClock sets the clock write handlers stamp into requests (tests).
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
+// New returns the API for backend with every registered route.
+func New(backend Backend, logger hclog.Logger, opts ...Option) *Server {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	s := &Server{backend: backend, logger: logger.Named("http"), now: time.Now, mux: http.NewServeMux()}
+	for _, o := range opts {
+		o(s)
+	}
+	s.proxy = newForwarder(s.logger)
+	for _, rt := range routes {
+		s.mux.Handle(rt.pattern, s.wrap(rt))
+	}
+	return s
+}
+
+// Handler returns the API's root handler.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
+// serve is the outermost layer: it bounds the body and turns a panic into
+// a 500.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.Error("panic in handler", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			writeError(w, Errorf(http.StatusInternalServerError, "internal error: %v", v))
+		}
+	}()
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	s.mux.ServeHTTP(w, r)
+}
+
+// routeKind says where a route is served.
+type routeKind int
+
+const (
+	localRoute routeKind = iota // always served by the receiving agent
+	readRoute                   // the leader, or the local copy with ?stale
+	writeRoute                  // the leader
+)
+
+// HandlerFunc handles one request: it returns the value to send as JSON,
+// or an error.
+type HandlerFunc func(s *Server, w http.ResponseWriter, r *http.Request) (any, error)
+
+type route struct {
+	pattern string
+	kind    routeKind
+	handle  HandlerFunc
+}
+
+// routes is filled by the init functions of the endpoint files.
+var routes []route
+
+func register(rs ...route) { routes = append(routes, rs...) }
+
+// wrap forwards the request to the leader when the route asks for it, and
+// otherwise runs the handler and writes its answer.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.forward(w, r, rt.kind) {
+			return
+		}
+		out, err := rt.handle(s, w, r)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if _, done := out.(written); done {
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+}
+
+// written is what a handler returns when it wrote the response itself.
+type written struct{}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, fmt.Errorf("encoding response: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// decodeBody decodes a JSON body into v: 400 when malformed, 413 when over
+// MaxBodyBytes.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		if statusFor(err) == http.StatusRequestEntityTooLarge {
+			return Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err)
+		}
+		return Errorf(http.StatusBadRequest, "malformed request body: %w", err)
+	}
+	return nil
+}

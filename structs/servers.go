@@ -1,0 +1,83 @@
+package structs
+
+// ServerMember describes one server to the other servers: what they need
+// to reach it over Raft and over HTTP.
+type ServerMember struct {
+	ID         string // Raft server ID (a UUID kept in the data directory)
+	Name       string // node name
+	RaftAddr   string
+	HTTPAddr   string
+	Region     string
+	Datacenter string
+	Version    string
+}
+
+// ServerJoinRequest is the body of `POST /v1/internal/join`: a server
+// announcing itself to another and sharing the servers it knows.
+type ServerJoinRequest struct {
+	Self  ServerMember
+	Known []ServerMember
+}
+
+// ServerJoinResponse answers a ServerJoinRequest with what the receiving
+// server knows. Bootstrapped reports whether it already has Raft state;
+// a server that sees a bootstrapped peer never bootstraps itself.
+type ServerJoinResponse struct {
+	Self            ServerMember
+	Known           []ServerMember
+	Bootstrapped    bool
+	BootstrapExpect int
+	LeaderID        string
+}
+
+// RaftServer is one server of `GET /v1/operator/raft/configuration`, in
+// Nomad's shape.
+type RaftServer struct {
+	ID           string
+	Node         string
+	Address      string
+	Leader       bool
+	Voter        bool
+	RaftProtocol string
+}
+
+// RaftConfiguration is the answer of `GET /v1/operator/raft/configuration`.
+type RaftConfiguration struct {
+	Servers []*RaftServer
+	Index   uint64
+}
+
+// AgentSelf is the answer of `GET /v1/agent/self`: the agent's
+// configuration, its member record and Raft statistics. The top-level keys
+// are lower case, as Nomad's.
+type AgentSelf struct {
+	Config AgentConfig                  `json:"config"`
+	Member ServerMember                 `json:"member"`
+	Stats  map[string]map[string]string `json:"stats"`
+}
+
+// AgentConfig is the part of the agent's configuration /v1/agent/self
+// reports.
+type AgentConfig struct {
+	Region     string
+	Datacenter string
+	NodeName   string
+	Version    string
+	DataDir    string
+	Server     AgentServerConfig
+	Addresses  AgentAddresses
+}
+
+// AgentServerConfig is the server block of AgentConfig.
+type AgentServerConfig struct {
+	Enabled         bool
+	BootstrapExpect int
+	ServerID        string
+	RetryJoin       []string
+}
+
+// AgentAddresses are the addresses the agent listens on.
+type AgentAddresses struct {
+	HTTP string
+	Raft string
+}
