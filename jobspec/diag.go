@@ -112,6 +112,9 @@ func sortDiags(ds []Diagnostic) {
 // name, or "".
 func suggest(name string, known []string) string {
 	best, bestDist := "", 0
+	if len(name) > 64 {
+		return ""
+	}
 	for _, k := range known {
 		d := levenshtein.Distance(name, k, nil)
 		if d <= 2+len(name)/5 && (best == "" || d < bestDist) {

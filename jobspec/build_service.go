@@ -1,0 +1,157 @@
+package jobspec
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+	"github.com/hashicorp/nomad/api"
+)
+
+// networks converts the group's network block and returns its port labels.
+func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*api.NetworkResource) map[string]bool {
+	ports := map[string]bool{}
+	if len(ans) > 1 {
+		b.err(fmt.Sprintf("%s.Networks[1]", path), "a group has at most one network block")
+	}
+	for i, an := range ans {
+		npath := fmt.Sprintf("%s.Networks[%d]", path, i)
+		if an == nil {
+			continue
+		}
+		n := &structs.NetworkResource{Mode: an.Mode}
+		switch n.Mode {
+		case "", "host":
+			n.Mode = "host"
+		default:
+			b.err(npath+".Mode", "network mode %q is not supported by drover (only \"host\")", an.Mode)
+		}
+		add := func(kind string, j int, p api.Port) {
+			ppath := fmt.Sprintf("%s.%s[%d]", npath, kind, j)
+			if p.Label == "" {
+				b.err(ppath+".Label", "a port needs a label")
+			} else if ports[p.Label] {
+				b.err(ppath+".Label", "duplicate port %q", p.Label)
+			}
+			ports[p.Label] = true
+			if p.Value < 0 || p.Value > 65535 {
+				b.err(ppath+".Value", "port %q: static port must be between 1 and 65535 (got %d)", p.Label, p.Value)
+			}
+			if p.To < -1 || p.To > 65535 {
+				b.err(ppath+".To", "port %q: to must be between 0 and 65535 (got %d)", p.Label, p.To)
+			}
+			sp := structs.Port{Label: p.Label, Value: p.Value, To: p.To, HostNetwork: p.HostNetwork}
+			if kind == "ReservedPorts" && p.Value == 0 {
+				b.err(ppath+".Value", "port %q: a reserved port needs a static value", p.Label)
+			}
+			if p.Value > 0 {
+				n.ReservedPorts = append(n.ReservedPorts, sp)
+			} else {
+				n.DynamicPorts = append(n.DynamicPorts, sp)
+			}
+		}
+		for j, p := range an.ReservedPorts {
+			add("ReservedPorts", j, p)
+		}
+		for j, p := range an.DynamicPorts {
+			add("DynamicPorts", j, p)
+		}
+		tg.Networks = append(tg.Networks, n)
+	}
+	return ports
+}
+
+// portKnown reports whether a service or check port is a label of the
+// group's network or a number.
+func portKnown(label string, ports map[string]bool) bool {
+	if ports[label] {
+		return true
+	}
+	n, err := strconv.Atoi(label)
+	return err == nil && n > 0 && n <= 65535
+}
+
+func (b *builder) service(path string, as *api.Service, defName string, ports map[string]bool) *structs.Service {
+	s := &structs.Service{Provider: structs.ServiceProviderConsul}
+	if as == nil {
+		b.err(path, "must not be null")
+		return s
+	}
+	s.Name, s.TaskName, s.PortLabel, s.Address = as.Name, as.TaskName, as.PortLabel, as.Address
+	s.Tags, s.Meta = slices.Clone(as.Tags), as.Meta
+	if as.Provider != "" {
+		s.Provider = as.Provider
+	}
+	if s.Name == "" {
+		s.Name = defName
+	}
+	switch s.Provider {
+	case structs.ServiceProviderConsul, structs.ServiceProviderNomad:
+	default:
+		b.err(path+".Provider", "must be nomad or consul (got %q)", s.Provider)
+	}
+	if s.PortLabel != "" && !portKnown(s.PortLabel, ports) {
+		b.err(path+".PortLabel", "port %q is not defined in the group network%s", s.PortLabel, suggest(s.PortLabel, keys(ports)))
+	}
+	for i := range as.Checks {
+		s.Checks = append(s.Checks, b.check(fmt.Sprintf("%s.Checks[%d]", path, i), s, &as.Checks[i], ports))
+	}
+	return s
+}
+
+func (b *builder) check(path string, s *structs.Service, ac *api.ServiceCheck, ports map[string]bool) *structs.ServiceCheck {
+	c := &structs.ServiceCheck{
+		Name: ac.Name, Type: ac.Type, Path: ac.Path, Protocol: ac.Protocol, Method: ac.Method,
+		PortLabel: ac.PortLabel, Interval: ac.Interval, Timeout: ac.Timeout, Header: ac.Header, TaskName: ac.TaskName,
+	}
+	if c.Name == "" {
+		c.Name = fmt.Sprintf("service: %q check", s.Name)
+	}
+	switch c.Type {
+	case structs.CheckTypeHTTP:
+		if c.Path == "" {
+			b.err(path+".Path", "an http check needs a path")
+		}
+		switch c.Protocol {
+		case "", "http", "https":
+		default:
+			b.err(path+".Protocol", "must be http or https (got %q)", c.Protocol)
+		}
+	case structs.CheckTypeTCP:
+	case "script", "grpc", "docker":
+		b.err(path+".Type", "check type %q is not supported by drover (http or tcp)", c.Type)
+	case "":
+		b.err(path+".Type", "is required (http or tcp)")
+	default:
+		b.err(path+".Type", "must be http or tcp (got %q)", c.Type)
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"Interval", c.Interval}, {"Timeout", c.Timeout}} {
+		switch {
+		case f.d == 0:
+			b.err(path+"."+f.name, "is required")
+		case f.d < 0:
+			b.err(path+"."+f.name, "must be positive (got %s)", f.d)
+		}
+	}
+	if c.PortLabel != "" && !portKnown(c.PortLabel, ports) {
+		b.err(path+".PortLabel", "port %q is not defined in the group network%s", c.PortLabel, suggest(c.PortLabel, keys(ports)))
+	}
+	if c.PortLabel == "" && s.PortLabel == "" && (c.Type == structs.CheckTypeHTTP || c.Type == structs.CheckTypeTCP) {
+		b.err(path+".PortLabel", "a %s check needs a port (on the check or its service)", c.Type)
+	}
+	return c
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
