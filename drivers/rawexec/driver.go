@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -111,7 +113,7 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening logs: %w", drivers.ErrStartFailed, err)
 	}
-	cmd := exec.Command(tc.Command, tc.Args...)
+	cmd := &exec.Cmd{Path: lookPath(tc.Command, cfg.TaskDir, cfg.Env["PATH"]), Args: append([]string{tc.Command}, tc.Args...)}
 	cmd.Dir = cfg.TaskDir
 	cmd.Env = envList(cfg.Env)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -408,6 +410,32 @@ func openLogs(cfg *drivers.TaskConfig) (stdout, stderr *os.File, rs []*rotator, 
 		return nil, nil, nil, err
 	}
 	return stdout, stderr, []*rotator{ro, re}, nil
+}
+
+// lookPath resolves a command as the task would: a name with a slash is
+// taken relative to the task dir; a bare name is searched in the task's
+// own PATH, then in the client's.
+func lookPath(command, taskDir, path string) string {
+	if strings.Contains(command, "/") {
+		if filepath.IsAbs(command) {
+			return command
+		}
+		return filepath.Join(taskDir, command)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, command)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(command); err == nil {
+		return p
+	}
+	// Start reports the missing file.
+	return command
 }
 
 func envList(env map[string]string) []string {

@@ -116,6 +116,31 @@ func TestEnvArgsWorkdirAndLogs(t *testing.T) {
 	}
 }
 
+func TestCommandLookup(t *testing.T) {
+	d := New(Options{})
+	// A relative command runs from the task dir.
+	cfg := newTask(t, "rel", "local/run.sh")
+	if err := os.MkdirAll(filepath.Join(cfg.TaskDir, "local"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.TaskDir, "local", "run.sh"), []byte("#!/bin/sh\nexit 4\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitExit(t, d, start(t, d, cfg)); r.ExitCode != 4 {
+		t.Fatalf("relative command: %+v", r)
+	}
+	// A bare name is found in the task's own PATH first.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "true"), []byte("#!/bin/sh\nexit 5\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg = newTask(t, "path", "true")
+	cfg.Env["PATH"] = bin + ":" + cfg.Env["PATH"]
+	if r := waitExit(t, d, start(t, d, cfg)); r.ExitCode != 5 {
+		t.Fatalf("task PATH: %+v", r)
+	}
+}
+
 func TestStartErrors(t *testing.T) {
 	d := New(Options{})
 	cfg := newTask(t, "bad", "/nonexistent/binary")
@@ -229,7 +254,11 @@ func TestLogsRotateWhileRunning(t *testing.T) {
 	waitFile(t, filepath.Join(cfg.TaskDir, "written"))
 	deadline := time.Now().Add(testTimeout)
 	for {
-		if _, err := os.Stat(cfg.StdoutPath + ".1"); err == nil {
+		// Rotation is done once the live file has moved to .1 and the
+		// copy has taken the name .0.
+		_, err1 := os.Stat(cfg.StdoutPath + ".1")
+		_, err0 := os.Stat(cfg.StdoutPath + ".0")
+		if err1 == nil && err0 == nil {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -15,9 +15,11 @@ import (
 // the process as its fds 1 and 2, named as Nomad lays them out:
 // "<task>.stdout.0", ".1", …, the highest index being the live file. The
 // client checks their size every so often and rotates by copy and
-// truncate: it hard-links the live inode to the next index, copies the
-// content to a new file that replaces the old name, truncates the live
-// inode, and deletes files beyond max_files.
+// truncate: it copies the live file to a hidden temporary file, truncates
+// the live inode, renames it to the next index, renames the copy to the
+// old name, and deletes files beyond max_files. A reader never sees the
+// same bytes twice; for an instant the old content is missing until the
+// copy takes its name.
 //
 // Why not a pipe read by the client, or a log helper per task: a pipe
 // breaks when the client dies (the task then gets SIGPIPE or blocks), and
@@ -93,6 +95,7 @@ func (r *rotator) open() (*os.File, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
+	r.removeTemps()
 	i, err := r.live()
 	if err != nil {
 		return nil, err
@@ -112,43 +115,58 @@ func (r *rotator) check() (bool, error) {
 	if err != nil || fi.Size() < r.maxBytes {
 		return false, err
 	}
-	next := r.path(i + 1)
-	if err := os.Link(live, next); err != nil {
-		return false, fmt.Errorf("linking %s: %w", next, err)
-	}
-	if err := r.archive(live); err != nil {
+	tmp, err := r.copyOf(live)
+	if err != nil {
 		return false, err
 	}
-	if err := os.Truncate(next, 0); err != nil {
+	next := r.path(i + 1)
+	if err := os.Truncate(live, 0); err != nil {
+		_ = os.Remove(tmp)
+		return false, err
+	}
+	if err := os.Rename(live, next); err != nil {
+		_ = os.Remove(tmp)
+		return false, err
+	}
+	if err := os.Rename(tmp, live); err != nil {
+		_ = os.Remove(tmp)
 		return false, err
 	}
 	return true, r.prune(i + 1)
 }
 
-// archive replaces the name live (still a link to the live inode) by a
-// copy of its content.
-func (r *rotator) archive(live string) error {
-	src, err := os.Open(live)
+const tmpInfix = ".rotate-"
+
+// copyOf copies a file to a hidden temporary file beside it and returns
+// the copy's path.
+func (r *rotator) copyOf(path string) (string, error) {
+	src, err := os.Open(path)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(r.dir, "."+r.base+".rotate-*")
+	tmp, err := os.CreateTemp(r.dir, "."+r.base+tmpInfix+"*")
 	if err != nil {
-		return err
+		return "", err
 	}
 	_, err = io.Copy(tmp, src)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), live)
-	}
 	if err != nil {
 		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("archiving %s: %w", live, err)
+		return "", fmt.Errorf("copying %s: %w", path, err)
 	}
-	return nil
+	return tmp.Name(), nil
+}
+
+// removeTemps deletes copies a client left behind when it died during a
+// rotation.
+func (r *rotator) removeTemps() {
+	m, _ := filepath.Glob(filepath.Join(r.dir, "."+r.base+tmpInfix+"*"))
+	for _, p := range m {
+		_ = os.Remove(p)
+	}
 }
 
 // prune deletes files older than the newest maxFiles, given the live index.

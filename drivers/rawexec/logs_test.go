@@ -68,3 +68,19 @@ func TestRotatorIgnoresOtherFiles(t *testing.T) {
 		t.Fatalf("live = %d, %v; want 2", i, err)
 	}
 }
+
+func TestRotatorOpenRemovesLeftoverCopies(t *testing.T) {
+	dir := t.TempDir()
+	left := filepath.Join(dir, ".web.stdout.rotate-42")
+	if err := os.WriteFile(left, []byte("half a rotation"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := newRotator(filepath.Join(dir, "web.stdout"), 2, 1).open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("leftover copy still there: %v", err)
+	}
+}
