@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -92,11 +93,12 @@ var msgpackHandle = func() *codec.MsgpackHandle {
 
 // Encode returns a log entry: the type byte followed by req encoded.
 func Encode(t MessageType, req any) ([]byte, error) {
-	buf := []byte{byte(t)}
-	if err := codec.NewEncoderBytes(&buf, msgpackHandle).Encode(req); err != nil {
+	var buf bytes.Buffer
+	buf.WriteByte(byte(t))
+	if err := codec.NewEncoder(&buf, msgpackHandle).Encode(req); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrEncode, t, err)
 	}
-	return buf, nil
+	return buf.Bytes(), nil
 }
 
 // decode decodes an entry's payload into out.

@@ -9,35 +9,38 @@ import "github.com/droverhq/drover/structs"
 //   - else any evaluation not terminal → pending;
 //   - else a stopped job, or one that had allocations or evaluations → dead;
 //   - else (nothing yet) → pending.
-func jobStatus(s *Snapshot, job *structs.Job) string {
+func jobStatus(s *Snapshot, job *structs.Job) (string, error) {
 	if job.Type == structs.JobTypeSystem {
 		if job.Stop {
-			return structs.JobStatusDead
+			return structs.JobStatusDead, nil
 		}
-		return structs.JobStatusRunning
+		return structs.JobStatusRunning, nil
 	}
-	allocs, err := list[*structs.Allocation](s, TableAllocs, "job", job.Namespace, job.ID)
+	hasAllocs, hasEvals := false, false
+	it, err := s.txn.Get(TableAllocs, "job", job.Namespace, job.ID)
 	if err != nil {
-		return structs.JobStatusPending
+		return "", err
 	}
-	for _, a := range allocs {
-		if !a.TerminalStatus() {
-			return structs.JobStatusRunning
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		hasAllocs = true
+		if !obj.(*structs.Allocation).TerminalStatus() {
+			return structs.JobStatusRunning, nil
 		}
 	}
-	evals, err := list[*structs.Evaluation](s, TableEvals, "job", job.Namespace, job.ID)
+	it, err = s.txn.Get(TableEvals, "job", job.Namespace, job.ID)
 	if err != nil {
-		return structs.JobStatusPending
+		return "", err
 	}
-	for _, e := range evals {
-		if !e.Terminal() {
-			return structs.JobStatusPending
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		hasEvals = true
+		if !obj.(*structs.Evaluation).Terminal() {
+			return structs.JobStatusPending, nil
 		}
 	}
-	if job.Stop || len(allocs) > 0 || len(evals) > 0 {
-		return structs.JobStatusDead
+	if job.Stop || hasAllocs || hasEvals {
+		return structs.JobStatusDead, nil
 	}
-	return structs.JobStatusPending
+	return structs.JobStatusPending, nil
 }
 
 // refreshJobStatus re-derives the job's status and stores a copy when it
@@ -48,7 +51,10 @@ func (t *WriteTxn) refreshJobStatus(ns, id string) error {
 	if err != nil || job == nil {
 		return err
 	}
-	status := jobStatus(r, job)
+	status, err := jobStatus(r, job)
+	if err != nil {
+		return err
+	}
 	if status == job.Status {
 		return nil
 	}

@@ -77,7 +77,9 @@ func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*
 		j.CreateIndex = existing.CreateIndex
 		j.Version = existing.Version + 1
 	}
-	j.Status = jobStatus(t.reader(), j)
+	if j.Status, err = jobStatus(t.reader(), j); err != nil {
+		return nil, err
+	}
 	if err := t.insert(TableJobs, j); err != nil {
 		return nil, err
 	}
