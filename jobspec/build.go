@@ -68,7 +68,7 @@ func (b *builder) job(aj *api.Job) *structs.Job {
 	switch j.Type {
 	case structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem:
 	case "sysbatch":
-		b.err("Job.Type", "sysbatch is not supported by drover (use service, batch or system)")
+		b.err("Job.Type", "\"sysbatch\" is not supported by drover (use service, batch or system)")
 	default:
 		b.err("Job.Type", "must be service, batch or system (got %q)", j.Type)
 	}
@@ -77,11 +77,11 @@ func (b *builder) job(aj *api.Job) *structs.Job {
 	}
 	for i, dc := range j.Datacenters {
 		if dc == "" {
-			b.err(fmt.Sprintf("Job.Datacenters[%d]", i), "must not be empty")
+			b.err(fmt.Sprintf("Job.Datacenters[%d]", i), "must not contain an empty name")
 		}
 	}
 	if j.NodePool != structs.DefaultNodePool && j.NodePool != "all" {
-		b.err("Job.NodePool", "node pool %q is not supported by drover (only \"default\" and \"all\")", j.NodePool)
+		b.err("Job.NodePool", "%q is not supported by drover (only \"default\" and \"all\")", j.NodePool)
 	}
 	j.Constraints = b.constraints("Job.Constraints", aj.Constraints)
 	j.Spreads = b.spreads("Job.Spreads", aj.Spreads)
@@ -244,7 +244,7 @@ func (b *builder) group(path string, j *structs.Job, aj *api.Job, atg *api.TaskG
 		if t.Leader {
 			leaders++
 			if leaders == 2 {
-				b.err(tpath+".Leader", "only one task of a group may be the leader")
+				b.err(tpath+".Leader", "may be set on one task of a group only")
 			}
 		}
 		tg.Tasks = append(tg.Tasks, t)
@@ -278,7 +278,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *a
 	case "":
 		b.err(path+".Driver", "is required")
 	default:
-		b.err(path+".Driver", "driver %q is not supported by drover (raw_exec or mock)", t.Driver)
+		b.err(path+".Driver", "%q is not supported by drover (raw_exec or mock)", t.Driver)
 	}
 	if at.KillTimeout != nil {
 		t.KillTimeout = *at.KillTimeout
@@ -321,7 +321,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *a
 		spath := fmt.Sprintf("%s.Services[%d]", path, i)
 		svc := b.service(spath, s, j.Name+"-"+tg.Name+"-"+t.Name, ports)
 		if svc.TaskName != "" && svc.TaskName != t.Name {
-			b.err(spath+".TaskName", "a task's service belongs to that task (got %q)", svc.TaskName)
+			b.err(spath+".TaskName", "must be empty or the task's own name (got %q)", svc.TaskName)
 		}
 		svc.TaskName = t.Name
 		t.Services = append(t.Services, svc)

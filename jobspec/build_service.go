@@ -14,7 +14,7 @@ import (
 func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*api.NetworkResource) map[string]bool {
 	ports := map[string]bool{}
 	if len(ans) > 1 {
-		b.err(fmt.Sprintf("%s.Networks[1]", path), "a group has at most one network block")
+		b.err(fmt.Sprintf("%s.Networks[1]", path), "is defined twice (a group has at most one network block)")
 	}
 	for i, an := range ans {
 		npath := fmt.Sprintf("%s.Networks[%d]", path, i)
@@ -26,25 +26,25 @@ func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*api.Networ
 		case "", "host":
 			n.Mode = "host"
 		default:
-			b.err(npath+".Mode", "network mode %q is not supported by drover (only \"host\")", an.Mode)
+			b.err(npath+".Mode", "%q is not supported by drover (only \"host\")", an.Mode)
 		}
 		add := func(kind string, j int, p api.Port) {
 			ppath := fmt.Sprintf("%s.%s[%d]", npath, kind, j)
 			if p.Label == "" {
-				b.err(ppath+".Label", "a port needs a label")
+				b.err(ppath+".Label", "needs a label")
 			} else if ports[p.Label] {
-				b.err(ppath+".Label", "duplicate port %q", p.Label)
+				b.err(ppath+".Label", "%q is defined twice", p.Label)
 			}
 			ports[p.Label] = true
 			if p.Value < 0 || p.Value > 65535 {
-				b.err(ppath+".Value", "port %q: static port must be between 1 and 65535 (got %d)", p.Label, p.Value)
+				b.err(ppath+".Value", "must be between 1 and 65535 (got %d)", p.Value)
 			}
 			if p.To < -1 || p.To > 65535 {
-				b.err(ppath+".To", "port %q: to must be between 0 and 65535 (got %d)", p.Label, p.To)
+				b.err(ppath+".To", "must be between 0 and 65535 (got %d)", p.To)
 			}
 			sp := structs.Port{Label: p.Label, Value: p.Value, To: p.To, HostNetwork: p.HostNetwork}
 			if kind == "ReservedPorts" && p.Value == 0 {
-				b.err(ppath+".Value", "port %q: a reserved port needs a static value", p.Label)
+				b.err(ppath+".Value", "must be a static port (1..65535)")
 			}
 			if p.Value > 0 {
 				n.ReservedPorts = append(n.ReservedPorts, sp)
@@ -93,7 +93,7 @@ func (b *builder) service(path string, as *api.Service, defName string, ports ma
 		b.err(path+".Provider", "must be nomad or consul (got %q)", s.Provider)
 	}
 	if s.PortLabel != "" && !portKnown(s.PortLabel, ports) {
-		b.err(path+".PortLabel", "port %q is not defined in the group network%s", s.PortLabel, suggest(s.PortLabel, keys(ports)))
+		b.err(path+".PortLabel", "%q is not defined in the group network%s", s.PortLabel, suggest(s.PortLabel, keys(ports)))
 	}
 	for i := range as.Checks {
 		s.Checks = append(s.Checks, b.check(fmt.Sprintf("%s.Checks[%d]", path, i), s, &as.Checks[i], ports))
@@ -112,7 +112,7 @@ func (b *builder) check(path string, s *structs.Service, ac *api.ServiceCheck, p
 	switch c.Type {
 	case structs.CheckTypeHTTP:
 		if c.Path == "" {
-			b.err(path+".Path", "an http check needs a path")
+			b.err(path+".Path", "is required for http checks")
 		}
 		switch c.Protocol {
 		case "", "http", "https":
@@ -121,7 +121,7 @@ func (b *builder) check(path string, s *structs.Service, ac *api.ServiceCheck, p
 		}
 	case structs.CheckTypeTCP:
 	case "script", "grpc", "docker":
-		b.err(path+".Type", "check type %q is not supported by drover (http or tcp)", c.Type)
+		b.err(path+".Type", "%q is not supported by drover (http or tcp)", c.Type)
 	case "":
 		b.err(path+".Type", "is required (http or tcp)")
 	default:
@@ -139,10 +139,10 @@ func (b *builder) check(path string, s *structs.Service, ac *api.ServiceCheck, p
 		}
 	}
 	if c.PortLabel != "" && !portKnown(c.PortLabel, ports) {
-		b.err(path+".PortLabel", "port %q is not defined in the group network%s", c.PortLabel, suggest(c.PortLabel, keys(ports)))
+		b.err(path+".PortLabel", "%q is not defined in the group network%s", c.PortLabel, suggest(c.PortLabel, keys(ports)))
 	}
 	if c.PortLabel == "" && s.PortLabel == "" && (c.Type == structs.CheckTypeHTTP || c.Type == structs.CheckTypeTCP) {
-		b.err(path+".PortLabel", "a %s check needs a port (on the check or its service)", c.Type)
+		b.err(path+".PortLabel", "is required for a %s check (on the check or its service)", c.Type)
 	}
 	return c
 }

@@ -52,7 +52,10 @@ func (lc *locator) get(path string) loc {
 				return l.named(path)
 			}
 			name := strings.Join(suffix, ".")
-			if l.Field != "" {
+			switch {
+			case name == "":
+				name = l.Field
+			case l.Field != "":
 				name = l.Field + "." + name
 			}
 			return l.named(name)

@@ -131,7 +131,7 @@ func (b *builder) checkRestart(path string, p *structs.RestartPolicy) {
 		b.err(path+".Interval", "must be positive (got %s)", p.Interval)
 	}
 	if p.Attempts > 0 && p.Interval > 0 && p.Delay*timeDur(p.Attempts) > p.Interval {
-		b.err(path+".Delay", "%d attempts of %s do not fit in the interval %s", p.Attempts, p.Delay, p.Interval)
+		b.err(path+".Delay", "times %d attempts exceeds the interval (%d × %s > %s)", p.Attempts, p.Attempts, p.Delay, p.Interval)
 	}
 }
 
@@ -213,7 +213,7 @@ func (b *builder) constraints(path string, in []*api.Constraint) []*structs.Cons
 		}
 		switch {
 		case sc.Operand == "distinct_property" || sc.Operand == "set_contains_any":
-			b.err(cpath+".Operand", "operator %q is not supported by drover", c.Operand)
+			b.err(cpath+".Operand", "%q is not supported by drover", c.Operand)
 		case !operands[sc.Operand]:
 			b.err(cpath+".Operand", "unknown operator %q", c.Operand)
 		case sc.Operand == structs.ConstraintDistinctHosts:

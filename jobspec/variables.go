@@ -102,7 +102,7 @@ func (d *decoder) assignVariables(vars map[string]*variable, opts Options) {
 		if v.value == nil && v.def != nil {
 			v.value = v.def
 		}
-		if v.value == nil {
+		if _, hasDefault := v.block.Body.Attributes["default"]; v.value == nil && !hasDefault {
 			d.r.errorf(d.at(v.block.TypeRange, "variable"), "variable %q is required: give it a default, -var %s=VALUE or a -var-file", name, name)
 		}
 	}
