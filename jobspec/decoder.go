@@ -79,8 +79,12 @@ func (d *decoder) content(body *hclsyntax.Body, blockName string) (map[string]*h
 			d.r.errorf(d.at(a.NameRange, blockName+"."+name), "unknown attribute %q in %s%s", name, blockName, suggest(name, hclNames(blockName)))
 			continue
 		}
-		if _, ok := nomadDefaults[blockName+"."+e.JSON]; ok && e.Support != supported {
-			if v, diags := d.exprValue(a.Expr, d.ctx); !diags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() && isNomadDefault(blockName, e, v.AsString()) {
+		if e.Support == refused || e.Support == ignored {
+			// As in API JSON, a zero value or Nomad's own default asks for
+			// nothing drover lacks.
+			if v, diags := d.exprValue(a.Expr, d.ctx); !diags.HasErrors() && ctyZero(v) {
+				continue
+			} else if !diags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() && isNomadDefault(blockName, e, v.AsString()) {
 				continue
 			}
 		}
@@ -387,4 +391,26 @@ func (d *decoder) freeform(body *hclsyntax.Body, field string) map[string]any {
 		out[b.Type] = append(list, m)
 	}
 	return out
+}
+
+// ctyZero reports whether v is null, false, 0, "" or an empty collection.
+func ctyZero(v cty.Value) bool {
+	if v.IsNull() {
+		return true
+	}
+	if !v.IsWhollyKnown() {
+		return false
+	}
+	t := v.Type()
+	switch {
+	case t == cty.String:
+		return v.AsString() == ""
+	case t == cty.Bool:
+		return !v.True()
+	case t == cty.Number:
+		return v.AsBigFloat().Sign() == 0
+	case t.IsListType() || t.IsSetType() || t.IsMapType() || t.IsTupleType() || t.IsObjectType():
+		return v.LengthInt() == 0
+	}
+	return false
 }

@@ -18,7 +18,7 @@ func unsupportedDoc() []byte {
 	b.WriteString("Generated from the grammar table in `jobspec/grammar.go` (`go test ./jobspec -update`).\n\n")
 	b.WriteString("- **error**: the job is refused when the element is set — ignoring it would change what the job does.\n")
 	b.WriteString("- **warning**: the element is accepted and ignored, with a located warning — under drover it would not\n  change how the job runs.\n\n")
-	b.WriteString("In API JSON (`PUT /v1/jobs`, `.json` job files) an unsupported field that is null, empty or zero is\naccepted silently, as Nomad's Go client sends them. Fields that Nomad does not define at all are errors\nthat name the field; server-set fields (`Status`, `Version`, `CreateIndex`, …) are ignored.\n\n")
+	b.WriteString("An unsupported attribute (or, in API JSON, field) that is null, false, zero, empty, or Nomad's own\ndefault that asks for what drover does anyway (`on_update = \"require_healthy\"`, …) is accepted silently,\nas Nomad's Go client sends such values. Unsupported blocks written in a job file are always reported.\nIn API JSON, fields that Nomad does not define at all are errors that name the field; server-set fields\n(`Status`, `Version`, `CreateIndex`, …) are ignored.\n\n")
 	b.WriteString("| block | job file | API JSON | outcome | why |\n|---|---|---|---|---|\n")
 	for _, block := range blockOrder {
 		for _, e := range grammar[block] {

@@ -7,6 +7,8 @@ package jobspec
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/hcl/v2"
@@ -98,3 +100,13 @@ func finish(aj *apiJob, lc *locator, r *report) *structs.Job {
 // apiJob is Nomad's API job: the shape both job files and API jobs are
 // decoded into, where a nil pointer means "not written".
 type apiJob = api.Job
+
+// ParseFile reads the job file at path and parses it with Parse. Reading
+// errors are returned as they are (not *Errors).
+func ParseFile(path string, opts Options) (*structs.Job, []Diagnostic, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading job file: %w", err)
+	}
+	return Parse(path, src, opts)
+}
