@@ -44,7 +44,7 @@ job "checks" {
       driver = "raw_exec"
 
       config {
-        command = "python3"
+        command = "/usr/bin/python3"
         args    = ["-m", "http.server", "${NOMAD_PORT_http}", "--bind", "127.0.0.1", "--directory", "${NOMAD_TASK_DIR}"]
       }
 

@@ -153,3 +153,38 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func osWriteFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }
+
+// TestExamplesShape: each example opens with a comment header naming it,
+// runs raw_exec tasks (mock.hcl the mock driver), and declares "version".
+func TestExamplesShape(t *testing.T) {
+	want := []string{"auto-revert", "batch", "blue-green", "canary", "checks", "mock", "rolling", "system"}
+	for _, name := range want {
+		file := "../examples/" + name + ".hcl"
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("missing example: %v", err)
+			continue
+		}
+		if !strings.HasPrefix(string(src), "# "+name+".hcl — ") {
+			t.Errorf("%s: no comment header", file)
+		}
+		if !strings.Contains(string(src), `variable "version"`) {
+			t.Errorf("%s: no version variable", file)
+		}
+		job, _, err := Parse(file, src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		driver := "raw_exec"
+		if name == "mock" {
+			driver = "mock"
+		}
+		for _, tg := range job.TaskGroups {
+			for _, task := range tg.Tasks {
+				if task.Driver != driver {
+					t.Errorf("%s: task %s uses %s, want %s", file, task.Name, task.Driver, driver)
+				}
+			}
+		}
+	}
+}
