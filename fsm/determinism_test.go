@@ -158,7 +158,15 @@ func (g *logGen) step() {
 			return
 		}
 		g.emit(JobStabilityRequestType, &structs.JobStabilityRequest{Namespace: job.Namespace, JobID: job.ID, JobVersion: job.Version, Stable: true})
-	case r < 94:
+	case r < 92:
+		req := &structs.AllocUpdateDesiredTransitionRequest{Allocs: map[string]*structs.DesiredTransition{}, UpdatedAt: g.now().UnixNano()}
+		for range 1 + g.rng.IntN(3) {
+			if a, ok := pick(g, allocs); ok {
+				req.Allocs[a.ID] = &structs.DesiredTransition{Reschedule: statetest.Bool(true)}
+			}
+		}
+		g.emit(AllocUpdateDesiredTransitionRequestType, req)
+	case r < 95:
 		n, _ := pick(g, g.nodes)
 		status := []string{structs.NodeStatusDown, structs.NodeStatusReady}[g.rng.IntN(2)]
 		g.emit(NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: n.ID, Status: status, UpdatedAt: g.now().UnixNano()})

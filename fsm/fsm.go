@@ -69,7 +69,8 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //
 //	NodeRegister, NodeUpdateStatus, EvalUpdate, ApplyPlanResults,
 //	AllocClientUpdate, DeploymentStatusUpdate, DeploymentPromote,
-//	DeploymentAllocHealth, JobStability      nil on success
+//	DeploymentAllocHealth, JobStability,
+//	AllocUpdateDesiredTransition             nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
@@ -162,6 +163,8 @@ func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
 		err = s.SetAllocHealthTxn(txn, r)
 	case *structs.JobStabilityRequest:
 		err = s.SetJobStabilityTxn(txn, r)
+	case *structs.AllocUpdateDesiredTransitionRequest:
+		err = s.UpdateAllocDesiredTransitionTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

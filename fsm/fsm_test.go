@@ -112,8 +112,16 @@ func TestApplyEveryMessageType(t *testing.T) {
 		t.Fatalf("deployment status = %s", d.Status)
 	}
 
+	applyOK(t, f, 10, AllocUpdateDesiredTransitionRequestType, &structs.AllocUpdateDesiredTransitionRequest{
+		Allocs:    map[string]*structs.DesiredTransition{allocs[1].ID: {Reschedule: statetest.Bool(true)}},
+		UpdatedAt: manualAt.UnixNano(),
+	})
+	if a, _ := snap(f).AllocByID(allocs[1].ID); !a.DesiredTransition.ShouldReschedule() {
+		t.Fatal("desired transition not applied")
+	}
+
 	downEval := statetest.Eval("node-down", stored)
-	applyOK(t, f, 10, NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
+	applyOK(t, f, 11, NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
 		NodeID: node.ID, Status: structs.NodeStatusDown, UpdatedAt: manualAt.UnixNano(),
 		Evals: []*structs.Evaluation{downEval},
 	})
@@ -123,7 +131,7 @@ func TestApplyEveryMessageType(t *testing.T) {
 		}
 	}
 
-	resp = applyOK(t, f, 11, JobDeregisterRequestType, &structs.JobDeregisterRequest{
+	resp = applyOK(t, f, 12, JobDeregisterRequestType, &structs.JobDeregisterRequest{
 		Namespace: "default", JobID: "web", Eval: statetest.Eval("stop", stored), SubmitTime: 77,
 	})
 	if res, ok := resp.(*structs.JobRegisterResult); !ok || res.JobVersion != 1 {
@@ -132,8 +140,8 @@ func TestApplyEveryMessageType(t *testing.T) {
 	if j, _ := snap(f).JobByID("default", "web"); !j.Stop {
 		t.Fatal("job not stopped")
 	}
-	if idx, _ := snap(f).LatestIndex(); idx != 11 {
-		t.Fatalf("latest index = %d, want 11", idx)
+	if idx, _ := snap(f).LatestIndex(); idx != 12 {
+		t.Fatalf("latest index = %d, want 12", idx)
 	}
 }
 

@@ -25,31 +25,33 @@ const IgnoreUnknownTypeFlag MessageType = 0x80
 // Message types. The values are part of the log format: append only, never
 // renumber. Each payload is the structs request of the same name.
 const (
-	NodeRegisterRequestType           MessageType = iota // structs.NodeRegisterRequest
-	NodeUpdateStatusRequestType                          // structs.NodeUpdateStatusRequest
-	JobRegisterRequestType                               // structs.JobRegisterRequest
-	JobDeregisterRequestType                             // structs.JobDeregisterRequest
-	EvalUpdateRequestType                                // structs.EvalUpdateRequest
-	ApplyPlanResultsRequestType                          // structs.ApplyPlanResultsRequest
-	AllocClientUpdateRequestType                         // structs.AllocClientUpdateRequest
-	DeploymentStatusUpdateRequestType                    // structs.DeploymentStatusUpdateRequest
-	DeploymentPromoteRequestType                         // structs.DeploymentPromoteRequest
-	DeploymentAllocHealthRequestType                     // structs.DeploymentAllocHealthRequest
-	JobStabilityRequestType                              // structs.JobStabilityRequest
+	NodeRegisterRequestType                 MessageType = iota // structs.NodeRegisterRequest
+	NodeUpdateStatusRequestType                                // structs.NodeUpdateStatusRequest
+	JobRegisterRequestType                                     // structs.JobRegisterRequest
+	JobDeregisterRequestType                                   // structs.JobDeregisterRequest
+	EvalUpdateRequestType                                      // structs.EvalUpdateRequest
+	ApplyPlanResultsRequestType                                // structs.ApplyPlanResultsRequest
+	AllocClientUpdateRequestType                               // structs.AllocClientUpdateRequest
+	DeploymentStatusUpdateRequestType                          // structs.DeploymentStatusUpdateRequest
+	DeploymentPromoteRequestType                               // structs.DeploymentPromoteRequest
+	DeploymentAllocHealthRequestType                           // structs.DeploymentAllocHealthRequest
+	JobStabilityRequestType                                    // structs.JobStabilityRequest
+	AllocUpdateDesiredTransitionRequestType                    // structs.AllocUpdateDesiredTransitionRequest
 )
 
 var typeNames = map[MessageType]string{
-	NodeRegisterRequestType:           "NodeRegister",
-	NodeUpdateStatusRequestType:       "NodeUpdateStatus",
-	JobRegisterRequestType:            "JobRegister",
-	JobDeregisterRequestType:          "JobDeregister",
-	EvalUpdateRequestType:             "EvalUpdate",
-	ApplyPlanResultsRequestType:       "ApplyPlanResults",
-	AllocClientUpdateRequestType:      "AllocClientUpdate",
-	DeploymentStatusUpdateRequestType: "DeploymentStatusUpdate",
-	DeploymentPromoteRequestType:      "DeploymentPromote",
-	DeploymentAllocHealthRequestType:  "DeploymentAllocHealth",
-	JobStabilityRequestType:           "JobStability",
+	NodeRegisterRequestType:                 "NodeRegister",
+	NodeUpdateStatusRequestType:             "NodeUpdateStatus",
+	JobRegisterRequestType:                  "JobRegister",
+	JobDeregisterRequestType:                "JobDeregister",
+	EvalUpdateRequestType:                   "EvalUpdate",
+	ApplyPlanResultsRequestType:             "ApplyPlanResults",
+	AllocClientUpdateRequestType:            "AllocClientUpdate",
+	DeploymentStatusUpdateRequestType:       "DeploymentStatusUpdate",
+	DeploymentPromoteRequestType:            "DeploymentPromote",
+	DeploymentAllocHealthRequestType:        "DeploymentAllocHealth",
+	JobStabilityRequestType:                 "JobStability",
+	AllocUpdateDesiredTransitionRequestType: "AllocUpdateDesiredTransition",
 }
 
 // String names the type, for logs.
@@ -142,6 +144,8 @@ func newRequest(t MessageType) any {
 		return &structs.DeploymentAllocHealthRequest{}
 	case JobStabilityRequestType:
 		return &structs.JobStabilityRequest{}
+	case AllocUpdateDesiredTransitionRequestType:
+		return &structs.AllocUpdateDesiredTransitionRequest{}
 	}
 	return nil
 }

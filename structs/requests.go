@@ -190,3 +190,11 @@ type JobStabilityRequest struct {
 	JobVersion uint64
 	Stable     bool
 }
+
+// IsNoOp reports whether the plan results change nothing, so the plan
+// applier need not write them to the log.
+func (r *ApplyPlanResultsRequest) IsNoOp() bool {
+	return r == nil || (len(r.AllocsPlaced) == 0 && len(r.AllocsUpdated) == 0 &&
+		len(r.AllocsStopped) == 0 && r.Deployment == nil &&
+		len(r.DeploymentUpdates) == 0 && len(r.FollowupEvals) == 0)
+}
