@@ -42,7 +42,7 @@ func TestRequestsJSONRoundTrip(t *testing.T) {
 		&JobDeregisterRequest{Namespace: "default", JobID: "j", Purge: true, Eval: &Evaluation{ID: "e"}, SubmitTime: 12},
 		&EvalUpdateRequest{Evals: []*Evaluation{{ID: "e", Status: EvalStatusBlocked, WaitUntil: at}}},
 		&ApplyPlanResultsRequest{EvalID: "e", AllocsPlaced: []*Allocation{{ID: "a", DeploymentStatus: &AllocDeploymentStatus{Canary: true}}},
-			AllocsStopped: []*AllocStopUpdate{{AllocID: "b", DesiredDescription: AllocNotNeeded, ClientStatus: AllocClientStatusLost}},
+			AllocsStopped:     []*AllocStopUpdate{{AllocID: "b", DesiredDescription: AllocNotNeeded, ClientStatus: AllocClientStatusLost}},
 			DeploymentUpdates: []*DeploymentStatusUpdate{{DeploymentID: "d", Status: DeploymentStatusCancelled}}, UpdatedAt: 13},
 		&AllocClientUpdateRequest{Allocs: []*Allocation{{ID: "a", DeploymentStatus: &AllocDeploymentStatus{Healthy: &healthy, Timestamp: at}}}, UpdatedAt: 14},
 		&DeploymentStatusUpdateRequest{DeploymentUpdate: &DeploymentStatusUpdate{DeploymentID: "d", Status: DeploymentStatusPaused}, Job: &Job{ID: "j"}, UpdatedAt: 15},
