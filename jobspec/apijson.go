@@ -166,7 +166,7 @@ func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 		fpath := path + "." + key
 		l := w.at(n.keyOff[key], fpath)
 		if !ok {
-			w.r.fieldErr(w.lc, l, "is not a field of a Nomad %s%s", blockName, suggestField(key, names))
+			w.r.fieldErr(w.lc, l, "is not a field of a Nomad %s%s", blockName, suggest(key, names))
 			continue
 		}
 		e, known := lookupJSON(blockName, key)
@@ -193,10 +193,6 @@ func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 		w.lc.set(fpath, w.at(v.off, fpath))
 		w.value(v, f.Type, fpath)
 	}
-}
-
-func suggestField(key string, names []string) string {
-	return suggest(key, names)
 }
 
 // value checks that n fits type t, descending into supported structs.

@@ -152,7 +152,8 @@ func (d *decoder) value(a *hclsyntax.Attribute, field string, want cty.Type) (ct
 		return cty.NilVal, false
 	}
 	if !v.IsWhollyKnown() {
-		d.r.errorf(d.at(a.Expr.Range(), field), "%s: value is not known", field)
+		// Only a variable or local that already failed is unknown; its
+		// error has been reported.
 		return cty.NilVal, false
 	}
 	if want == cty.DynamicPseudoType {

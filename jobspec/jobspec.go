@@ -35,7 +35,7 @@ func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnosti
 	r := &report{}
 	lc := newLocator(filename, false)
 	d := &decoder{file: filename, src: src, r: r, lc: lc}
-	if job := d.file_(opts); job != nil {
+	if job := d.topLevel(opts); job != nil {
 		if j := finish(job, lc, r); len(r.errs) == 0 {
 			warns, _ := r.result()
 			return j, warns, nil
@@ -45,8 +45,8 @@ func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnosti
 	return nil, warns, err
 }
 
-// file_ decodes the top level of a job file: variables, locals, one job.
-func (d *decoder) file_(opts Options) *apiJob {
+// topLevel decodes the top level of a job file: variables, locals, one job.
+func (d *decoder) topLevel(opts Options) *apiJob {
 	f, diags := hclsyntax.ParseConfig(d.src, d.file, hcl.InitialPos)
 	d.hclDiags(diags)
 	if diags.HasErrors() {
@@ -57,10 +57,7 @@ func (d *decoder) file_(opts Options) *apiJob {
 		d.r.errorf(loc{File: d.file}, "not an HCL body")
 		return nil
 	}
-	attrs, blocks := d.content(body, "file")
-	for name, a := range attrs {
-		d.r.errorf(d.at(a.NameRange, name), "unexpected attribute %q at the top level", name)
-	}
+	_, blocks := d.content(body, "file")
 	vars := d.declareVariables(blocks["variable"])
 	d.assignVariables(vars, opts)
 	d.validateVariables(vars)
