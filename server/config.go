@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// Defaults of Config.
+const (
+	// DefaultHeartbeatTTL is how long a node may stay silent before it is
+	// marked down.
+	DefaultHeartbeatTTL = 10 * time.Second
+	// DefaultMaxPlanAttempts bounds how often a worker re-plans an
+	// evaluation whose placements the plan applier rejected.
+	DefaultMaxPlanAttempts = 5
+	// FailedFollowupDelay is how long after an evaluation failed its
+	// delivery limit a follow-up evaluation runs, as Nomad's baseline.
+	FailedFollowupDelay = time.Minute
+	// MaxPlansFollowupDelay is how long after a worker gave up re-planning
+	// its follow-up evaluation runs.
+	MaxPlansFollowupDelay = time.Second
+)
+
+// Sentinel errors.
+var (
+	// ErrNotLeader is returned by the methods that need the leader's
+	// services (heartbeats) while Run is not running.
+	ErrNotLeader = errors.New("server: not the leader")
+	// ErrInvalidConfig is returned by New for an unusable Config.
+	ErrInvalidConfig = errors.New("server: invalid config")
+	// ErrNodeNotFound is returned for a node unknown to state.
+	ErrNodeNotFound = errors.New("server: node not found")
+	// ErrInvalidRequest is returned for a request missing what it needs.
+	ErrInvalidRequest = errors.New("server: invalid request")
+	// ErrPlanFenced is the answer to a plan submitted or applied after
+	// leadership was lost.
+	ErrPlanFenced = errors.New("server: plan rejected: leadership lost")
+	// ErrUnexpectedResponse is returned when the state machine answers a
+	// write with a response of the wrong type.
+	ErrUnexpectedResponse = errors.New("server: unexpected state machine response")
+)
+
+// Raft is the replicated log as the leader's services see it: Apply
+// encodes req as an entry of type t, waits until the local state machine
+// has applied it, and returns the state machine's response and the
+// entry's index. A request the state machine rejected comes back as the
+// error. cluster.Server satisfies it.
+type Raft interface {
+	Apply(ctx context.Context, t fsm.MessageType, req any) (any, uint64, error)
+}
+
+// Config assembles a Leader.
+type Config struct {
+	// Raft writes entries; required.
+	Raft Raft
+	// State returns the current local store (the FSM's, which a snapshot
+	// restore replaces); required.
+	State func() *state.Store
+	// Logger defaults to a null logger.
+	Logger hclog.Logger
+	// Clock is shared by the broker, heartbeats and the deployment
+	// watcher; defaults to SystemClock.
+	Clock Clock
+	// NumWorkers defaults to runtime.NumCPU().
+	NumWorkers int
+	// HeartbeatTTL defaults to DefaultHeartbeatTTL.
+	HeartbeatTTL time.Duration
+	// HeartbeatGrace is added to the TTL of every node when leadership is
+	// gained, so that no node is marked down because the leader moved.
+	// Defaults to 10s + HeartbeatTTL.
+	HeartbeatGrace time.Duration
+	// MaxPlanAttempts defaults to DefaultMaxPlanAttempts.
+	MaxPlanAttempts int
+	// NewID mints IDs; defaults to structs.GenerateUUID.
+	NewID func() string
+	// SchedulerTypes are the evaluation types workers serve; defaults to
+	// service, batch and system.
+	SchedulerTypes []string
+}
+
+func (c *Config) validate() error {
+	if c.Raft == nil {
+		return fmt.Errorf("%w: no Raft", ErrInvalidConfig)
+	}
+	if c.State == nil {
+		return fmt.Errorf("%w: no State", ErrInvalidConfig)
+	}
+	if c.NumWorkers < 0 || c.HeartbeatTTL < 0 || c.HeartbeatGrace < 0 || c.MaxPlanAttempts < 0 {
+		return fmt.Errorf("%w: negative setting", ErrInvalidConfig)
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.NumWorkers == 0 {
+		c.NumWorkers = runtime.NumCPU()
+	}
+	if c.HeartbeatTTL == 0 {
+		c.HeartbeatTTL = DefaultHeartbeatTTL
+	}
+	if c.HeartbeatGrace == 0 {
+		c.HeartbeatGrace = 10*time.Second + c.HeartbeatTTL
+	}
+	if c.MaxPlanAttempts == 0 {
+		c.MaxPlanAttempts = DefaultMaxPlanAttempts
+	}
+	if c.NewID == nil {
+		c.NewID = structs.GenerateUUID
+	}
+	if len(c.SchedulerTypes) == 0 {
+		c.SchedulerTypes = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
+	}
+	return nil
+}

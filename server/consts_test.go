@@ -1,0 +1,5 @@
+package server
+
+import "github.com/droverhq/drover/fsm"
+
+const fsmPlanType = fsm.ApplyPlanResultsRequestType

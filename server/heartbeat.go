@@ -1,0 +1,149 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/structs"
+)
+
+// NodeHeartbeatMissed is the status description of a node marked down by
+// its heartbeat timer.
+const NodeHeartbeatMissed = "node heartbeat missed"
+
+// heartbeats keeps one timer per node on the leader's clock. A timer that
+// fires marks its node down.
+type heartbeats struct {
+	l      *Leader
+	mu     sync.Mutex
+	t      *term
+	timers map[string]*beat
+}
+
+// beat is one armed timer; its identity tells a stale firing apart.
+type beat struct{ timer Timer }
+
+func newHeartbeats(l *Leader) *heartbeats {
+	return &heartbeats{l: l, timers: map[string]*beat{}}
+}
+
+// start arms TTL + grace for every node that is not down: no node is
+// marked down because the leader changed.
+func (h *heartbeats) start(t *term) error {
+	h.mu.Lock()
+	h.t = t
+	h.mu.Unlock()
+	nodes, err := h.l.store().Snapshot().Nodes()
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.Status != structs.NodeStatusDown {
+			h.reset(n.ID, h.l.cfg.HeartbeatTTL+h.l.cfg.HeartbeatGrace)
+		}
+	}
+	return nil
+}
+
+// reset (re)arms a node's timer.
+func (h *heartbeats) reset(nodeID string, ttl time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.t == nil {
+		return
+	}
+	if old := h.timers[nodeID]; old != nil {
+		old.timer.Stop()
+	}
+	b := &beat{}
+	b.timer = h.l.clock.AfterFunc(ttl, func() { h.expired(nodeID, b) })
+	h.timers[nodeID] = b
+}
+
+// clear stops a node's timer.
+func (h *heartbeats) clear(nodeID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old := h.timers[nodeID]; old != nil {
+		old.timer.Stop()
+		delete(h.timers, nodeID)
+	}
+}
+
+// stopAll stops every timer; the term is ending.
+func (h *heartbeats) stopAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, b := range h.timers {
+		b.timer.Stop()
+		delete(h.timers, id)
+	}
+	h.t = nil
+}
+
+// armed reports how many nodes have a timer.
+func (h *heartbeats) armed() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.timers)
+}
+
+func (h *heartbeats) expired(nodeID string, b *beat) {
+	h.mu.Lock()
+	t := h.t
+	// A timer replaced after it started firing is stale.
+	current := h.timers[nodeID] == b
+	if current {
+		delete(h.timers, nodeID)
+	}
+	h.mu.Unlock()
+	if t == nil || !current {
+		return
+	}
+	t.spawn(func() {
+		if err := h.l.markNodeDown(t.ctx, nodeID); err != nil && t.ctx.Err() == nil {
+			h.l.logger.Error("marking node down", "node_id", nodeID, "error", err)
+		}
+	})
+}
+
+// NodeHeartbeat records that a node is alive and returns the TTL within
+// which it must call again. Leader only.
+func (l *Leader) NodeHeartbeat(nodeID string) (time.Duration, error) {
+	t, err := l.term()
+	if err != nil {
+		return 0, err
+	}
+	n, err := l.store().Snapshot().NodeByID(nodeID)
+	if err != nil {
+		return 0, err
+	}
+	if n == nil {
+		return 0, ErrNodeNotFound
+	}
+	t.beats.reset(nodeID, l.cfg.HeartbeatTTL)
+	return l.cfg.HeartbeatTTL, nil
+}
+
+// markNodeDown writes the node down, with one node-update evaluation per
+// job that has live allocs on it and one per system job; the state
+// machine marks its allocs lost.
+func (l *Leader) markNodeDown(ctx context.Context, nodeID string) error {
+	snap := l.store().Snapshot()
+	n, err := snap.NodeByID(nodeID)
+	if err != nil || n == nil || n.Status == structs.NodeStatusDown {
+		return err
+	}
+	evals, err := l.nodeEvals(snap, n, true)
+	if err != nil {
+		return err
+	}
+	req := &structs.NodeUpdateStatusRequest{
+		NodeID: nodeID, Status: structs.NodeStatusDown, StatusDescription: NodeHeartbeatMissed,
+		UpdatedAt: l.clock.Now().UnixNano(), Evals: evals,
+	}
+	_, _, err = l.apply(ctx, fsm.NodeUpdateStatusRequestType, req)
+	return err
+}

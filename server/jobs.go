@@ -1,0 +1,151 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/structs"
+)
+
+// JobRegisterResponse answers RegisterJob and DeregisterJob, as Nomad's
+// job register response.
+type JobRegisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	// JobVersion is the version now current (unset after a purge).
+	JobVersion uint64
+	// SpecChanged is false for an identical re-submission.
+	SpecChanged bool
+	// Index is the raft index of the entry.
+	Index uint64
+}
+
+// RegisterJob registers a job version with its job-register evaluation,
+// stamped here (ID, trigger, priority, type, times), in one entry. An
+// identical re-submission creates no new version but is evaluated again.
+func (l *Leader) RegisterJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error) {
+	if job == nil || job.ID == "" {
+		return nil, fmt.Errorf("%w: job without ID", ErrInvalidRequest)
+	}
+	j := job.Copy()
+	if j.Namespace == "" {
+		j.Namespace = structs.DefaultNamespace
+	}
+	if j.Priority == 0 {
+		j.Priority = structs.DefaultJobPriority
+	}
+	if j.Type == "" {
+		j.Type = structs.JobTypeService
+	}
+	now := l.clock.Now().UnixNano()
+	eval := l.jobEval(j.Namespace, j.ID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
+	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now})
+	if err != nil {
+		return nil, err
+	}
+	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index}
+	if r, ok := resp.(*structs.JobRegisterResult); ok && r != nil {
+		out.JobModifyIndex, out.JobVersion, out.SpecChanged = r.JobModifyIndex, r.JobVersion, r.SpecChanged
+	} else {
+		return nil, fmt.Errorf("%w: %T to a job registration", ErrUnexpectedResponse, resp)
+	}
+	return out, nil
+}
+
+// DeregisterJob stops a job (or purges it) with a job-deregister
+// evaluation, stamped here, in one entry.
+func (l *Leader) DeregisterJob(ctx context.Context, namespace, jobID string, purge bool) (*JobRegisterResponse, error) {
+	if jobID == "" {
+		return nil, fmt.Errorf("%w: no job ID", ErrInvalidRequest)
+	}
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	typ, prio := structs.JobTypeService, structs.DefaultJobPriority
+	if j, err := l.store().Snapshot().JobByID(namespace, jobID); err != nil {
+		return nil, err
+	} else if j != nil {
+		typ, prio = j.Type, j.Priority
+	}
+	now := l.clock.Now().UnixNano()
+	eval := l.jobEval(namespace, jobID, typ, prio, structs.EvalTriggerJobDeregister, now)
+	req := &structs.JobDeregisterRequest{Namespace: namespace, JobID: jobID, Purge: purge, Eval: eval, SubmitTime: now}
+	resp, index, err := l.apply(ctx, fsm.JobDeregisterRequestType, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index}
+	if r, ok := resp.(*structs.JobRegisterResult); ok && r != nil {
+		out.JobModifyIndex, out.JobVersion, out.SpecChanged = r.JobModifyIndex, r.JobVersion, r.SpecChanged
+	}
+	return out, nil
+}
+
+func (l *Leader) jobEval(ns, jobID, typ string, prio int, trigger string, now int64) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID: l.newID(), Namespace: ns, Priority: prio, Type: typ, TriggeredBy: trigger,
+		JobID: jobID, Status: structs.EvalStatusPending, CreateTime: now, ModifyTime: now,
+	}
+}
+
+// UpdateAllocsFromClient applies what a client reports of its allocations
+// (status, task states, deployment health) at once, as one entry, stamping
+// the time. An alloc that turned failed gets a retry-failed-alloc
+// evaluation for its job (one per job), so that the scheduler reschedules
+// it. An alloc that finished frees capacity: blocked evaluations are woken.
+func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.Allocation) (uint64, error) {
+	if len(allocs) == 0 {
+		return 0, nil
+	}
+	snap := l.store().Snapshot()
+	now := l.clock.Now().UnixNano()
+	req := &structs.AllocClientUpdateRequest{UpdatedAt: now}
+	type key struct{ ns, id string }
+	evaluated := map[key]bool{}
+	freed := false
+	for _, u := range allocs {
+		if u == nil || u.ID == "" {
+			continue
+		}
+		req.Allocs = append(req.Allocs, u)
+		existing, err := snap.AllocByID(u.ID)
+		if err != nil {
+			return 0, err
+		}
+		if existing == nil || existing.ClientTerminalStatus() || !u.ClientTerminalStatus() {
+			continue
+		}
+		freed = true
+		if u.ClientStatus != structs.AllocClientStatusFailed || existing.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		k := key{existing.Namespace, existing.JobID}
+		if evaluated[k] {
+			continue
+		}
+		job, err := snap.JobByID(k.ns, k.id)
+		if err != nil {
+			return 0, err
+		}
+		if job.Stopped() {
+			continue
+		}
+		evaluated[k] = true
+		req.Evals = append(req.Evals, l.jobEval(job.Namespace, job.ID, job.Type, job.Priority, structs.EvalTriggerRetryFailedAlloc, now))
+	}
+	if len(req.Allocs) == 0 {
+		return 0, nil
+	}
+	_, index, err := l.apply(ctx, fsm.AllocClientUpdateRequestType, req)
+	if err != nil {
+		return 0, err
+	}
+	if freed {
+		if t, err := l.term(); err == nil {
+			l.unblock(t, index)
+		}
+	}
+	return index, nil
+}

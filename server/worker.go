@@ -1,0 +1,237 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/scheduler"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// waitIndexTimeout bounds how long a worker waits for the local state to
+// catch up with an index it was told about.
+const waitIndexTimeout = 30 * time.Second
+
+// runWorker schedules evaluations from the broker until the term ends.
+func (l *Leader) runWorker(t *term, id int) {
+	log := l.logger.Named("worker").With("worker", id)
+	for {
+		eval, token, err := t.broker.Dequeue(t.ctx, l.cfg.SchedulerTypes)
+		if err != nil {
+			return // the term ended (ctx done or broker disabled)
+		}
+		if err := l.process(t, eval); err != nil {
+			if t.ctx.Err() != nil {
+				return
+			}
+			log.Error("evaluation failed", "eval_id", eval.ID, "job_id", eval.JobID, "error", err)
+			if err := t.broker.Nack(eval.ID, token); err != nil {
+				log.Warn("nack", "eval_id", eval.ID, "error", err)
+			}
+			continue
+		}
+		if err := t.broker.Ack(eval.ID, token); err != nil {
+			log.Warn("ack", "eval_id", eval.ID, "error", err)
+		}
+	}
+}
+
+// pass is one scheduling attempt's outcome.
+type pass struct {
+	snapIndex uint64
+	job       *structs.Job
+	placed    *scheduler.PlaceResult
+	rejected  int
+}
+
+// process schedules one evaluation: reconcile, place, submit, re-plan
+// while the applier rejects placements (bounded), then write the
+// evaluation's outcome.
+func (l *Leader) process(t *term, eval *structs.Evaluation) error {
+	if err := l.waitIndex(t.ctx, eval.ModifyIndex); err != nil {
+		return err
+	}
+	var last pass
+	exhausted := true
+	for attempt := 0; attempt < l.cfg.MaxPlanAttempts; attempt++ {
+		p, res, err := l.plan(t, eval, attempt)
+		if err != nil {
+			return err
+		}
+		last = p
+		if len(res.rejected) == 0 {
+			exhausted = false
+			break
+		}
+		l.logger.Debug("placements rejected, planning again", "eval_id", eval.ID, "rejected", len(res.rejected), "attempt", attempt+1)
+		if err := l.waitIndex(t.ctx, res.index); err != nil {
+			return err
+		}
+	}
+	return l.finishEval(t, eval, last, exhausted)
+}
+
+// plan makes one attempt against a fresh snapshot.
+func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, planResult, error) {
+	snap := l.store().Snapshot()
+	var p pass
+	var err error
+	if p.snapIndex, err = snap.LatestIndex(); err != nil {
+		return p, planResult{}, err
+	}
+	in, all, err := l.input(snap, eval)
+	if err != nil {
+		return p, planResult{}, err
+	}
+	p.job = in.Job
+	plan := scheduler.Reconcile(in)
+	if len(plan.Place) > 0 && in.Job != nil {
+		placer := scheduler.NewPlacer(in.Nodes, all, seedOf(eval.ID, attempt))
+		p.placed = placer.Place(in.Job, plan, in.Now)
+	}
+	sub := newSubmission(in.Job, plan, p.placed, in.Allocs)
+	if sub.noop() {
+		return p, planResult{index: p.snapIndex}, nil
+	}
+	res := l.submitPlan(t, sub)
+	if res.err != nil {
+		return p, res, res.err
+	}
+	p.rejected = len(res.rejected)
+	return p, res, nil
+}
+
+// input reads what the reconciler needs from one snapshot; all are every
+// allocation in the cluster, for the placer's view of node usage.
+func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (scheduler.Input, []*structs.Allocation, error) {
+	ns := eval.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	in := scheduler.Input{JobID: eval.JobID, Now: l.clock.Now(), IDs: l.newID, EvalID: eval.ID, EvalPriority: eval.Priority}
+	var err error
+	if in.Job, err = snap.JobByID(ns, eval.JobID); err != nil {
+		return in, nil, err
+	}
+	if in.Allocs, err = snap.AllocsByJob(ns, eval.JobID); err != nil {
+		return in, nil, err
+	}
+	if in.Deployment, err = snap.LatestDeploymentByJob(ns, eval.JobID); err != nil {
+		return in, nil, err
+	}
+	if in.Nodes, err = snap.Nodes(); err != nil {
+		return in, nil, err
+	}
+	all, err := snap.Allocs()
+	if err != nil {
+		return in, nil, err
+	}
+	return in, all, nil
+}
+
+func seedOf(id string, attempt int) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return h.Sum64() + uint64(attempt)
+}
+
+// finishEval writes the evaluation's outcome: complete with the queued
+// allocations; with placements that found no node, also a blocked
+// evaluation that capacity changes wake (as Nomad does); after too many
+// rejected plans, failed with a follow-up.
+func (l *Leader) finishEval(t *term, eval *structs.Evaluation, last pass, exhausted bool) error {
+	now := l.clock.Now()
+	e := eval.Copy()
+	e.SnapshotIndex = last.snapIndex
+	e.ModifyTime = now.UnixNano()
+	e.Status = structs.EvalStatusComplete
+	e.StatusDescription = ""
+	e.FailedTGAllocs = nil
+	e.QueuedAllocations = queued(last)
+	out := []*structs.Evaluation{e}
+	ns := e.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	switch {
+	case exhausted:
+		follow := l.followupEval(eval, structs.EvalTriggerMaxPlans, now.Add(MaxPlansFollowupDelay))
+		e.Status = structs.EvalStatusFailed
+		e.StatusDescription = fmt.Sprintf("maximum attempts reached (%d)", l.cfg.MaxPlanAttempts)
+		e.NextEval = follow.ID
+		out = append(out, follow)
+	case last.placed != nil && len(last.placed.Failed) > 0 && !last.job.Stopped():
+		e.FailedTGAllocs = last.placed.Failed
+		b := l.followupEval(eval, structs.EvalTriggerQueuedAllocs, time.Time{})
+		b.Status = structs.EvalStatusBlocked
+		b.StatusDescription = "created to place remaining allocations"
+		b.SnapshotIndex = last.snapIndex
+		b.QueuedAllocations = e.QueuedAllocations
+		e.BlockedEval = b.ID
+		out = append(out, b)
+	default:
+		// Everything placed: a blocked evaluation of the job is moot.
+		if b, ok := t.blocked.Tracked(ns, eval.JobID); ok && b.ID != eval.ID {
+			t.blocked.Untrack(ns, eval.JobID)
+			c := b.Copy()
+			c.Status = structs.EvalStatusCancelled
+			c.StatusDescription = "allocations placed by a later evaluation"
+			c.ModifyTime = now.UnixNano()
+			out = append(out, c)
+		}
+	}
+	if _, _, err := l.apply(t.ctx, fsm.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: out}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// queued counts, per group, the placements that found no node.
+func queued(p pass) map[string]int {
+	m := map[string]int{}
+	if p.job != nil {
+		for _, tg := range p.job.TaskGroups {
+			if tg != nil {
+				m[tg.Name] = 0
+			}
+		}
+	}
+	if p.placed != nil {
+		for _, pl := range p.placed.Unplaced {
+			m[pl.TaskGroup]++
+		}
+	}
+	return m
+}
+
+// waitIndex waits until the local state has applied index.
+func (l *Leader) waitIndex(ctx context.Context, index uint64) error {
+	if index == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, waitIndexTimeout)
+	defer cancel()
+	for {
+		s := l.store()
+		_, got, err := s.BlockingQuery(ctx, index-1, 0, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+			i, err := snap.LatestIndex()
+			return nil, i, err
+		})
+		if err != nil {
+			return err
+		}
+		if got >= index {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("server: waiting for index %d: %w", index, errors.Join(err, context.Cause(ctx)))
+		}
+	}
+}
