@@ -1,0 +1,220 @@
+package config
+
+import (
+	"net"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Defaults of the fields whose zero value is not the default. The ports
+// are Nomad's: drover's Raft port is the one Nomad gives its RPC.
+const (
+	DefaultRegion     = "global"
+	DefaultDatacenter = "dc1"
+	DefaultLogLevel   = "INFO"
+	DefaultBindAddr   = "127.0.0.1"
+	DefaultHTTPPort   = 4646
+	DefaultRaftPort   = 4647
+	// DefaultHeartbeatGrace is Nomad's server.heartbeat_grace.
+	DefaultHeartbeatGrace = 10 * time.Second
+	// DefaultMinDynamicPort and DefaultMaxDynamicPort are Nomad's range of
+	// ports given to tasks' dynamic port labels.
+	DefaultMinDynamicPort = 20000
+	DefaultMaxDynamicPort = 32000
+	// DefaultNodePool is the node pool of a client that names none.
+	DefaultNodePool = "default"
+)
+
+// Raft timing used when server.heartbeat_timeout, election_timeout or
+// leader_lease_timeout is unset (0). They mirror the cluster package's
+// LAN tuning; they are here so that Validate can check the relations Raft
+// requires between the three without importing the cluster.
+const (
+	RaftHeartbeatTimeout   = 500 * time.Millisecond
+	RaftElectionTimeout    = 500 * time.Millisecond
+	RaftLeaderLeaseTimeout = 250 * time.Millisecond
+	// raftMinTimeout is the smallest timeout hashicorp/raft accepts.
+	raftMinTimeout = 5 * time.Millisecond
+)
+
+// Config is the agent's configuration. The zero value of a field means
+// "not set" only through the set-tracking kept by Parse, Set and Merge;
+// read the fields directly, or through the accessors that fill in derived
+// values (NodeName, HTTPAddr, RaftAddr, AdvertiseHTTP, AdvertiseRaft).
+type Config struct {
+	// Dev is true for DevConfig: a single self-bootstrapping server and
+	// client whose state lives in a temporary directory, so that data_dir
+	// is not required. It is not an HCL field (the -dev flag).
+	Dev bool
+
+	Name       string // node name; the host name when empty
+	Region     string
+	Datacenter string
+	DataDir    string
+	LogLevel   string // TRACE, DEBUG, INFO, WARN or ERROR (any case)
+	LogJSON    bool
+	// BindAddr is the IP every service listens on unless Addresses
+	// overrides it for one.
+	BindAddr  string
+	Addresses Addresses
+	Ports     Ports
+	Advertise Advertise
+	Server    Server
+	Client    Client
+
+	// set holds the paths ("server.bootstrap_expect") of the fields a
+	// file, a flag or Set gave; at is where each was given.
+	set map[string]bool
+	at  map[string]Location
+}
+
+// Addresses overrides BindAddr per service. Each is an IP; empty means
+// BindAddr.
+type Addresses struct {
+	HTTP string
+	Raft string
+}
+
+// Ports are the TCP ports the agent listens on.
+type Ports struct {
+	HTTP int
+	Raft int
+}
+
+// Advertise are the host:port addresses other agents use to reach this
+// one; empty means the bind address and port.
+type Advertise struct {
+	HTTP string
+	Raft string
+}
+
+// Server configures the server: Raft, state and scheduling.
+type Server struct {
+	Enabled bool
+	// BootstrapExpect is how many servers form a new cluster.
+	BootstrapExpect int
+	// RetryJoin lists HTTP addresses (host:port) of other servers.
+	RetryJoin []string
+	// HeartbeatGrace is added to clients' heartbeat TTL after a leader
+	// election, so that clients have time to find the new leader.
+	HeartbeatGrace time.Duration
+	// Raft timing; 0 means RaftHeartbeatTimeout and the others.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+}
+
+// Client configures the client, which runs allocations.
+type Client struct {
+	Enabled bool
+	// Servers lists servers' HTTP addresses (host:port); the client fails
+	// over between them.
+	Servers   []string
+	NodeClass string
+	NodePool  string
+	Meta      map[string]string
+	Options   map[string]string
+	// CPUTotalCompute (MHz) and MemoryTotalMB override what is
+	// fingerprinted when not 0.
+	CPUTotalCompute  int
+	MemoryTotalMB    int
+	NetworkInterface string
+	MinDynamicPort   int
+	MaxDynamicPort   int
+}
+
+// Default returns the configuration of an agent given no file and no flag:
+// neither server nor client enabled (Validate requires one of them).
+func Default() *Config {
+	return &Config{
+		Region:     DefaultRegion,
+		Datacenter: DefaultDatacenter,
+		LogLevel:   DefaultLogLevel,
+		BindAddr:   DefaultBindAddr,
+		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
+		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace},
+		Client: Client{
+			NodePool:       DefaultNodePool,
+			MinDynamicPort: DefaultMinDynamicPort,
+			MaxDynamicPort: DefaultMaxDynamicPort,
+		},
+	}
+}
+
+// DevConfig returns Default with Dev set and both a server (bootstrap_expect
+// 1) and a client enabled, on 127.0.0.1:4646 (HTTP) and 127.0.0.1:4647
+// (Raft); the client talks to its own server.
+func DevConfig() *Config {
+	c := Default()
+	c.Dev = true
+	c.BindAddr = "127.0.0.1"
+	c.Server.Enabled = true
+	c.Server.BootstrapExpect = 1
+	c.Client.Enabled = true
+	c.Client.Servers = []string{net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultHTTPPort))}
+	return c
+}
+
+// NodeName returns Name, or the host name when Name is empty.
+func (c *Config) NodeName() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "drover"
+	}
+	return h
+}
+
+// HTTPAddr returns the host:port the HTTP API listens on.
+func (c *Config) HTTPAddr() string {
+	return net.JoinHostPort(orElse(c.Addresses.HTTP, c.BindAddr), strconv.Itoa(c.Ports.HTTP))
+}
+
+// RaftAddr returns the host:port the Raft transport listens on.
+func (c *Config) RaftAddr() string {
+	return net.JoinHostPort(orElse(c.Addresses.Raft, c.BindAddr), strconv.Itoa(c.Ports.Raft))
+}
+
+// AdvertiseHTTP returns the HTTP address other agents use: advertise.http,
+// or HTTPAddr.
+func (c *Config) AdvertiseHTTP() string { return orElse(c.Advertise.HTTP, c.HTTPAddr()) }
+
+// AdvertiseRaft returns the Raft address other servers use: advertise.raft,
+// or RaftAddr.
+func (c *Config) AdvertiseRaft() string { return orElse(c.Advertise.Raft, c.RaftAddr()) }
+
+// RaftTimeouts returns the heartbeat, election and leader lease timeouts,
+// with the defaults filled in for those unset.
+func (c *Config) RaftTimeouts() (heartbeat, election, leaderLease time.Duration) {
+	heartbeat = orElseDur(c.Server.HeartbeatTimeout, RaftHeartbeatTimeout)
+	election = orElseDur(c.Server.ElectionTimeout, RaftElectionTimeout)
+	leaderLease = orElseDur(c.Server.LeaderLeaseTimeout, RaftLeaderLeaseTimeout)
+	return heartbeat, election, leaderLease
+}
+
+// IsSet reports whether a file, a flag or Set gave the field at path
+// ("server.bootstrap_expect").
+func (c *Config) IsSet(path string) bool { return c.set[path] }
+
+// Where returns where the field at path was given, and whether it was.
+func (c *Config) Where(path string) (Location, bool) {
+	l, ok := c.at[path]
+	return l, ok
+}
+
+func orElse(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orElseDur(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}

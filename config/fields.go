@@ -1,0 +1,169 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// kind is the type of a field's value.
+type kind int
+
+const (
+	kString kind = iota
+	kInt
+	kBool
+	kDuration
+	kStrings
+	kMap
+)
+
+func (k kind) String() string {
+	return [...]string{"a string", "a whole number", "a bool", `a duration such as "10s"`, "a list of strings", "a map of strings"}[k]
+}
+
+// field is one settable value of Config: its path in the file grammar,
+// its type, where it lives in a Config, and the agent flag that sets it
+// ("" when none).
+type field struct {
+	path string
+	kind kind
+	ptr  func(*Config) any
+	flag string
+}
+
+// fields is every value a file (or Set) can give. It drives decoding,
+// Merge and Set, so that the three cannot disagree.
+var fields = []field{
+	{"name", kString, func(c *Config) any { return &c.Name }, "node"},
+	{"region", kString, func(c *Config) any { return &c.Region }, "region"},
+	{"datacenter", kString, func(c *Config) any { return &c.Datacenter }, "dc"},
+	{"data_dir", kString, func(c *Config) any { return &c.DataDir }, "data-dir"},
+	{"log_level", kString, func(c *Config) any { return &c.LogLevel }, "log-level"},
+	{"log_json", kBool, func(c *Config) any { return &c.LogJSON }, "log-json"},
+	{"bind_addr", kString, func(c *Config) any { return &c.BindAddr }, "bind"},
+	{"addresses.http", kString, func(c *Config) any { return &c.Addresses.HTTP }, ""},
+	{"addresses.raft", kString, func(c *Config) any { return &c.Addresses.Raft }, ""},
+	{"ports.http", kInt, func(c *Config) any { return &c.Ports.HTTP }, ""},
+	{"ports.raft", kInt, func(c *Config) any { return &c.Ports.Raft }, ""},
+	{"advertise.http", kString, func(c *Config) any { return &c.Advertise.HTTP }, ""},
+	{"advertise.raft", kString, func(c *Config) any { return &c.Advertise.Raft }, ""},
+	{"server.enabled", kBool, func(c *Config) any { return &c.Server.Enabled }, "server"},
+	{"server.bootstrap_expect", kInt, func(c *Config) any { return &c.Server.BootstrapExpect }, "bootstrap-expect"},
+	{"server.retry_join", kStrings, func(c *Config) any { return &c.Server.RetryJoin }, "retry-join"},
+	{"server.heartbeat_grace", kDuration, func(c *Config) any { return &c.Server.HeartbeatGrace }, ""},
+	{"server.heartbeat_timeout", kDuration, func(c *Config) any { return &c.Server.HeartbeatTimeout }, ""},
+	{"server.election_timeout", kDuration, func(c *Config) any { return &c.Server.ElectionTimeout }, ""},
+	{"server.leader_lease_timeout", kDuration, func(c *Config) any { return &c.Server.LeaderLeaseTimeout }, ""},
+	{"client.enabled", kBool, func(c *Config) any { return &c.Client.Enabled }, "client"},
+	{"client.servers", kStrings, func(c *Config) any { return &c.Client.Servers }, "servers"},
+	{"client.node_class", kString, func(c *Config) any { return &c.Client.NodeClass }, "node-class"},
+	{"client.node_pool", kString, func(c *Config) any { return &c.Client.NodePool }, "node-pool"},
+	{"client.meta", kMap, func(c *Config) any { return &c.Client.Meta }, "meta"},
+	{"client.options", kMap, func(c *Config) any { return &c.Client.Options }, ""},
+	{"client.cpu_total_compute", kInt, func(c *Config) any { return &c.Client.CPUTotalCompute }, ""},
+	{"client.memory_total_mb", kInt, func(c *Config) any { return &c.Client.MemoryTotalMB }, ""},
+	{"client.network_interface", kString, func(c *Config) any { return &c.Client.NetworkInterface }, "network-interface"},
+	{"client.min_dynamic_port", kInt, func(c *Config) any { return &c.Client.MinDynamicPort }, ""},
+	{"client.max_dynamic_port", kInt, func(c *Config) any { return &c.Client.MaxDynamicPort }, ""},
+}
+
+// fieldByPath indexes fields.
+var fieldByPath = func() map[string]*field {
+	m := make(map[string]*field, len(fields))
+	for i := range fields {
+		m[fields[i].path] = &fields[i]
+	}
+	return m
+}()
+
+// Fields returns the path of every field a file can set, in the order the
+// documentation lists them.
+func Fields() []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.path
+	}
+	return out
+}
+
+// mark records that the field at path was given, at l.
+func (c *Config) mark(path string, l Location) {
+	if c.set == nil {
+		c.set = map[string]bool{}
+		c.at = map[string]Location{}
+	}
+	c.set[path] = true
+	c.at[path] = l
+}
+
+// Set gives the field at path (see Fields) a value written as on the
+// command line, and records it as set at Location{File: from}; from names
+// the source, such as "-bootstrap-expect". A list field takes every value
+// given; a map field takes "key=value" pairs and adds them to the map; any
+// other field takes exactly one value. Errors wrap ErrUnknownField or
+// ErrInvalid.
+func (c *Config) Set(path, from string, values ...string) error {
+	f, ok := fieldByPath[path]
+	if !ok {
+		return fmt.Errorf("%w: %q%s", ErrUnknownField, path, suggest(path, Fields()))
+	}
+	bad := func(format string, args ...any) error {
+		d := Diagnostic{Location: Location{File: from}, Field: path, Message: fmt.Sprintf(format, args...)}
+		return &Errors{Diagnostics: []Diagnostic{d}}
+	}
+	if f.kind != kStrings && f.kind != kMap && len(values) != 1 {
+		return bad("%s takes one value, got %d", path, len(values))
+	}
+	switch p := f.ptr(c).(type) {
+	case *string:
+		*p = values[0]
+	case *int:
+		n, err := strconv.Atoi(strings.TrimSpace(values[0]))
+		if err != nil {
+			return bad("%s must be %s (got %q)", path, f.kind, values[0])
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(values[0]))
+		if err != nil {
+			return bad("%s must be %s (got %q)", path, f.kind, values[0])
+		}
+		*p = b
+	case *time.Duration:
+		d, err := time.ParseDuration(strings.TrimSpace(values[0]))
+		if err != nil {
+			return bad("%s must be %s (got %q)", path, f.kind, values[0])
+		}
+		*p = d
+	case *[]string:
+		*p = append([]string(nil), values...)
+	case *map[string]string:
+		m := make(map[string]string, len(*p)+len(values))
+		for k, v := range *p {
+			m[k] = v
+		}
+		for _, kv := range values {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return bad("%s takes key=value pairs (got %q)", path, kv)
+			}
+			m[k] = v
+		}
+		*p = m
+	}
+	c.mark(path, Location{File: from})
+	return nil
+}
+
+// setPaths returns the paths of the fields given, sorted.
+func (c *Config) setPaths() []string {
+	out := make([]string, 0, len(c.set))
+	for p := range c.set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,169 @@
+package config
+
+import (
+	"sort"
+	"strings"
+)
+
+// blocks are the blocks of the file grammar, by path; "" is the top level.
+var blocks = map[string]bool{"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true}
+
+// aliases are Nomad's names for drover's fields: Nomad's RPC port and
+// address are the ones drover gives Raft.
+var aliases = map[string]string{
+	"ports.rpc":     "ports.raft",
+	"addresses.rpc": "addresses.raft",
+	"advertise.rpc": "advertise.raft",
+}
+
+// foreign is a Nomad agent setting that drover does not implement.
+type foreign struct {
+	block bool // written as a block in Nomad's grammar
+	// refused settings are errors: ignoring them would change what the
+	// agent does in a way the operator relies on. The others are warnings.
+	refused bool
+	note    string
+}
+
+// unsupported lists Nomad's agent settings drover does not implement, by
+// path, and what drover does with each. website/agent-config.md lists the
+// same table.
+var unsupported = map[string]foreign{
+	"acl":                         {true, true, "there are no ACL tokens; the HTTP API is open"},
+	"audit":                       {true, true, "there is no audit log"},
+	"autopilot":                   {true, false, "dead servers are not removed automatically"},
+	"consul":                      {true, true, "there is no Consul integration"},
+	"vault":                       {true, true, "there is no Vault integration"},
+	"tls":                         {true, true, "HTTP and Raft traffic is not encrypted"},
+	"sentinel":                    {true, true, "there are no Sentinel policies"},
+	"keyring":                     {true, true, "there is no keyring"},
+	"plugin":                      {true, true, "drivers are built in; there are no plugins"},
+	"plugin_dir":                  {false, false, "drivers are built in"},
+	"telemetry":                   {true, false, "no metrics are published"},
+	"ui":                          {true, false, "there is no web UI"},
+	"limits":                      {true, false, "HTTP connections are not limited"},
+	"reporting":                   {true, false, "nothing is reported"},
+	"server_join":                 {true, true, "use server.retry_join or client.servers"},
+	"leave_on_interrupt":          {false, true, "a server stays a Raft member when it stops"},
+	"leave_on_terminate":          {false, true, "a server stays a Raft member when it stops"},
+	"enable_syslog":               {false, false, "logs go to standard error"},
+	"syslog_facility":             {false, false, "logs go to standard error"},
+	"log_file":                    {false, true, "logs go to standard error"},
+	"log_rotate_bytes":            {false, false, "logs go to standard error"},
+	"log_rotate_duration":         {false, false, "logs go to standard error"},
+	"log_rotate_max_files":        {false, false, "logs go to standard error"},
+	"log_include_location":        {false, false, "log lines do not carry source locations"},
+	"enable_debug":                {false, false, "there are no debug endpoints"},
+	"disable_update_check":        {false, false, "drover never checks for updates"},
+	"disable_anonymous_signature": {false, false, "drover never checks for updates"},
+	"http_api_response_headers":   {false, false, "no extra headers are sent"},
+	"ports.serf":                  {false, false, "servers find each other over HTTP; there is no gossip"},
+	"addresses.serf":              {false, false, "servers find each other over HTTP; there is no gossip"},
+	"advertise.serf":              {false, false, "servers find each other over HTTP; there is no gossip"},
+
+	"server.data_dir":                  {false, true, "use the top-level data_dir"},
+	"server.start_join":                {false, true, "use server.retry_join with HTTP addresses"},
+	"server.server_join":               {true, true, "use server.retry_join with HTTP addresses"},
+	"server.retry_max":                 {false, false, "joining is retried until the agent stops"},
+	"server.retry_interval":            {false, false, "joining is retried at a fixed interval"},
+	"server.rejoin_after_leave":        {false, false, "servers never leave"},
+	"server.encrypt":                   {false, false, "there is no gossip to encrypt"},
+	"server.num_schedulers":            {false, false, "the scheduler's concurrency is fixed"},
+	"server.enabled_schedulers":        {false, true, "every scheduler is enabled"},
+	"server.raft_protocol":             {false, false, "drover speaks one Raft protocol"},
+	"server.raft_multiplier":           {false, true, "set heartbeat_timeout, election_timeout and leader_lease_timeout"},
+	"server.raft_snapshot_threshold":   {false, false, "snapshots use a fixed threshold"},
+	"server.raft_trailing_logs":        {false, false, "snapshots keep a fixed number of logs"},
+	"server.raft_boltdb":               {true, false, "the Raft store is not tunable"},
+	"server.redundancy_zone":           {false, true, "there are no redundancy zones"},
+	"server.non_voting_server":         {false, true, "every server votes"},
+	"server.upgrade_version":           {false, true, "there are no upgrade migrations"},
+	"server.authoritative_region":      {false, true, "there is one region"},
+	"server.license_path":              {false, false, "there is no license"},
+	"server.min_heartbeat_ttl":         {false, false, "clients' heartbeat TTL is fixed"},
+	"server.max_heartbeats_per_second": {false, false, "clients' heartbeat TTL is fixed"},
+	"server.failover_heartbeat_ttl":    {false, false, "heartbeat_grace covers failover"},
+	"server.node_gc_threshold":         {false, false, "nothing is garbage collected yet"},
+	"server.job_gc_interval":           {false, false, "nothing is garbage collected yet"},
+	"server.job_gc_threshold":          {false, false, "nothing is garbage collected yet"},
+	"server.eval_gc_threshold":         {false, false, "nothing is garbage collected yet"},
+	"server.deployment_gc_threshold":   {false, false, "nothing is garbage collected yet"},
+	"server.default_scheduler_config":  {true, true, "the scheduler is not configurable"},
+	"server.plan_rejection_tracker":    {true, false, "plan rejections are not tracked"},
+	"server.search":                    {true, false, "there is no search API"},
+	"server.event_buffer_size":         {false, false, "there is no event stream"},
+	"server.job_max_priority":          {false, true, "priorities are 1 to 100"},
+	"server.job_default_priority":      {false, true, "the default priority is 50"},
+
+	"client.state_dir":                {false, false, "the client keeps its state under data_dir"},
+	"client.alloc_dir":                {false, false, "allocation directories live under data_dir"},
+	"client.alloc_mounts_dir":         {false, false, "allocation directories live under data_dir"},
+	"client.server_join":              {true, true, "use client.servers"},
+	"client.reserved":                 {true, true, "no resources are reserved; the whole node is schedulable"},
+	"client.host_volume":              {true, true, "there are no host volumes"},
+	"client.host_network":             {true, true, "there are no host networks"},
+	"client.drain_on_shutdown":        {true, true, "a client does not drain itself when it stops"},
+	"client.chroot_env":               {false, false, "raw_exec tasks are not chrooted"},
+	"client.disk_total_mb":            {false, true, "disk is not scheduled"},
+	"client.disk_free_mb":             {false, true, "disk is not scheduled"},
+	"client.network_speed":            {false, false, "bandwidth is not scheduled"},
+	"client.cpu_disable_dmidecode":    {false, false, "the CPU is fingerprinted without dmidecode"},
+	"client.preferred_address_family": {false, false, "addresses are taken as fingerprinted"},
+	"client.no_host_uuid":             {false, false, "node IDs are random and kept in data_dir"},
+	"client.gc_interval":              {false, false, "allocations are garbage collected with fixed settings"},
+	"client.gc_disk_usage_threshold":  {false, false, "allocations are garbage collected with fixed settings"},
+	"client.gc_inode_usage_threshold": {false, false, "allocations are garbage collected with fixed settings"},
+	"client.gc_max_allocs":            {false, false, "allocations are garbage collected with fixed settings"},
+	"client.gc_parallel_destroys":     {false, false, "allocations are garbage collected with fixed settings"},
+	"client.max_kill_timeout":         {false, false, "a task's kill_timeout is not capped"},
+	"client.disable_remote_exec":      {false, false, "there is no remote exec"},
+	"client.cni_path":                 {false, false, "there is no CNI networking"},
+	"client.cni_config_dir":           {false, false, "there is no CNI networking"},
+	"client.bridge_network_name":      {false, false, "there is no bridge networking"},
+	"client.bridge_network_subnet":    {false, false, "there is no bridge networking"},
+	"client.template":                 {true, false, "there are no template blocks"},
+	"client.artifact":                 {true, false, "there are no artifact blocks"},
+	"client.node_max_allocs":          {false, true, "allocations per node are not capped"},
+	"client.consul":                   {true, true, "there is no Consul integration"},
+	"client.vault":                    {true, true, "there is no Vault integration"},
+}
+
+// join makes the path of name inside block.
+func join(block, name string) string {
+	if block == "" {
+		return name
+	}
+	return block + "." + name
+}
+
+// known returns every name the grammar knows inside block, for
+// suggestions.
+func known(block string) []string {
+	var out []string
+	add := func(path string) {
+		if rest, ok := strings.CutPrefix(path, block+"."); ok || block == "" {
+			if block == "" {
+				rest = path
+			}
+			if !strings.Contains(rest, ".") {
+				out = append(out, rest)
+			}
+		}
+	}
+	for _, f := range fields {
+		add(f.path)
+	}
+	for b := range blocks {
+		if b != "" {
+			add(b)
+		}
+	}
+	for p := range aliases {
+		add(p)
+	}
+	for p := range unsupported {
+		add(p)
+	}
+	sort.Strings(out)
+	return out
+}
