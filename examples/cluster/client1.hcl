@@ -1,0 +1,25 @@
+# A client that runs allocations for the three-server cluster. It knows the
+# HTTP address of every server and fails over between them.
+name       = "client1"
+datacenter = "dc1"
+data_dir   = "/tmp/drover-cluster/client1"
+bind_addr  = "127.0.0.1"
+log_level  = "INFO"
+
+ports {
+  http = 4676
+  raft = 4677
+}
+
+client {
+  enabled = true
+  servers = ["127.0.0.1:4646", "127.0.0.1:4656", "127.0.0.1:4666"]
+
+  meta = {
+    zone = "a"
+  }
+
+  options = {
+    "driver.raw_exec.enable" = "1"
+  }
+}
