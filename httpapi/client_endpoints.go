@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// The client endpoints: how a client agent registers its node, proves it
+// is alive, learns its allocations and reports on them. Nomad's clients
+// speak RPC to the servers; drover's speak HTTP:
+//
+//	PUT /v1/internal/node/register        body structs.NodeRegisterRequest
+//	    → NodeRegisterResponse {"HeartbeatTTL": ns, "Index": n}
+//	PUT /v1/internal/node/{id}/heartbeat  no body
+//	    → NodeHeartbeatResponse {"HeartbeatTTL": ns}; 404 for a node the
+//	      servers do not know (the client then registers again)
+//	GET /v1/node/{id}/allocations?index=&wait=   (Nomad's public path)
+//	    → []*structs.Allocation, each with its Job: a blocking query whose
+//	      X-Nomad-Index is the highest ModifyIndex among the node's allocs
+//	PUT /v1/internal/allocs/update        body AllocUpdateRequest
+//	    {"Allocs": [{ID, ClientStatus, ClientDescription, TaskStates,
+//	      DeploymentStatus}]} → {"Index": n}
+//
+// Writes go to the leader (followers forward them); the allocations read
+// goes to the leader too, or is answered from the local copy with ?stale,
+// which is what clients use.
+
+func init() {
+	register(
+		route{"PUT /v1/internal/node/register", writeRoute, (*Server).nodeRegister},
+		route{"PUT /v1/internal/node/{id}/heartbeat", writeRoute, (*Server).nodeHeartbeat},
+		route{"GET /v1/node/{id}/allocations", readRoute, (*Server).nodeAllocations},
+		route{"PUT /v1/internal/allocs/update", writeRoute, (*Server).allocsUpdate},
+	)
+}
+
+// ClientBackend is what the client endpoints need beyond Backend: the
+// leader's services for client writes. A Backend that does not implement
+// it answers these endpoints with 501 "not a server".
+type ClientBackend interface {
+	// RegisterNode registers (or re-registers) a node and returns the TTL
+	// within which it must heartbeat and the index of the write.
+	RegisterNode(ctx context.Context, node *structs.Node) (ttl time.Duration, index uint64, err error)
+	// NodeHeartbeat resets the node's heartbeat timer and returns its TTL;
+	// an error wrapping ErrUnknownNode (or state.ErrNotFound) for a node
+	// the servers do not know.
+	NodeHeartbeat(ctx context.Context, nodeID string) (time.Duration, error)
+	// UpdateAllocsFromClient writes what a client reports of its allocs
+	// and returns the index of the write.
+	UpdateAllocsFromClient(ctx context.Context, allocs []*structs.Allocation) (uint64, error)
+}
+
+// ErrUnknownNode: a heartbeat names a node the servers do not know. A
+// ClientBackend wraps it; the API answers 404.
+var ErrUnknownNode = errors.New("node not found")
+
+// NodeRegisterResponse answers PUT /v1/internal/node/register.
+type NodeRegisterResponse struct {
+	HeartbeatTTL time.Duration
+	Index        uint64
+}
+
+// NodeHeartbeatResponse answers PUT /v1/internal/node/{id}/heartbeat.
+type NodeHeartbeatResponse struct {
+	HeartbeatTTL time.Duration
+}
+
+// AllocUpdateRequest is the body of PUT /v1/internal/allocs/update.
+type AllocUpdateRequest struct {
+	Allocs []*structs.Allocation
+}
+
+// AllocUpdateResponse answers PUT /v1/internal/allocs/update.
+type AllocUpdateResponse struct {
+	Index uint64
+}
+
+// clientBackend returns the backend's client services, or a 501.
+func (s *Server) clientBackend() (ClientBackend, error) {
+	cb, ok := s.backend.(ClientBackend)
+	if !ok {
+		return nil, Errorf(http.StatusNotImplemented, "not a server: client endpoints unavailable")
+	}
+	return cb, nil
+}
+
+func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request) (any, error) {
+	cb, err := s.clientBackend()
+	if err != nil {
+		return nil, err
+	}
+	var req structs.NodeRegisterRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	n := req.Node
+	switch {
+	case n == nil:
+		return nil, Errorf(http.StatusBadRequest, "missing node")
+	case n.ID == "":
+		return nil, Errorf(http.StatusBadRequest, "missing node ID")
+	case n.Datacenter == "":
+		return nil, Errorf(http.StatusBadRequest, "missing datacenter")
+	case n.Name == "":
+		return nil, Errorf(http.StatusBadRequest, "missing node name")
+	}
+	switch n.Status {
+	case "", structs.NodeStatusInit, structs.NodeStatusReady:
+	default:
+		return nil, Errorf(http.StatusBadRequest, "invalid status %q for a registering node", n.Status)
+	}
+	ttl, index, err := cb.RegisterNode(r.Context(), n)
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, index)
+	return &NodeRegisterResponse{HeartbeatTTL: ttl, Index: index}, nil
+}
+
+func (s *Server) nodeHeartbeat(_ http.ResponseWriter, r *http.Request) (any, error) {
+	cb, err := s.clientBackend()
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	n, err := s.backend.State().Snapshot().NodeByID(id)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, Errorf(http.StatusNotFound, "node %q not found: %w", id, ErrUnknownNode)
+	}
+	ttl, err := cb.NodeHeartbeat(r.Context(), id)
+	if errors.Is(err, ErrUnknownNode) {
+		return nil, Errorf(http.StatusNotFound, "node %q not found: %w", id, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &NodeHeartbeatResponse{HeartbeatTTL: ttl}, nil
+}
+
+// nodeAllocations answers the node's allocations, each with its job. The
+// index is the highest ModifyIndex among them (the allocs table's index
+// when the node has none), so that a client is woken only by changes to
+// its own allocations.
+func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		allocs, err := snap.AllocsByNode(id)
+		if err != nil {
+			return nil, 0, err
+		}
+		var idx uint64
+		for _, a := range allocs {
+			idx = max(idx, a.ModifyIndex)
+		}
+		if len(allocs) == 0 {
+			if idx, err = snap.Index(state.TableAllocs); err != nil {
+				return nil, 0, err
+			}
+		}
+		out := make([]*structs.Allocation, len(allocs))
+		copy(out, allocs)
+		sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+		return out, idx, nil
+	})
+}
+
+func (s *Server) allocsUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
+	cb, err := s.clientBackend()
+	if err != nil {
+		return nil, err
+	}
+	var req AllocUpdateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	// Only what a client may report crosses: nothing of the servers'
+	// desires or placement.
+	allocs := make([]*structs.Allocation, 0, len(req.Allocs))
+	for _, a := range req.Allocs {
+		if a == nil || a.ID == "" {
+			return nil, Errorf(http.StatusBadRequest, "alloc update without ID")
+		}
+		switch a.ClientStatus {
+		case "", structs.AllocClientStatusPending, structs.AllocClientStatusRunning,
+			structs.AllocClientStatusComplete, structs.AllocClientStatusFailed:
+		default:
+			return nil, Errorf(http.StatusBadRequest, "alloc %s: a client cannot report status %q", a.ID, a.ClientStatus)
+		}
+		allocs = append(allocs, &structs.Allocation{
+			ID: a.ID, ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,
+			TaskStates: a.TaskStates, DeploymentStatus: a.DeploymentStatus,
+		})
+	}
+	index, err := cb.UpdateAllocsFromClient(r.Context(), allocs)
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, index)
+	return &AllocUpdateResponse{Index: index}, nil
+}

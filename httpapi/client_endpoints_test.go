@@ -1,0 +1,188 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/structs"
+)
+
+// fakeClientBackend adds the leader's client services to fakeBackend,
+// writing through the same real FSM.
+type fakeClientBackend struct {
+	*fakeBackend
+	ttl     time.Duration
+	beats   []string
+	updates [][]*structs.Allocation
+}
+
+func (b *fakeClientBackend) RegisterNode(ctx context.Context, n *structs.Node) (time.Duration, uint64, error) {
+	_, idx, err := b.Apply(ctx, fsm.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: n})
+	return b.ttl, idx, err
+}
+
+func (b *fakeClientBackend) NodeHeartbeat(_ context.Context, id string) (time.Duration, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.beats = append(b.beats, id)
+	return b.ttl, nil
+}
+
+func (b *fakeClientBackend) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.Allocation) (uint64, error) {
+	b.mu.Lock()
+	b.updates = append(b.updates, allocs)
+	b.mu.Unlock()
+	_, idx, err := b.Apply(ctx, fsm.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{Allocs: allocs, UpdatedAt: 7})
+	return idx, err
+}
+
+func newClientTestAPI(t *testing.T) (*fakeClientBackend, *httptest.Server) {
+	t.Helper()
+	b := &fakeClientBackend{fakeBackend: newFakeBackend(), ttl: 10 * time.Second}
+	srv := httptest.NewServer(New(b, nil).Handler())
+	t.Cleanup(srv.Close)
+	return b, srv
+}
+
+const nodeBody = `{"Node":{"ID":"n-1","Name":"box","Datacenter":"dc1","Status":"ready"}}`
+
+func TestNodeRegisterAndHeartbeat(t *testing.T) {
+	b, srv := newClientTestAPI(t)
+	code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/node/n-1/heartbeat", "")
+	if code != 404 {
+		t.Fatalf("heartbeat of an unknown node: %d %s", code, body)
+	}
+	code, body, hdr := do(t, "PUT", srv.URL+"/v1/internal/node/register", nodeBody)
+	if code != 200 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	var reg NodeRegisterResponse
+	if err := json.Unmarshal([]byte(body), &reg); err != nil || reg.HeartbeatTTL != 10*time.Second || reg.Index == 0 {
+		t.Fatalf("register answer %s (%v)", body, err)
+	}
+	if hdr.Get("X-Nomad-Index") != strconv.FormatUint(reg.Index, 10) {
+		t.Fatalf("index header %q", hdr.Get("X-Nomad-Index"))
+	}
+	n, err := b.State().Snapshot().NodeByID("n-1")
+	if err != nil || n == nil || n.Name != "box" {
+		t.Fatalf("node not stored: %+v %v", n, err)
+	}
+	code, body, _ = do(t, "PUT", srv.URL+"/v1/internal/node/n-1/heartbeat", "")
+	var hb NodeHeartbeatResponse
+	if code != 200 || json.Unmarshal([]byte(body), &hb) != nil || hb.HeartbeatTTL != 10*time.Second {
+		t.Fatalf("heartbeat: %d %s", code, body)
+	}
+	if len(b.beats) != 1 || b.beats[0] != "n-1" {
+		t.Fatalf("beats %v", b.beats)
+	}
+}
+
+func TestClientEndpointsRejectBadInput(t *testing.T) {
+	_, srv := newClientTestAPI(t)
+	cases := []struct{ name, method, path, body string }{
+		{"no node", "PUT", "/v1/internal/node/register", `{}`},
+		{"no node ID", "PUT", "/v1/internal/node/register", `{"Node":{"Name":"x","Datacenter":"dc1"}}`},
+		{"no datacenter", "PUT", "/v1/internal/node/register", `{"Node":{"ID":"x","Name":"x"}}`},
+		{"down on register", "PUT", "/v1/internal/node/register", `{"Node":{"ID":"x","Name":"x","Datacenter":"dc1","Status":"down"}}`},
+		{"malformed", "PUT", "/v1/internal/node/register", `{"Node":`},
+		{"alloc without ID", "PUT", "/v1/internal/allocs/update", `{"Allocs":[{"ClientStatus":"running"}]}`},
+		{"lost from a client", "PUT", "/v1/internal/allocs/update", `{"Allocs":[{"ID":"a","ClientStatus":"lost"}]}`},
+		{"bad index", "GET", "/v1/node/x/allocations?index=z", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if code, body, _ := do(t, c.method, srv.URL+c.path, c.body); code != 400 {
+				t.Fatalf("%d %s", code, body)
+			}
+		})
+	}
+}
+
+func TestClientEndpointsNeedAServer(t *testing.T) {
+	_, srv := newTestAPI(t) // the plain backend has no client services
+	for _, p := range []string{"/v1/internal/node/register", "/v1/internal/node/n/heartbeat", "/v1/internal/allocs/update"} {
+		if code, body, _ := do(t, "PUT", srv.URL+p, nodeBody); code != 501 {
+			t.Fatalf("%s: %d %s", p, code, body)
+		}
+	}
+}
+
+// placeAlloc commits one alloc of job "web" on the node.
+func placeAlloc(t *testing.T, b *fakeClientBackend, id, node string) uint64 {
+	t.Helper()
+	job := &structs.Job{ID: "web", Name: "web", Namespace: "default", Type: structs.JobTypeService,
+		TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1, Tasks: []*structs.Task{{Name: "t", Driver: "mock"}}}}}
+	_, idx, err := b.Apply(context.Background(), fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		Job: job, AllocsPlaced: []*structs.Allocation{{ID: id, Name: "web.g[0]", NodeID: node, JobID: "web",
+			Namespace: "default", TaskGroup: "g", DesiredStatus: structs.AllocDesiredStatusRun}},
+		UpdatedAt: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func TestNodeAllocationsBlocksUntilItsAllocsChange(t *testing.T) {
+	b, srv := newClientTestAPI(t)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/node/register", nodeBody); code != 200 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	first := placeAlloc(t, b, "a-1", "n-1")
+	placeAlloc(t, b, "a-other", "n-2")
+
+	code, body, hdr := do(t, "GET", srv.URL+"/v1/node/n-1/allocations", "")
+	var allocs []*structs.Allocation
+	if code != 200 || json.Unmarshal([]byte(body), &allocs) != nil || len(allocs) != 1 || allocs[0].ID != "a-1" ||
+		allocs[0].Job == nil || allocs[0].Job.ID != "web" {
+		t.Fatalf("allocations: %d %s", code, body)
+	}
+	if hdr.Get("X-Nomad-Index") != strconv.FormatUint(first, 10) {
+		t.Fatalf("index %s, want the alloc's %d (not the later write to another node)", hdr.Get("X-Nomad-Index"), first)
+	}
+
+	type answer struct {
+		code  int
+		body  string
+		index string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		c, bd, h := do(t, "GET", fmt.Sprintf("%s/v1/node/n-1/allocations?index=%d&wait=20s", srv.URL, first), "")
+		done <- answer{c, bd, h.Get("X-Nomad-Index")}
+	}()
+	// A change to another node's allocs does not answer the query; a
+	// report on this node's does.
+	placeAlloc(t, b, "a-other-2", "n-2")
+	code, body, _ = do(t, "PUT", srv.URL+"/v1/internal/allocs/update",
+		`{"Allocs":[{"ID":"a-1","ClientStatus":"running","NodeID":"elsewhere","DesiredStatus":"stop"}]}`)
+	if code != 200 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	var up AllocUpdateResponse
+	if json.Unmarshal([]byte(body), &up) != nil || up.Index == 0 {
+		t.Fatalf("update answer %s", body)
+	}
+	select {
+	case a := <-done:
+		allocs = nil
+		if a.code != 200 || json.Unmarshal([]byte(a.body), &allocs) != nil || len(allocs) != 1 {
+			t.Fatalf("blocking answer %d %s", a.code, a.body)
+		}
+		if allocs[0].ClientStatus != structs.AllocClientStatusRunning || allocs[0].DesiredStatus != structs.AllocDesiredStatusRun ||
+			allocs[0].NodeID != "n-1" || a.index != strconv.FormatUint(up.Index, 10) {
+			t.Fatalf("after the update: %+v index %s", allocs[0], a.index)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the blocking query did not answer")
+	}
+	if got := b.updates[0][0]; got.NodeID != "" || got.DesiredStatus != "" {
+		t.Fatalf("client update passed server fields on: %+v", got)
+	}
+}
