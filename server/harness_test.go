@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,18 @@ func (t *fakeTimer) Stop() bool {
 	return ok
 }
 
+// pending returns how long until each armed timer fires, soonest first.
+func (c *fakeClock) pending() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []time.Duration
+	for t := range c.timers {
+		out = append(out, t.at.Sub(c.now))
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Advance moves the clock and fires the timers that came due.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
@@ -122,7 +135,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // harness runs a Leader over a fake Raft and a fake clock.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	raft   *fakeRaft
 	clock  *fakeClock
 	leader *Leader
@@ -133,7 +146,7 @@ type harness struct {
 
 type harnessOpt func(*Config)
 
-func newHarness(t *testing.T, opts ...harnessOpt) *harness {
+func newHarness(t testing.TB, opts ...harnessOpt) *harness {
 	t.Helper()
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
 	h := &harness{t: t, raft: newFakeRaft(logger), clock: newFakeClock()}
@@ -261,7 +274,7 @@ func leaked() []string {
 	return out
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
@@ -324,7 +337,7 @@ func allocsOf(s *state.Snapshot, jobID string) []*structs.Allocation {
 	return out
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
