@@ -1,0 +1,168 @@
+package apiclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// ErrNoServers: a NodeClient was given no server address.
+var ErrNoServers = errors.New("no servers")
+
+// NodeClient is a client agent's connection to the servers: the four
+// client endpoints (see website/api/client.md), over several server
+// addresses. A call goes to the current server; on a connection error or
+// a 5xx answer it moves on to the next and tries again, at most once per
+// server. A 4xx answer (such as the 404 for a node the servers forgot) is
+// returned at once. Safe for concurrent use.
+type NodeClient struct {
+	clients []*Client
+
+	mu  sync.Mutex
+	cur int
+}
+
+// NewNodeClient returns a client over the given server HTTP addresses
+// ("host:port" or "http://host:port").
+func NewNodeClient(addrs []string) (*NodeClient, error) {
+	if len(addrs) == 0 {
+		return nil, ErrNoServers
+	}
+	n := &NodeClient{}
+	for _, a := range addrs {
+		c, err := New(a)
+		if err != nil {
+			return nil, err
+		}
+		n.clients = append(n.clients, c)
+	}
+	return n, nil
+}
+
+// Current returns the address of the server calls go to first.
+func (n *NodeClient) Current() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.clients[n.cur].Address()
+}
+
+// NodeRegisterResponse answers Register.
+type NodeRegisterResponse struct {
+	HeartbeatTTL time.Duration
+	Index        uint64
+}
+
+// NodeHeartbeatResponse answers Heartbeat.
+type NodeHeartbeatResponse struct {
+	HeartbeatTTL time.Duration
+}
+
+// Register registers (or re-registers) the node
+// (PUT /v1/internal/node/register).
+func (n *NodeClient) Register(ctx context.Context, node *structs.Node) (*NodeRegisterResponse, error) {
+	var out NodeRegisterResponse
+	err := n.try(ctx, func(c *Client) error {
+		_, err := c.Put(ctx, "/v1/internal/node/register", &structs.NodeRegisterRequest{Node: node}, &out)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Heartbeat tells the servers the node is alive
+// (PUT /v1/internal/node/{id}/heartbeat). An unknown node is a 404:
+// IsNotFound reports it, and the node should register again.
+func (n *NodeClient) Heartbeat(ctx context.Context, nodeID string) (*NodeHeartbeatResponse, error) {
+	var out NodeHeartbeatResponse
+	err := n.try(ctx, func(c *Client) error {
+		_, err := c.Put(ctx, "/v1/internal/node/"+url.PathEscape(nodeID)+"/heartbeat", nil, &out)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Allocations returns the node's allocations with their jobs
+// (GET /v1/node/{id}/allocations), blocking while q.WaitIndex is current.
+func (n *NodeClient) Allocations(ctx context.Context, nodeID string, q *QueryOptions) ([]*structs.Allocation, *QueryMeta, error) {
+	var out []*structs.Allocation
+	var meta *QueryMeta
+	err := n.try(ctx, func(c *Client) error {
+		out = nil
+		var err error
+		meta, err = c.Get(ctx, "/v1/node/"+url.PathEscape(nodeID)+"/allocations", q, &out)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, meta, nil
+}
+
+// allocUpdateRequest is the body of UpdateAllocs.
+type allocUpdateRequest struct {
+	Allocs []*structs.Allocation
+}
+
+// UpdateAllocs reports the client's view of its allocations
+// (PUT /v1/internal/allocs/update): ID, ClientStatus, ClientDescription,
+// TaskStates and DeploymentStatus of each. It returns the write's index.
+func (n *NodeClient) UpdateAllocs(ctx context.Context, allocs []*structs.Allocation) (uint64, error) {
+	var out struct{ Index uint64 }
+	err := n.try(ctx, func(c *Client) error {
+		_, err := c.Put(ctx, "/v1/internal/allocs/update", &allocUpdateRequest{Allocs: allocs}, &out)
+		return err
+	})
+	return out.Index, err
+}
+
+// try calls fn on the current server, then on each next one while the
+// failure is the server's (unreachable, or a 5xx), and remembers the
+// server that answered.
+func (n *NodeClient) try(ctx context.Context, fn func(*Client) error) error {
+	n.mu.Lock()
+	start := n.cur
+	n.mu.Unlock()
+	var errs []error
+	for i := range n.clients {
+		idx := (start + i) % len(n.clients)
+		c := n.clients[idx]
+		err := fn(c)
+		if err == nil {
+			n.mu.Lock()
+			n.cur = idx
+			n.mu.Unlock()
+			return nil
+		}
+		if ctx.Err() != nil || !retryable(err) {
+			return err
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", c.Address(), err))
+		n.mu.Lock()
+		if n.cur == idx {
+			n.cur = (idx + 1) % len(n.clients)
+		}
+		n.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// retryable reports whether another server might answer: any failure
+// that is not a 4xx answer.
+func retryable(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code >= http.StatusInternalServerError
+	}
+	return !errors.Is(err, ErrUnexpectedResponse)
+}

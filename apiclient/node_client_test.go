@@ -1,0 +1,141 @@
+package apiclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// fakeServer answers the client endpoints with canned values and counts
+// the requests it got; code, when set, is the status of every answer.
+type fakeServer struct {
+	srv   *httptest.Server
+	code  atomic.Int32
+	calls atomic.Int32
+	last  atomic.Value // string: method and path of the last request
+	body  atomic.Value // string: body of the last request
+}
+
+func newFakeServer(t *testing.T) *fakeServer {
+	f := &fakeServer{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.calls.Add(1)
+		f.last.Store(r.Method + " " + r.URL.String())
+		b, _ := io.ReadAll(r.Body)
+		f.body.Store(string(b))
+		if c := f.code.Load(); c != 0 {
+			http.Error(w, "failing on purpose", int(c))
+			return
+		}
+		w.Header().Set("X-Nomad-Index", "42")
+		switch r.URL.Path {
+		case "/v1/internal/node/register":
+			_, _ = w.Write([]byte(`{"HeartbeatTTL": 10000000000, "Index": 3}`))
+		case "/v1/internal/node/n1/heartbeat":
+			_, _ = w.Write([]byte(`{"HeartbeatTTL": 5000000000}`))
+		case "/v1/node/n1/allocations":
+			_, _ = w.Write([]byte(`[{"ID": "a1", "DesiredStatus": "run", "Job": {"ID": "web"}}]`))
+		case "/v1/internal/allocs/update":
+			_, _ = w.Write([]byte(`{"Index": 9}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestNodeClientEndpoints(t *testing.T) {
+	f := newFakeServer(t)
+	n, err := NewNodeClient([]string{f.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := n.Register(ctx(t), &structs.Node{ID: "n1", Name: "box", Datacenter: "dc1"})
+	if err != nil || reg.HeartbeatTTL != 10*time.Second || reg.Index != 3 {
+		t.Fatalf("register: %+v %v", reg, err)
+	}
+	var sent structs.NodeRegisterRequest
+	if err := json.Unmarshal([]byte(f.body.Load().(string)), &sent); err != nil || sent.Node.ID != "n1" {
+		t.Fatalf("register body %s", f.body.Load())
+	}
+	hb, err := n.Heartbeat(ctx(t), "n1")
+	if err != nil || hb.HeartbeatTTL != 5*time.Second {
+		t.Fatalf("heartbeat: %+v %v", hb, err)
+	}
+	allocs, meta, err := n.Allocations(ctx(t), "n1", &QueryOptions{WaitIndex: 7, WaitTime: time.Minute, AllowStale: true})
+	if err != nil || len(allocs) != 1 || allocs[0].Job.ID != "web" || meta.LastIndex != 42 {
+		t.Fatalf("allocations: %v %+v %v", allocs, meta, err)
+	}
+	if got := f.last.Load().(string); got != "GET /v1/node/n1/allocations?index=7&stale=true&wait=1m0s" {
+		t.Fatalf("query %q", got)
+	}
+	idx, err := n.UpdateAllocs(ctx(t), []*structs.Allocation{{ID: "a1", ClientStatus: "running"}})
+	if err != nil || idx != 9 {
+		t.Fatalf("update: %d %v", idx, err)
+	}
+}
+
+func TestNodeClientFailsOver(t *testing.T) {
+	down := newFakeServer(t)
+	down.srv.Close() // connection refused
+	broken := newFakeServer(t)
+	broken.code.Store(500)
+	good := newFakeServer(t)
+	n, err := NewNodeClient([]string{down.srv.URL, broken.srv.URL, good.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Heartbeat(ctx(t), "n1"); err != nil {
+		t.Fatalf("heartbeat through the third server: %v", err)
+	}
+	if n.Current() != good.srv.URL {
+		t.Fatalf("current %s, want %s", n.Current(), good.srv.URL)
+	}
+	// The next call goes straight to the server that answered.
+	if _, err := n.Heartbeat(ctx(t), "n1"); err != nil || broken.calls.Load() != 1 || good.calls.Load() != 2 {
+		t.Fatalf("second call: %v; broken %d calls, good %d", err, broken.calls.Load(), good.calls.Load())
+	}
+}
+
+func TestNodeClientReturnsClientErrorsAtOnce(t *testing.T) {
+	notFound := newFakeServer(t)
+	other := newFakeServer(t)
+	n, _ := NewNodeClient([]string{notFound.srv.URL, other.srv.URL})
+	_, err := n.Heartbeat(ctx(t), "unknown")
+	if !IsNotFound(err) {
+		t.Fatalf("want a 404, got %v", err)
+	}
+	if other.calls.Load() != 0 {
+		t.Fatal("a 404 was retried on another server")
+	}
+}
+
+func TestNodeClientAllServersDown(t *testing.T) {
+	a, b := newFakeServer(t), newFakeServer(t)
+	a.code.Store(503)
+	b.code.Store(500)
+	n, _ := NewNodeClient([]string{a.srv.URL, b.srv.URL})
+	_, err := n.Register(ctx(t), &structs.Node{ID: "n1"})
+	var se *StatusError
+	if err == nil || !errors.As(err, &se) || a.calls.Load() != 1 || b.calls.Load() != 1 {
+		t.Fatalf("err %v; calls %d %d", err, a.calls.Load(), b.calls.Load())
+	}
+	if _, err := NewNodeClient(nil); !errors.Is(err, ErrNoServers) {
+		t.Fatalf("no servers: %v", err)
+	}
+}
