@@ -19,12 +19,32 @@ import (
 //	         tables in state.Tables order, objects in primary-key order
 //	end      tag endTag
 //
-// The end tag lets Restore tell a complete stream from a truncated one.
+// Allocations embed their job; the job is written once per distinct job
+// object as an allocJobRecord (tag allocJobTag) ahead of the first
+// allocation that uses it, and each allocation as an allocRecord naming it
+// by reference. Restored allocations share one job object per reference,
+// as they did in the store. The end tag lets Restore tell a complete stream
+// from a truncated one.
 const (
 	snapshotMagic   = "drover-state"
 	snapshotVersion = 1
 	endTag          = 0xff
+	allocsTag       = 5
+	allocJobTag     = 8
 )
+
+// allocJobRecord is a job embedded in allocations, written once.
+type allocJobRecord struct {
+	Ref uint64
+	Job *structs.Job
+}
+
+// allocRecord is an allocation whose Job is carried by reference (JobRef
+// 0: no job).
+type allocRecord struct {
+	JobRef uint64
+	Alloc  *structs.Allocation
+}
 
 type snapshotHeader struct {
 	Magic   string
@@ -49,8 +69,10 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableJobVersions, &structs.Job{}
 	case 4:
 		return state.TableEvals, &structs.Evaluation{}
-	case 5:
-		return state.TableAllocs, &structs.Allocation{}
+	case allocsTag:
+		return state.TableAllocs, &allocRecord{}
+	case allocJobTag:
+		return "", &allocJobRecord{}
 	case 6:
 		return state.TableDeployments, &structs.Deployment{}
 	case 7:
@@ -86,9 +108,30 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 	if err := enc.Encode(snapshotHeader{Magic: snapshotMagic, Version: snapshotVersion}); err != nil {
 		return fmt.Errorf("fsm: snapshot header: %w", err)
 	}
+	jobRefs := map[*structs.Job]uint64{}
 	for _, table := range state.Tables {
 		tag := tableTags[table]
 		err := s.snap.Each(table, func(obj any) error {
+			if a, ok := obj.(*structs.Allocation); ok {
+				rec := allocRecord{Alloc: a}
+				if a.Job != nil {
+					ref, seen := jobRefs[a.Job]
+					if !seen {
+						ref = uint64(len(jobRefs) + 1)
+						jobRefs[a.Job] = ref
+						if err := enc.Encode(uint8(allocJobTag)); err != nil {
+							return err
+						}
+						if err := enc.Encode(allocJobRecord{Ref: ref, Job: a.Job}); err != nil {
+							return err
+						}
+					}
+					c := *a // shallow: only Job is dropped, the rest is shared read-only
+					c.Job = nil
+					rec = allocRecord{JobRef: ref, Alloc: &c}
+				}
+				obj = rec
+			}
 			if err := enc.Encode(tag); err != nil {
 				return err
 			}
@@ -148,6 +191,7 @@ func readSnapshot(r io.Reader) (st *state.Store, err error) {
 	}
 	rs := s.Restorer()
 	defer rs.Abort()
+	jobs := map[uint64]*structs.Job{}
 	for {
 		var tag uint8
 		if err := dec.Decode(&tag); err != nil {
@@ -161,7 +205,25 @@ func readSnapshot(r io.Reader) (st *state.Store, err error) {
 			return nil, fmt.Errorf("%w: unknown record tag %d", ErrSnapshot, tag)
 		}
 		if err := dec.Decode(obj); err != nil {
-			return nil, fmt.Errorf("%w: %s record: %w", ErrSnapshot, table, err)
+			return nil, fmt.Errorf("%w: record tag %d: %w", ErrSnapshot, tag, err)
+		}
+		switch rec := obj.(type) {
+		case *allocJobRecord:
+			if rec.Ref == 0 || rec.Job == nil {
+				return nil, fmt.Errorf("%w: empty alloc job record", ErrSnapshot)
+			}
+			jobs[rec.Ref] = rec.Job
+			continue
+		case *allocRecord:
+			if rec.Alloc == nil {
+				return nil, fmt.Errorf("%w: empty alloc record", ErrSnapshot)
+			}
+			if rec.JobRef != 0 {
+				if rec.Alloc.Job = jobs[rec.JobRef]; rec.Alloc.Job == nil {
+					return nil, fmt.Errorf("%w: alloc %q names unknown job %d", ErrSnapshot, rec.Alloc.ID, rec.JobRef)
+				}
+			}
+			obj = rec.Alloc
 		}
 		if err := rs.Insert(table, obj); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
