@@ -155,9 +155,11 @@ func (s *Store) PromoteDeployment(index uint64, req *structs.DeploymentPromoteRe
 // PromoteDeploymentTxn promotes the canary groups of the deployment (all,
 // or the named ones). Each must have at least DesiredCanaries healthy
 // canaries, else ErrPromotion naming the group and "x/N healthy". Promoted
-// groups get RequireProgressBy = PromotedAt + ProgressDeadline; their
-// canaries lose the canary flag (the deployment keeps their IDs). A
-// "requires promotion" description becomes "Deployment is running".
+// groups get RequireProgressBy = PromotedAt + ProgressDeadline. The
+// allocations keep their canary flag (unlike Nomad, which clears it): a
+// promoted canary takes over its index, and the scheduler needs to know
+// which alloc at that index is the canary. A "requires promotion"
+// description becomes "Deployment is running".
 func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromoteRequest) error {
 	r := t.reader()
 	d, err := r.DeploymentByID(req.DeploymentID)
@@ -197,7 +199,6 @@ func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromote
 	}
 	slices.Sort(names)
 	c := d.Copy()
-	var canaries []*structs.Allocation
 	for _, name := range names {
 		g := c.TaskGroups[name]
 		healthy := 0
@@ -208,7 +209,6 @@ func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromote
 			}
 			if a != nil && a.IsHealthy() {
 				healthy++
-				canaries = append(canaries, a)
 			}
 		}
 		if healthy < g.DesiredCanaries {
@@ -224,15 +224,6 @@ func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromote
 	}
 	if err := s.putDeployment(t, c, req.PromotedAt.UnixNano()); err != nil {
 		return err
-	}
-	for _, a := range canaries {
-		p := a.Copy()
-		p.DeploymentStatus.Canary = false
-		p.DeploymentStatus.ModifyIndex = t.index
-		p.ModifyIndex = t.index
-		if err := t.insert(TableAllocs, p); err != nil {
-			return err
-		}
 	}
 	if req.Eval != nil {
 		return s.upsertEval(t, req.Eval)

@@ -107,8 +107,8 @@ func TestPromote(t *testing.T) {
 	if len(g.PlacedCanaries) != 2 {
 		t.Fatalf("promotion lost canary IDs: %v", g.PlacedCanaries)
 	}
-	if get[*structs.Allocation](t)(snap.AllocByID(allocs[0].ID)).IsCanary() {
-		t.Fatal("promoted canary still flagged canary")
+	if !get[*structs.Allocation](t)(snap.AllocByID(allocs[0].ID)).IsCanary() {
+		t.Fatal("promotion cleared the canary flag; the scheduler needs it")
 	}
 	if get[*structs.Evaluation](t)(snap.EvalByID(promote.Eval.ID)) == nil {
 		t.Fatal("promotion eval not stored")
