@@ -8,8 +8,11 @@ import "time"
 // only when that file writes it. Lists are replaced whole; maps (meta,
 // options) are merged key by key, other's value winning. Dev stays true if
 // either is. Neither c nor other is modified; a nil other returns a copy
-// of c.
+// of c, and a nil c merges onto an empty Config.
 func (c *Config) Merge(other *Config) *Config {
+	if c == nil {
+		c = &Config{}
+	}
 	out := c.clone()
 	if other == nil {
 		return out

@@ -219,3 +219,15 @@ func TestFromFlagsBadValues(t *testing.T) {
 		t.Errorf("dev/client flags: %+v %v", c, err)
 	}
 }
+
+func TestNilInputs(t *testing.T) {
+	var c *Config
+	m := c.Merge(mustParse(t, "name = \"x\"\n"))
+	if m.Name != "x" || !m.IsSet("name") {
+		t.Errorf("nil.Merge: %+v", m)
+	}
+	l, _, err := Load(nil)
+	if err != nil || !equalConfig(l, Default()) {
+		t.Errorf("Load(nil): %+v %v", l, err)
+	}
+}

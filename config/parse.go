@@ -25,8 +25,11 @@ func LoadFile(path string) (*Config, []Warning, error) {
 // DevConfig() as a rule), later files winning. Every file is read even
 // when an earlier one is invalid, so that all problems are reported at
 // once; the error is then an *Errors with all of them (or the first read
-// error). Load does not Validate the result.
+// error). A nil base is Default(). Load does not Validate the result.
 func Load(base *Config, paths ...string) (*Config, []Warning, error) {
+	if base == nil {
+		base = Default()
+	}
 	out := base.clone()
 	var warns []Warning
 	var all []Diagnostic
