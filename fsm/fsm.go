@@ -17,7 +17,8 @@
 //	plan results, 500 allocs, job once     11 ms, 0.48 MB     18 ms, 0.62 MB
 //	job register (job + eval)              76 µs, 1977 B     102 µs, 2639 B
 //
-// MessagePack is 1.3–1.7x faster and about 24% smaller on every entry.
+// MessagePack was 1.2–1.7x faster (it varies between runs on a shared
+// machine) and about 24% smaller on every entry.
 package fsm
 
 import (

@@ -81,8 +81,8 @@ var (
 
 // Payload encoding: MessagePack (hashicorp/go-msgpack/v2). Chosen by
 // measurement (BenchmarkEncoding in encoding_bench_test.go; figures in the
-// package documentation): msgpack entries are smaller and decode faster
-// than encoding/json for the two entries that dominate the log, plan results
+// package documentation): msgpack entries are smaller and encode and
+// decode faster than encoding/json for the two entries that dominate the log, plan results
 // and job registrations. Free-form maps decode as map[string]any and
 // strings as string, so driver configs survive the round trip.
 var msgpackHandle = func() *codec.MsgpackHandle {
