@@ -170,6 +170,16 @@ func (g *logGen) step() {
 		n, _ := pick(g, g.nodes)
 		status := []string{structs.NodeStatusDown, structs.NodeStatusReady}[g.rng.IntN(2)]
 		g.emit(NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: n.ID, Status: status, UpdatedAt: g.now().UnixNano()})
+	case r < 96:
+		req := &structs.EvalReapRequest{}
+		if a, ok := pick(g, allocs); ok && a.TerminalStatus() {
+			req.Allocs = append(req.Allocs, a.ID)
+		}
+		evals, _ := s.Evals()
+		if e, ok := pick(g, evals); ok && e.Terminal() {
+			req.Evals = append(req.Evals, e.ID)
+		}
+		g.emit(EvalReapRequestType, req)
 	case r < 97:
 		job, ok := pick(g, jobs)
 		if !ok {

@@ -71,13 +71,15 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	NodeRegister, NodeUpdateStatus, EvalUpdate, ApplyPlanResults,
 //	AllocClientUpdate, DeploymentStatusUpdate, DeploymentPromote,
 //	DeploymentAllocHealth, JobStability,
-//	AllocUpdateDesiredTransition             nil on success
+//	AllocUpdateDesiredTransition,
+//	NodeDeregister, EvalReap                 nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
 //
 // or an error: a state rejection (errors.Is state.ErrNotFound,
-// state.ErrDeploymentTerminal, state.ErrPromotion, state.ErrInvalid) after
+// state.ErrDeploymentTerminal, state.ErrPromotion, state.ErrConflict,
+// state.ErrInvalid) after
 // which nothing of the entry was applied, ErrDecode, ErrEmptyEntry, or
 // ErrUnknownType, ErrBadRequest. An unknown type with IgnoreUnknownTypeFlag is skipped
 // (nil). Non-command log types (e.g. configuration) are ignored.
@@ -96,7 +98,8 @@ func (f *FSM) Apply(l *raft.Log) any {
 // expected answer to the caller) rather than a broken entry.
 func isRejection(err error) bool {
 	return errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrDeploymentTerminal) ||
-		errors.Is(err, state.ErrPromotion) || errors.Is(err, state.ErrInvalid)
+		errors.Is(err, state.ErrPromotion) || errors.Is(err, state.ErrInvalid) ||
+		errors.Is(err, state.ErrConflict)
 }
 
 func (f *FSM) apply(index uint64, data []byte) any {
@@ -166,6 +169,10 @@ func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
 		err = s.SetJobStabilityTxn(txn, r)
 	case *structs.AllocUpdateDesiredTransitionRequest:
 		err = s.UpdateAllocDesiredTransitionTxn(txn, r)
+	case *structs.NodeDeregisterRequest:
+		err = s.DeleteNodesTxn(txn, r.NodeIDs)
+	case *structs.EvalReapRequest:
+		err = s.ReapTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

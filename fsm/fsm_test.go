@@ -140,8 +140,19 @@ func TestApplyEveryMessageType(t *testing.T) {
 	if j, _ := snap(f).JobByID("default", "web"); !j.Stop {
 		t.Fatal("job not stopped")
 	}
-	if idx, _ := snap(f).LatestIndex(); idx != 12 {
-		t.Fatalf("latest index = %d, want 12", idx)
+	applyOK(t, f, 13, EvalReapRequestType, &structs.EvalReapRequest{Evals: []string{eval.ID}, Allocs: []string{allocs[0].ID}})
+	if e, _ := snap(f).EvalByID(eval.ID); e != nil {
+		t.Fatal("eval not reaped")
+	}
+	if a, _ := snap(f).AllocByID(allocs[0].ID); a != nil {
+		t.Fatal("alloc not reaped")
+	}
+	applyOK(t, f, 14, NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: []string{node.ID}})
+	if n, _ := snap(f).NodeByID(node.ID); n != nil {
+		t.Fatal("node not deregistered")
+	}
+	if idx, _ := snap(f).LatestIndex(); idx != 14 {
+		t.Fatalf("latest index = %d, want 14", idx)
 	}
 }
 

@@ -37,6 +37,8 @@ const (
 	DeploymentAllocHealthRequestType                           // structs.DeploymentAllocHealthRequest
 	JobStabilityRequestType                                    // structs.JobStabilityRequest
 	AllocUpdateDesiredTransitionRequestType                    // structs.AllocUpdateDesiredTransitionRequest
+	NodeDeregisterRequestType                                  // structs.NodeDeregisterRequest
+	EvalReapRequestType                                        // structs.EvalReapRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -52,6 +54,8 @@ var typeNames = map[MessageType]string{
 	DeploymentAllocHealthRequestType:        "DeploymentAllocHealth",
 	JobStabilityRequestType:                 "JobStability",
 	AllocUpdateDesiredTransitionRequestType: "AllocUpdateDesiredTransition",
+	NodeDeregisterRequestType:               "NodeDeregister",
+	EvalReapRequestType:                     "EvalReap",
 }
 
 // String names the type, for logs.
@@ -146,6 +150,10 @@ func newRequest(t MessageType) any {
 		return &structs.JobStabilityRequest{}
 	case AllocUpdateDesiredTransitionRequestType:
 		return &structs.AllocUpdateDesiredTransitionRequest{}
+	case NodeDeregisterRequestType:
+		return &structs.NodeDeregisterRequest{}
+	case EvalReapRequestType:
+		return &structs.EvalReapRequest{}
 	}
 	return nil
 }

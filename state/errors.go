@@ -11,6 +11,9 @@ var (
 	ErrDeploymentTerminal = errors.New("deployment is terminal")
 	// ErrPromotion: promotion refused (no canaries, or not all healthy).
 	ErrPromotion = errors.New("cannot promote deployment")
+	// ErrConflict: a conditional write whose condition no longer holds
+	// (e.g. a job registration with a stale JobModifyIndex).
+	ErrConflict = errors.New("conflict")
 	// ErrInvalid: a request is malformed (missing ID, object, ...).
 	ErrInvalid = errors.New("invalid request")
 )

@@ -7,9 +7,10 @@ import "github.com/droverhq/drover/structs"
 //   - system jobs are running until stopped, then dead;
 //   - any allocation not terminal → running;
 //   - else any evaluation not terminal → pending;
-//   - else a stopped job, or one that had allocations or evaluations → dead;
+//   - else a stopped job, one that has allocations or evaluations, or one
+//     whose last ones were just garbage collected (reaped) → dead;
 //   - else (nothing yet) → pending.
-func jobStatus(s *Snapshot, job *structs.Job) (string, error) {
+func jobStatus(s *Snapshot, job *structs.Job, reaped bool) (string, error) {
 	if job.Type == structs.JobTypeSystem {
 		if job.Stop {
 			return structs.JobStatusDead, nil
@@ -37,7 +38,7 @@ func jobStatus(s *Snapshot, job *structs.Job) (string, error) {
 			return structs.JobStatusPending, nil
 		}
 	}
-	if job.Stop || hasAllocs || hasEvals {
+	if job.Stop || hasAllocs || hasEvals || reaped {
 		return structs.JobStatusDead, nil
 	}
 	return structs.JobStatusPending, nil
@@ -45,13 +46,13 @@ func jobStatus(s *Snapshot, job *structs.Job) (string, error) {
 
 // refreshJobStatus re-derives the job's status and stores a copy when it
 // changed.
-func (t *WriteTxn) refreshJobStatus(ns, id string) error {
+func (t *WriteTxn) refreshJobStatus(ns, id string, reaped bool) error {
 	r := t.reader()
 	job, err := r.JobByID(ns, id)
 	if err != nil || job == nil {
 		return err
 	}
-	status, err := jobStatus(r, job)
+	status, err := jobStatus(r, job, reaped)
 	if err != nil {
 		return err
 	}

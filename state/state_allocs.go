@@ -177,6 +177,24 @@ func setHealth(t *WriteTxn, d *deploymentDeltas, a *structs.Allocation, healthy 
 	}
 }
 
+// deleteAllocsTxn deletes allocations by ID, skipping unknown ones.
+func (s *Store) deleteAllocsTxn(t *WriteTxn, ids []string) error {
+	for _, id := range ids {
+		a, err := t.reader().AllocByID(id)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			continue
+		}
+		if err := t.delete(TableAllocs, a); err != nil {
+			return err
+		}
+		t.touchReapedJob(a.Namespace, a.JobID)
+	}
+	return nil
+}
+
 // AllocByID returns the allocation, or nil.
 func (s *Snapshot) AllocByID(id string) (*structs.Allocation, error) {
 	return getOne[*structs.Allocation](s, TableAllocs, "id", id)

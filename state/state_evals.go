@@ -46,6 +46,32 @@ func (s *Store) upsertEval(t *WriteTxn, eval *structs.Evaluation) error {
 	return nil
 }
 
+// Reap deletes evaluations and allocations; see ReapTxn.
+func (s *Store) Reap(index uint64, req *structs.EvalReapRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.ReapTxn(t, req) })
+}
+
+// ReapTxn deletes the request's evaluations and allocations (garbage
+// collection); IDs no longer stored are skipped. The jobs concerned have
+// their status re-derived; one left with nothing is dead (as Nomad), not
+// pending.
+func (s *Store) ReapTxn(t *WriteTxn, req *structs.EvalReapRequest) error {
+	for _, id := range req.Evals {
+		e, err := t.reader().EvalByID(id)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			continue
+		}
+		if err := t.delete(TableEvals, e); err != nil {
+			return err
+		}
+		t.touchReapedJob(e.Namespace, e.JobID)
+	}
+	return s.deleteAllocsTxn(t, req.Allocs)
+}
+
 // EvalByID returns the evaluation, or nil.
 func (s *Snapshot) EvalByID(id string) (*structs.Evaluation, error) {
 	return getOne[*structs.Evaluation](s, TableEvals, "id", id)

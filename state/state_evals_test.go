@@ -40,3 +40,30 @@ func TestUpsertEvals(t *testing.T) {
 		t.Fatalf("nil eval: err = %v", err)
 	}
 }
+
+func TestReap(t *testing.T) {
+	s := newStore(t)
+	n := statetest.Node("a")
+	job := statetest.Job("web", 1)
+	eval := statetest.Eval("e", job)
+	_, err := s.RegisterJob(1, &structs.JobRegisterRequest{Job: job, Eval: eval})
+	must(t, err)
+	stored := get[*structs.Job](t)(s.Snapshot().JobByID("default", "web"))
+	a := statetest.Alloc(stored, n, eval.ID, "", 0)
+	must(t, s.UpsertAllocs(2, []*structs.Allocation{a}, 1))
+	must(t, s.Reap(3, &structs.EvalReapRequest{Evals: []string{eval.ID, "gone"}, Allocs: []string{a.ID, "gone"}}))
+	snap := s.Snapshot()
+	if e := get[*structs.Evaluation](t)(snap.EvalByID(eval.ID)); e != nil {
+		t.Fatal("eval not reaped")
+	}
+	if x := get[*structs.Allocation](t)(snap.AllocByID(a.ID)); x != nil {
+		t.Fatal("alloc not reaped")
+	}
+	// Nothing left after garbage collection: dead, as Nomad.
+	if j := get[*structs.Job](t)(snap.JobByID("default", "web")); j.Status != structs.JobStatusDead {
+		t.Fatalf("status after reaping everything = %q", j.Status)
+	}
+	if get[uint64](t)(snap.Index(TableAllocs)) != 3 || get[uint64](t)(snap.Index(TableEvals)) != 3 {
+		t.Fatal("reap did not bump the indexes")
+	}
+}

@@ -25,6 +25,11 @@ func (s *Store) RegisterJob(index uint64, req *structs.JobRegisterRequest) (*str
 
 // RegisterJobTxn is RegisterJob inside t.
 func (s *Store) RegisterJobTxn(t *WriteTxn, req *structs.JobRegisterRequest) (*structs.JobRegisterResult, error) {
+	if req.EnforceIndex {
+		if err := s.checkJobModifyIndex(t, req); err != nil {
+			return nil, err
+		}
+	}
 	res, err := s.UpsertJobTxn(t, req.Job, req.SubmitTime)
 	if err != nil {
 		return nil, err
@@ -42,6 +47,31 @@ func (s *Store) RegisterJobTxn(t *WriteTxn, req *structs.JobRegisterRequest) (*s
 		}
 	}
 	return res, nil
+}
+
+// checkJobModifyIndex enforces the request's JobModifyIndex: 0 means the
+// job must not exist; otherwise it must be the stored JobModifyIndex.
+func (s *Store) checkJobModifyIndex(t *WriteTxn, req *structs.JobRegisterRequest) error {
+	if req.Job == nil {
+		return fmt.Errorf("state: register without a job: %w", ErrInvalid)
+	}
+	ns := req.Job.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	existing, err := t.reader().JobByID(ns, req.Job.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case existing == nil && req.JobModifyIndex != 0:
+		return fmt.Errorf("state: enforcing job modify index %d: job %q does not exist: %w",
+			req.JobModifyIndex, req.Job.ID, ErrConflict)
+	case existing != nil && existing.JobModifyIndex != req.JobModifyIndex:
+		return fmt.Errorf("state: enforcing job modify index %d: job %q exists with conflicting job modify index %d: %w",
+			req.JobModifyIndex, req.Job.ID, existing.JobModifyIndex, ErrConflict)
+	}
+	return nil
 }
 
 // UpsertJobTxn stores job as the job's current version. The version number
@@ -77,7 +107,7 @@ func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*
 		j.CreateIndex = existing.CreateIndex
 		j.Version = existing.Version + 1
 	}
-	if j.Status, err = jobStatus(t.reader(), j); err != nil {
+	if j.Status, err = jobStatus(t.reader(), j, false); err != nil {
 		return nil, err
 	}
 	if err := t.insert(TableJobs, j); err != nil {

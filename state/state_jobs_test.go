@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/state/statetest"
@@ -176,5 +177,30 @@ func TestJobStatusDerived(t *testing.T) {
 	}
 	if get[uint64](t)(s.Snapshot().Index(TableJobs)) != 4 {
 		t.Fatal("status change did not bump the jobs index")
+	}
+}
+
+func TestRegisterJobEnforceIndex(t *testing.T) {
+	s := newStore(t)
+	job := statetest.Job("web", 1)
+	reg := func(index, check uint64, j *structs.Job) error {
+		_, err := s.RegisterJob(index, &structs.JobRegisterRequest{Job: j, EnforceIndex: true, JobModifyIndex: check})
+		return err
+	}
+	if err := reg(1, 5, job); !errors.Is(err, ErrConflict) {
+		t.Fatalf("check index 5 on a new job: err = %v", err)
+	}
+	must(t, reg(2, 0, job))
+	changed := job.Copy()
+	changed.Meta = map[string]string{"v": "2"}
+	if err := reg(3, 0, changed); !errors.Is(err, ErrConflict) {
+		t.Fatalf("check index 0 on an existing job: err = %v", err)
+	}
+	if err := reg(4, 1, changed); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "conflicting job modify index 2") {
+		t.Fatalf("stale check index: err = %v", err)
+	}
+	must(t, reg(5, 2, changed))
+	if j := get[*structs.Job](t)(s.Snapshot().JobByID("default", "web")); j.Version != 1 || j.JobModifyIndex != 5 {
+		t.Fatalf("job after checked register = v%d at %d", j.Version, j.JobModifyIndex)
 	}
 }

@@ -77,18 +77,27 @@ func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRe
 	return s.UpsertEvalsTxn(t, req.Evals)
 }
 
-// DeleteNode removes a node.
-func (s *Store) DeleteNode(index uint64, nodeID string) error {
-	return s.update(index, func(t *WriteTxn) error {
-		n, err := t.reader().NodeByID(nodeID)
+// DeleteNodes removes nodes; see DeleteNodesTxn.
+func (s *Store) DeleteNodes(index uint64, nodeIDs []string) error {
+	return s.update(index, func(t *WriteTxn) error { return s.DeleteNodesTxn(t, nodeIDs) })
+}
+
+// DeleteNodesTxn removes the nodes; an unknown ID fails the whole write.
+// Allocations on them stay for the scheduler to replace.
+func (s *Store) DeleteNodesTxn(t *WriteTxn, nodeIDs []string) error {
+	for _, id := range nodeIDs {
+		n, err := t.reader().NodeByID(id)
 		if err != nil {
 			return err
 		}
 		if n == nil {
-			return fmt.Errorf("state: node %q: %w", nodeID, ErrNotFound)
+			return fmt.Errorf("state: node %q: %w", id, ErrNotFound)
 		}
-		return t.delete(TableNodes, n)
-	})
+		if err := t.delete(TableNodes, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NodeByID returns the node, or nil.

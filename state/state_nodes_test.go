@@ -83,3 +83,24 @@ func TestNodesByIDPrefix(t *testing.T) {
 		t.Fatalf("Nodes() = %d nodes", len(all))
 	}
 }
+
+func TestDeleteNodes(t *testing.T) {
+	s := newStore(t)
+	a, b := statetest.Node("a"), statetest.Node("b")
+	must(t, s.UpsertNode(1, a))
+	must(t, s.UpsertNode(2, b))
+	if err := s.DeleteNodes(3, []string{a.ID, "missing"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete with an unknown ID: err = %v", err)
+	}
+	if n := get[*structs.Node](t)(s.Snapshot().NodeByID(a.ID)); n == nil {
+		t.Fatal("a failed delete removed a node")
+	}
+	must(t, s.DeleteNodes(4, []string{a.ID}))
+	snap := s.Snapshot()
+	if n := get[*structs.Node](t)(snap.NodeByID(a.ID)); n != nil {
+		t.Fatal("node not deleted")
+	}
+	if get[uint64](t)(snap.Index(TableNodes)) != 4 {
+		t.Fatal("delete did not bump the nodes index")
+	}
+}

@@ -62,7 +62,7 @@ type WriteTxn struct {
 	txn    *memdb.Txn
 	index  uint64
 	tables map[string]bool
-	jobs   map[jobKey]bool
+	jobs   map[jobKey]bool // value: objects of the job were reaped
 	done   bool
 }
 
@@ -113,7 +113,7 @@ func (t *WriteTxn) Commit() error {
 		return 0
 	})
 	for _, k := range keys {
-		if err := t.refreshJobStatus(k.ns, k.id); err != nil {
+		if err := t.refreshJobStatus(k.ns, k.id, t.jobs[k]); err != nil {
 			t.Abort()
 			return err
 		}
@@ -150,6 +150,17 @@ func (t *WriteTxn) delete(table string, obj any) error {
 
 // touchJob asks Commit to re-derive the job's status.
 func (t *WriteTxn) touchJob(ns, id string) {
+	if id != "" {
+		k := jobKey{ns, id}
+		if _, ok := t.jobs[k]; !ok {
+			t.jobs[k] = false
+		}
+	}
+}
+
+// touchReapedJob is touchJob after deleting some of the job's evals or
+// allocs: with nothing left, the job is dead rather than pending.
+func (t *WriteTxn) touchReapedJob(ns, id string) {
 	if id != "" {
 		t.jobs[jobKey{ns, id}] = true
 	}

@@ -42,6 +42,11 @@ type JobRegisterRequest struct {
 	// SubmitTime is the leader's clock, UnixNano; it becomes Job.SubmitTime
 	// of a new version.
 	SubmitTime int64
+	// EnforceIndex makes the registration conditional (`job run
+	// -check-index`): JobModifyIndex 0 means the job must not exist, any
+	// other value must equal the stored job's JobModifyIndex.
+	EnforceIndex   bool `json:",omitempty"`
+	JobModifyIndex uint64
 }
 
 // JobRegisterResult is the state machine's answer to a JobRegisterRequest
@@ -189,6 +194,20 @@ type JobStabilityRequest struct {
 	JobID      string
 	JobVersion uint64
 	Stable     bool
+}
+
+// NodeDeregisterRequest removes nodes from the cluster. Sent by the leader
+// for `PUT /v1/node/{id}/purge`-style removal and by node garbage
+// collection. Their allocations stay for the scheduler to replace.
+type NodeDeregisterRequest struct {
+	NodeIDs []string
+}
+
+// EvalReapRequest deletes terminal evaluations and allocations. Sent by the
+// leader's garbage collector; IDs the store no longer holds are skipped.
+type EvalReapRequest struct {
+	Evals  []string
+	Allocs []string
 }
 
 // IsNoOp reports whether the plan results change nothing, so the plan

@@ -49,6 +49,9 @@ func TestRequestsJSONRoundTrip(t *testing.T) {
 		&DeploymentPromoteRequest{DeploymentID: "d", Groups: []string{"web"}, PromotedAt: at},
 		&DeploymentAllocHealthRequest{DeploymentID: "d", HealthyAllocationIDs: []string{"a"}, UnhealthyAllocationIDs: []string{"b"}, Timestamp: at},
 		&JobStabilityRequest{Namespace: "default", JobID: "j", JobVersion: 3, Stable: true},
+		&NodeDeregisterRequest{NodeIDs: []string{"n"}},
+		&EvalReapRequest{Evals: []string{"e"}, Allocs: []string{"a"}},
+		&JobRegisterRequest{Job: &Job{ID: "j"}, EnforceIndex: true, JobModifyIndex: 7},
 	}
 	for _, req := range reqs {
 		b, err := json.Marshal(req)
