@@ -1,0 +1,258 @@
+package client
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/mock"
+	"github.com/droverhq/drover/structs"
+)
+
+// The tests in this file run in a synctest bubble: time is fake, and
+// synctest.Wait returns once every goroutine of the agent is blocked, so
+// "after a while" means "after everything that could happen has".
+
+const minHealthy = 2 * time.Second
+
+// serviceAlloc is an allocation of a service job with one mock task that
+// runs until stopped, in deployment dep, healthy by task states.
+func serviceAlloc(id, node, dep string, version uint64) *structs.Allocation {
+	tg := &structs.TaskGroup{
+		Name: "web", Count: 1,
+		Tasks:         []*structs.Task{{Name: "srv", Driver: "mock", KillTimeout: 3 * time.Second, Config: map[string]any{}}},
+		RestartPolicy: &structs.RestartPolicy{Attempts: 0, Mode: structs.RestartPolicyModeFail},
+	}
+	tg.Update = structs.DefaultUpdateStrategy()
+	tg.Update.HealthCheck = structs.UpdateHealthCheckTaskStates
+	tg.Update.MinHealthyTime = minHealthy
+	job := &structs.Job{ID: "shop", Name: "shop", Namespace: "default", Type: structs.JobTypeService,
+		Region: "global", Version: version, TaskGroups: []*structs.TaskGroup{tg}}
+	return &structs.Allocation{ID: id, Name: "shop.web[0]", Namespace: "default", NodeID: node, JobID: "shop",
+		Job: job, TaskGroup: "web", DesiredStatus: structs.AllocDesiredStatusRun, DeploymentID: dep}
+}
+
+// startAgent runs an agent on srv with the mock driver; the returned
+// function shuts it down (stopping its tasks) and waits.
+func startAgent(t *testing.T, srv ServerAPI, dataDir string) (*Agent, func()) {
+	t.Helper()
+	a, err := New(Config{
+		DataDir: dataDir, NodeName: "box", ServerAPI: srv, Logger: testLogger(t),
+		Drivers: []drivers.Driver{mock.New(mock.Options{})}, CPUTotalMHz: 4000, MemoryTotalMB: 4096,
+		Meta: map[string]string{"rack": "r1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { a.Run(context.Background()); close(done) }()
+	return a, func() { a.Shutdown(true); <-done }
+}
+
+func TestRegistersHeartbeatsAndRegistersAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		if r, b := srv.counts(); r != 1 || b != 0 {
+			t.Fatalf("registers %d beats %d", r, b)
+		}
+		n := srv.nodes[a.NodeID()]
+		if n.Name != "box" || n.Datacenter != "dc1" || n.Status != structs.NodeStatusReady ||
+			n.Attributes["driver.mock"] != "1" || n.Attributes["cpu.totalcompute"] != "4000" ||
+			n.NodeResources.Memory.MemoryMB != 4096 || n.Meta["rack"] != "r1" || n.NodePool != "default" {
+			t.Fatalf("registered node %+v", n)
+		}
+		time.Sleep(srv.ttl)
+		synctest.Wait()
+		if _, b := srv.counts(); b < 1 || b > 2 {
+			t.Fatalf("%d heartbeats in one TTL, want 1 or 2", b)
+		}
+		srv.forget(a.NodeID())
+		time.Sleep(srv.ttl)
+		synctest.Wait()
+		if r, _ := srv.counts(); r != 2 {
+			t.Fatalf("registers %d after the servers forgot the node", r)
+		}
+	})
+}
+
+func TestKeepsTryingWhileServersAreDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		srv.setDown(true)
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if a.Registered() {
+			t.Fatal("registered with no server up")
+		}
+		srv.setDown(false)
+		time.Sleep(MaxRetryInterval)
+		synctest.Wait()
+		if !a.Registered() {
+			t.Fatal("did not register once a server came back")
+		}
+		srv.put(serviceAlloc("a1", a.NodeID(), "", 0))
+		// Heartbeats fail for a while: nothing is lost.
+		srv.setDown(true)
+		time.Sleep(time.Minute)
+		srv.setDown(false)
+		time.Sleep(MaxRetryInterval)
+		synctest.Wait()
+		if s := srv.alloc("a1").ClientStatus; s != structs.AllocClientStatusRunning {
+			t.Fatalf("alloc %s after the outage", s)
+		}
+	})
+}
+
+func TestRunsAllocAndReportsHealthAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		srv.put(serviceAlloc("a1", a.NodeID(), "dep-1", 0))
+		synctest.Wait()
+		got := srv.alloc("a1")
+		if got.ClientStatus != structs.AllocClientStatusRunning || got.TaskStates["srv"].State != structs.TaskStateRunning {
+			t.Fatalf("alloc %s %+v", got.ClientStatus, got.TaskStates)
+		}
+		if !healthUndecided(got) {
+			t.Fatal("health decided before min_healthy_time")
+		}
+		time.Sleep(minHealthy)
+		synctest.Wait()
+		got = srv.alloc("a1")
+		if !got.IsHealthy() {
+			t.Fatalf("not healthy after min_healthy_time: %+v", got.DeploymentStatus)
+		}
+		// The report left the moment health was decided.
+		srv.mu.Lock()
+		var at time.Time
+		for _, u := range srv.updates {
+			for _, al := range u.allocs {
+				if al.DeploymentStatus != nil && at.IsZero() {
+					at = u.at
+				}
+			}
+		}
+		srv.mu.Unlock()
+		if !at.Equal(got.DeploymentStatus.Timestamp) {
+			t.Fatalf("health decided at %v, reported at %v", got.DeploymentStatus.Timestamp, at)
+		}
+	})
+}
+
+func TestStopsAndCollectsAllocs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		data := t.TempDir()
+		a, stop := startAgent(t, srv, data)
+		defer stop()
+		synctest.Wait()
+		srv.put(serviceAlloc("stopme", a.NodeID(), "", 0))
+		srv.put(serviceAlloc("dropme", a.NodeID(), "", 0))
+		srv.put(serviceAlloc("notmine", "other-node", "", 0))
+		synctest.Wait()
+		for _, id := range []string{"stopme", "dropme"} {
+			if s := srv.alloc(id).ClientStatus; s != structs.AllocClientStatusRunning {
+				t.Fatalf("%s is %s", id, s)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(data, "alloc", "notmine")); !os.IsNotExist(err) {
+			t.Fatal("ran another node's alloc")
+		}
+		srv.change("stopme", func(al *structs.Allocation) {
+			al.DesiredStatus, al.DesiredDescription = structs.AllocDesiredStatusStop, structs.AllocNotNeeded
+		})
+		srv.remove("dropme")
+		synctest.Wait()
+		got := srv.alloc("stopme")
+		st := got.TaskStates["srv"]
+		if got.ClientStatus != structs.AllocClientStatusComplete || st.State != structs.TaskStateDead || st.Failed {
+			t.Fatalf("stopped alloc: %s %+v", got.ClientStatus, st)
+		}
+		if _, err := os.Stat(filepath.Join(data, "alloc", "dropme")); !os.IsNotExist(err) {
+			t.Fatalf("dropped alloc's dir still there: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(data, "alloc", "stopme", allocFile)); err != nil {
+			t.Fatalf("stopped alloc's dir removed before the servers dropped it: %v", err)
+		}
+		a.mu.Lock()
+		n := len(a.allocs)
+		a.mu.Unlock()
+		if n != 1 {
+			t.Fatalf("%d allocs tracked, want 1", n)
+		}
+	})
+}
+
+func TestInPlaceUpdateKeepsTaskAndReportsNewHealth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		srv.put(serviceAlloc("a1", a.NodeID(), "dep-1", 0))
+		time.Sleep(minHealthy)
+		synctest.Wait()
+		if !srv.alloc("a1").IsHealthy() {
+			t.Fatal("not healthy in the first deployment")
+		}
+		// Version 1 is an in-place update: same alloc, new job, new
+		// deployment whose health is not known yet. The task has run for
+		// longer than min_healthy_time: healthy in the new deployment at
+		// once, stamped now, not with the old deployment's decision.
+		time.Sleep(5 * time.Second)
+		updatedAt := time.Now()
+		srv.change("a1", func(al *structs.Allocation) {
+			al.Job = serviceAlloc("a1", a.NodeID(), "dep-2", 1).Job
+			al.DeploymentID, al.DeploymentStatus = "dep-2", nil
+		})
+		synctest.Wait()
+		got := srv.alloc("a1")
+		if !got.IsHealthy() || !got.DeploymentStatus.Timestamp.Equal(updatedAt) {
+			t.Fatalf("health in the new deployment: %+v, want healthy at %v", got.DeploymentStatus, updatedAt)
+		}
+		st := got.TaskStates["srv"]
+		started := 0
+		for _, e := range st.Events {
+			if e.Type == structs.TaskStarted {
+				started++
+			}
+		}
+		if started != 1 || st.Restarts != 0 || st.State != structs.TaskStateRunning {
+			t.Fatalf("task restarted by an in-place update: started %d, restarts %d, %s", started, st.Restarts, st.State)
+		}
+		a.mu.Lock()
+		v := a.allocs["a1"].alloc.JobVersion()
+		a.mu.Unlock()
+		if v != 1 {
+			t.Fatalf("recorded job version %d", v)
+		}
+	})
+}
+
+func TestUnknownDriverIsReportedFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		al := serviceAlloc("a1", a.NodeID(), "", 0)
+		al.Job.TaskGroups[0].Tasks[0].Driver = "docker"
+		srv.put(al)
+		synctest.Wait()
+		got := srv.alloc("a1")
+		if got.ClientStatus != structs.AllocClientStatusFailed || got.ClientDescription == "" {
+			t.Fatalf("alloc %s %q", got.ClientStatus, got.ClientDescription)
+		}
+	})
+}

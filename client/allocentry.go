@@ -1,0 +1,260 @@
+package client
+
+import (
+	"context"
+	"sync"
+
+	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/client/health"
+	"github.com/droverhq/drover/client/taskenv"
+	"github.com/droverhq/drover/structs"
+)
+
+// allocEntry is one allocation the client runs (or ran): its runner, the
+// servers' latest version of it, and what the client reports of it.
+//
+// Deployment health is reported only for the deployment it was decided
+// in. The runner's own tracker decides for the deployment the allocation
+// had when its runner was created; when an in-place update moves the
+// allocation into a newer deployment, the entry tracks health for that
+// one itself, from the runner's task states.
+type allocEntry struct {
+	a      *Agent
+	id     string
+	dir    allocrunner.AllocDir
+	runner *allocrunner.AllocRunner // nil if the allocation could not be set up, or had finished
+
+	mu         sync.Mutex
+	alloc      *structs.Allocation
+	last       allocrunner.Update
+	setupErr   error
+	killed     bool
+	collecting bool   // dropped by the servers: being killed and removed
+	runnerDep  string // deployment the runner's tracker decides for
+	tracker    *health.Tracker
+	trackerDep string
+	trackerRes *health.Result
+	stopChecks context.CancelFunc
+}
+
+// healthUndecided reports whether the servers have no health for alloc in
+// its current deployment.
+func healthUndecided(a *structs.Allocation) bool {
+	return a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil
+}
+
+// runnerTracksHealth reports whether an alloc runner created for alloc
+// sets up its own health tracker (see allocrunner.setupHealth).
+func runnerTracksHealth(a *structs.Allocation) bool {
+	if a.DeploymentID == "" || a.Job == nil || !healthUndecided(a) {
+		return false
+	}
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	return tg != nil && tg.Update != nil
+}
+
+// onRunnerUpdate is the runner's OnUpdate: record, feed the in-place
+// tracker, report.
+func (e *allocEntry) onRunnerUpdate(u allocrunner.Update) {
+	if u.PersistErr != nil {
+		e.a.logger.Warn("writing alloc state file", "alloc_id", e.id, "error", u.PersistErr)
+	}
+	e.mu.Lock()
+	e.last = u
+	tr := e.tracker
+	e.mu.Unlock()
+	if tr != nil {
+		for name, st := range u.TaskStates {
+			tr.TaskUpdated(name, st)
+		}
+	}
+	e.report()
+}
+
+// report builds the allocation's report and queues it. Both happen under
+// e.mu, so reports reach the queue in the order of the state they carry.
+func (e *allocEntry) report() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.a.reporter.enqueue(e.reportLocked())
+}
+
+func (e *allocEntry) reportLocked() *structs.Allocation {
+	u := e.last
+	rep := &structs.Allocation{ID: e.id, ClientStatus: u.ClientStatus, TaskStates: u.TaskStates}
+	if rep.ClientStatus == "" {
+		rep.ClientStatus = allocrunner.ClientStatus(u.TaskStates)
+	}
+	rep.ClientDescription = describe(rep.ClientStatus)
+	if e.setupErr != nil {
+		rep.ClientStatus = structs.AllocClientStatusFailed
+		rep.ClientDescription = "Failed to set up the allocation: " + e.setupErr.Error()
+	}
+	var h *health.Result
+	if dep := e.alloc.DeploymentID; dep != "" {
+		switch dep {
+		case e.runnerDep:
+			h = u.Health
+		case e.trackerDep:
+			h = e.trackerRes
+		}
+	}
+	if h != nil {
+		healthy := h.Healthy
+		rep.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: h.Timestamp}
+	}
+	return rep
+}
+
+// describe is the ClientDescription for a status, as Nomad words it.
+func describe(status string) string {
+	switch status {
+	case structs.AllocClientStatusPending:
+		return "No tasks have started"
+	case structs.AllocClientStatusRunning:
+		return "Tasks are running"
+	case structs.AllocClientStatusComplete:
+		return "All tasks have completed"
+	case structs.AllocClientStatusFailed:
+		return "Failed tasks"
+	}
+	return ""
+}
+
+func (e *allocEntry) isCollecting() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.collecting
+}
+
+// update takes the servers' latest version of the allocation: a desired
+// stop kills it; a job or deployment change in place is recorded (the
+// tasks keep running) and, for a new deployment, tracked for health.
+func (e *allocEntry) update(alloc *structs.Allocation) {
+	e.mu.Lock()
+	prev := e.alloc
+	if alloc.Job == nil {
+		c := *alloc
+		c.Job = prev.Job
+		alloc = &c
+	}
+	e.alloc = alloc
+	stop := (alloc.DesiredStatus == structs.AllocDesiredStatusStop || alloc.DesiredStatus == structs.AllocDesiredStatusEvict) && !e.killed
+	if stop {
+		e.killed = true
+	}
+	changed := alloc.AllocModifyIndex != prev.AllocModifyIndex || alloc.JobVersion() != prev.JobVersion() ||
+		alloc.DeploymentID != prev.DeploymentID
+	track := !e.killed && e.runner != nil && alloc.DesiredStatus == structs.AllocDesiredStatusRun &&
+		alloc.DeploymentID != "" && alloc.DeploymentID != e.runnerDep && alloc.DeploymentID != e.trackerDep &&
+		healthUndecided(alloc) && !terminal(e.last.ClientStatus)
+	e.mu.Unlock()
+
+	if changed {
+		if err := saveAlloc(e.dir, alloc); err != nil {
+			e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
+		}
+		if prev.JobVersion() != alloc.JobVersion() {
+			e.a.logger.Debug("alloc updated in place", "alloc_id", e.id, "job_version", alloc.JobVersion())
+		}
+	}
+	if stop {
+		e.a.logger.Info("stopping alloc", "alloc_id", e.id, "desired", alloc.DesiredStatus, "reason", alloc.DesiredDescription)
+		e.stopTracker()
+		if e.runner != nil {
+			e.runner.Kill()
+		}
+	}
+	if track {
+		e.trackHealth(alloc)
+	}
+	if changed && !stop {
+		// A new deployment has no health yet: say so at once.
+		e.report()
+	}
+}
+
+func terminal(clientStatus string) bool {
+	switch clientStatus {
+	case structs.AllocClientStatusComplete, structs.AllocClientStatusFailed, structs.AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
+// trackHealth starts a health tracker for the deployment alloc moved
+// into, fed by the runner's task states and the group's checks.
+func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil || tg.Update == nil || len(tg.Tasks) == 0 {
+		return
+	}
+	dep := alloc.DeploymentID
+	names := make([]string, len(tg.Tasks))
+	for i, t := range tg.Tasks {
+		names[i] = t.Name
+	}
+	var checks []health.Check
+	var checkNames []string
+	if tg.Update.HealthCheck == structs.UpdateHealthCheckChecks {
+		t := tg.Tasks[0]
+		env := taskenv.Build(taskenv.Input{
+			Alloc: alloc, Task: t, Node: e.a.node, AllocDir: e.dir.SharedDir(),
+			TaskDir: e.dir.TaskLocalDir(t.Name), SecretsDir: e.dir.TaskSecretsDir(t.Name), HostEnv: e.a.cfg.HostEnv,
+		})
+		var err error
+		if checks, err = health.AllocChecks(alloc, tg, env.Replace); err != nil {
+			e.a.logger.Warn("alloc checks", "alloc_id", e.id, "error", err)
+			return
+		}
+		for _, c := range checks {
+			checkNames = append(checkNames, c.Name)
+		}
+	}
+	tr, err := health.NewTracker(health.Config{
+		Strategy: tg.Update, Tasks: names, Checks: checkNames, Clock: e.a.clock,
+		OnResult: func(r health.Result) { e.onTrackerResult(dep, r) },
+	})
+	if err != nil {
+		e.a.logger.Warn("health tracker", "alloc_id", e.id, "error", err)
+		return
+	}
+	e.stopTracker()
+	ctx, cancel := context.WithCancel(context.Background())
+	e.mu.Lock()
+	e.tracker, e.trackerDep, e.trackerRes, e.stopChecks = tr, dep, nil, cancel
+	states := e.last.TaskStates
+	e.mu.Unlock()
+	tr.Start()
+	for name, st := range states {
+		tr.TaskUpdated(name, st)
+	}
+	if len(checks) > 0 {
+		health.RunChecks(ctx, e.a.clock, checks, tr.CheckUpdated)
+	}
+}
+
+func (e *allocEntry) onTrackerResult(dep string, r health.Result) {
+	e.mu.Lock()
+	if e.trackerDep != dep {
+		e.mu.Unlock()
+		return
+	}
+	e.trackerRes = &r
+	e.mu.Unlock()
+	e.report()
+}
+
+// stopTracker stops the in-place health tracker and its checks, if any.
+func (e *allocEntry) stopTracker() {
+	e.mu.Lock()
+	tr, cancel := e.tracker, e.stopChecks
+	e.tracker, e.stopChecks = nil, nil
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	if tr != nil {
+		tr.Stop()
+	}
+}

@@ -1,0 +1,166 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/structs"
+)
+
+// watchLoop follows the node's allocations with a blocking query and
+// makes the runners match each answer. It starts once the node is
+// registered, and keeps going whatever the servers do.
+func (a *Agent) watchLoop(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-a.registeredCh:
+	}
+	var index uint64
+	backoff := a.cfg.RetryInterval
+	for ctx.Err() == nil {
+		// Bound the call beyond the servers' own wait, against a server
+		// that vanished without closing the connection.
+		qctx, cancel := context.WithTimeout(ctx, a.cfg.AllocWait+a.cfg.AllocWait/16+10e9)
+		allocs, idx, err := a.api.Allocations(qctx, a.node.ID, index, a.cfg.AllocWait)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			a.logger.Warn("reading the node's allocations failed; retrying", "error", err, "in", backoff)
+			if !sleep(ctx, a.clock, jitter(backoff)) {
+				return
+			}
+			backoff = min(2*backoff, MaxRetryInterval)
+			continue
+		}
+		backoff = a.cfg.RetryInterval
+		// An index that went back means the servers' state was rebuilt:
+		// follow it. Never ask with 0 again, which would not block.
+		index = max(idx, 1)
+		a.reconcile(allocs)
+	}
+}
+
+// reconcile makes the runners match the servers' allocations: new ones
+// that should run are started, existing ones updated (or killed when the
+// servers want them stopped), and those the servers no longer list are
+// killed and their directories removed.
+func (a *Agent) reconcile(allocs []*structs.Allocation) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ctx.Err() != nil {
+		return
+	}
+	seen := make(map[string]bool, len(allocs))
+	for _, alloc := range allocs {
+		if alloc == nil || alloc.ID == "" || (alloc.NodeID != "" && alloc.NodeID != a.node.ID) {
+			continue
+		}
+		seen[alloc.ID] = true
+		if e := a.allocs[alloc.ID]; e != nil {
+			if !e.isCollecting() {
+				e.update(alloc)
+			}
+			continue
+		}
+		if alloc.TerminalStatus() || alloc.Job == nil {
+			continue
+		}
+		a.allocs[alloc.ID] = a.startAlloc(alloc, nil)
+	}
+	for id, e := range a.allocs {
+		if !seen[id] {
+			a.collect(e)
+		}
+	}
+}
+
+// startAlloc creates and runs the allocation's runner; restored are the
+// task states found on disk, nil for a new allocation. An allocation that
+// cannot be set up is reported failed. Called with a.mu held.
+func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*structs.TaskState) *allocEntry {
+	e := &allocEntry{a: a, id: alloc.ID, dir: allocrunner.NewAllocDir(a.cfg.DataDir, alloc.ID), alloc: alloc}
+	if runnerTracksHealth(alloc) {
+		e.runnerDep = alloc.DeploymentID
+	}
+	if err := saveAlloc(e.dir, alloc); err != nil {
+		e.setupErr = fmt.Errorf("saving the allocation: %w", err)
+	}
+	if e.setupErr == nil {
+		ar, err := allocrunner.New(allocrunner.Config{
+			Alloc: alloc, Node: a.node, DataDir: a.cfg.DataDir, Drivers: a.drivers,
+			Clock: a.clock, HostEnv: a.cfg.HostEnv, OnUpdate: e.onRunnerUpdate,
+		})
+		e.runner, e.setupErr = ar, err
+	}
+	if e.setupErr != nil {
+		a.logger.Error("cannot run alloc", "alloc_id", alloc.ID, "error", e.setupErr)
+		e.last = allocrunner.Update{AllocID: alloc.ID, TaskStates: restored}
+		e.report()
+		return e
+	}
+	if restored == nil {
+		a.logger.Info("starting alloc", "alloc_id", alloc.ID, "job", alloc.JobID, "group", alloc.TaskGroup)
+	} else {
+		a.logger.Info("re-attaching to alloc", "alloc_id", alloc.ID, "job", alloc.JobID, "group", alloc.TaskGroup)
+	}
+	e.runner.Run()
+	return e
+}
+
+// collect kills an allocation the servers no longer list and, once its
+// tasks are dead, removes its directory and forgets it. Called with a.mu
+// held.
+func (a *Agent) collect(e *allocEntry) {
+	e.mu.Lock()
+	if e.collecting {
+		e.mu.Unlock()
+		return
+	}
+	e.collecting, e.killed = true, true
+	e.mu.Unlock()
+	a.logger.Info("collecting alloc", "alloc_id", e.id)
+	e.stopTracker()
+	if e.runner != nil {
+		e.runner.Kill()
+	}
+	a.gcs.Add(1)
+	go func() {
+		defer a.gcs.Done()
+		if e.runner != nil {
+			<-e.runner.Done()
+		}
+		a.mu.Lock()
+		if a.allocs[e.id] == e {
+			delete(a.allocs, e.id)
+		}
+		a.mu.Unlock()
+		if err := e.dir.Destroy(); err != nil {
+			a.logger.Warn("removing alloc dir", "alloc_id", e.id, "error", err)
+		}
+	}()
+}
+
+// restore re-creates the runners of the allocations saved on disk whose
+// tasks had not all ended; they re-attach to the tasks that still run.
+// Finished ones are remembered without a runner, to be collected when
+// the servers drop them. The servers' first answer decides the rest.
+func (a *Agent) restore() {
+	saved, err := loadAllocs(a.cfg.DataDir)
+	if err != nil {
+		a.logger.Warn("reading saved allocs", "error", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range saved {
+		if s.finished() {
+			a.allocs[s.alloc.ID] = &allocEntry{a: a, id: s.alloc.ID, dir: allocrunner.NewAllocDir(a.cfg.DataDir, s.alloc.ID),
+				alloc: s.alloc, last: allocrunner.Update{AllocID: s.alloc.ID, TaskStates: s.states}}
+			continue
+		}
+		a.allocs[s.alloc.ID] = a.startAlloc(s.alloc, s.states)
+	}
+}

@@ -1,0 +1,127 @@
+package client
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/mock"
+	"github.com/droverhq/drover/drivers/rawexec"
+	"github.com/droverhq/drover/structs"
+)
+
+// Sentinel errors.
+var (
+	// ErrInvalidConfig: the agent's Config is unusable.
+	ErrInvalidConfig = errors.New("invalid client config")
+	// ErrNodeUnknown: the servers do not know this node (a heartbeat was
+	// answered 404); the agent registers again.
+	ErrNodeUnknown = errors.New("node unknown to the servers")
+)
+
+// Defaults.
+const (
+	DefaultDatacenter = "dc1"
+	// DefaultAllocWait bounds one blocking query for the node's allocs.
+	DefaultAllocWait = 5 * time.Minute
+	// DefaultRetryInterval is the first pause after a failed call to the
+	// servers; it doubles up to MaxRetryInterval.
+	DefaultRetryInterval = time.Second
+	// MaxRetryInterval caps the pause between retries.
+	MaxRetryInterval = 30 * time.Second
+	// DefaultVersion is reported when Config.Version is empty.
+	DefaultVersion = "0.1.0-dev"
+)
+
+// Config is what an Agent needs. Only DataDir and one of Servers or
+// ServerAPI are required.
+type Config struct {
+	// DataDir holds the node ID (client/node-id) and the allocations
+	// (alloc/<id>/).
+	DataDir string
+	// NodeName defaults to the host name.
+	NodeName string
+	// Datacenter defaults to "dc1", NodePool to "default".
+	Datacenter string
+	NodeClass  string
+	NodePool   string
+	Meta       map[string]string
+	// Servers are the servers' HTTP addresses; the agent fails over
+	// between them.
+	Servers []string
+	// ServerAPI, when set, is used instead of HTTP to Servers.
+	ServerAPI ServerAPI
+	// Drivers default to raw_exec and mock.
+	Drivers []drivers.Driver
+	Logger  hclog.Logger
+	// Clock drives heartbeats, retries and the task runners.
+	Clock clock.Clock
+	// CPUTotalMHz and MemoryTotalMB, when positive, replace what the
+	// machine reports.
+	CPUTotalMHz   int64
+	MemoryTotalMB int64
+	// MinDynamicPort and MaxDynamicPort bound dynamic ports (20000-32000).
+	MinDynamicPort int
+	MaxDynamicPort int
+	// Version is reported as nomad.version and drover.version.
+	Version string
+	// HostEnv is the lowest layer of every task's environment; it
+	// defaults to the client's PATH.
+	HostEnv map[string]string
+	// AllocWait bounds one blocking query (DefaultAllocWait).
+	AllocWait time.Duration
+	// RetryInterval is the first pause after a failed call to the servers
+	// (DefaultRetryInterval).
+	RetryInterval time.Duration
+}
+
+// withDefaults checks c and fills in its defaults.
+func (c Config) withDefaults() (Config, error) {
+	if c.DataDir == "" {
+		return c, errors.Join(ErrInvalidConfig, errors.New("data dir required"))
+	}
+	if c.ServerAPI == nil && len(c.Servers) == 0 {
+		return c, errors.Join(ErrInvalidConfig, errors.New("at least one server address required"))
+	}
+	if c.NodeName == "" {
+		c.NodeName, _ = os.Hostname()
+		if c.NodeName == "" {
+			c.NodeName = "drover-client"
+		}
+	}
+	if c.Datacenter == "" {
+		c.Datacenter = DefaultDatacenter
+	}
+	if c.NodePool == "" {
+		c.NodePool = structs.DefaultNodePool
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Drivers == nil {
+		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{}), mock.New(mock.Options{Clock: c.Clock})}
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	if c.HostEnv == nil {
+		c.HostEnv = map[string]string{}
+		if p := os.Getenv("PATH"); p != "" {
+			c.HostEnv["PATH"] = p
+		}
+	}
+	if c.AllocWait <= 0 {
+		c.AllocWait = DefaultAllocWait
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = DefaultRetryInterval
+	}
+	return c, nil
+}

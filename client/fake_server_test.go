@@ -1,0 +1,254 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/structs"
+)
+
+var errUnavailable = errors.New("fake server unavailable")
+
+// fakeServer is an in-memory ServerAPI with the servers' behaviour the
+// agent relies on: registration, heartbeats (404 for a forgotten node), a
+// blocking allocations query and client updates. It also serves the same
+// over HTTP, for the tests of the real transport.
+type fakeServer struct {
+	mu        sync.Mutex
+	nodes     map[string]*structs.Node
+	registers int
+	beats     int
+	ttl       time.Duration
+	down      bool
+	allocs    map[string]*structs.Allocation
+	index     uint64
+	changed   chan struct{}
+	// updates records each UpdateAllocs call with the time it arrived.
+	updates []fakeUpdate
+}
+
+type fakeUpdate struct {
+	at     time.Time
+	allocs []*structs.Allocation
+}
+
+func newFakeServer() *fakeServer {
+	return &fakeServer{nodes: map[string]*structs.Node{}, allocs: map[string]*structs.Allocation{},
+		ttl: 10 * time.Second, index: 1, changed: make(chan struct{})}
+}
+
+// bumpLocked advances the index and wakes the blocking queries.
+func (f *fakeServer) bumpLocked() uint64 {
+	f.index++
+	close(f.changed)
+	f.changed = make(chan struct{})
+	return f.index
+}
+
+func (f *fakeServer) Register(_ context.Context, n *structs.Node) (time.Duration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return 0, errUnavailable
+	}
+	f.nodes[n.ID] = n.Copy()
+	f.registers++
+	return f.ttl, nil
+}
+
+func (f *fakeServer) Heartbeat(_ context.Context, id string) (time.Duration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return 0, errUnavailable
+	}
+	if f.nodes[id] == nil {
+		return 0, ErrNodeUnknown
+	}
+	f.beats++
+	return f.ttl, nil
+}
+
+func (f *fakeServer) Allocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, uint64, error) {
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	for {
+		f.mu.Lock()
+		if f.down {
+			f.mu.Unlock()
+			return nil, 0, errUnavailable
+		}
+		if minIndex == 0 || f.index > minIndex {
+			var out []*structs.Allocation
+			for _, a := range f.allocs {
+				if a.NodeID == nodeID {
+					out = append(out, a.Copy())
+				}
+			}
+			idx := f.index
+			f.mu.Unlock()
+			return out, idx, nil
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-timeout.C:
+			minIndex = 0
+		case <-ch:
+		}
+	}
+}
+
+func (f *fakeServer) UpdateAllocs(_ context.Context, allocs []*structs.Allocation) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return errUnavailable
+	}
+	f.updates = append(f.updates, fakeUpdate{at: time.Now(), allocs: allocs})
+	idx := f.bumpLocked()
+	for _, u := range allocs {
+		a := f.allocs[u.ID]
+		if a == nil {
+			continue
+		}
+		a = a.Copy()
+		a.ClientStatus, a.ClientDescription = u.ClientStatus, u.ClientDescription
+		if u.TaskStates != nil {
+			a.TaskStates = u.TaskStates
+		}
+		if u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil {
+			if a.DeploymentStatus == nil {
+				a.DeploymentStatus = &structs.AllocDeploymentStatus{}
+			}
+			h := *u.DeploymentStatus.Healthy
+			a.DeploymentStatus.Healthy, a.DeploymentStatus.Timestamp = &h, u.DeploymentStatus.Timestamp
+		}
+		a.ModifyIndex = idx
+		f.allocs[a.ID] = a
+	}
+	return nil
+}
+
+// put places or changes an allocation as the scheduler would.
+func (f *fakeServer) put(a *structs.Allocation) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a = a.Copy()
+	idx := f.bumpLocked()
+	a.ModifyIndex, a.AllocModifyIndex = idx, idx
+	if a.ClientStatus == "" {
+		a.ClientStatus = structs.AllocClientStatusPending
+	}
+	f.allocs[a.ID] = a
+}
+
+// change applies fn to a copy of the stored allocation, as a scheduler
+// write.
+func (f *fakeServer) change(id string, fn func(*structs.Allocation)) {
+	f.mu.Lock()
+	a := f.allocs[id].Copy()
+	f.mu.Unlock()
+	fn(a)
+	f.put(a)
+}
+
+func (f *fakeServer) remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.allocs, id)
+	f.bumpLocked()
+}
+
+func (f *fakeServer) alloc(id string) *structs.Allocation {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.allocs[id].Copy()
+}
+
+func (f *fakeServer) forget(nodeID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.nodes, nodeID)
+}
+
+func (f *fakeServer) counts() (registers, beats int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.registers, f.beats
+}
+
+func (f *fakeServer) setDown(down bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = down
+}
+
+// ServeHTTP speaks the client endpoints over the fake.
+func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reply := func(v any, err error) {
+		if errors.Is(err, ErrNodeUnknown) {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/v1/internal/node/register":
+		var req structs.NodeRegisterRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Node == nil {
+			http.Error(w, "bad body", 400)
+			return
+		}
+		ttl, err := f.Register(r.Context(), req.Node)
+		reply(map[string]any{"HeartbeatTTL": ttl, "Index": 1}, err)
+	case strings.HasPrefix(p, "/v1/internal/node/") && strings.HasSuffix(p, "/heartbeat"):
+		id := strings.TrimSuffix(strings.TrimPrefix(p, "/v1/internal/node/"), "/heartbeat")
+		ttl, err := f.Heartbeat(r.Context(), id)
+		reply(map[string]any{"HeartbeatTTL": ttl}, err)
+	case strings.HasPrefix(p, "/v1/node/") && strings.HasSuffix(p, "/allocations"):
+		id := strings.TrimSuffix(strings.TrimPrefix(p, "/v1/node/"), "/allocations")
+		idx, _ := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
+		wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
+		allocs, n, err := f.Allocations(r.Context(), id, idx, wait)
+		w.Header().Set("X-Nomad-Index", strconv.FormatUint(n, 10))
+		reply(allocs, err)
+	case p == "/v1/internal/allocs/update":
+		var req struct{ Allocs []*structs.Allocation }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad body", 400)
+			return
+		}
+		reply(map[string]any{"Index": 1}, f.UpdateAllocs(r.Context(), req.Allocs))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// testLogger sends the agent's logs to t.Log.
+func testLogger(t *testing.T) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Debug, Output: tWriter{t}})
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,83 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/droverhq/drover/client/fingerprint"
+	"github.com/droverhq/drover/structs"
+)
+
+// NodeIDPath is where the node's ID is kept under the data dir, so that a
+// restarted client is the same node.
+func NodeIDPath(dataDir string) string { return filepath.Join(dataDir, "client", "node-id") }
+
+// loadNodeID reads the node's ID, or mints and saves one.
+func loadNodeID(dataDir string) (string, error) {
+	path := NodeIDPath(dataDir)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		id := strings.TrimSpace(string(b))
+		if validUUID(id) {
+			return id, nil
+		}
+		return "", fmt.Errorf("%w: %s holds %q, not a UUID", ErrInvalidConfig, path, id)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	id := structs.GenerateUUID()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// validUUID checks the 8-4-4-4-12 hex form.
+func validUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// buildNode fingerprints the machine and returns the node to register.
+func buildNode(cfg Config, id string) *structs.Node {
+	fp := fingerprint.Node(fingerprint.Input{
+		DataDir: cfg.DataDir, CPUTotalMHz: cfg.CPUTotalMHz, MemoryTotalMB: cfg.MemoryTotalMB,
+		MinDynamicPort: cfg.MinDynamicPort, MaxDynamicPort: cfg.MaxDynamicPort,
+		Version: cfg.Version, Drivers: cfg.Drivers, Now: cfg.Clock.Now,
+	})
+	return &structs.Node{
+		ID: id, Name: cfg.NodeName, Datacenter: cfg.Datacenter,
+		NodeClass: cfg.NodeClass, NodePool: cfg.NodePool,
+		Attributes: fp.Attributes, Meta: maps.Clone(cfg.Meta),
+		NodeResources: fp.Resources, ReservedResources: &structs.NodeReservedResources{},
+		Drivers:               fp.Drivers,
+		SchedulingEligibility: structs.NodeSchedulingEligible,
+		Status:                structs.NodeStatusReady,
+	}
+}

@@ -1,0 +1,109 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/structs"
+)
+
+// A restarted client finds its allocations on disk: next to the alloc
+// runner's state.json (task states and driver handles) the agent keeps
+// alloc.json, the servers' latest version of the allocation with its job.
+// With both, it re-creates each runner, which re-attaches to the tasks
+// that still run instead of starting them again. The servers' next answer
+// then decides, as for any allocation: kept, updated, or killed.
+
+// allocFile is the agent's copy of the allocation in its directory.
+const allocFile = "alloc.json"
+
+// saveAlloc writes alloc (with its job) into its directory, atomically.
+func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation) error {
+	b, err := json.Marshal(alloc)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir.Root, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir.Root, ".alloc-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir.Root, allocFile))
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// savedAlloc is one allocation found on disk.
+type savedAlloc struct {
+	alloc *structs.Allocation
+	// states are the tasks' states from the runner's state file, nil
+	// when it has none.
+	states map[string]*structs.TaskState
+}
+
+// runnerStateFile is the part of the alloc runner's state.json the agent
+// reads to know whether an allocation had finished.
+type runnerStateFile struct {
+	Tasks map[string]struct {
+		State *structs.TaskState
+	}
+}
+
+// loadAllocs reads every allocation saved under dataDir, in ID order.
+// Directories it cannot read are reported in the error and skipped.
+func loadAllocs(dataDir string) ([]savedAlloc, error) {
+	paths, err := filepath.Glob(filepath.Join(dataDir, "alloc", "*", allocFile))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var out []savedAlloc
+	var errs []error
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var a structs.Allocation
+		if err := json.Unmarshal(b, &a); err != nil || a.ID == "" || a.Job == nil ||
+			filepath.Base(filepath.Dir(p)) != a.ID {
+			errs = append(errs, fmt.Errorf("%s: not a saved allocation: %v", p, err))
+			continue
+		}
+		s := savedAlloc{alloc: &a}
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(p), "state.json")); err == nil {
+			var st runnerStateFile
+			if json.Unmarshal(b, &st) == nil {
+				s.states = map[string]*structs.TaskState{}
+				for name, t := range st.Tasks {
+					if t.State != nil {
+						s.states[name] = t.State
+					}
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out, errors.Join(errs...)
+}
+
+// finished reports whether the saved allocation's tasks had all ended.
+func (s savedAlloc) finished() bool {
+	return len(s.states) > 0 && terminal(allocrunner.ClientStatus(s.states))
+}

@@ -1,0 +1,83 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+// ServerAPI is how the agent talks to the servers; HTTPServers is the
+// real one, tests use an in-memory fake. Calls may be made concurrently.
+type ServerAPI interface {
+	// Register registers (or re-registers) the node and returns the TTL
+	// within which it must heartbeat.
+	Register(ctx context.Context, node *structs.Node) (ttl time.Duration, err error)
+	// Heartbeat tells the servers the node is alive and returns the TTL;
+	// an error wrapping ErrNodeUnknown when they do not know the node.
+	Heartbeat(ctx context.Context, nodeID string) (ttl time.Duration, err error)
+	// Allocations returns the node's allocations with their jobs, and
+	// their index. It blocks while minIndex (when > 0) is current, at
+	// most wait.
+	Allocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, uint64, error)
+	// UpdateAllocs reports the client's view of its allocations.
+	UpdateAllocs(ctx context.Context, allocs []*structs.Allocation) error
+}
+
+// HTTPServers is the ServerAPI over the servers' HTTP API, failing over
+// between their addresses (see apiclient.NodeClient).
+type HTTPServers struct {
+	nc *apiclient.NodeClient
+}
+
+var _ ServerAPI = (*HTTPServers)(nil)
+
+// NewHTTPServers returns the ServerAPI for the given HTTP addresses.
+func NewHTTPServers(addrs []string) (*HTTPServers, error) {
+	nc, err := apiclient.NewNodeClient(addrs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return &HTTPServers{nc: nc}, nil
+}
+
+// Register implements ServerAPI.
+func (h *HTTPServers) Register(ctx context.Context, node *structs.Node) (time.Duration, error) {
+	r, err := h.nc.Register(ctx, node)
+	if err != nil {
+		return 0, err
+	}
+	return r.HeartbeatTTL, nil
+}
+
+// Heartbeat implements ServerAPI.
+func (h *HTTPServers) Heartbeat(ctx context.Context, nodeID string) (time.Duration, error) {
+	r, err := h.nc.Heartbeat(ctx, nodeID)
+	if apiclient.IsNotFound(err) {
+		return 0, fmt.Errorf("%w: %w", ErrNodeUnknown, err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return r.HeartbeatTTL, nil
+}
+
+// Allocations implements ServerAPI. It reads with ?stale, as Nomad's
+// clients do, so that any server answers from its own copy.
+func (h *HTTPServers) Allocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, uint64, error) {
+	allocs, meta, err := h.nc.Allocations(ctx, nodeID, &apiclient.QueryOptions{
+		WaitIndex: minIndex, WaitTime: wait, AllowStale: true,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return allocs, meta.LastIndex, nil
+}
+
+// UpdateAllocs implements ServerAPI.
+func (h *HTTPServers) UpdateAllocs(ctx context.Context, allocs []*structs.Allocation) error {
+	_, err := h.nc.UpdateAllocs(ctx, allocs)
+	return err
+}
