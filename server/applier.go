@@ -73,6 +73,7 @@ func (l *Leader) applyPlan(t *term, p *planSubmission) planResult {
 	}
 	if len(req.AllocsPlaced) == 0 && len(req.AllocsUpdated) == 0 && len(req.AllocsStopped) == 0 &&
 		req.Deployment == nil && len(req.DeploymentUpdates) == 0 && len(req.FollowupEvals) == 0 {
+		l.stats.rejected.Add(uint64(len(rejected)))
 		idx, err := snap.LatestIndex()
 		return planResult{index: idx, rejected: rejected, err: err}
 	}
@@ -83,6 +84,9 @@ func (l *Leader) applyPlan(t *term, p *planSubmission) planResult {
 	if err != nil {
 		return planResult{err: fmt.Errorf("committing plan for eval %s: %w", p.evalID, err)}
 	}
+	l.stats.plans.Add(1)
+	l.stats.accepted.Add(uint64(len(accepted)))
+	l.stats.rejected.Add(uint64(len(rejected)))
 	if len(p.stops) > 0 {
 		l.unblock(t, index)
 	}

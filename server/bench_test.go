@@ -49,3 +49,41 @@ func BenchmarkRegisterToPlaced(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkManyJobs registers 50 jobs of 100 allocs at once on 1,000
+// nodes: many plans in flight, serialised by the plan applier.
+func BenchmarkManyJobs(b *testing.B) {
+	const jobs, per, nodes = 50, 100, 1000
+	var total time.Duration
+	var rejected, plans uint64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		h := newHarness(b, func(c *Config) { c.Logger = hclog.NewNullLogger(); c.NumWorkers = 4 })
+		h.start()
+		for n := 0; n < nodes; n++ {
+			if _, err := h.leader.RegisterNode(h.ctx, testNode(fmt.Sprint(n), 8000, 16384)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		start := time.Now()
+		for j := 0; j < jobs; j++ {
+			if _, err := h.leader.RegisterJob(h.ctx, testJob(fmt.Sprint("job", j), per, 100)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		h.waitFor("every alloc placed", func(s *state.Snapshot) bool {
+			all, _ := s.Allocs()
+			return len(all) == jobs*per
+		})
+		total += time.Since(start)
+		b.StopTimer()
+		h.stop()
+		st := h.leader.Stats()
+		rejected += st.PlacementsRejected
+		plans += st.PlansApplied
+	}
+	b.ReportMetric(float64(jobs*per*b.N)/total.Seconds(), "placements/s")
+	b.ReportMetric(float64(rejected)/float64(b.N), "rejected/op")
+	b.ReportMetric(float64(plans)/float64(b.N), "plans/op")
+}

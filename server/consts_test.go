@@ -3,3 +3,4 @@ package server
 import "github.com/droverhq/drover/fsm"
 
 const fsmPlanType = fsm.ApplyPlanResultsRequestType
+const fsmNodeRegisterType = fsm.NodeRegisterRequestType

@@ -30,11 +30,11 @@ func (l *Leader) runFeeder(t *term) {
 		ws := memdb.NewWatchSet()
 		ws.Add(store.AbandonCh())
 		snap := store.Snapshot().WithWatch(ws)
-		if err := l.feedEvals(t, f, snap, first); err != nil {
-			l.logger.Error("feeding evaluations", "error", err)
-		}
 		if err := l.feedNodes(t, f, snap, first); err != nil {
 			l.logger.Error("watching nodes", "error", err)
+		}
+		if err := l.feedEvals(t, f, snap, first); err != nil {
+			l.logger.Error("feeding evaluations", "error", err)
 		}
 		first = false
 		if ws.WatchCtx(t.ctx) != nil {
@@ -107,6 +107,11 @@ func (l *Leader) feedNodes(t *term, f *feeder, snap *state.Snapshot, first bool)
 	seen := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
 		seen[n.ID] = true
+		// A node registered by a path that bypassed RegisterNode still
+		// gets a heartbeat timer.
+		if n.Status != structs.NodeStatusDown {
+			t.beats.ensure(n.ID, l.cfg.HeartbeatTTL)
+		}
 		ready := n.Ready()
 		if ready && !f.usable[n.ID] {
 			gained = true

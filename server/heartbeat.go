@@ -62,6 +62,16 @@ func (h *heartbeats) reset(nodeID string, ttl time.Duration) {
 	h.timers[nodeID] = b
 }
 
+// ensure arms a node's timer unless it has one.
+func (h *heartbeats) ensure(nodeID string, ttl time.Duration) {
+	h.mu.Lock()
+	_, ok := h.timers[nodeID]
+	h.mu.Unlock()
+	if !ok {
+		h.reset(nodeID, ttl)
+	}
+}
+
 // clear stops a node's timer.
 func (h *heartbeats) clear(nodeID string) {
 	h.mu.Lock()

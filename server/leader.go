@@ -38,6 +38,8 @@ type Leader struct {
 	// beforePlanCheck, when set (tests), sees each plan before the
 	// applier checks it.
 	beforePlanCheck func(*planSubmission)
+
+	stats counters
 }
 
 // term is one leadership term's services. Everything in it is dropped

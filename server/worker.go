@@ -37,6 +37,7 @@ func (l *Leader) runWorker(t *term, id int) {
 			}
 			continue
 		}
+		l.stats.evals.Add(1)
 		if err := t.broker.Ack(eval.ID, token); err != nil {
 			log.Warn("ack", "eval_id", eval.ID, "error", err)
 		}
