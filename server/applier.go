@@ -4,19 +4,39 @@ import (
 	"fmt"
 
 	"github.com/droverhq/drover/fsm"
-	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
 
-// runPlanApplier applies plans one at a time, each against the latest
-// state, until the term ends.
+// inflight is a plan being committed while the applier checks the next
+// one: its accepted placements and stops, which the next check counts as
+// if they were already in state.
+type inflight struct {
+	done chan struct{}
+	// err is set before done is closed.
+	err     error
+	byNode  map[string][]*structs.Allocation
+	stopped map[string]bool
+}
+
+// runPlanApplier applies plans in the order they arrive, each checked
+// against the latest state. It pipelines, as Nomad's plan applier does:
+// while one plan's entry commits, the next plan is checked against the
+// state plus the committing plan's effects; entries are still written one
+// after the other, and a plan whose predecessor failed to commit is
+// checked again against the state alone.
 func (l *Leader) runPlanApplier(t *term) {
+	var prev *inflight
+	defer func() {
+		if prev != nil {
+			<-prev.done
+		}
+	}()
 	for {
 		select {
 		case <-t.ctx.Done():
 			return
 		case p := <-t.plans:
-			p.resp <- l.applyPlan(t, p)
+			prev = l.applyPlan(t, p, prev)
 		}
 	}
 }
@@ -36,21 +56,80 @@ func (l *Leader) submitPlan(t *term, p *planSubmission) planResult {
 	}
 }
 
-// applyPlan checks the plan's placements against the latest state, drops
-// those that no longer fit (keeping the allocs they would have replaced),
-// and commits the rest as one entry.
-func (l *Leader) applyPlan(t *term, p *planSubmission) planResult {
+// applyPlan checks p against the latest state (plus prev, the plan still
+// committing, if any), drops the placements that no longer fit (keeping
+// the allocs they would have replaced), and starts committing the rest as
+// one entry once prev has committed. p's answer is sent when its entry
+// is applied. It returns the plan now in flight, if any.
+func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight {
+	if prev != nil {
+		select {
+		case <-prev.done:
+			prev = nil // committed (or failed): state is the whole truth
+		default:
+		}
+	}
 	if t.ctx.Err() != nil {
-		return planResult{err: ErrPlanFenced}
+		p.resp <- planResult{err: ErrPlanFenced}
+		return prev
 	}
 	if l.beforePlanCheck != nil {
 		l.beforePlanCheck(p)
 	}
 	snap := l.store().Snapshot()
-	accepted, stops, rejected, err := checkPlan(snap, p)
-	if err != nil {
-		return planResult{err: err}
+	accepted, stops, rejected, err := checkPlan(snap, p, prev)
+	if err == nil && prev != nil {
+		<-prev.done
+		if prev.err != nil {
+			snap = l.store().Snapshot()
+			accepted, stops, rejected, err = checkPlan(snap, p, nil)
+		}
 	}
+	if err != nil {
+		p.resp <- planResult{err: err}
+		return nil
+	}
+	req := l.planRequest(p, accepted, stops)
+	if len(req.AllocsPlaced) == 0 && len(req.AllocsUpdated) == 0 && len(req.AllocsStopped) == 0 &&
+		req.Deployment == nil && len(req.DeploymentUpdates) == 0 && len(req.FollowupEvals) == 0 {
+		l.stats.rejected.Add(uint64(len(rejected)))
+		idx, err := snap.LatestIndex()
+		p.resp <- planResult{index: idx, rejected: rejected, err: err}
+		return nil
+	}
+	if t.ctx.Err() != nil {
+		p.resp <- planResult{err: ErrPlanFenced}
+		return nil
+	}
+	cur := &inflight{done: make(chan struct{}), byNode: map[string][]*structs.Allocation{}, stopped: map[string]bool{}}
+	for _, a := range accepted {
+		cur.byNode[a.NodeID] = append(cur.byNode[a.NodeID], a)
+	}
+	for _, s := range stops {
+		cur.stopped[s.AllocID] = true
+	}
+	go func() {
+		defer close(cur.done)
+		_, index, err := l.apply(t.ctx, fsm.ApplyPlanResultsRequestType, req)
+		if err != nil {
+			cur.err = err
+			p.resp <- planResult{err: fmt.Errorf("committing plan for eval %s: %w", p.evalID, err)}
+			return
+		}
+		l.stats.plans.Add(1)
+		l.stats.accepted.Add(uint64(len(accepted)))
+		l.stats.rejected.Add(uint64(len(rejected)))
+		if len(p.stops) > 0 {
+			l.unblock(t, index)
+		}
+		p.resp <- planResult{index: index, rejected: rejected}
+	}()
+	return cur
+}
+
+// planRequest builds the entry for the accepted part of p, stamped with
+// the leader's time.
+func (l *Leader) planRequest(p *planSubmission, accepted []*structs.Allocation, stops []*structs.AllocStopUpdate) *structs.ApplyPlanResultsRequest {
 	now := l.clock.Now().UnixNano()
 	req := &structs.ApplyPlanResultsRequest{
 		EvalID: p.evalID, Job: p.job, AllocsStopped: stops,
@@ -71,145 +150,5 @@ func (l *Leader) applyPlan(t *term, p *planSubmission) planResult {
 		c.ModifyTime = now
 		req.AllocsUpdated = append(req.AllocsUpdated, &c)
 	}
-	if len(req.AllocsPlaced) == 0 && len(req.AllocsUpdated) == 0 && len(req.AllocsStopped) == 0 &&
-		req.Deployment == nil && len(req.DeploymentUpdates) == 0 && len(req.FollowupEvals) == 0 {
-		l.stats.rejected.Add(uint64(len(rejected)))
-		idx, err := snap.LatestIndex()
-		return planResult{index: idx, rejected: rejected, err: err}
-	}
-	if t.ctx.Err() != nil {
-		return planResult{err: ErrPlanFenced}
-	}
-	_, index, err := l.apply(t.ctx, fsm.ApplyPlanResultsRequestType, req)
-	if err != nil {
-		return planResult{err: fmt.Errorf("committing plan for eval %s: %w", p.evalID, err)}
-	}
-	l.stats.plans.Add(1)
-	l.stats.accepted.Add(uint64(len(accepted)))
-	l.stats.rejected.Add(uint64(len(rejected)))
-	if len(p.stops) > 0 {
-		l.unblock(t, index)
-	}
-	return planResult{index: index, rejected: rejected}
-}
-
-// nodeUsage is one node's reservations as the applier checks them.
-type nodeUsage struct {
-	usable  bool
-	free    structs.ComparableResources
-	ports   map[int]bool
-	counted map[string]*structs.Allocation
-}
-
-func (u *nodeUsage) add(a *structs.Allocation, sign int64) {
-	c := a.AllocatedResources.Comparable()
-	u.free.CPU -= sign * c.CPU
-	u.free.MemoryMB -= sign * c.MemoryMB
-	u.free.DiskMB -= sign * c.DiskMB
-	for _, p := range allocPorts(a) {
-		u.ports[p] = sign > 0
-	}
-	if sign > 0 {
-		u.counted[a.ID] = a
-	} else {
-		delete(u.counted, a.ID)
-	}
-}
-
-func allocPorts(a *structs.Allocation) []int {
-	if a.AllocatedResources == nil {
-		return nil
-	}
-	out := make([]int, 0, len(a.AllocatedResources.Shared.Ports))
-	for _, p := range a.AllocatedResources.Shared.Ports {
-		out = append(out, p.Value)
-	}
-	return out
-}
-
-// checkPlan re-checks every placement against snap: the node exists and
-// is ready and eligible, and the alloc fits in what is left of it given
-// the node's live allocs, minus those this plan stops, plus those it has
-// already accepted, with its ports free. It returns the accepted
-// placements, every stop to apply (the plan's own plus those replaced by
-// accepted placements) and the IDs of rejected placements.
-func checkPlan(snap *state.Snapshot, p *planSubmission) ([]*structs.Allocation, []*structs.AllocStopUpdate, []string, error) {
-	stopping := make(map[string]bool, len(p.stops))
-	for _, s := range p.stops {
-		stopping[s.AllocID] = true
-	}
-	nodes := map[string]*nodeUsage{}
-	load := func(id string) (*nodeUsage, error) {
-		if u := nodes[id]; u != nil {
-			return u, nil
-		}
-		u := &nodeUsage{ports: map[int]bool{}, counted: map[string]*structs.Allocation{}}
-		nodes[id] = u
-		n, err := snap.NodeByID(id)
-		if err != nil {
-			return nil, err
-		}
-		if n == nil || !n.Ready() {
-			return u, nil
-		}
-		u.usable = true
-		u.free = n.Capacity()
-		allocs, err := snap.AllocsByNode(id)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range allocs {
-			if a.TerminalStatus() || stopping[a.ID] {
-				continue
-			}
-			u.add(a, 1)
-		}
-		return u, nil
-	}
-	stops := append([]*structs.AllocStopUpdate(nil), p.stops...)
-	var accepted []*structs.Allocation
-	var rejected []string
-	for _, a := range p.placed {
-		u, err := load(a.NodeID)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if !u.usable {
-			rejected = append(rejected, a.ID)
-			continue
-		}
-		rep := p.replaces[a.ID]
-		var freed *structs.Allocation
-		if rep != nil {
-			if old := u.counted[rep.AllocID]; old != nil {
-				freed = old
-				u.add(old, -1)
-			}
-		}
-		if fits(u, a) {
-			u.add(a, 1)
-			accepted = append(accepted, a)
-			if rep != nil {
-				stops = append(stops, rep)
-			}
-			continue
-		}
-		if freed != nil {
-			u.add(freed, 1)
-		}
-		rejected = append(rejected, a.ID)
-	}
-	return accepted, stops, rejected, nil
-}
-
-func fits(u *nodeUsage, a *structs.Allocation) bool {
-	if ok, _ := a.AllocatedResources.Comparable().Fits(u.free); !ok {
-		return false
-	}
-	for _, p := range allocPorts(a) {
-		if u.ports[p] {
-			return false
-		}
-	}
-	return true
+	return req
 }
