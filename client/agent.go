@@ -18,6 +18,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -189,31 +190,44 @@ func (a *Agent) register(ctx context.Context) bool {
 }
 
 // heartbeatLoop registers, then heartbeats about twice per TTL. A node
-// the servers forgot registers again; a failed heartbeat is retried
+// the servers forgot registers again, and so does a node that could not
+// heartbeat for longer than its TTL: the servers may have marked it down,
+// and a registration makes it ready again. A failed heartbeat is retried
 // sooner, well within the TTL.
 func (a *Agent) heartbeatLoop(ctx context.Context) {
 	if !a.register(ctx) {
 		return
 	}
+	lastOK := a.clock.Now()
 	next := a.beatInterval()
 	backoff := a.cfg.RetryInterval
 	for sleep(ctx, a.clock, next) {
-		ttl, err := a.api.Heartbeat(ctx, a.node.ID)
+		a.mu.Lock()
+		ttl := a.ttl
+		a.mu.Unlock()
+		var err error
+		if a.clock.Now().Sub(lastOK) > ttl {
+			err = fmt.Errorf("%w, perhaps: no heartbeat got through within the TTL", ErrNodeUnknown)
+		} else {
+			ttl, err = a.api.Heartbeat(ctx, a.node.ID)
+		}
 		switch {
 		case err == nil:
 			a.mu.Lock()
 			a.ttl = ttl
 			a.mu.Unlock()
+			lastOK = a.clock.Now()
 			backoff = a.cfg.RetryInterval
 			next = a.beatInterval()
 		case errors.Is(err, ErrNodeUnknown):
-			a.logger.Warn("the servers do not know this node; registering again", "node_id", a.node.ID)
+			a.logger.Warn("registering the node again", "node_id", a.node.ID, "reason", err)
 			a.mu.Lock()
 			a.registered = false
 			a.mu.Unlock()
 			if !a.register(ctx) {
 				return
 			}
+			lastOK = a.clock.Now()
 			backoff = a.cfg.RetryInterval
 			next = a.beatInterval()
 		case ctx.Err() != nil:

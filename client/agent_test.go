@@ -109,6 +109,11 @@ func TestKeepsTryingWhileServersAreDown(t *testing.T) {
 		if s := srv.alloc("a1").ClientStatus; s != structs.AllocClientStatusRunning {
 			t.Fatalf("alloc %s after the outage", s)
 		}
+		// Silent for longer than the TTL, the node may have been marked
+		// down: it registered again to be ready.
+		if r, _ := srv.counts(); r != 2 {
+			t.Fatalf("registered %d times, want 2", r)
+		}
 	})
 }
 

@@ -1,0 +1,105 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/structs"
+)
+
+// gatedSend records batches; each send waits until released.
+type gatedSend struct {
+	mu      sync.Mutex
+	batches [][]*structs.Allocation
+	at      []time.Time
+	gate    chan error
+}
+
+func (g *gatedSend) send(ctx context.Context, b []*structs.Allocation) error {
+	g.mu.Lock()
+	g.batches = append(g.batches, b)
+	g.at = append(g.at, time.Now())
+	g.mu.Unlock()
+	select {
+	case err := <-g.gate:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gatedSend) sent() [][]*structs.Allocation {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([][]*structs.Allocation(nil), g.batches...)
+}
+
+func status(id, s string) *structs.Allocation { return &structs.Allocation{ID: id, ClientStatus: s} }
+
+func TestReporterSendsAtOnceAndCoalescesWhileInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedSend{gate: make(chan error)}
+		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go r.run(ctx)
+		start := time.Now()
+		r.enqueue(status("a", "pending"))
+		synctest.Wait()
+		if b := g.sent(); len(b) != 1 || len(b[0]) != 1 || !g.at[0].Equal(start) {
+			t.Fatalf("first change not sent at once: %v", b)
+		}
+		// While the first send is in flight, three changes to two allocs.
+		r.enqueue(status("a", "running"))
+		r.enqueue(status("b", "pending"))
+		r.enqueue(status("b", "running"))
+		synctest.Wait()
+		if n := len(g.sent()); n != 1 {
+			t.Fatalf("%d sends while one was in flight", n)
+		}
+		g.gate <- nil
+		synctest.Wait()
+		b := g.sent()
+		if len(b) != 2 || len(b[1]) != 2 || b[1][0].ClientStatus != "running" || b[1][1].ClientStatus != "running" {
+			t.Fatalf("second batch %v", b)
+		}
+		if !g.at[1].Equal(start) {
+			t.Fatal("the second batch waited for a timer")
+		}
+		g.gate <- nil
+		synctest.Wait()
+		if n := len(g.sent()); n != 2 {
+			t.Fatalf("%d sends with nothing new", n)
+		}
+	})
+}
+
+func TestReporterRetriesWithoutLosingNewerState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedSend{gate: make(chan error)}
+		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go r.run(ctx)
+		r.enqueue(status("a", "pending"))
+		r.enqueue(status("b", "pending"))
+		synctest.Wait()
+		r.enqueue(status("a", "running")) // newer than the failing batch
+		g.gate <- errors.New("server gone")
+		synctest.Wait()
+		time.Sleep(time.Second) // the retry pause
+		synctest.Wait()
+		b := g.sent()
+		if len(b) != 2 || len(b[1]) != 2 || b[1][0].ClientStatus != "running" || b[1][1].ID != "b" {
+			t.Fatalf("retried batch %v", b)
+		}
+		g.gate <- nil
+	})
+}
