@@ -30,6 +30,8 @@ type fakeRaft struct {
 	index uint64
 	// count counts entries per type.
 	count map[fsm.MessageType]int
+	// gate, when set, is called before each entry is applied.
+	gate func(t fsm.MessageType)
 }
 
 func newFakeRaft(logger hclog.Logger) *fakeRaft {
@@ -45,6 +47,12 @@ func (r *fakeRaft) Apply(ctx context.Context, t fsm.MessageType, req any) (any, 
 		return nil, 0, err
 	}
 	r.mu.Lock()
+	gate := r.gate
+	r.mu.Unlock()
+	if gate != nil {
+		gate(t)
+	}
+	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.index++
 	r.count[t]++
@@ -53,6 +61,12 @@ func (r *fakeRaft) Apply(ctx context.Context, t fsm.MessageType, req any) (any, 
 		return nil, r.index, err
 	}
 	return resp, r.index, nil
+}
+
+func (r *fakeRaft) setGate(g func(fsm.MessageType)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gate = g
 }
 
 func (r *fakeRaft) entries(t fsm.MessageType) int {

@@ -39,7 +39,8 @@ type Leader struct {
 	// applier checks it.
 	beforePlanCheck func(*planSubmission)
 
-	stats counters
+	stats   counters
+	clients clientBatcher
 }
 
 // term is one leadership term's services. Everything in it is dropped

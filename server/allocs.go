@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/structs"
+)
+
+// clientBatch is the client updates of concurrent callers, written as one
+// entry.
+type clientBatch struct {
+	allocs []*structs.Allocation
+	evals  []*structs.Evaluation
+	jobs   map[[2]string]bool // jobs with a retry eval in the batch
+	freed  bool
+
+	done  chan struct{}
+	index uint64
+	err   error
+}
+
+// clientBatcher coalesces client updates without timers: a caller that
+// finds no write in flight writes at once; callers that arrive while a
+// write is in flight join the next batch, which the writing caller sends
+// as soon as its own entry is applied.
+type clientBatcher struct {
+	mu       sync.Mutex
+	pending  *clientBatch
+	flushing bool
+	// onJoin, when set (tests), is called after a caller joins a batch
+	// that another caller will write.
+	onJoin func()
+}
+
+// UpdateAllocsFromClient applies what a client reports of its allocations
+// (status, task states, deployment health) at once, stamping the time;
+// reports of concurrent callers are coalesced into one entry. An alloc
+// that turned failed gets a retry-failed-alloc evaluation for its job
+// (one per job), so that the scheduler reschedules it. An alloc that
+// finished frees capacity: blocked evaluations are woken. It returns the
+// index of the entry that carried the updates.
+func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.Allocation) (uint64, error) {
+	snap := l.store().Snapshot()
+	now := l.clock.Now().UnixNano()
+	var updates []*structs.Allocation
+	var evals []*structs.Evaluation
+	freed := false
+	for _, u := range allocs {
+		if u == nil || u.ID == "" {
+			continue
+		}
+		updates = append(updates, u)
+		existing, err := snap.AllocByID(u.ID)
+		if err != nil {
+			return 0, err
+		}
+		if existing == nil || existing.ClientTerminalStatus() || !u.ClientTerminalStatus() {
+			continue
+		}
+		freed = true
+		if u.ClientStatus != structs.AllocClientStatusFailed || existing.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		job, err := snap.JobByID(existing.Namespace, existing.JobID)
+		if err != nil {
+			return 0, err
+		}
+		if job.Stopped() {
+			continue
+		}
+		evals = append(evals, l.jobEval(job.Namespace, job.ID, job.Type, job.Priority, structs.EvalTriggerRetryFailedAlloc, now))
+	}
+	if len(updates) == 0 {
+		return 0, nil
+	}
+	b, lead := l.clients.join(updates, evals, freed)
+	if lead {
+		l.flushClientUpdates(ctx)
+	}
+	select {
+	case <-b.done:
+		return b.index, b.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// join adds updates to the pending batch and reports whether the caller
+// must write it (no write is in flight).
+func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Evaluation, freed bool) (*clientBatch, bool) {
+	c.mu.Lock()
+	b := c.pending
+	if b == nil {
+		b = &clientBatch{jobs: map[[2]string]bool{}, done: make(chan struct{})}
+		c.pending = b
+	}
+	b.allocs = append(b.allocs, allocs...)
+	for _, e := range evals {
+		k := [2]string{e.Namespace, e.JobID}
+		if !b.jobs[k] {
+			b.jobs[k] = true
+			b.evals = append(b.evals, e)
+		}
+	}
+	b.freed = b.freed || freed
+	lead := !c.flushing
+	c.flushing = true
+	onJoin := c.onJoin
+	c.mu.Unlock()
+	if !lead && onJoin != nil {
+		onJoin()
+	}
+	return b, lead
+}
+
+// flushClientUpdates writes pending batches until none is left. The
+// writes outlive the leading caller's cancellation, since they carry
+// other callers' updates; Raft bounds them.
+func (l *Leader) flushClientUpdates(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), waitIndexTimeout)
+	defer cancel()
+	for {
+		l.clients.mu.Lock()
+		b := l.clients.pending
+		l.clients.pending = nil
+		if b == nil {
+			l.clients.flushing = false
+			l.clients.mu.Unlock()
+			return
+		}
+		l.clients.mu.Unlock()
+		req := &structs.AllocClientUpdateRequest{Allocs: b.allocs, Evals: b.evals, UpdatedAt: l.clock.Now().UnixNano()}
+		_, b.index, b.err = l.apply(ctx, fsm.AllocClientUpdateRequestType, req)
+		if b.err == nil && b.freed {
+			if t, err := l.term(); err == nil {
+				l.unblock(t, b.index)
+			}
+		}
+		close(b.done)
+	}
+}

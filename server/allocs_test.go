@@ -1,0 +1,80 @@
+package server
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+func TestClientUpdatesCoalesceWhileAWriteIsInFlight(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	_, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 6, 100))
+	must(t, err)
+	h.waitFor("six allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 6 })
+	h.idle()
+	allocs := allocsOf(h.store().Snapshot(), "web")
+
+	// Hold the first client write in Raft until the other five callers
+	// have joined the next batch.
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.raft.setGate(func(mt fsm.MessageType) {
+		if mt == fsm.AllocClientUpdateRequestType {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	})
+	joined := make(chan struct{}, 5)
+	h.leader.clients.mu.Lock()
+	h.leader.clients.onJoin = func() { joined <- struct{}{} }
+	h.leader.clients.mu.Unlock()
+	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
+
+	running := func(a *structs.Allocation) []*structs.Allocation {
+		return []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}}
+	}
+	var wg sync.WaitGroup
+	results := make([]uint64, len(allocs))
+	call := func(i int) {
+		defer wg.Done()
+		idx, err := h.leader.UpdateAllocsFromClient(h.ctx, running(allocs[i]))
+		if err != nil {
+			t.Error(err)
+		}
+		results[i] = idx
+	}
+	wg.Add(1)
+	go call(0)
+	<-entered
+	for i := 1; i < len(allocs); i++ {
+		wg.Add(1)
+		go call(i)
+	}
+	for i := 1; i < len(allocs); i++ {
+		<-joined
+	}
+	close(release)
+	wg.Wait()
+
+	if got := h.raft.entries(fsm.AllocClientUpdateRequestType) - before; got != 2 {
+		t.Fatalf("%d client update entries, want 2 (one in flight, one coalesced)", got)
+	}
+	for i := 2; i < len(results); i++ {
+		if results[i] != results[1] || results[i] <= results[0] {
+			t.Fatalf("entry indexes %v: callers 1.. should share the second entry", results)
+		}
+	}
+	for _, a := range allocsOf(h.store().Snapshot(), "web") {
+		if a.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
+		}
+	}
+}
