@@ -12,7 +12,7 @@ import (
 func TestClientUpdatesCoalesceWhileAWriteIsInFlight(t *testing.T) {
 	h := newHarness(t)
 	h.start()
-	_, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
 	must(t, err)
 	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 6, 100))
 	must(t, err)

@@ -126,7 +126,7 @@ func TestCheckPlanNodeNotReady(t *testing.T) {
 
 func TestPlanFencedAfterLeadershipLoss(t *testing.T) {
 	h := newHarness(t)
-	_, err := h.leader.RegisterNode(context.Background(), testNode("a", 4000, 4096))
+	_, _, err := h.leader.RegisterNode(context.Background(), testNode("a", 4000, 4096))
 	must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	tm, err := h.leader.newTerm(ctx)
@@ -159,7 +159,7 @@ func TestMaxPlanAttemptsLeavesFollowup(t *testing.T) {
 		}
 	}
 	h.start()
-	_, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
 	must(t, err)
 	res, err := h.leader.RegisterJob(h.ctx, testJob("web", 1, 100))
 	must(t, err)

@@ -24,7 +24,7 @@ func BenchmarkRegisterToPlaced(b *testing.B) {
 				h := newHarness(b, func(c *Config) { c.Logger = hclog.NewNullLogger(); c.NumWorkers = 4 })
 				h.start()
 				for n := 0; n < size.nodes; n++ {
-					if _, err := h.leader.RegisterNode(h.ctx, testNode(fmt.Sprint(n), 8000, 16384)); err != nil {
+					if _, _, err := h.leader.RegisterNode(h.ctx, testNode(fmt.Sprint(n), 8000, 16384)); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -61,7 +61,7 @@ func BenchmarkManyJobs(b *testing.B) {
 		h := newHarness(b, func(c *Config) { c.Logger = hclog.NewNullLogger(); c.NumWorkers = 4 })
 		h.start()
 		for n := 0; n < nodes; n++ {
-			if _, err := h.leader.RegisterNode(h.ctx, testNode(fmt.Sprint(n), 8000, 16384)); err != nil {
+			if _, _, err := h.leader.RegisterNode(h.ctx, testNode(fmt.Sprint(n), 8000, 16384)); err != nil {
 				b.Fatal(err)
 			}
 		}

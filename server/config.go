@@ -37,8 +37,9 @@ var (
 	ErrNotLeader = errors.New("server: not the leader")
 	// ErrInvalidConfig is returned by New for an unusable Config.
 	ErrInvalidConfig = errors.New("server: invalid config")
-	// ErrNodeNotFound is returned for a node unknown to state.
-	ErrNodeNotFound = errors.New("server: node not found")
+	// ErrNodeNotFound is returned for a node unknown to state; it wraps
+	// state.ErrNotFound.
+	ErrNodeNotFound = fmt.Errorf("server: node: %w", state.ErrNotFound)
 	// ErrInvalidRequest is returned for a request missing what it needs.
 	ErrInvalidRequest = errors.New("server: invalid request")
 	// ErrPlanFenced is the answer to a plan submitted or applied after

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -120,8 +121,9 @@ func (h *heartbeats) expired(nodeID string, b *beat) {
 }
 
 // NodeHeartbeat records that a node is alive and returns the TTL within
-// which it must call again. Leader only.
-func (l *Leader) NodeHeartbeat(nodeID string) (time.Duration, error) {
+// which it must call again. Leader only (ErrNotLeader otherwise); a node
+// unknown to state gets ErrNodeNotFound.
+func (l *Leader) NodeHeartbeat(_ context.Context, nodeID string) (time.Duration, error) {
 	t, err := l.term()
 	if err != nil {
 		return 0, err
@@ -131,7 +133,7 @@ func (l *Leader) NodeHeartbeat(nodeID string) (time.Duration, error) {
 		return 0, err
 	}
 	if n == nil {
-		return 0, ErrNodeNotFound
+		return 0, fmt.Errorf("%w: %s", ErrNodeNotFound, nodeID)
 	}
 	t.beats.reset(nodeID, l.cfg.HeartbeatTTL)
 	return l.cfg.HeartbeatTTL, nil

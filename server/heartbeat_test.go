@@ -13,7 +13,7 @@ func TestHeartbeatExpiryMarksNodeDownAndReplaces(t *testing.T) {
 	h.start()
 	// Each node has room for one alloc.
 	for _, n := range []string{"a", "b", "c"} {
-		_, err := h.leader.RegisterNode(h.ctx, testNode(n, 1000, 4096))
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(n, 1000, 4096))
 		must(t, err)
 	}
 	_, err := h.leader.RegisterJob(h.ctx, testJob("web", 2, 600))
@@ -28,7 +28,7 @@ func TestHeartbeatExpiryMarksNodeDownAndReplaces(t *testing.T) {
 			if n == except {
 				continue
 			}
-			ttl, err := h.leader.NodeHeartbeat(n)
+			ttl, err := h.leader.NodeHeartbeat(h.ctx, n)
 			must(t, err)
 			if ttl != 10*time.Second {
 				t.Fatalf("ttl = %v", ttl)
@@ -78,7 +78,7 @@ func TestHeartbeatExpiryMarksNodeDownAndReplaces(t *testing.T) {
 func TestLeadershipGainGivesGrace(t *testing.T) {
 	h := newHarness(t)
 	h.start()
-	_, err := h.leader.RegisterNode(h.ctx, testNode("a", 1000, 4096))
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 1000, 4096))
 	must(t, err)
 	h.stop()
 

@@ -13,7 +13,7 @@ func TestFailedAllocRescheduledAfterDelay(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.HeartbeatTTL = time.Hour })
 	h.start()
 	for _, n := range []string{"a", "b"} {
-		_, err := h.leader.RegisterNode(h.ctx, testNode(n, 4000, 4096))
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(n, 4000, 4096))
 		must(t, err)
 	}
 	job := testJob("web", 1, 100)
@@ -60,7 +60,7 @@ func TestFailedAllocRescheduledAfterDelay(t *testing.T) {
 func TestDeregisterStopsAllocs(t *testing.T) {
 	h := newHarness(t)
 	h.start()
-	_, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
 	must(t, err)
 	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
 	must(t, err)
@@ -80,7 +80,7 @@ func TestDeregisterStopsAllocs(t *testing.T) {
 func TestSystemJobFollowsNodes(t *testing.T) {
 	h := newHarness(t)
 	h.start()
-	_, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
 	must(t, err)
 	job := testJob("agent", 1, 100)
 	job.Type = structs.JobTypeSystem
@@ -88,7 +88,7 @@ func TestSystemJobFollowsNodes(t *testing.T) {
 	must(t, err)
 	h.waitFor("one system alloc", func(s *state.Snapshot) bool { return len(allocsOf(s, "agent")) == 1 })
 
-	res, err := h.leader.RegisterNode(h.ctx, testNode("b", 4000, 4096))
+	res, err := h.leader.registerNode(h.ctx, testNode("b", 4000, 4096))
 	must(t, err)
 	if len(res.EvalIDs) != 1 {
 		t.Fatalf("node registration created %d evals, want 1 for the system job", len(res.EvalIDs))

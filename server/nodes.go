@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// NodeUpdateResponse answers a node registration or status update.
+// NodeUpdateResponse answers a node status update.
 type NodeUpdateResponse struct {
 	// Index is the raft index of the last entry written.
 	Index uint64
@@ -23,8 +23,17 @@ type NodeUpdateResponse struct {
 // RegisterNode registers a client node (or re-registers it), stamping its
 // status time; a node that registers ready gets node-update evaluations
 // for the system jobs (which place an alloc on every node). The node's
-// heartbeat timer is armed when this server is leader.
-func (l *Leader) RegisterNode(ctx context.Context, node *structs.Node) (*NodeUpdateResponse, error) {
+// heartbeat timer is armed when this server is leader. It returns the TTL
+// within which the node must heartbeat and the index of the last write.
+func (l *Leader) RegisterNode(ctx context.Context, node *structs.Node) (ttl time.Duration, index uint64, err error) {
+	resp, err := l.registerNode(ctx, node)
+	if err != nil {
+		return 0, 0, err
+	}
+	return resp.HeartbeatTTL, resp.Index, nil
+}
+
+func (l *Leader) registerNode(ctx context.Context, node *structs.Node) (*NodeUpdateResponse, error) {
 	if node == nil || node.ID == "" {
 		return nil, fmt.Errorf("%w: node without ID", ErrInvalidRequest)
 	}

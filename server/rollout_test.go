@@ -47,7 +47,7 @@ func TestRollingUpdateAdvancesOnHealth(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	for _, n := range []string{"a", "b"} {
-		_, err := h.leader.RegisterNode(h.ctx, testNode(n, 4000, 4096))
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(n, 4000, 4096))
 		must(t, err)
 	}
 	v1 := testJob("web", 3, 100)

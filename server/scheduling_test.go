@@ -12,7 +12,7 @@ func TestJobPlacedOnReadyNodes(t *testing.T) {
 	h.start()
 	ctx := h.ctx
 	for _, n := range []string{"a", "b"} {
-		if _, err := h.leader.RegisterNode(ctx, testNode(n, 4000, 4096)); err != nil {
+		if _, _, err := h.leader.RegisterNode(ctx, testNode(n, 4000, 4096)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -50,7 +50,7 @@ func TestBlockedEvalPlacedWhenNodeJoins(t *testing.T) {
 	h.start()
 	ctx := h.ctx
 	// One node with room for two of the three allocs.
-	_, err := h.leader.RegisterNode(ctx, testNode("a", 1000, 4096))
+	_, _, err := h.leader.RegisterNode(ctx, testNode("a", 1000, 4096))
 	must(t, err)
 	res, err := h.leader.RegisterJob(ctx, testJob("web", 3, 400))
 	must(t, err)
@@ -76,7 +76,7 @@ func TestBlockedEvalPlacedWhenNodeJoins(t *testing.T) {
 		t.Fatalf("%d allocs placed, want 2", n)
 	}
 
-	_, err = h.leader.RegisterNode(ctx, testNode("b", 1000, 4096))
+	_, _, err = h.leader.RegisterNode(ctx, testNode("b", 1000, 4096))
 	must(t, err)
 	h.waitFor("the third alloc on the new node", func(s *state.Snapshot) bool {
 		b, _ := s.EvalByID(blockedID)
@@ -105,7 +105,7 @@ func TestPlanRejectedWhenNodeWentDown(t *testing.T) {
 	}
 	h.start()
 	for _, n := range []string{"a", "b"} {
-		_, err := h.leader.RegisterNode(h.ctx, testNode(n, 1000, 4096))
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(n, 1000, 4096))
 		must(t, err)
 	}
 	res, err := h.leader.RegisterJob(h.ctx, testJob("web", 1, 400))
@@ -131,7 +131,7 @@ func TestPlanRejectedWhenNodeWentDown(t *testing.T) {
 func TestLeadershipLossStopsEverything(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.NumWorkers = 4 })
 	h.start()
-	_, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
 	must(t, err)
 	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
 	must(t, err)
@@ -143,7 +143,7 @@ func TestLeadershipLossStopsEverything(t *testing.T) {
 	if h.leader.Leading() {
 		t.Fatal("still leading after the term ended")
 	}
-	if _, err := h.leader.NodeHeartbeat("node-a"); err != ErrNotLeader {
+	if _, err := h.leader.NodeHeartbeat(h.ctx, "node-a"); err != ErrNotLeader {
 		t.Fatalf("heartbeat after the term: %v, want ErrNotLeader", err)
 	}
 	if g := leaked(); len(g) > 0 {
@@ -151,7 +151,7 @@ func TestLeadershipLossStopsEverything(t *testing.T) {
 	}
 	// A new term starts again from state.
 	h.start()
-	if _, err := h.leader.NodeHeartbeat("node-a"); err != nil {
+	if _, err := h.leader.NodeHeartbeat(h.ctx, "node-a"); err != nil {
 		t.Fatalf("heartbeat in the new term: %v", err)
 	}
 }
