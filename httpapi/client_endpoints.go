@@ -24,7 +24,8 @@ import (
 //	      servers do not know (the client then registers again)
 //	GET /v1/node/{id}/allocations?index=&wait=   (Nomad's public path)
 //	    → []*structs.Allocation, each with its Job: a blocking query whose
-//	      X-Nomad-Index is the highest ModifyIndex among the node's allocs
+//	      X-Nomad-Index is the highest AllocModifyIndex among the node's
+//	      allocs (changes by the servers, not the client's own reports)
 //	PUT /v1/internal/allocs/update        body AllocUpdateRequest
 //	    {"Allocs": [{ID, ClientStatus, ClientDescription, TaskStates,
 //	      DeploymentStatus}]} → {"Index": n}
@@ -149,9 +150,11 @@ func (s *Server) nodeHeartbeat(_ http.ResponseWriter, r *http.Request) (any, err
 }
 
 // nodeAllocations answers the node's allocations, each with its job. The
-// index is the highest ModifyIndex among them (the allocs table's index
-// when the node has none), so that a client is woken only by changes to
-// its own allocations.
+// index is the highest AllocModifyIndex among them — the last change the
+// servers made (placement, in-place update, stop), not the client's own
+// reports — or the allocs table's index when the node has none. So a
+// client is woken only by what it must act on, and never by its own
+// writes echoing back.
 func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
@@ -165,7 +168,11 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		}
 		var idx uint64
 		for _, a := range allocs {
-			idx = max(idx, a.ModifyIndex)
+			if a.AllocModifyIndex > 0 {
+				idx = max(idx, a.AllocModifyIndex)
+			} else {
+				idx = max(idx, a.ModifyIndex)
+			}
 		}
 		if len(allocs) == 0 {
 			if idx, err = snap.Index(state.TableAllocs); err != nil {

@@ -147,6 +147,28 @@ func TestNodeAllocationsBlocksUntilItsAllocsChange(t *testing.T) {
 		t.Fatalf("index %s, want the alloc's %d (not the later write to another node)", hdr.Get("X-Nomad-Index"), first)
 	}
 
+	// The client's own report does not move the index: it must not wake
+	// the client's query with its own write.
+	code, body, _ = do(t, "PUT", srv.URL+"/v1/internal/allocs/update",
+		`{"Allocs":[{"ID":"a-1","ClientStatus":"running","NodeID":"elsewhere","DesiredStatus":"stop"}]}`)
+	var up AllocUpdateResponse
+	if code != 200 || json.Unmarshal([]byte(body), &up) != nil || up.Index == 0 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	code, body, hdr = do(t, "GET", srv.URL+"/v1/node/n-1/allocations", "")
+	allocs = nil
+	if code != 200 || json.Unmarshal([]byte(body), &allocs) != nil || len(allocs) != 1 ||
+		allocs[0].ClientStatus != structs.AllocClientStatusRunning || allocs[0].DesiredStatus != structs.AllocDesiredStatusRun ||
+		allocs[0].NodeID != "n-1" {
+		t.Fatalf("after the client's report: %d %s", code, body)
+	}
+	if hdr.Get("X-Nomad-Index") != strconv.FormatUint(first, 10) {
+		t.Fatalf("the client's report moved the index to %s", hdr.Get("X-Nomad-Index"))
+	}
+	if got := b.updates[0][0]; got.NodeID != "" || got.DesiredStatus != "" {
+		t.Fatalf("client update passed server fields on: %+v", got)
+	}
+
 	type answer struct {
 		code  int
 		body  string
@@ -157,17 +179,14 @@ func TestNodeAllocationsBlocksUntilItsAllocsChange(t *testing.T) {
 		c, bd, h := do(t, "GET", fmt.Sprintf("%s/v1/node/n-1/allocations?index=%d&wait=20s", srv.URL, first), "")
 		done <- answer{c, bd, h.Get("X-Nomad-Index")}
 	}()
-	// A change to another node's allocs does not answer the query; a
-	// report on this node's does.
+	// A change to another node's allocs does not answer the query; the
+	// servers stopping this node's alloc does.
 	placeAlloc(t, b, "a-other-2", "n-2")
-	code, body, _ = do(t, "PUT", srv.URL+"/v1/internal/allocs/update",
-		`{"Allocs":[{"ID":"a-1","ClientStatus":"running","NodeID":"elsewhere","DesiredStatus":"stop"}]}`)
-	if code != 200 {
-		t.Fatalf("update: %d %s", code, body)
-	}
-	var up AllocUpdateResponse
-	if json.Unmarshal([]byte(body), &up) != nil || up.Index == 0 {
-		t.Fatalf("update answer %s", body)
+	_, stopIdx, err := b.Apply(context.Background(), fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		AllocsStopped: []*structs.AllocStopUpdate{{AllocID: "a-1", DesiredDescription: structs.AllocNotNeeded}}, UpdatedAt: 9,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	select {
 	case a := <-done:
@@ -175,14 +194,10 @@ func TestNodeAllocationsBlocksUntilItsAllocsChange(t *testing.T) {
 		if a.code != 200 || json.Unmarshal([]byte(a.body), &allocs) != nil || len(allocs) != 1 {
 			t.Fatalf("blocking answer %d %s", a.code, a.body)
 		}
-		if allocs[0].ClientStatus != structs.AllocClientStatusRunning || allocs[0].DesiredStatus != structs.AllocDesiredStatusRun ||
-			allocs[0].NodeID != "n-1" || a.index != strconv.FormatUint(up.Index, 10) {
-			t.Fatalf("after the update: %+v index %s", allocs[0], a.index)
+		if allocs[0].DesiredStatus != structs.AllocDesiredStatusStop || a.index != strconv.FormatUint(stopIdx, 10) {
+			t.Fatalf("after the stop: %+v index %s", allocs[0], a.index)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the blocking query did not answer")
-	}
-	if got := b.updates[0][0]; got.NodeID != "" || got.DesiredStatus != "" {
-		t.Fatalf("client update passed server fields on: %+v", got)
 	}
 }
