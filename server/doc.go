@@ -16,6 +16,19 @@
 //   - per-node heartbeat timers, which mark a silent node down;
 //   - the deployment watcher, writing through Raft.
 //
+// Wiring, in the agent:
+//
+//	leader, err := server.New(server.Config{
+//		Raft:  clusterServer,  // Apply(ctx, fsm.MessageType, req)
+//		State: stateMachine.State,
+//		Logger: logger,
+//	})
+//	clusterServer.OnLeadership("scheduler", leader.Run)
+//
+// The HTTP API's client endpoints call RegisterNode, NodeHeartbeat and
+// UpdateAllocsFromClient; its job endpoints may call RegisterJob and
+// DeregisterJob, which stamp the evaluation here.
+//
 // Everything stops when Run's context ends. Times and IDs are stamped here,
 // on the leader, before a request enters the log: the state machine never
 // reads a clock. The package reaches Raft only through the narrow Raft
