@@ -47,7 +47,13 @@ func (r *reporter) enqueue(a *structs.Allocation) {
 	}
 }
 
-// take empties the pending set, in ID order.
+// maxBatch bounds the allocations of one send, so that a request stays
+// well under the servers' body limit (8 MiB) whatever piled up; the rest
+// goes in the next send, at once.
+const maxBatch = 256
+
+// take removes up to maxBatch allocations from the pending set, in ID
+// order.
 func (r *reporter) take() []*structs.Allocation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -58,8 +64,13 @@ func (r *reporter) take() []*structs.Allocation {
 	for _, a := range r.pending {
 		out = append(out, a)
 	}
-	clear(r.pending)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if len(out) > maxBatch {
+		out = out[:maxBatch]
+	}
+	for _, a := range out {
+		delete(r.pending, a.ID)
+	}
 	return out
 }
 
@@ -106,13 +117,17 @@ func (r *reporter) run(ctx context.Context) {
 	}
 }
 
-// flush sends what is pending once, for a client that shuts down.
+// flush sends what is pending, for a client that shuts down.
 func (r *reporter) flush(ctx context.Context) error {
-	batch := r.take()
-	if len(batch) == 0 {
-		return nil
+	for {
+		batch := r.take()
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := r.send(ctx, batch); err != nil {
+			return err
+		}
 	}
-	return r.send(ctx, batch)
 }
 
 // sleep waits d on the clock; false if ctx ended first.

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -101,5 +102,27 @@ func TestReporterRetriesWithoutLosingNewerState(t *testing.T) {
 			t.Fatalf("retried batch %v", b)
 		}
 		g.gate <- nil
+	})
+}
+
+func TestReporterSplitsLargeBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedSend{gate: make(chan error)}
+		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for i := range maxBatch + 10 {
+			r.enqueue(status(fmt.Sprintf("a%04d", i), "running"))
+		}
+		go r.run(ctx)
+		synctest.Wait()
+		g.gate <- nil
+		synctest.Wait()
+		g.gate <- nil
+		synctest.Wait()
+		b := g.sent()
+		if len(b) != 2 || len(b[0]) != maxBatch || len(b[1]) != 10 {
+			t.Fatalf("batches of %d", len(b))
+		}
 	})
 }
