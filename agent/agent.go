@@ -64,6 +64,8 @@ func New(cfg Config) (*Agent, error) {
 		}
 		a.devDir, a.cfg.DataDir, a.cfg.Server = dir, dir, true
 		a.cfg.BootstrapExpect = 1
+		// The state is thrown away on exit: no point syncing it to disk.
+		a.cfg.NoSync = true
 	}
 	if err := a.check(); err != nil {
 		a.removeDevDir()

@@ -26,7 +26,9 @@ type Config struct {
 	Region     string
 	Datacenter string
 	Version    string
-	// NoSync skips fsync of the Raft log (see cluster.Config.NoSync).
+	// NoSync skips fsync of the Raft log (see cluster.Config.NoSync):
+	// about 4,700 instead of 400 serial writes per second, safe against the
+	// process being killed but not against power loss. Dev mode sets it.
 	NoSync bool
 	Logger hclog.Logger
 }

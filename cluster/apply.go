@@ -22,17 +22,30 @@ func (s *Server) ApplyBytes(ctx context.Context, data []byte) (any, uint64, erro
 			return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
 		}
 	}
+	select {
+	case <-s.shutdownCh:
+		return nil, 0, ErrShutdown
+	default:
+	}
 	f := s.raft.Apply(data, timeout)
 	done := make(chan struct{})
 	go func() {
 		_ = f.Error()
 		close(done)
 	}()
+	// Raft's timeout bounds only the enqueueing; an entry enqueued just as
+	// raft shuts down is never answered, hence the other cases.
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
 	select {
 	case <-done:
 		return applyResult(f)
 	case <-ctx.Done():
 		return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+	case <-s.shutdownCh:
+		return nil, 0, ErrShutdown
+	case <-timer.C:
+		return nil, 0, fmt.Errorf("%w: no answer within %s", ErrTimeout, timeout)
 	}
 }
 

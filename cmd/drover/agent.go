@@ -55,6 +55,7 @@ each other through -retry-join (HTTP addresses of other servers).
 	f.StringVar(&cfg.NodeName, "node", "", "name of this agent (default: the host name)")
 	f.StringVar(&cfg.Region, "region", "global", "region")
 	f.StringVar(&cfg.Datacenter, "dc", "dc1", "datacenter")
+	f.BoolVar(&cfg.NoSync, "raft-no-sync", false, "do not fsync the Raft log: faster serial writes, safe if the process dies but not if the machine does")
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "write logs as JSON")
 	return cmd
