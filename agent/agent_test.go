@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// startAgent runs one server agent in-process on loopback.
+func startAgent(t *testing.T, name string, expect int, join ...string) *Agent {
+	t.Helper()
+	a, err := New(Config{
+		Server: true, BootstrapExpect: expect, RetryJoin: join, DataDir: filepath.Join(t.TempDir(), name),
+		HTTPAddr: freeAddr(t), RaftAddr: freeAddr(t), NodeName: name, NoSync: true,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: name, Output: tWriter{t}, Level: hclog.Debug}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	t.Cleanup(func() { _ = a.Shutdown() })
+	return a
+}
+
+func waitFor(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// voters returns the voters' IDs as a server sees them.
+func voters(a *Agent) (map[string]bool, error) {
+	cfg, err := a.RaftConfiguration()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, s := range cfg.Servers {
+		if s.Voter {
+			out[s.ID] = true
+		}
+	}
+	return out, nil
+}
+
+func TestServersFormOneClusterAndAddALateServer(t *testing.T) {
+	// s1 knows nobody; s2 and s3 know only s1: the exchange spreads the rest.
+	s1 := startAgent(t, "s1", 3)
+	s2 := startAgent(t, "s2", 3, s1.HTTPAddr())
+	s3 := startAgent(t, "s3", 3, s1.HTTPAddr())
+	all := []*Agent{s1, s2, s3}
+	waitFor(t, "one leader with three voters", func() error {
+		leaders := 0
+		for _, a := range all {
+			if a.IsLeader() {
+				leaders++
+			}
+			v, err := voters(a)
+			if err != nil {
+				return err
+			}
+			if len(v) != 3 {
+				return fmt.Errorf("%s sees %d voters", a.cfg.NodeName, len(v))
+			}
+		}
+		if leaders != 1 {
+			return fmt.Errorf("%d leaders", leaders)
+		}
+		return nil
+	})
+	for _, a := range all {
+		if _, err := a.LeaderHTTPAddr(); err != nil {
+			t.Fatalf("%s does not know the leader's HTTP address: %v", a.cfg.NodeName, err)
+		}
+	}
+
+	// A late server contacts a follower only; the leader adds it.
+	var follower *Agent
+	for _, a := range all {
+		if !a.IsLeader() {
+			follower = a
+		}
+	}
+	s4 := startAgent(t, "s4", 3, follower.HTTPAddr())
+	waitFor(t, "the late server to be a voter", func() error {
+		v, err := voters(s1)
+		if err != nil {
+			return err
+		}
+		if !v[s4.raft.ID()] {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	waitFor(t, "the late server to know the leader", func() error {
+		_, err := s4.LeaderHTTPAddr()
+		return err
+	})
+}
+
+func TestJoinServerRejectsOtherHTTPServers(t *testing.T) {
+	a := startAgent(t, "s1", 2)
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"hello": "world"}`)
+	}))
+	defer plain.Close()
+	missing := httptest.NewServer(http.NotFoundHandler())
+	defer missing.Close()
+	for _, srv := range []*httptest.Server{plain, missing} {
+		_, err := a.JoinServer(context.Background(), strings.TrimPrefix(srv.URL, "http://"))
+		if !errors.Is(err, ErrNotServer) {
+			t.Fatalf("join %s: %v, want ErrNotServer", srv.URL, err)
+		}
+	}
+	if _, err := a.JoinServer(context.Background(), a.HTTPAddr()); err == nil {
+		t.Fatal("joining itself succeeded")
+	}
+}
+
+func TestDevAgentBootstrapsAndRemovesItsDirectory(t *testing.T) {
+	a, err := New(Config{Dev: true, HTTPAddr: freeAddr(t), RaftAddr: freeAddr(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	dir := a.cfg.DataDir
+	waitFor(t, "the dev server to lead", func() error {
+		if !a.raft.LeaderReady() {
+			return errors.New("not leader")
+		}
+		return nil
+	})
+	if err := a.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("dev data directory %s still there: %v", dir, err)
+	}
+}
