@@ -81,6 +81,8 @@ type QueryOptions struct {
 	AllowStale bool          // ?stale: any server answers from its local copy
 	Prefix     string        // ?prefix
 	Namespace  string        // ?namespace
+	// Params are further query parameters (e.g. "purge" on a job delete).
+	Params map[string]string
 }
 
 // QueryMeta is what the answer's headers say.
@@ -110,6 +112,9 @@ func (q *QueryOptions) values() url.Values {
 	if q.Namespace != "" {
 		v.Set("namespace", q.Namespace)
 	}
+	for k, p := range q.Params {
+		v.Set(k, p)
+	}
 	return v
 }
 
@@ -128,9 +133,10 @@ func (c *Client) Post(ctx context.Context, path string, in, out any) (*QueryMeta
 	return c.do(ctx, http.MethodPost, path, nil, in, out)
 }
 
-// Delete sends a DELETE to path with the given query values.
-func (c *Client) Delete(ctx context.Context, path string, q url.Values, out any) (*QueryMeta, error) {
-	return c.do(ctx, http.MethodDelete, path, q, nil, out)
+// Delete sends a DELETE to path with the query options and decodes the
+// answer into out (when non-nil).
+func (c *Client) Delete(ctx context.Context, path string, q *QueryOptions, out any) (*QueryMeta, error) {
+	return c.do(ctx, http.MethodDelete, path, q.values(), nil, out)
 }
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) (*QueryMeta, error) {
