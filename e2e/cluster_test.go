@@ -15,7 +15,7 @@ import (
 
 // startCluster starts three servers that find each other through
 // -retry-join and waits until all agree on a leader.
-func startCluster(t *testing.T) []*server {
+func startCluster(t testing.TB) []*server {
 	t.Helper()
 	servers := []*server{newServer(t, "s1", 3), newServer(t, "s2", 3), newServer(t, "s3", 3)}
 	for _, s := range servers {
@@ -34,7 +34,7 @@ func startCluster(t *testing.T) []*server {
 
 // waitAgreedLeader waits until every server names the same leader and
 // lists three voters, and returns the leader.
-func waitAgreedLeader(t *testing.T, servers []*server) *server {
+func waitAgreedLeader(t testing.TB, servers []*server) *server {
 	t.Helper()
 	var leader *server
 	eventually(t, 60*time.Second, "a leader all servers agree on", func() error {
@@ -71,7 +71,7 @@ func waitAgreedLeader(t *testing.T, servers []*server) *server {
 
 // register writes a job through s, retrying while the cluster has no
 // leader; it returns once the write is acknowledged.
-func register(t *testing.T, s *server, id string, acked map[string]bool) {
+func register(t testing.TB, s *server, id string, acked map[string]bool) {
 	t.Helper()
 	eventually(t, 30*time.Second, "registering "+id+" via "+s.name, func() error {
 		resp, err := s.client().Jobs().Register(ctx(t), jobJSON(id))
@@ -87,7 +87,7 @@ func register(t *testing.T, s *server, id string, acked map[string]bool) {
 }
 
 // localJobs lists the jobs s holds, read from its own copy (?stale).
-func localJobs(t *testing.T, s *server) (string, error) {
+func localJobs(t testing.TB, s *server) (string, error) {
 	stubs, _, err := s.client().Jobs().List(ctx(t), &apiclient.QueryOptions{AllowStale: true})
 	if err != nil {
 		return "", err

@@ -20,7 +20,7 @@ import (
 
 // server is one drover agent process.
 type server struct {
-	t        *testing.T
+	t        testing.TB
 	name     string
 	httpAddr string
 	raftAddr string
@@ -54,7 +54,7 @@ func (b *lockedBuffer) String() string {
 
 // freeAddr returns a loopback address with a port that was free a moment
 // ago.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,7 +64,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func newServer(t *testing.T, name string, expect int) *server {
+func newServer(t testing.TB, name string, expect int) *server {
 	return &server{
 		t: t, name: name, httpAddr: freeAddr(t), raftAddr: freeAddr(t),
 		dataDir: filepath.Join(t.TempDir(), name), expect: expect,
@@ -139,7 +139,7 @@ func (s *server) output() string {
 
 // eventually retries cond every 100ms until it returns nil, failing the
 // test with the last error after limit.
-func eventually(t *testing.T, limit time.Duration, what string, cond func() error) {
+func eventually(t testing.TB, limit time.Duration, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -155,7 +155,7 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() erro
 }
 
 // ctx bounds one API call.
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return c
