@@ -139,8 +139,9 @@ func (l *leadership) runTerm(ctx context.Context) {
 	for _, svc := range l.services {
 		l.start(ctx, &services, svc)
 	}
+	n := len(l.services)
 	l.mu.Unlock()
-	l.logger.Info("leadership established; leader services started", "services", len(l.services))
+	l.logger.Info("leadership established; leader services started", "services", n)
 
 	<-ctx.Done()
 	l.mu.Lock()
