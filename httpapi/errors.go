@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/droverhq/drover/cluster"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/state"
 )
@@ -46,9 +45,9 @@ func statusFor(err error) int {
 	case errors.Is(err, state.ErrInvalid), errors.Is(err, state.ErrDeploymentTerminal),
 		errors.Is(err, state.ErrPromotion), errors.Is(err, jobspec.ErrInvalid):
 		return http.StatusBadRequest
-	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrNotLeader):
-		return http.StatusInternalServerError
 	}
+	// Everything else, including cluster.ErrNoLeader ("No cluster leader",
+	// as Nomad answers it), is a server-side fault.
 	return http.StatusInternalServerError
 }
 
