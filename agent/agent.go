@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/cluster"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/httpapi"
+	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -29,6 +30,7 @@ type Agent struct {
 	logger  hclog.Logger
 	fsm     *fsm.FSM
 	raft    *cluster.Server
+	leader  *server.Leader
 	members *members
 	api     *httpapi.Server
 
@@ -105,7 +107,14 @@ func (a *Agent) open() error {
 		ln.Close()
 		return err
 	}
-	a.raft, a.listener = srv, ln
+	leader, err := server.New(server.Config{Raft: srv, State: a.fsm.State, Logger: a.logger.Named("leader")})
+	if err != nil {
+		_ = srv.Shutdown()
+		ln.Close()
+		return err
+	}
+	srv.OnLeadership("scheduler", leader.Run)
+	a.raft, a.leader, a.listener = srv, leader, ln
 	a.members = newMembers(a.self())
 	a.api = httpapi.New(a, a.logger)
 	a.http = &http.Server{Handler: a.api.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
 )
 
 func freeAddr(t *testing.T) string {
@@ -173,4 +176,33 @@ func TestDevAgentBootstrapsAndRemovesItsDirectory(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("dev data directory %s still there: %v", dir, err)
 	}
+}
+
+func TestLeaderServicesProcessEvaluations(t *testing.T) {
+	a := startAgent(t, "s1", 1)
+	c, err := apiclient.New(a.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp *apiclient.JobRegisterResponse
+	waitFor(t, "a job write", func() error {
+		var err error
+		resp, err = c.Jobs().Register(context.Background(), map[string]any{
+			"ID": "web", "Name": "web", "Type": "service", "Datacenters": []string{"dc1"},
+			"TaskGroups": []any{map[string]any{"Name": "g", "Count": 1, "Tasks": []any{map[string]any{
+				"Name": "t", "Driver": "raw_exec", "Config": map[string]any{"command": "/bin/true"}}}}},
+		})
+		return err
+	})
+	// The scheduler, run by the leader, takes the pending evaluation.
+	waitFor(t, "the evaluation to leave pending", func() error {
+		ev, err := a.State().Snapshot().EvalByID(resp.EvalID)
+		if err != nil {
+			return err
+		}
+		if ev == nil || ev.Status == structs.EvalStatusPending {
+			return fmt.Errorf("eval %+v", ev)
+		}
+		return nil
+	})
 }
