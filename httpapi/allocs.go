@@ -1,0 +1,75 @@
+package httpapi
+
+import (
+	"net/http"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// The allocation reads, as Nomad's:
+//
+//	GET /v1/allocations[?prefix=ab12]  → []*structs.AllocationListStub
+//	GET /v1/allocation/{id}            → *structs.Allocation (with its Job); 404 if unknown
+//
+// Both are blocking queries on the allocs table.
+
+func init() {
+	register(
+		route{"GET /v1/allocations", readRoute, (*Server).allocsList},
+		route{"GET /v1/allocation/{id}", readRoute, (*Server).allocInfo},
+	)
+}
+
+func (s *Server) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		var allocs []*structs.Allocation
+		var err error
+		if o.Prefix != "" {
+			allocs, err = snap.AllocsByIDPrefix(o.Prefix)
+		} else {
+			allocs, err = snap.Allocs()
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		kept := allocs[:0:0]
+		for _, a := range allocs {
+			if o.matchNamespace(a.Namespace) {
+				kept = append(kept, a)
+			}
+		}
+		idx, err := snap.Index(state.TableAllocs)
+		return allocStubs(kept), idx, err
+	})
+}
+
+func (s *Server) allocInfo(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		a, err := snap.AllocByID(id)
+		if err != nil {
+			return nil, 0, err
+		}
+		if a == nil {
+			idx, err := snap.Index(state.TableAllocs)
+			if err != nil {
+				return nil, 0, err
+			}
+			return nil, idx, Errorf(http.StatusNotFound, "alloc not found: %s", id)
+		}
+		// The alloc's own index, so that a watcher of one alloc wakes
+		// only when it changes.
+		return a, a.ModifyIndex, nil
+	})
+}

@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// DELETE /v1/job/{id}[?purge=true] stops a job (a new, stopped version) or,
+// with purge, deletes it and its history. The leader stamps the
+// job-deregister evaluation and writes both in one entry; the answer is
+// Nomad's JobDeregisterResponse. An unknown job is a 404.
+
+func init() {
+	register(route{"DELETE /v1/job/{id}", writeRoute, (*Server).jobDeregister})
+}
+
+// JobDeregisterBackend is what DELETE /v1/job/{id} needs beyond Backend:
+// the leader's job deregistration (server.Leader.DeregisterJob). A Backend
+// that does not implement it answers 501.
+type JobDeregisterBackend interface {
+	// DeregisterJob stops the job, or purges it, with a job-deregister
+	// evaluation, in one replicated write.
+	DeregisterJob(ctx context.Context, namespace, jobID string, purge bool) (*JobDeregisterResponse, error)
+}
+
+// JobDeregisterResponse is the answer of DELETE /v1/job/{id}, in Nomad's
+// shape.
+type JobDeregisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Index           uint64
+}
+
+func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	db, ok := s.backend.(JobDeregisterBackend)
+	if !ok {
+		return nil, Errorf(http.StatusNotImplemented, "not a server: job deregistration unavailable")
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	purge := false
+	if v := r.URL.Query().Get("purge"); v != "" {
+		if purge, err = strconv.ParseBool(v); err != nil {
+			return nil, Errorf(http.StatusBadRequest, "invalid purge %q", v)
+		}
+	}
+	id := r.PathValue("id")
+	ns := o.Namespace
+	if ns == "*" {
+		ns = structs.DefaultNamespace
+	}
+	job, err := s.backend.State().Snapshot().JobByID(ns, id)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, errJobNotFound(id)
+	}
+	out, err := db.DeregisterJob(r.Context(), ns, id, purge)
+	if err != nil {
+		return nil, fmt.Errorf("deregistering job %q: %w", id, err)
+	}
+	s.setMeta(w, out.Index)
+	return out, nil
+}

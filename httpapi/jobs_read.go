@@ -1,0 +1,163 @@
+package httpapi
+
+import (
+	"net/http"
+	"sort"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// The read endpoints of one job beyond its spec: its allocations, its
+// evaluations and the summary of its allocations' client statuses. Each is
+// a blocking query; an unknown job is a 404.
+//
+//	GET /v1/job/{id}/allocations  → []*structs.AllocationListStub
+//	GET /v1/job/{id}/evaluations  → []*structs.Evaluation
+//	GET /v1/job/{id}/summary      → *structs.JobSummary
+
+func init() {
+	register(
+		route{"GET /v1/job/{id}/allocations", readRoute, (*Server).jobAllocations},
+		route{"GET /v1/job/{id}/evaluations", readRoute, (*Server).jobEvaluations},
+		route{"GET /v1/job/{id}/summary", readRoute, (*Server).jobSummary},
+	)
+}
+
+// errJobNotFound is the 404 of the job endpoints, worded as Nomad's.
+func errJobNotFound(id string) error {
+	return Errorf(http.StatusNotFound, "job not found: %s", id)
+}
+
+// jobQuery runs fn as a blocking query on the job named by the path, with
+// the index the highest of tables; fn sees the job, never nil.
+func (s *Server) jobQuery(w http.ResponseWriter, r *http.Request, tables []string,
+	fn func(snap *state.Snapshot, job *structs.Job) (any, error)) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		idx, err := snap.MaxIndex(tables...)
+		if err != nil {
+			return nil, 0, err
+		}
+		job, err := snap.JobByID(o.Namespace, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		if job == nil {
+			return nil, idx, errJobNotFound(id)
+		}
+		out, err := fn(snap, job)
+		return out, idx, err
+	})
+}
+
+func (s *Server) jobAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.jobQuery(w, r, []string{state.TableJobs, state.TableAllocs},
+		func(snap *state.Snapshot, job *structs.Job) (any, error) {
+			allocs, err := snap.AllocsByJob(job.Namespace, job.ID)
+			if err != nil {
+				return nil, err
+			}
+			return allocStubs(allocs), nil
+		})
+}
+
+func (s *Server) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.jobQuery(w, r, []string{state.TableJobs, state.TableEvals},
+		func(snap *state.Snapshot, job *structs.Job) (any, error) {
+			evals, err := snap.EvalsByJob(job.Namespace, job.ID)
+			if err != nil {
+				return nil, err
+			}
+			return sortedEvals(evals), nil
+		})
+}
+
+func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.jobQuery(w, r, []string{state.TableJobs, state.TableAllocs, state.TableEvals},
+		func(snap *state.Snapshot, job *structs.Job) (any, error) {
+			allocs, err := snap.AllocsByJob(job.Namespace, job.ID)
+			if err != nil {
+				return nil, err
+			}
+			evals, err := snap.EvalsByJob(job.Namespace, job.ID)
+			if err != nil {
+				return nil, err
+			}
+			return SummarizeJob(job, allocs, evals), nil
+		})
+}
+
+// SummarizeJob counts the job's allocations per group by client status, as
+// Nomad's JobSummary: pending allocations are Starting; Queued is what the
+// latest evaluation that reported queued allocations could not place. Every
+// group of the job has an entry, even with no allocations.
+func SummarizeJob(job *structs.Job, allocs []*structs.Allocation, evals []*structs.Evaluation) *structs.JobSummary {
+	sum := &structs.JobSummary{
+		JobID: job.ID, Namespace: job.Namespace, Summary: map[string]structs.TaskGroupSummary{},
+		CreateIndex: job.CreateIndex, ModifyIndex: job.ModifyIndex,
+	}
+	for _, tg := range job.TaskGroups {
+		sum.Summary[tg.Name] = structs.TaskGroupSummary{}
+	}
+	for _, a := range allocs {
+		g := sum.Summary[a.TaskGroup]
+		switch a.ClientStatus {
+		case structs.AllocClientStatusPending:
+			g.Starting++
+		case structs.AllocClientStatusRunning:
+			g.Running++
+		case structs.AllocClientStatusComplete:
+			g.Complete++
+		case structs.AllocClientStatusFailed:
+			g.Failed++
+		case structs.AllocClientStatusLost:
+			g.Lost++
+		case structs.AllocClientStatusUnknown:
+			g.Unknown++
+		default:
+			g.Starting++
+		}
+		sum.Summary[a.TaskGroup] = g
+		sum.ModifyIndex = max(sum.ModifyIndex, a.ModifyIndex)
+	}
+	var latest *structs.Evaluation
+	for _, e := range evals {
+		if e.QueuedAllocations != nil && (latest == nil || e.ModifyIndex > latest.ModifyIndex) {
+			latest = e
+		}
+	}
+	if latest != nil && !job.Stop {
+		for tg, n := range latest.QueuedAllocations {
+			if g, ok := sum.Summary[tg]; ok {
+				g.Queued = n
+				sum.Summary[tg] = g
+			}
+		}
+	}
+	return sum
+}
+
+// allocStubs returns the list form of allocs, by ID.
+func allocStubs(allocs []*structs.Allocation) []*structs.AllocationListStub {
+	out := make([]*structs.AllocationListStub, 0, len(allocs))
+	for _, a := range allocs {
+		out = append(out, a.Stub())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// sortedEvals returns evals by ID, never nil.
+func sortedEvals(evals []*structs.Evaluation) []*structs.Evaluation {
+	out := make([]*structs.Evaluation, len(evals))
+	copy(out, evals)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

@@ -1,0 +1,174 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/jobspec"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// PUT|POST /v1/job/{id} registers a job like PUT /v1/jobs, with the whole
+// of Nomad's JobRegisterRequest envelope: {"Job": …, "EnforceIndex": bool,
+// "JobModifyIndex": n}. With EnforceIndex the write is conditional, checked
+// in the same replicated write as the registration: JobModifyIndex 0 means
+// the job must not exist yet, any other value must be the stored job's
+// JobModifyIndex (`job run -check-index`). A conflict is a 409 naming both
+// indexes. The job's ID must be the path's.
+
+func init() {
+	register(
+		route{"PUT /v1/job/{id}", writeRoute, (*Server).jobUpdate},
+		route{"POST /v1/job/{id}", writeRoute, (*Server).jobUpdate},
+	)
+}
+
+// RegisterEnvelope is the body of a job registration, as Nomad's
+// JobRegisterRequest: the job (Nomad's API JSON) and the optional check of
+// the stored job's modify index.
+type RegisterEnvelope struct {
+	Job            json.RawMessage
+	EnforceIndex   bool
+	JobModifyIndex uint64
+}
+
+// envelopeFields are the keys of Nomad's JobRegisterRequest that drover
+// accepts; those it does not support are refused when set.
+var envelopeFields = map[string]bool{
+	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,
+	"Region": false, "Namespace": false, "SecretID": false, "AuthToken": false,
+	"PolicyOverride": false, "PreserveCounts": false, "EvalPriority": false,
+	"Submission": false, "IdempotencyToken": false,
+}
+
+// ParseRegisterEnvelope reads a registration body: malformed JSON is a 400
+// naming the line and column, an unknown key a 400 naming it, a key Nomad
+// defines that drover does not support a 400 when it is set.
+func ParseRegisterEnvelope(body []byte) (*RegisterEnvelope, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "malformed request body: %s", jsonErrorAt(body, err))
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		supported, known := envelopeFields[k]
+		switch {
+		case !known:
+			return nil, Errorf(http.StatusBadRequest, "unknown field %q in the request", k)
+		case !supported && !emptyJSON(raw[k]):
+			return nil, Errorf(http.StatusBadRequest, "field %q is not supported by drover", k)
+		}
+	}
+	var env RegisterEnvelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "malformed request body: %s", jsonErrorAt(body, err))
+	}
+	if emptyJSON(env.Job) {
+		return nil, Errorf(http.StatusBadRequest, "request has no job")
+	}
+	return &env, nil
+}
+
+// emptyJSON reports whether v is absent, null, false, 0, "" or empty.
+func emptyJSON(v json.RawMessage) bool {
+	switch strings.TrimSpace(string(v)) {
+	case "", "null", "false", "0", `""`, "{}", "[]":
+		return true
+	}
+	return false
+}
+
+// jsonErrorAt words a decoding error with the line and column it happened
+// at, when the error says where.
+func jsonErrorAt(body []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return err.Error()
+	}
+	off = min(off, int64(len(body)))
+	line := 1 + bytes.Count(body[:off], []byte("\n"))
+	col := int(off) - bytes.LastIndexByte(body[:off], '\n')
+	if errors.Is(err, io.ErrUnexpectedEOF) || (se != nil && strings.Contains(se.Error(), "unexpected end")) {
+		return fmt.Sprintf("line %d, column %d: unexpected end of JSON input", line, col)
+	}
+	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+}
+
+func (s *Server) jobUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.RegisterFromEnvelope(w, r, r.PathValue("id"))
+}
+
+// RegisterFromEnvelope serves a job registration whose body is the whole
+// envelope (see ParseRegisterEnvelope), EnforceIndex included; pathID,
+// when not empty, must be the job's ID. PUT /v1/jobs may serve through it
+// too, to honour EnforceIndex and report malformed JSON by line and column.
+func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pathID string) (any, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err)
+		}
+		return nil, Errorf(http.StatusBadRequest, "reading request body: %w", err)
+	}
+	env, err := ParseRegisterEnvelope(body)
+	if err != nil {
+		return nil, err
+	}
+	job, diags, err := jobspec.ParseAPIJob(env.Job)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, "invalid job: %w", err)
+	}
+	if job == nil {
+		return nil, Errorf(http.StatusBadRequest, "request has no job")
+	}
+	if pathID != "" && job.ID != pathID {
+		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, pathID)
+	}
+	var warnings []string
+	for _, d := range diags {
+		warnings = append(warnings, d.String())
+	}
+	now := s.now().UnixNano()
+	eval := &structs.Evaluation{
+		ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending,
+		CreateTime: now, ModifyTime: now,
+	}
+	req := &structs.JobRegisterRequest{Job: job, Eval: eval, SubmitTime: now,
+		EnforceIndex: env.EnforceIndex, JobModifyIndex: env.JobModifyIndex}
+	resp, index, err := s.backend.Apply(r.Context(), fsm.JobRegisterRequestType, req)
+	if errors.Is(err, state.ErrConflict) {
+		return nil, Errorf(http.StatusConflict, "%s", strings.TrimPrefix(err.Error(), "state: "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registering job %q: %w", job.ID, err)
+	}
+	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index,
+		Warnings: strings.Join(warnings, "\n")}
+	if res, ok := resp.(*structs.JobRegisterResult); ok && res != nil {
+		out.JobModifyIndex = res.JobModifyIndex
+	}
+	s.setMeta(w, index)
+	return out, nil
+}
