@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/structs"
-	"github.com/hashicorp/nomad/api"
 )
 
 // ParseAPIJob decodes a Nomad API job JSON object (the value of "Job" in
@@ -27,8 +26,9 @@ func parseJSONFile(filename string, src []byte) (*structs.Job, []Diagnostic, err
 	return parseJSON(filename, src)
 }
 
-// jsonWalker checks an API job's JSON tree against Nomad's API types and
-// drover's grammar table, recording every field's place.
+// jsonWalker checks an API job's JSON tree against drover's spec types
+// (the elements drover supports) and the grammar table (every element
+// Nomad defines), recording every field's place.
 type jsonWalker struct {
 	lc    *locator
 	r     *report
@@ -54,17 +54,19 @@ func parseJSON(filename string, src []byte) (*structs.Job, []Diagnostic, error) 
 		warns, e := r.result()
 		return nil, warns, e
 	}
-	w.walk(tree, reflect.TypeOf(api.Job{}), "Job")
+	w.walk(tree, reflect.TypeFor[specJob](), "Job")
 	if len(r.errs) > 0 {
 		warns, e := r.result()
 		return nil, warns, e
 	}
-	var aj api.Job
+	// Only supported fields have a place in specJob: the decoder drops the
+	// others, which the walk has already judged.
+	var aj specJob
 	dec := json.NewDecoder(bytes.NewReader(src))
 	dec.UseNumber()
 	var target any = &aj
 	if isWrapped(src) {
-		target = &struct{ Job *api.Job }{Job: &aj}
+		target = &struct{ Job *specJob }{Job: &aj}
 	}
 	if err := dec.Decode(target); err != nil {
 		r.errorf(w.at(0, "Job"), "%s", phrase(lc, w.at(0, "Job"), "cannot be decoded: %v", err))
@@ -98,26 +100,6 @@ func (w *jsonWalker) at(off int, path string) loc {
 	return loc{File: w.lc.file, Line: line, Column: col, Field: path}
 }
 
-// blockOf maps Nomad's API types to the grammar table.
-var blockOf = map[reflect.Type]string{
-	reflect.TypeOf(api.Job{}):              "job",
-	reflect.TypeOf(api.TaskGroup{}):        "group",
-	reflect.TypeOf(api.Task{}):             "task",
-	reflect.TypeOf(api.Service{}):          "service",
-	reflect.TypeOf(api.ServiceCheck{}):     "check",
-	reflect.TypeOf(api.NetworkResource{}):  "network",
-	reflect.TypeOf(api.Port{}):             "port",
-	reflect.TypeOf(api.Resources{}):        "resources",
-	reflect.TypeOf(api.UpdateStrategy{}):   "update",
-	reflect.TypeOf(api.RestartPolicy{}):    "restart",
-	reflect.TypeOf(api.ReschedulePolicy{}): "reschedule",
-	reflect.TypeOf(api.EphemeralDisk{}):    "ephemeral_disk",
-	reflect.TypeOf(api.LogConfig{}):        "logs",
-	reflect.TypeOf(api.Constraint{}):       "constraint",
-	reflect.TypeOf(api.Spread{}):           "spread",
-	reflect.TypeOf(api.SpreadTarget{}):     "target",
-}
-
 // jsonName is the name encoding/json uses for a struct field.
 func jsonName(f reflect.StructField) string {
 	tag := f.Tag.Get("json")
@@ -139,26 +121,22 @@ func lookupJSON(blockName, name string) (element, bool) {
 	return element{}, false
 }
 
-// walk checks an object against struct type t.
+// walk checks an object against spec type t. Each key is looked up in the
+// grammar table, exactly or else ignoring case as encoding/json does: a
+// name Nomad does not define is an error with a suggestion; an element
+// drover does not support is judged by its value (zero, null or Nomad's
+// default passes; set, it is refused or ignored as the table says); a
+// supported one is checked against its field of t.
 func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 	w.lc.set(path, w.at(n.off, path))
 	blockName := blockOf[t]
-	fields := map[string]reflect.StructField{}
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if name := jsonName(f); name != "" && f.IsExported() {
-			fields[name] = f
-			names = append(names, name)
-		}
-	}
 	for _, key := range n.keys {
 		v := n.kids[key]
-		f, ok := fields[key]
+		e, ok := lookupJSON(blockName, key)
 		if !ok {
-			for name, ff := range fields {
-				if strings.EqualFold(name, key) {
-					f, ok, key = ff, true, name
+			for _, ge := range grammar[blockName] {
+				if ge.JSON != "" && strings.EqualFold(ge.JSON, key) {
+					e, ok, key = ge, true, ge.JSON
 					break
 				}
 			}
@@ -166,11 +144,11 @@ func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 		fpath := path + "." + key
 		l := w.at(n.keyOff[key], fpath)
 		if !ok {
-			w.r.fieldErr(w.lc, l, "is not a field of a Nomad %s%s", blockName, suggest(key, names))
+			w.r.fieldErr(w.lc, l, "is not a field of a Nomad %s%s", blockName, suggest(key, jsonNames(blockName)))
 			continue
 		}
-		e, known := lookupJSON(blockName, key)
-		if !known {
+		f, decoded := specField(t, key)
+		if e.Support == supported && !decoded {
 			e = element{JSON: key, Support: refused, Note: "not part of drover's job grammar"}
 		}
 		if v.kind == 's' && isNomadDefault(blockName, e, v.str) {
@@ -193,6 +171,27 @@ func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 		w.lc.set(fpath, w.at(v.off, fpath))
 		w.value(v, f.Type, fpath)
 	}
+}
+
+// jsonNames lists the JSON names of a block's elements, for suggestions.
+func jsonNames(blockName string) []string {
+	var out []string
+	for _, e := range grammar[blockName] {
+		if e.JSON != "" {
+			out = append(out, e.JSON)
+		}
+	}
+	return out
+}
+
+// specField returns the field of spec type t named name in JSON.
+func specField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() && jsonName(f) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // value checks that n fits type t, descending into supported structs.
@@ -258,7 +257,7 @@ func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
 
 // normalizeConfig turns json.Number values in driver configs into int64
 // or float64, as job files produce them.
-func normalizeConfig(aj *api.Job) {
+func normalizeConfig(aj *specJob) {
 	for _, tg := range aj.TaskGroups {
 		if tg == nil {
 			continue

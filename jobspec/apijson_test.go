@@ -11,7 +11,8 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// apiJob builds a job the way Nomad's Go client does: most fields nil.
+// nomadClientJob builds a job the way Nomad's Go client does: most fields
+// nil.
 func nomadClientJob() *api.Job {
 	job := api.NewServiceJob("web", "web", "global", 60)
 	job.Datacenters = []string{"dc1"}
@@ -107,11 +108,11 @@ func TestJSONFileLocations(t *testing.T) {
 	}
 }
 
-// TestGrammarCoversNomadAPI: every field of Nomad's API types that drover
-// decodes is in the grammar table, so nothing Nomad defines is "unknown"
-// or silently dropped.
+// TestGrammarCoversNomadAPI: every field of Nomad's API types is in the
+// grammar table, so nothing Nomad defines is "unknown" or silently
+// dropped.
 func TestGrammarCoversNomadAPI(t *testing.T) {
-	for typ, block := range blockOf {
+	for typ, block := range nomadBlockOf {
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
 			name := jsonName(f)

@@ -6,11 +6,10 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/structs"
-	"github.com/hashicorp/nomad/api"
 )
 
-// builder turns a decoded job (Nomad's API shape, where a nil pointer means
-// "not written") into drover's job: defaults, the update merge, and every
+// builder turns a decoded job (a specJob, where a nil pointer means "not
+// written") into drover's job: defaults, the update merge, and every
 // check shared by job files and API jobs.
 type builder struct {
 	lc *locator
@@ -35,7 +34,7 @@ func str(p *string) string {
 	return *p
 }
 
-func (b *builder) job(aj *api.Job) *structs.Job {
+func (b *builder) job(aj *specJob) *structs.Job {
 	j := &structs.Job{
 		Region:      orStr(aj.Region, structs.DefaultRegion),
 		Namespace:   orStr(aj.Namespace, structs.DefaultNamespace),
@@ -86,15 +85,7 @@ func (b *builder) job(aj *api.Job) *structs.Job {
 	j.Constraints = b.constraints("Job.Constraints", aj.Constraints)
 	j.Spreads = b.spreads("Job.Spreads", aj.Spreads)
 
-	if aj.Update != nil {
-		if j.Type == structs.JobTypeBatch {
-			b.err("Job.Update", "is not allowed for batch jobs")
-		} else {
-			j.Update = structs.DefaultUpdateStrategy()
-			b.layUpdate(j.Update, aj.Update)
-			b.checkUpdate("", "Job.Update", j.Update, 0, nil)
-		}
-	}
+	j.Update = b.jobUpdate(j.Type, aj.Update)
 	if aj.Reschedule != nil && j.Type == structs.JobTypeSystem {
 		b.err("Job.Reschedule", "is not allowed for system jobs")
 	}
@@ -135,7 +126,7 @@ func orStr(p *string, def string) string {
 	return *p
 }
 
-func (b *builder) group(path string, j *structs.Job, aj *api.Job, atg *api.TaskGroup) *structs.TaskGroup {
+func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup) *structs.TaskGroup {
 	tg := &structs.TaskGroup{
 		Name:          str(atg.Name),
 		Count:         1,
@@ -157,36 +148,7 @@ func (b *builder) group(path string, j *structs.Job, aj *api.Job, atg *api.TaskG
 	tg.Constraints = b.constraints(path+".Constraints", atg.Constraints)
 	tg.Spreads = b.spreads(path+".Spreads", atg.Spreads)
 
-	// Update: job-level block, then the group's own fields, then defaults.
-	switch {
-	case j.Type == structs.JobTypeBatch:
-		if atg.Update != nil {
-			b.err(path+".Update", "is not allowed for batch jobs")
-		}
-	default:
-		tg.Update = structs.DefaultUpdateStrategy()
-		src := map[string]string{}
-		if aj.Update != nil {
-			b.layUpdate(tg.Update, aj.Update)
-			for _, f := range updateFields {
-				src[f] = "Job.Update." + f
-			}
-		}
-		if atg.Update != nil {
-			b.layUpdate(tg.Update, atg.Update)
-			for _, f := range updateFields {
-				if p := path + ".Update." + f; b.lc.has(p) || aj.Update == nil {
-					src[f] = p
-				}
-			}
-		}
-		if aj.Update == nil && atg.Update == nil {
-			for _, f := range updateFields {
-				src[f] = path + ".Update." + f
-			}
-		}
-		b.checkUpdate(tg.Name, path+".Update", tg.Update, tg.Count, src)
-	}
+	tg.Update = b.groupUpdate(path, j.Type, tg, aj.Update, atg.Update)
 
 	tg.RestartPolicy = structs.DefaultRestartPolicy(j.Type)
 	b.layRestart(tg.RestartPolicy, atg.RestartPolicy)
@@ -257,7 +219,7 @@ func (b *builder) group(path string, j *structs.Job, aj *api.Job, atg *api.TaskG
 	return tg
 }
 
-func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *api.Task, ports map[string]bool) *structs.Task {
+func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *specTask, ports map[string]bool) *structs.Task {
 	t := &structs.Task{
 		Name:          at.Name,
 		Driver:        at.Driver,
@@ -329,7 +291,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *a
 	return t
 }
 
-func (b *builder) resources(path string, ar *api.Resources) *structs.Resources {
+func (b *builder) resources(path string, ar *specResources) *structs.Resources {
 	r := structs.DefaultResources()
 	if ar == nil {
 		return r

@@ -7,11 +7,10 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/structs"
-	"github.com/hashicorp/nomad/api"
 )
 
 // networks converts the group's network block and returns its port labels.
-func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*api.NetworkResource) map[string]bool {
+func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*specNetwork) map[string]bool {
 	ports := map[string]bool{}
 	if len(ans) > 1 {
 		b.err(fmt.Sprintf("%s.Networks[1]", path), "is defined twice (a group has at most one network block)")
@@ -28,7 +27,7 @@ func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*api.Networ
 		default:
 			b.err(npath+".Mode", "%q is not supported by drover (only \"host\")", an.Mode)
 		}
-		add := func(kind string, j int, p api.Port) {
+		add := func(kind string, j int, p specPort) {
 			ppath := fmt.Sprintf("%s.%s[%d]", npath, kind, j)
 			if p.Label == "" {
 				b.err(ppath+".Label", "needs a label")
@@ -73,7 +72,7 @@ func portKnown(label string, ports map[string]bool) bool {
 	return err == nil && n > 0 && n <= 65535
 }
 
-func (b *builder) service(path string, as *api.Service, defName string, ports map[string]bool) *structs.Service {
+func (b *builder) service(path string, as *specService, defName string, ports map[string]bool) *structs.Service {
 	s := &structs.Service{Provider: structs.ServiceProviderConsul}
 	if as == nil {
 		b.err(path, "must not be null")
@@ -101,7 +100,7 @@ func (b *builder) service(path string, as *api.Service, defName string, ports ma
 	return s
 }
 
-func (b *builder) check(path string, s *structs.Service, ac *api.ServiceCheck, ports map[string]bool) *structs.ServiceCheck {
+func (b *builder) check(path string, s *structs.Service, ac *specCheck, ports map[string]bool) *structs.ServiceCheck {
 	c := &structs.ServiceCheck{
 		Name: ac.Name, Type: ac.Type, Path: ac.Path, Protocol: ac.Protocol, Method: ac.Method,
 		PortLabel: ac.PortLabel, Interval: ac.Interval, Timeout: ac.Timeout, Header: ac.Header, TaskName: ac.TaskName,

@@ -38,7 +38,11 @@ type element struct {
 
 // grammar is Nomad's job grammar, per block, as the hcl tags and field names
 // of github.com/hashicorp/nomad/api define it, and what drover does with
-// each element. website/jobspec/unsupported.md documents the same table.
+// each element. Each block lists its JSON names in the order of Nomad's
+// API type (task's Identities and Identity aside), the order suggestions
+// are drawn from. Tests check the table against Nomad's API types; drover
+// itself does not import them.
+// website/jobspec/unsupported.md documents the same table.
 var grammar = map[string][]element{
 	"job": {
 		{"region", "Region", attr, supported, ""},
@@ -83,6 +87,7 @@ var grammar = map[string][]element{
 		{"", "VersionTag", attr, serverSet, ""},
 	},
 	"group": {
+		{"", "Name", attr, supported, ""},
 		{"count", "Count", attr, supported, ""},
 		{"constraint", "Constraints", block, supported, ""},
 		{"affinity", "Affinities", block, refused, "affinities are not scored"},
@@ -105,9 +110,9 @@ var grammar = map[string][]element{
 		{"scaling", "Scaling", block, refused, "no autoscaling"},
 		{"consul", "Consul", block, ignored, "no Consul"},
 		{"prevent_reschedule_on_lost", "PreventRescheduleOnLost", attr, refused, "lost allocations are always rescheduled"},
-		{"", "Name", attr, supported, ""},
 	},
 	"task": {
+		{"", "Name", attr, supported, ""},
 		{"driver", "Driver", attr, supported, ""},
 		{"user", "User", attr, supported, ""},
 		{"lifecycle", "Lifecycle", block, refused, "no prestart, poststart or sidecar tasks"},
@@ -138,7 +143,6 @@ var grammar = map[string][]element{
 		{"", "Identity", block, refused, "no workload identities"},
 		{"action", "Actions", block, refused, "no task actions"},
 		{"schedule", "Schedule", block, refused, "no task schedules"},
-		{"", "Name", attr, supported, ""},
 	},
 	"service": {
 		{"name", "Name", attr, supported, ""},
@@ -205,11 +209,11 @@ var grammar = map[string][]element{
 		{"cni", "CNI", block, refused, "no CNI networks"},
 	},
 	"port": {
+		{"", "Label", attr, supported, ""},
 		{"static", "Value", attr, supported, ""},
 		{"to", "To", attr, supported, ""},
 		{"host_network", "HostNetwork", attr, supported, ""},
 		{"ignore_collision", "IgnoreCollision", attr, refused, "ports never collide"},
-		{"", "Label", attr, supported, ""},
 	},
 	"resources": {
 		{"cpu", "CPU", attr, supported, ""},
@@ -223,17 +227,7 @@ var grammar = map[string][]element{
 		{"secrets", "SecretsMB", attr, refused, "no secrets directory"},
 		{"iops", "IOPS", attr, ignored, "IOPS are not scheduled"},
 	},
-	"update": {
-		{"stagger", "Stagger", attr, supported, ""},
-		{"max_parallel", "MaxParallel", attr, supported, ""},
-		{"health_check", "HealthCheck", attr, supported, ""},
-		{"min_healthy_time", "MinHealthyTime", attr, supported, ""},
-		{"healthy_deadline", "HealthyDeadline", attr, supported, ""},
-		{"progress_deadline", "ProgressDeadline", attr, supported, ""},
-		{"canary", "Canary", attr, supported, ""},
-		{"auto_revert", "AutoRevert", attr, supported, ""},
-		{"auto_promote", "AutoPromote", attr, supported, ""},
-	},
+	"update": updateGrammar(), // spec_update.go
 	"restart": {
 		{"interval", "Interval", attr, supported, ""},
 		{"attempts", "Attempts", attr, supported, ""},
@@ -279,8 +273,8 @@ var grammar = map[string][]element{
 		{"target", "SpreadTarget", block, supported, ""},
 	},
 	"target": {
-		{"percent", "Percent", attr, supported, ""},
 		{"", "Value", attr, supported, ""},
+		{"percent", "Percent", attr, supported, ""},
 	},
 	"variable": {
 		{"type", "", attr, supported, ""},

@@ -4,18 +4,17 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/nomad/api"
 	"github.com/zclconf/go-cty/cty"
 )
 
-// job decodes a job block into Nomad's API shape.
-func (d *decoder) job(b *hclsyntax.Block) *api.Job {
+// job decodes a job block as written.
+func (d *decoder) job(b *hclsyntax.Block) *specJob {
 	const path = "Job"
 	label := b.Labels[0]
 	d.lc.set(path, d.at(b.TypeRange, "job"))
 	d.lc.set(path+".ID", d.at(b.LabelRanges[0], "job"))
 	attrs, blocks := d.content(b.Body, "job")
-	aj := &api.Job{ID: &label, Name: &label}
+	aj := &specJob{ID: &label, Name: &label}
 	if a := attrs["id"]; a != nil {
 		if id := d.str(a, path+".ID", "job.id"); id != nil && *id != label {
 			d.r.errorf(d.at(a.SrcRange, "job.id"), "job.id must equal the job label %q (got %q)", label, *id)
@@ -30,7 +29,6 @@ func (d *decoder) job(b *hclsyntax.Block) *api.Job {
 	aj.Namespace = d.str(attrs["namespace"], path+".Namespace", "job.namespace")
 	aj.Type = d.str(attrs["type"], path+".Type", "job.type")
 	aj.Priority = d.int(attrs["priority"], path+".Priority", "job.priority")
-	aj.AllAtOnce = d.bool(attrs["all_at_once"], path+".AllAtOnce", "job.all_at_once")
 	aj.Datacenters = d.strs(attrs["datacenters"], path+".Datacenters", "job.datacenters")
 	aj.NodePool = d.str(attrs["node_pool"], path+".NodePool", "job.node_pool")
 	aj.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "job.meta")
@@ -51,13 +49,13 @@ func (d *decoder) job(b *hclsyntax.Block) *api.Job {
 	return aj
 }
 
-func (d *decoder) group(b *hclsyntax.Block, path string) *api.TaskGroup {
+func (d *decoder) group(b *hclsyntax.Block, path string) *specGroup {
 	name := b.Labels[0]
 	d.lc.set(path, d.at(b.TypeRange, "group"))
 	d.lc.set(path+".Name", d.at(b.LabelRanges[0], "group"))
 	d.lc.set(path+".Tasks", d.at(b.TypeRange, "group"))
 	attrs, blocks := d.content(b.Body, "group")
-	tg := &api.TaskGroup{Name: &name}
+	tg := &specGroup{Name: &name}
 	tg.Count = d.int(attrs["count"], path+".Count", "group.count")
 	tg.ShutdownDelay = d.dur(attrs["shutdown_delay"], path+".ShutdownDelay", "group.shutdown_delay")
 	tg.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "group.meta")
@@ -87,11 +85,11 @@ func (d *decoder) group(b *hclsyntax.Block, path string) *api.TaskGroup {
 	return tg
 }
 
-func (d *decoder) task(b *hclsyntax.Block, path string) *api.Task {
+func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 	d.lc.set(path, d.at(b.TypeRange, "task"))
 	d.lc.set(path+".Name", d.at(b.LabelRanges[0], "task"))
 	attrs, blocks := d.content(b.Body, "task")
-	t := &api.Task{Name: b.Labels[0]}
+	t := &specTask{Name: b.Labels[0]}
 	if s := d.str(attrs["driver"], path+".Driver", "task.driver"); s != nil {
 		t.Driver = *s
 	}
@@ -141,10 +139,10 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *api.Task {
 	return t
 }
 
-func (d *decoder) resources(b *hclsyntax.Block, path string) *api.Resources {
+func (d *decoder) resources(b *hclsyntax.Block, path string) *specResources {
 	d.lc.set(path, d.at(b.TypeRange, "resources"))
 	attrs, _ := d.content(b.Body, "resources")
-	return &api.Resources{
+	return &specResources{
 		CPU:         d.int(attrs["cpu"], path+".CPU", "resources.cpu"),
 		Cores:       d.int(attrs["cores"], path+".Cores", "resources.cores"),
 		MemoryMB:    d.int(attrs["memory"], path+".MemoryMB", "resources.memory"),
@@ -152,10 +150,10 @@ func (d *decoder) resources(b *hclsyntax.Block, path string) *api.Resources {
 	}
 }
 
-func (d *decoder) logs(b *hclsyntax.Block, path string) *api.LogConfig {
+func (d *decoder) logs(b *hclsyntax.Block, path string) *specLogs {
 	d.lc.set(path, d.at(b.TypeRange, "logs"))
 	attrs, _ := d.content(b.Body, "logs")
-	return &api.LogConfig{
+	return &specLogs{
 		MaxFiles:      d.int(attrs["max_files"], path+".MaxFiles", "logs.max_files"),
 		MaxFileSizeMB: d.int(attrs["max_file_size"], path+".MaxFileSizeMB", "logs.max_file_size"),
 		Enabled:       d.bool(attrs["enabled"], path+".Enabled", "logs.enabled"),
@@ -163,36 +161,20 @@ func (d *decoder) logs(b *hclsyntax.Block, path string) *api.LogConfig {
 	}
 }
 
-func (d *decoder) ephemeralDisk(b *hclsyntax.Block, path string) *api.EphemeralDisk {
+func (d *decoder) ephemeralDisk(b *hclsyntax.Block, path string) *specEphemeralDisk {
 	d.lc.set(path, d.at(b.TypeRange, "ephemeral_disk"))
 	attrs, _ := d.content(b.Body, "ephemeral_disk")
-	return &api.EphemeralDisk{
+	return &specEphemeralDisk{
 		Sticky:  d.bool(attrs["sticky"], path+".Sticky", "ephemeral_disk.sticky"),
 		Migrate: d.bool(attrs["migrate"], path+".Migrate", "ephemeral_disk.migrate"),
 		SizeMB:  d.int(attrs["size"], path+".SizeMB", "ephemeral_disk.size"),
 	}
 }
 
-func (d *decoder) update(b *hclsyntax.Block, path string) *api.UpdateStrategy {
-	d.lc.set(path, d.at(b.TypeRange, "update"))
-	attrs, _ := d.content(b.Body, "update")
-	return &api.UpdateStrategy{
-		Stagger:          d.dur(attrs["stagger"], path+".Stagger", "update.stagger"),
-		MaxParallel:      d.int(attrs["max_parallel"], path+".MaxParallel", "update.max_parallel"),
-		HealthCheck:      d.str(attrs["health_check"], path+".HealthCheck", "update.health_check"),
-		MinHealthyTime:   d.dur(attrs["min_healthy_time"], path+".MinHealthyTime", "update.min_healthy_time"),
-		HealthyDeadline:  d.dur(attrs["healthy_deadline"], path+".HealthyDeadline", "update.healthy_deadline"),
-		ProgressDeadline: d.dur(attrs["progress_deadline"], path+".ProgressDeadline", "update.progress_deadline"),
-		Canary:           d.int(attrs["canary"], path+".Canary", "update.canary"),
-		AutoRevert:       d.bool(attrs["auto_revert"], path+".AutoRevert", "update.auto_revert"),
-		AutoPromote:      d.bool(attrs["auto_promote"], path+".AutoPromote", "update.auto_promote"),
-	}
-}
-
-func (d *decoder) restart(b *hclsyntax.Block, path string) *api.RestartPolicy {
+func (d *decoder) restart(b *hclsyntax.Block, path string) *specRestart {
 	d.lc.set(path, d.at(b.TypeRange, "restart"))
 	attrs, _ := d.content(b.Body, "restart")
-	return &api.RestartPolicy{
+	return &specRestart{
 		Attempts: d.int(attrs["attempts"], path+".Attempts", "restart.attempts"),
 		Interval: d.dur(attrs["interval"], path+".Interval", "restart.interval"),
 		Delay:    d.dur(attrs["delay"], path+".Delay", "restart.delay"),
@@ -200,10 +182,10 @@ func (d *decoder) restart(b *hclsyntax.Block, path string) *api.RestartPolicy {
 	}
 }
 
-func (d *decoder) reschedule(b *hclsyntax.Block, path string) *api.ReschedulePolicy {
+func (d *decoder) reschedule(b *hclsyntax.Block, path string) *specReschedule {
 	d.lc.set(path, d.at(b.TypeRange, "reschedule"))
 	attrs, _ := d.content(b.Body, "reschedule")
-	return &api.ReschedulePolicy{
+	return &specReschedule{
 		Attempts:      d.int(attrs["attempts"], path+".Attempts", "reschedule.attempts"),
 		Interval:      d.dur(attrs["interval"], path+".Interval", "reschedule.interval"),
 		Delay:         d.dur(attrs["delay"], path+".Delay", "reschedule.delay"),
@@ -216,13 +198,13 @@ func (d *decoder) reschedule(b *hclsyntax.Block, path string) *api.ReschedulePol
 // shorthand constraint attributes: regexp = "x" means operator "regexp".
 var shorthands = []string{"distinct_hosts", "regexp", "version", "semver", "set_contains", "set_contains_all"}
 
-func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*api.Constraint {
-	var out []*api.Constraint
+func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*specConstraint {
+	var out []*specConstraint
 	for i, b := range bs {
 		cpath := fmt.Sprintf("%s[%d]", path, i)
 		d.lc.set(cpath, d.at(b.TypeRange, "constraint"))
 		attrs, _ := d.content(b.Body, "constraint")
-		c := &api.Constraint{}
+		c := &specConstraint{}
 		if s := d.str(attrs["attribute"], cpath+".LTarget", "constraint.attribute"); s != nil {
 			c.LTarget = *s
 		}
@@ -256,13 +238,13 @@ func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*api.Constra
 	return out
 }
 
-func (d *decoder) spreads(bs []*hclsyntax.Block, path string) []*api.Spread {
-	var out []*api.Spread
+func (d *decoder) spreads(bs []*hclsyntax.Block, path string) []*specSpread {
+	var out []*specSpread
 	for i, b := range bs {
 		spath := fmt.Sprintf("%s[%d]", path, i)
 		d.lc.set(spath, d.at(b.TypeRange, "spread"))
 		attrs, blocks := d.content(b.Body, "spread")
-		s := &api.Spread{}
+		s := &specSpread{}
 		if v := d.str(attrs["attribute"], spath+".Attribute", "spread.attribute"); v != nil {
 			s.Attribute = *v
 		}
@@ -279,7 +261,7 @@ func (d *decoder) spreads(bs []*hclsyntax.Block, path string) []*api.Spread {
 			d.lc.set(tpath, d.at(tb.TypeRange, "target"))
 			d.lc.set(tpath+".Value", d.at(tb.LabelRanges[0], "target"))
 			tattrs, _ := d.content(tb.Body, "target")
-			t := &api.SpreadTarget{Value: tb.Labels[0]}
+			t := &specSpreadTarget{Value: tb.Labels[0]}
 			if p := d.int(tattrs["percent"], tpath+".Percent", "target.percent"); p != nil {
 				if *p < 0 || *p > 100 {
 					d.r.errorf(d.at(tattrs["percent"].SrcRange, "target.percent"), "target.percent must be between 0 and 100 (got %d)", *p)

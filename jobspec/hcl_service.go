@@ -4,14 +4,13 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/nomad/api"
 	"github.com/zclconf/go-cty/cty"
 )
 
-func (d *decoder) network(b *hclsyntax.Block, path string) *api.NetworkResource {
+func (d *decoder) network(b *hclsyntax.Block, path string) *specNetwork {
 	d.lc.set(path, d.at(b.TypeRange, "network"))
 	attrs, blocks := d.content(b.Body, "network")
-	n := &api.NetworkResource{}
+	n := &specNetwork{}
 	if s := d.str(attrs["mode"], path+".Mode", "network.mode"); s != nil {
 		n.Mode = *s
 	}
@@ -22,7 +21,7 @@ func (d *decoder) network(b *hclsyntax.Block, path string) *api.NetworkResource 
 		d.lc.set(ppath+".Label", d.at(pb.LabelRanges[0], "port"))
 		field := fmt.Sprintf("port.%s", label)
 		pattrs, _ := d.content(pb.Body, "port")
-		p := api.Port{Label: label}
+		p := specPort{Label: label}
 		if v := d.int(pattrs["static"], ppath+".Value", field+".static"); v != nil {
 			p.Value = *v
 		}
@@ -37,10 +36,10 @@ func (d *decoder) network(b *hclsyntax.Block, path string) *api.NetworkResource 
 	return n
 }
 
-func (d *decoder) service(b *hclsyntax.Block, path string) *api.Service {
+func (d *decoder) service(b *hclsyntax.Block, path string) *specService {
 	d.lc.set(path, d.at(b.TypeRange, "service"))
 	attrs, blocks := d.content(b.Body, "service")
-	s := &api.Service{}
+	s := &specService{}
 	set := func(dst *string, name, jsonName string) {
 		if v := d.str(attrs[name], path+"."+jsonName, "service."+name); v != nil {
 			*dst = *v
@@ -59,10 +58,10 @@ func (d *decoder) service(b *hclsyntax.Block, path string) *api.Service {
 	return s
 }
 
-func (d *decoder) check(b *hclsyntax.Block, path string) api.ServiceCheck {
+func (d *decoder) check(b *hclsyntax.Block, path string) specCheck {
 	d.lc.set(path, d.at(b.TypeRange, "check"))
 	attrs, blocks := d.content(b.Body, "check")
-	c := api.ServiceCheck{}
+	c := specCheck{}
 	set := func(dst *string, name, jsonName string) {
 		if v := d.str(attrs[name], path+"."+jsonName, "check."+name); v != nil {
 			*dst = *v

@@ -13,7 +13,6 @@ import (
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/nomad/api"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -46,7 +45,7 @@ func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnosti
 }
 
 // topLevel decodes the top level of a job file: variables, locals, one job.
-func (d *decoder) topLevel(opts Options) *apiJob {
+func (d *decoder) topLevel(opts Options) *specJob {
 	f, diags := hclsyntax.ParseConfig(d.src, d.file, hcl.InitialPos)
 	d.hclDiags(diags)
 	if diags.HasErrors() {
@@ -89,14 +88,10 @@ func (d *decoder) topLevel(opts Options) *apiJob {
 }
 
 // finish applies defaults, the update merge and the shared checks.
-func finish(aj *apiJob, lc *locator, r *report) *structs.Job {
+func finish(aj *specJob, lc *locator, r *report) *structs.Job {
 	b := &builder{lc: lc, r: r}
 	return b.job(aj)
 }
-
-// apiJob is Nomad's API job: the shape both job files and API jobs are
-// decoded into, where a nil pointer means "not written".
-type apiJob = api.Job
 
 // ParseFile reads the job file at path and parses it with Parse. Reading
 // errors are returned as they are (not *Errors).

@@ -5,99 +5,10 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/structs"
-	"github.com/hashicorp/nomad/api"
 )
 
-// updateFields are the JSON names of the update block's fields.
-var updateFields = []string{"Stagger", "MaxParallel", "HealthCheck", "MinHealthyTime", "HealthyDeadline",
-	"ProgressDeadline", "Canary", "AutoRevert", "AutoPromote"}
-
-// layUpdate copies the fields a block sets over u.
-func (b *builder) layUpdate(u *structs.UpdateStrategy, a *api.UpdateStrategy) {
-	if a == nil {
-		return
-	}
-	if a.Stagger != nil {
-		u.Stagger = *a.Stagger
-	}
-	if a.MaxParallel != nil {
-		u.MaxParallel = *a.MaxParallel
-	}
-	if a.HealthCheck != nil {
-		u.HealthCheck = *a.HealthCheck
-	}
-	if a.MinHealthyTime != nil {
-		u.MinHealthyTime = *a.MinHealthyTime
-	}
-	if a.HealthyDeadline != nil {
-		u.HealthyDeadline = *a.HealthyDeadline
-	}
-	if a.ProgressDeadline != nil {
-		u.ProgressDeadline = *a.ProgressDeadline
-	}
-	if a.Canary != nil {
-		u.Canary = *a.Canary
-	}
-	if a.AutoRevert != nil {
-		u.AutoRevert = *a.AutoRevert
-	}
-	if a.AutoPromote != nil {
-		u.AutoPromote = *a.AutoPromote
-	}
-}
-
-// checkUpdate applies the rules of ROLLOUT.md part A to a merged strategy.
-// src maps each field to the path it came from (nil: updPath.Field);
-// count > 0 enables the max_parallel > count warning.
-func (b *builder) checkUpdate(group, updPath string, u *structs.UpdateStrategy, count int, src map[string]string) {
-	at := func(f string) string {
-		if p, ok := src[f]; ok {
-			return p
-		}
-		return updPath + "." + f
-	}
-	switch u.HealthCheck {
-	case structs.UpdateHealthCheckChecks, structs.UpdateHealthCheckTaskStates, structs.UpdateHealthCheckManual:
-	default:
-		b.err(at("HealthCheck"), "must be checks, task_states or manual (got %q)", u.HealthCheck)
-	}
-	if u.MaxParallel < 0 {
-		b.err(at("MaxParallel"), "must not be negative (got %d)", u.MaxParallel)
-	}
-	if u.Canary < 0 {
-		b.err(at("Canary"), "must not be negative (got %d)", u.Canary)
-	}
-	if u.MinHealthyTime < 0 {
-		b.err(at("MinHealthyTime"), "must not be negative (got %s)", u.MinHealthyTime)
-	}
-	if u.ProgressDeadline < 0 {
-		b.err(at("ProgressDeadline"), "must not be negative (got %s)", u.ProgressDeadline)
-	}
-	if u.HealthyDeadline <= 0 {
-		b.err(at("HealthyDeadline"), "must be positive (got %s)", u.HealthyDeadline)
-	}
-	if u.Stagger <= 0 {
-		b.err(at("Stagger"), "must be positive (got %s)", u.Stagger)
-	}
-	if u.AutoPromote && u.Canary == 0 {
-		b.err(at("AutoPromote"), "needs canary > 0")
-	}
-	if u.Canary > 0 && u.MaxParallel == 0 {
-		b.err(at("Canary"), "needs max_parallel > 0 (max_parallel = 0 means no deployment)")
-	}
-	if u.HealthyDeadline > 0 && u.MinHealthyTime >= u.HealthyDeadline {
-		b.err(at("MinHealthyTime"), "must be less than healthy_deadline (%s >= %s)", u.MinHealthyTime, u.HealthyDeadline)
-	}
-	if u.ProgressDeadline != 0 && u.HealthyDeadline >= u.ProgressDeadline {
-		b.err(at("HealthyDeadline"), "must be less than progress_deadline (%s >= %s)", u.HealthyDeadline, u.ProgressDeadline)
-	}
-	if count > 0 && u.MaxParallel > count {
-		b.r.fieldWarn(b.lc, b.lc.get(at("MaxParallel")), "is greater than the count of group %q (%d > %d)", group, u.MaxParallel, count)
-	}
-}
-
 // layRestart copies the fields a restart block sets over p.
-func (b *builder) layRestart(p *structs.RestartPolicy, a *api.RestartPolicy) {
+func (b *builder) layRestart(p *structs.RestartPolicy, a *specRestart) {
 	if a == nil {
 		return
 	}
@@ -136,7 +47,7 @@ func (b *builder) checkRestart(path string, p *structs.RestartPolicy) {
 }
 
 // layReschedule copies the fields a reschedule block sets over p.
-func (b *builder) layReschedule(p *structs.ReschedulePolicy, a *api.ReschedulePolicy) {
+func (b *builder) layReschedule(p *structs.ReschedulePolicy, a *specReschedule) {
 	if a == nil || p == nil {
 		return
 	}
@@ -194,7 +105,7 @@ var operands = map[string]bool{
 	structs.ConstraintDistinctHosts: true, "==": true, "is": true, "set_contains_all": true,
 }
 
-func (b *builder) constraints(path string, in []*api.Constraint) []*structs.Constraint {
+func (b *builder) constraints(path string, in []*specConstraint) []*structs.Constraint {
 	var out []*structs.Constraint
 	for i, c := range in {
 		cpath := fmt.Sprintf("%s[%d]", path, i)
@@ -227,7 +138,7 @@ func (b *builder) constraints(path string, in []*api.Constraint) []*structs.Cons
 	return out
 }
 
-func (b *builder) spreads(path string, in []*api.Spread) []*structs.Spread {
+func (b *builder) spreads(path string, in []*specSpread) []*structs.Spread {
 	var out []*structs.Spread
 	for i, s := range in {
 		spath := fmt.Sprintf("%s[%d]", path, i)

@@ -1,0 +1,197 @@
+package jobspec
+
+import (
+	"reflect"
+	"time"
+)
+
+// The spec types are a job as written, before defaults and the update
+// merge: the form both job files and API jobs are decoded into, and that
+// the builder turns into a structs.Job.
+//
+// They hold only the elements drover supports (grammar.go says which).
+// Field names are Nomad's API JSON names and field types are those of
+// Nomad's API, so a job sent by Nomad's Go client decodes unchanged; a nil
+// pointer means "not written", where the difference matters for the merge
+// or a default. Elements Nomad defines but drover does not support have no
+// field here: the JSON walker (apijson.go) checks them against the grammar
+// table alone. A test compares these types with Nomad's API types field by
+// field, so that the two cannot drift apart unnoticed.
+
+// specJob is a job block.
+type specJob struct {
+	Region      *string
+	Namespace   *string
+	ID          *string
+	Name        *string
+	Type        *string
+	Priority    *int
+	Datacenters []string
+	NodePool    *string
+	Constraints []*specConstraint
+	TaskGroups  []*specGroup
+	Update      *specUpdate
+	Spreads     []*specSpread
+	Reschedule  *specReschedule
+	Meta        map[string]string
+}
+
+// specGroup is a group block.
+type specGroup struct {
+	Name             *string
+	Count            *int
+	Constraints      []*specConstraint
+	Tasks            []*specTask
+	Spreads          []*specSpread
+	RestartPolicy    *specRestart
+	ReschedulePolicy *specReschedule
+	EphemeralDisk    *specEphemeralDisk
+	Update           *specUpdate
+	Networks         []*specNetwork
+	Meta             map[string]string
+	Services         []*specService
+	ShutdownDelay    *time.Duration
+}
+
+// specTask is a task block.
+type specTask struct {
+	Name          string
+	Driver        string
+	User          string
+	Config        map[string]any
+	Constraints   []*specConstraint
+	Env           map[string]string
+	Services      []*specService
+	Resources     *specResources
+	RestartPolicy *specRestart
+	Meta          map[string]string
+	KillTimeout   *time.Duration
+	LogConfig     *specLogs
+	Leader        bool
+	ShutdownDelay time.Duration
+	KillSignal    string
+}
+
+// specResources is a task's resources block.
+type specResources struct {
+	CPU         *int
+	Cores       *int
+	MemoryMB    *int
+	MemoryMaxMB *int
+}
+
+// specLogs is a task's logs block.
+type specLogs struct {
+	MaxFiles      *int
+	MaxFileSizeMB *int
+	Enabled       *bool
+	Disabled      *bool
+}
+
+// specEphemeralDisk is a group's ephemeral_disk block.
+type specEphemeralDisk struct {
+	Sticky  *bool
+	Migrate *bool
+	SizeMB  *int
+}
+
+// specRestart is a restart block (group or task).
+type specRestart struct {
+	Interval *time.Duration
+	Attempts *int
+	Delay    *time.Duration
+	Mode     *string
+}
+
+// specReschedule is a reschedule block (job or group).
+type specReschedule struct {
+	Attempts      *int
+	Interval      *time.Duration
+	Delay         *time.Duration
+	DelayFunction *string
+	MaxDelay      *time.Duration
+	Unlimited     *bool
+}
+
+// specConstraint is a constraint block, shorthands already resolved.
+type specConstraint struct {
+	LTarget string
+	RTarget string
+	Operand string
+}
+
+// specSpread is a spread block.
+type specSpread struct {
+	Attribute    string
+	Weight       *int8
+	SpreadTarget []*specSpreadTarget
+}
+
+// specSpreadTarget is a spread's target block.
+type specSpreadTarget struct {
+	Value   string
+	Percent uint8
+}
+
+// specNetwork is a group's network block. Job files write every port as
+// port "label" { ... } (DynamicPorts); API jobs may list static ports
+// under ReservedPorts.
+type specNetwork struct {
+	Mode          string
+	ReservedPorts []specPort
+	DynamicPorts  []specPort
+}
+
+// specPort is a port block.
+type specPort struct {
+	Label       string
+	Value       int
+	To          int
+	HostNetwork string
+}
+
+// specService is a service block (group or task).
+type specService struct {
+	Name      string
+	Tags      []string
+	PortLabel string
+	Address   string
+	Checks    []specCheck
+	Meta      map[string]string
+	TaskName  string
+	Provider  string
+}
+
+// specCheck is a service's check block.
+type specCheck struct {
+	Name      string
+	Type      string
+	Path      string
+	Protocol  string
+	PortLabel string
+	Interval  time.Duration
+	Timeout   time.Duration
+	Header    map[string][]string
+	Method    string
+	TaskName  string
+}
+
+// blockOf maps each spec type to its block in the grammar table.
+var blockOf = map[reflect.Type]string{
+	reflect.TypeFor[specJob]():           "job",
+	reflect.TypeFor[specGroup]():         "group",
+	reflect.TypeFor[specTask]():          "task",
+	reflect.TypeFor[specService]():       "service",
+	reflect.TypeFor[specCheck]():         "check",
+	reflect.TypeFor[specNetwork]():       "network",
+	reflect.TypeFor[specPort]():          "port",
+	reflect.TypeFor[specResources]():     "resources",
+	reflect.TypeFor[specUpdate]():        "update",
+	reflect.TypeFor[specRestart]():       "restart",
+	reflect.TypeFor[specReschedule]():    "reschedule",
+	reflect.TypeFor[specEphemeralDisk](): "ephemeral_disk",
+	reflect.TypeFor[specLogs]():          "logs",
+	reflect.TypeFor[specConstraint]():    "constraint",
+	reflect.TypeFor[specSpread]():        "spread",
+	reflect.TypeFor[specSpreadTarget]():  "target",
+}
