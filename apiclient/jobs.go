@@ -1,0 +1,66 @@
+package apiclient
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// JobDeregisterResponse is the answer of Deregister.
+type JobDeregisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Index           uint64
+}
+
+// RegisterChecked submits job through PUT /v1/job/{id} with
+// EnforceIndex: the write happens only if the stored job's JobModifyIndex
+// is modifyIndex (0: the job must not exist). A conflict is a 409
+// StatusError.
+func (j *Jobs) RegisterChecked(ctx context.Context, job *structs.Job, modifyIndex uint64) (*JobRegisterResponse, error) {
+	var out JobRegisterResponse
+	in := map[string]any{"Job": job, "EnforceIndex": true, "JobModifyIndex": modifyIndex}
+	if _, err := j.c.Put(ctx, "/v1/job/"+url.PathEscape(job.ID), in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Deregister stops the job, or with purge deletes it.
+func (j *Jobs) Deregister(ctx context.Context, id string, purge bool) (*JobDeregisterResponse, error) {
+	var out JobDeregisterResponse
+	q := &QueryOptions{}
+	if purge {
+		q.Params = map[string]string{"purge": "true"}
+	}
+	if _, err := j.c.Delete(ctx, "/v1/job/"+url.PathEscape(id), q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Allocations returns the job's allocation stubs.
+func (j *Jobs) Allocations(ctx context.Context, id string, q *QueryOptions) ([]*structs.AllocationListStub, *QueryMeta, error) {
+	var out []*structs.AllocationListStub
+	meta, err := j.c.Get(ctx, "/v1/job/"+url.PathEscape(id)+"/allocations", q, &out)
+	return out, meta, err
+}
+
+// Evaluations returns the job's evaluations.
+func (j *Jobs) Evaluations(ctx context.Context, id string, q *QueryOptions) ([]*structs.Evaluation, *QueryMeta, error) {
+	var out []*structs.Evaluation
+	meta, err := j.c.Get(ctx, "/v1/job/"+url.PathEscape(id)+"/evaluations", q, &out)
+	return out, meta, err
+}
+
+// Summary returns the job's allocation counts per group.
+func (j *Jobs) Summary(ctx context.Context, id string, q *QueryOptions) (*structs.JobSummary, *QueryMeta, error) {
+	var out structs.JobSummary
+	meta, err := j.c.Get(ctx, "/v1/job/"+url.PathEscape(id)+"/summary", q, &out)
+	if err != nil {
+		return nil, meta, err
+	}
+	return &out, meta, nil
+}
