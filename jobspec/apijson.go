@@ -130,8 +130,8 @@ func lookupJSON(blockName, name string) (element, bool) {
 func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 	w.lc.set(path, w.at(n.off, path))
 	blockName := blockOf[t]
-	for _, key := range n.keys {
-		v := n.kids[key]
+	for _, written := range n.keys {
+		v, key := n.kids[written], written
 		e, ok := lookupJSON(blockName, key)
 		if !ok {
 			for _, ge := range grammar[blockName] {
@@ -142,7 +142,7 @@ func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 			}
 		}
 		fpath := path + "." + key
-		l := w.at(n.keyOff[key], fpath)
+		l := w.at(n.keyOff[written], fpath)
 		if !ok {
 			w.r.fieldErr(w.lc, l, "is not a field of a Nomad %s%s", blockName, suggest(key, jsonNames(blockName)))
 			continue
