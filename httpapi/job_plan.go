@@ -1,0 +1,283 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/jobspec"
+	"github.com/droverhq/drover/scheduler"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// PUT|POST /v1/job/{id}/plan {"Job": {...}, "Diff": bool} answers what
+// registering the job would do, without writing anything: the reconciler
+// and the placer run on one snapshot of the local state (the leader's, as
+// this is a write route) exactly as a scheduling worker would, and the
+// answer is Nomad's JobPlanResponse: per-group DesiredTGUpdates, the
+// placements that would find no node (FailedTGAllocs) and the job's current
+// JobModifyIndex (for `job run -check-index`). With "Diff", a job diff
+// down to task groups: each group's type (Added, Deleted, Edited, None)
+// and its update counts, as Nomad's TaskGroupDiff.Updates; field-level
+// diffs are not computed.
+
+func init() {
+	for _, m := range []string{"PUT", "POST"} {
+		register(route{m + " /v1/job/{id}/plan", writeRoute, (*Server).jobPlan})
+	}
+}
+
+// JobPlanResponse is Nomad's plan answer.
+type JobPlanResponse struct {
+	JobModifyIndex     uint64
+	CreatedEvals       []*structs.Evaluation
+	Diff               *JobDiff
+	Annotations        *PlanAnnotations
+	FailedTGAllocs     map[string]*structs.AllocationMetric
+	NextPeriodicLaunch time.Time
+	Warnings           string
+}
+
+// PlanAnnotations carries the per-group counts of a plan.
+type PlanAnnotations struct {
+	DesiredTGUpdates map[string]*scheduler.DesiredUpdates
+	PreemptedAllocs  []*structs.AllocationListStub
+}
+
+// Diff types, as Nomad's.
+const (
+	DiffTypeNone    = "None"
+	DiffTypeAdded   = "Added"
+	DiffTypeDeleted = "Deleted"
+	DiffTypeEdited  = "Edited"
+)
+
+// Update names of TaskGroupDiff.Updates, as Nomad's.
+const (
+	UpdateTypeIgnore            = "ignore"
+	UpdateTypeCreate            = "create"
+	UpdateTypeDestroy           = "destroy"
+	UpdateTypeMigrate           = "migrate"
+	UpdateTypeCanary            = "canary"
+	UpdateTypeInplaceUpdate     = "in-place update"
+	UpdateTypeDestructiveUpdate = "create/destroy update"
+)
+
+// JobDiff is the job-level part of Nomad's plan diff.
+type JobDiff struct {
+	Type       string
+	ID         string
+	Fields     []any
+	Objects    []any
+	TaskGroups []*TaskGroupDiff
+}
+
+// TaskGroupDiff is one group's part of the plan diff.
+type TaskGroupDiff struct {
+	Type    string
+	Name    string
+	Fields  []any
+	Objects []any
+	Tasks   []any
+	Updates map[string]uint64
+}
+
+func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body struct {
+		Job            json.RawMessage
+		Diff           bool
+		PolicyOverride bool
+	}
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if len(body.Job) == 0 || string(body.Job) == "null" {
+		return nil, Errorf(http.StatusBadRequest, "request has no job")
+	}
+	job, diags, err := jobspec.ParseAPIJob(body.Job)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, "invalid job: %w", err)
+	}
+	if job == nil {
+		return nil, Errorf(http.StatusBadRequest, "request has no job")
+	}
+	if id := r.PathValue("id"); job.ID != id {
+		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, id)
+	}
+	snap := s.backend.State().Snapshot()
+	out, err := planJob(snap, job, s.now(), body.Diff)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	for _, d := range diags {
+		warnings = append(warnings, d.String())
+	}
+	out.Warnings = strings.Join(warnings, "\n")
+	idx, err := snap.LatestIndex()
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, idx)
+	return out, nil
+}
+
+// planJob runs the reconciler and the placer for job on snap without
+// writing anything.
+func planJob(snap *state.Snapshot, job *structs.Job, now time.Time, withDiff bool) (*JobPlanResponse, error) {
+	if job.Namespace == "" {
+		job.Namespace = structs.DefaultNamespace
+	}
+	existing, err := snap.JobByID(job.Namespace, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	latest, err := snap.LatestIndex()
+	if err != nil {
+		return nil, err
+	}
+	// The job as the store would hold it once registered.
+	candidate := job.Copy()
+	switch {
+	case existing == nil:
+		candidate.Version = 0
+		candidate.CreateIndex, candidate.ModifyIndex, candidate.JobModifyIndex = latest+1, latest+1, latest+1
+	case !job.SpecChanged(existing):
+		candidate = existing
+	default:
+		candidate.Version = existing.Version + 1
+		candidate.CreateIndex = existing.CreateIndex
+		candidate.ModifyIndex, candidate.JobModifyIndex = latest+1, latest+1
+	}
+	in := scheduler.Input{Job: candidate, JobID: job.ID, Now: now, IDs: structs.GenerateUUID, EvalPriority: job.Priority}
+	if in.Allocs, err = snap.AllocsByJob(job.Namespace, job.ID); err != nil {
+		return nil, err
+	}
+	if in.Deployment, err = snap.LatestDeploymentByJob(job.Namespace, job.ID); err != nil {
+		return nil, err
+	}
+	if in.Nodes, err = snap.Nodes(); err != nil {
+		return nil, err
+	}
+	all, err := snap.Allocs()
+	if err != nil {
+		return nil, err
+	}
+	plan := scheduler.Reconcile(in)
+	out := &JobPlanResponse{Annotations: &PlanAnnotations{DesiredTGUpdates: map[string]*scheduler.DesiredUpdates{}}}
+	if existing != nil {
+		out.JobModifyIndex = existing.JobModifyIndex
+	}
+	for name, u := range plan.DesiredTGUpdates {
+		c := *u
+		out.Annotations.DesiredTGUpdates[name] = &c
+	}
+	for _, tg := range job.TaskGroups {
+		if tg != nil && out.Annotations.DesiredTGUpdates[tg.Name] == nil {
+			out.Annotations.DesiredTGUpdates[tg.Name] = &scheduler.DesiredUpdates{}
+		}
+	}
+	if len(plan.Place) > 0 && !candidate.Stopped() {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(job.ID))
+		placed := scheduler.NewPlacer(in.Nodes, all, h.Sum64()).Place(candidate, plan, now)
+		if len(placed.Failed) > 0 {
+			out.FailedTGAllocs = placed.Failed
+		}
+	}
+	if withDiff {
+		out.Diff = planDiff(existing, job, out.Annotations.DesiredTGUpdates)
+	}
+	return out, nil
+}
+
+// planDiff compares the job with its current version down to groups.
+func planDiff(old, job *structs.Job, updates map[string]*scheduler.DesiredUpdates) *JobDiff {
+	d := &JobDiff{ID: job.ID, Type: DiffTypeEdited}
+	switch {
+	case old == nil:
+		d.Type = DiffTypeAdded
+	case !job.SpecChanged(old):
+		d.Type = DiffTypeNone
+	}
+	names := map[string]bool{}
+	for _, tg := range job.TaskGroups {
+		names[tg.Name] = true
+	}
+	if old != nil {
+		for _, tg := range old.TaskGroups {
+			names[tg.Name] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, name := range sorted {
+		g := &TaskGroupDiff{Name: name, Updates: updateCounts(updates[name])}
+		now := job.LookupTaskGroup(name)
+		var before *structs.TaskGroup
+		if old != nil {
+			before = old.LookupTaskGroup(name)
+		}
+		switch {
+		case before == nil:
+			g.Type = DiffTypeAdded
+		case now == nil:
+			g.Type = DiffTypeDeleted
+		case sameGroup(before, now):
+			g.Type = DiffTypeNone
+		default:
+			g.Type = DiffTypeEdited
+		}
+		d.TaskGroups = append(d.TaskGroups, g)
+	}
+	return d
+}
+
+func sameGroup(a, b *structs.TaskGroup) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(x) == string(y)
+}
+
+// updateCounts names the non-zero counts as Nomad's TaskGroupDiff.Updates.
+func updateCounts(u *scheduler.DesiredUpdates) map[string]uint64 {
+	if u == nil {
+		return nil
+	}
+	m := map[string]uint64{}
+	for name, n := range map[string]uint64{
+		UpdateTypeIgnore: u.Ignore, UpdateTypeCreate: u.Place, UpdateTypeDestroy: u.Stop,
+		UpdateTypeMigrate: u.Migrate, UpdateTypeCanary: u.Canary,
+		UpdateTypeInplaceUpdate: u.InPlaceUpdate, UpdateTypeDestructiveUpdate: u.DestructiveUpdate,
+	} {
+		if n > 0 {
+			m[name] = n
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// String renders a group's counts as the CLI shows them:
+// "1 create/destroy update, 3 ignore".
+func (g *TaskGroupDiff) String() string {
+	order := []string{UpdateTypeCreate, UpdateTypeDestroy, UpdateTypeMigrate, UpdateTypeCanary,
+		UpdateTypeInplaceUpdate, UpdateTypeDestructiveUpdate, UpdateTypeIgnore}
+	var parts []string
+	for _, k := range order {
+		if n := g.Updates[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

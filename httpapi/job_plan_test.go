@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/structs"
+)
+
+func TestJobPlanWithoutNodesReportsFailedPlacements(t *testing.T) {
+	b, srv := newTestAPI(t)
+	code, body, _ := do(t, "PUT", srv.URL+"/v1/job/web/plan", strings.Replace(webJob, `{"Job":`, `{"Diff":true,"Job":`, 1))
+	var resp JobPlanResponse
+	decode(t, body, &resp)
+	if code != 200 || resp.JobModifyIndex != 0 {
+		t.Fatalf("plan: %d %s", code, body)
+	}
+	if u := resp.Annotations.DesiredTGUpdates["g"]; u == nil || u.Place != 1 {
+		t.Fatalf("desired updates %s", body)
+	}
+	if resp.FailedTGAllocs["g"] == nil {
+		t.Fatalf("no failed placements without nodes: %s", body)
+	}
+	if resp.Diff == nil || resp.Diff.Type != DiffTypeAdded || len(resp.Diff.TaskGroups) != 1 ||
+		resp.Diff.TaskGroups[0].Type != DiffTypeAdded || resp.Diff.TaskGroups[0].String() != "1 create" {
+		t.Fatalf("diff %s", body)
+	}
+	// Nothing was written.
+	if jobs, _ := b.State().Snapshot().Jobs(); len(jobs) != 0 {
+		t.Fatalf("plan registered the job: %v", jobs)
+	}
+}
+
+func TestJobPlanAgainstRunningAllocs(t *testing.T) {
+	b, srv := newTestAPI(t)
+	b.mustApply(t, fsm.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: testNodeFor("n1")})
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs", webJob); code != 200 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	job, _ := b.State().Snapshot().JobByID(structs.DefaultNamespace, "web")
+	b.mustApply(t, fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		EvalID: "e", Job: job, AllocsPlaced: []*structs.Allocation{{
+			ID: "a0", Namespace: structs.DefaultNamespace, Name: structs.AllocName("web", "g", 0), NodeID: "n1",
+			JobID: "web", TaskGroup: "g", DesiredStatus: structs.AllocDesiredStatusRun,
+			ClientStatus: structs.AllocClientStatusRunning,
+		}},
+		UpdatedAt: 1,
+	})
+
+	plan := func(jobJSON string) (int, string, *JobPlanResponse) {
+		t.Helper()
+		code, body, _ := do(t, "PUT", srv.URL+"/v1/job/web/plan", `{"Diff":true,"Job":`+jobJSON+`}`)
+		var resp JobPlanResponse
+		if code == 200 {
+			decode(t, body, &resp)
+		}
+		return code, body, &resp
+	}
+	same := strings.TrimSuffix(strings.TrimPrefix(webJob, `{"Job":`), `}`)
+	code, body, resp := plan(same)
+	if u := resp.Annotations.DesiredTGUpdates["g"]; code != 200 || u.Ignore != 1 || u.Place != 0 ||
+		resp.JobModifyIndex != job.JobModifyIndex || resp.Diff.Type != DiffTypeNone || len(resp.FailedTGAllocs) != 0 {
+		t.Fatalf("plan of the same job: %d %s", code, body)
+	}
+	changed := strings.Replace(same, `/bin/true`, `/bin/false`, 1)
+	code, body, resp = plan(changed)
+	if u := resp.Annotations.DesiredTGUpdates["g"]; code != 200 || u.DestructiveUpdate != 1 ||
+		resp.Diff.Type != DiffTypeEdited || resp.Diff.TaskGroups[0].String() != "1 create/destroy update" {
+		t.Fatalf("plan of a changed task: %d %s", code, body)
+	}
+	scaled := strings.Replace(same, `"Count":1`, `"Count":3`, 1)
+	code, body, resp = plan(scaled)
+	if u := resp.Annotations.DesiredTGUpdates["g"]; code != 200 || u.Place != 2 || u.Ignore+u.InPlaceUpdate != 1 {
+		t.Fatalf("plan of a scale-up: %d %s", code, body)
+	}
+	if a, _ := b.State().Snapshot().AllocsByJob(structs.DefaultNamespace, "web"); len(a) != 1 {
+		t.Fatalf("plan wrote allocations: %d", len(a))
+	}
+
+	for _, c := range []struct{ body, text string }{
+		{`{"Job":` + strings.Replace(same, `"ID":"web","Name":"web"`, `"ID":"api","Name":"api"`, 1) + `}`, "does not match"},
+		{`{"Diff":true}`, "request has no job"},
+		{`{"Job":{"ID":"web","Type":"nonsense"}}`, "invalid job"},
+	} {
+		if code, out, _ := do(t, "PUT", srv.URL+"/v1/job/web/plan", c.body); code != 400 || !strings.Contains(out, c.text) {
+			t.Fatalf("plan %s: %d %q, want 400 with %q", c.body, code, out, c.text)
+		}
+	}
+}

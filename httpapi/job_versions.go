@@ -1,0 +1,175 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// A job's versions and deployments, Nomad's paths and shapes:
+//
+//	GET /v1/job/{id}/versions      → {"Versions": [newest first], "Diffs": null} (blocking)
+//	GET /v1/job/{id}/deployments   → []*structs.Deployment, newest first; ?all=true
+//	                                  adds those of an earlier job of the same ID (blocking)
+//	GET /v1/job/{id}/deployment    → the latest deployment, or null (blocking)
+//	PUT|POST /v1/job/{id}/revert   {"JobID","JobVersion","EnforcePriorVersion"}
+//	                               → structs.JobRevertResponse (Nomad's JobRegisterResponse)
+//	PUT|POST /v1/job/{id}/stable   {"JobID","JobVersion","Stable"}
+//	                               → {"JobModifyIndex","Index"}
+
+func init() {
+	register(
+		route{"GET /v1/job/{id}/versions", readRoute, (*Server).jobVersions},
+		route{"GET /v1/job/{id}/deployments", readRoute, (*Server).jobDeployments},
+		route{"GET /v1/job/{id}/deployment", readRoute, (*Server).jobLatestDeployment},
+	)
+	for _, m := range []string{"PUT", "POST"} {
+		register(
+			route{m + " /v1/job/{id}/revert", writeRoute, (*Server).jobRevert},
+			route{m + " /v1/job/{id}/stable", writeRoute, (*Server).jobStable},
+		)
+	}
+}
+
+// JobVersionsResponse answers GET /v1/job/{id}/versions. Diffs is always
+// null: drover does not compute version diffs.
+type JobVersionsResponse struct {
+	Versions []*structs.Job
+	Diffs    []any
+}
+
+// jobVersions answers the job's stored versions, newest first; 404 for an
+// unknown job.
+func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		versions, err := snap.JobVersionsByID(o.Namespace, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx, err := snap.MaxIndex(state.TableJobs, state.TableJobVersions)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(versions) == 0 {
+			return nil, idx, Errorf(http.StatusNotFound, "job versions not found")
+		}
+		return &JobVersionsResponse{Versions: versions}, idx, nil
+	})
+}
+
+// jobDeployments answers the job's deployments, newest first. Without
+// ?all=true, only those of the job as it exists now (same JobCreateIndex).
+func (s *Server) jobDeployments(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	all, _ := strconv.ParseBool(r.URL.Query().Get("all"))
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		out, idx, err := jobDeploymentsOf(snap, o.Namespace, id, all)
+		return out, idx, err
+	})
+}
+
+func jobDeploymentsOf(snap *state.Snapshot, ns, id string, all bool) ([]*structs.Deployment, uint64, error) {
+	job, err := snap.JobByID(ns, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	deps, err := snap.DeploymentsByJob(ns, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := []*structs.Deployment{}
+	for _, d := range deps {
+		if !all && job != nil && d.JobCreateIndex != 0 && d.JobCreateIndex != job.CreateIndex {
+			continue
+		}
+		out = append(out, d)
+	}
+	sortDeployments(out)
+	idx, err := snap.MaxIndex(state.TableDeployments, state.TableJobs)
+	return out, idx, err
+}
+
+// jobLatestDeployment answers the job's newest deployment, or null.
+func (s *Server) jobLatestDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		deps, idx, err := jobDeploymentsOf(snap, o.Namespace, id, false)
+		if err != nil || len(deps) == 0 {
+			return (*structs.Deployment)(nil), idx, err
+		}
+		return deps[0], idx, nil
+	})
+}
+
+// JobRevertRequest is the body of PUT /v1/job/{id}/revert.
+type JobRevertRequest struct {
+	JobID               string
+	JobVersion          uint64
+	EnforcePriorVersion *uint64
+}
+
+// JobStabilityRequest is the body of PUT /v1/job/{id}/stable.
+type JobStabilityRequest struct {
+	JobID      string
+	JobVersion uint64
+	Stable     bool
+}
+
+func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) {
+	ob, err := s.operator()
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var req JobRevertRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	resp, err := ob.RevertJob(r.Context(), o.Namespace, r.PathValue("id"), req.JobVersion, req.EnforcePriorVersion)
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, resp.Index)
+	return resp, nil
+}
+
+func (s *Server) jobStable(w http.ResponseWriter, r *http.Request) (any, error) {
+	ob, err := s.operator()
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var req JobStabilityRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	resp, err := ob.SetJobStability(r.Context(), o.Namespace, r.PathValue("id"), req.JobVersion, req.Stable)
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, resp.Index)
+	return resp, nil
+}

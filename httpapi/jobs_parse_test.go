@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover/structs"
+)
+
+const parseHCL = `variable "n" {
+  type    = number
+  default = 1
+}
+variable "tags" {
+  type    = list(string)
+  default = []
+}
+job "web" {
+  group "g" {
+    count = var.n
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = concat(["60"], var.tags)
+      }
+    }
+  }
+}
+`
+
+func TestJobsParse(t *testing.T) {
+	_, srv := newTestAPI(t)
+	req := func(hcl, vars string) string {
+		b, _ := json.Marshal(JobsParseRequest{JobHCL: hcl, Variables: vars, Canonicalize: true})
+		return string(b)
+	}
+	code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs/parse", req(parseHCL, ""))
+	var job structs.Job
+	decode(t, body, &job)
+	if code != 200 || job.ID != "web" || job.TaskGroups[0].Count != 1 || job.Type != structs.JobTypeService ||
+		job.TaskGroups[0].Update == nil {
+		t.Fatalf("parse: %d %s", code, body)
+	}
+	code, body, _ = do(t, "POST", srv.URL+"/v1/jobs/parse", req(parseHCL, "n = 3\ntags = [\"x\", \"y\"]\n"))
+	decode(t, body, &job)
+	args, _ := job.TaskGroups[0].Tasks[0].Config["args"].([]any)
+	if code != 200 || job.TaskGroups[0].Count != 3 || len(args) != 3 || args[2] != "y" {
+		t.Fatalf("parse with variables: %d %s", code, body)
+	}
+	for _, c := range []struct{ body, text string }{
+		{req(strings.Replace(parseHCL, `driver = "raw_exec"`, `driver = "raw_exec"`+"\n      bogus = 1", 1), ""), "input.hcl:14:7: unknown attribute \"bogus\""},
+		{req(parseHCL, "n = \"many\""), `want number (got "many")`},
+		{req(parseHCL, "n = = 3"), "variables.hcl:1:"},
+		{req("", ""), "no JobHCL"},
+		{`{"JobHCL": 3}`, "malformed request body"},
+	} {
+		if code, out, _ := do(t, "PUT", srv.URL+"/v1/jobs/parse", c.body); code != 400 || !strings.Contains(out, c.text) {
+			t.Fatalf("parse %s: %d %q, want 400 with %q", c.body, code, out, c.text)
+		}
+	}
+}
