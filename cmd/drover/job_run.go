@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { registerJobCommand("run", newJobRunCommand) }
+
+func newJobRunCommand() *cobra.Command {
+	var (
+		files      jobFileFlags
+		address    string
+		detach     bool
+		checkIndex uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags] FILE",
+		Short: "Submit a job and watch it roll out",
+		Long: `Parses the job file ("-" reads stdin), submits it and, unless -detach is
+given, monitors the evaluation and then the deployment it started: the
+deployment table is redrawn in place on a terminal, appended otherwise.
+
+With -check-index N the job is registered only if its stored job modify
+index is N (0: the job must not exist yet), as "drover job plan" prints it.
+
+Exit codes: 0 when everything was placed and the deployment (if any)
+succeeded; 1 on errors and when the deployment failed (after following an
+automatic rollback to its end); 2 when allocations could not be placed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, err := files.loadJob(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			c, err := apiClientFor(address)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			out := cmd.OutOrStdout()
+			var resp registered
+			if cmd.Flags().Changed("check-index") {
+				r, err := c.Jobs().RegisterChecked(ctx, job, checkIndex)
+				if err != nil {
+					return &exitError{code: 1, msg: fmt.Sprintf("Error submitting job: %v", err)}
+				}
+				resp = registered{r.EvalID, r.Warnings}
+			} else {
+				r, err := c.Jobs().Register(ctx, job)
+				if err != nil {
+					return &exitError{code: 1, msg: fmt.Sprintf("Error submitting job: %v", err)}
+				}
+				resp = registered{r.EvalID, r.Warnings}
+			}
+			if w := resp.warns; w != "" {
+				fmt.Fprintf(out, "Job Warnings:\n%s\n\n", w)
+			}
+			if detach {
+				fmt.Fprintln(out, "Job registration successful")
+				fmt.Fprintf(out, "Evaluation ID: %s\n", resp.id)
+				return nil
+			}
+			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock, followDeployment: true}
+			code, err := m.run(ctx, resp.id)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the job: %v", err)}
+			}
+			if code != exitOK {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+	files.register(cmd)
+	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&detach, "detach", false, "return once the job is submitted, printing the evaluation ID")
+	cmd.Flags().Uint64Var(&checkIndex, "check-index", 0, "register only if the job's modify index is this (0: the job must not exist)")
+	return cmd
+}
+
+// registered is what job run keeps of a registration's answer: the
+// evaluation's ID and the server's warnings.
+type registered struct{ id, warns string }

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+// Exit codes of a monitored run, as Nomad's.
+const (
+	exitOK               = 0
+	exitDeploymentFailed = 1
+	exitPlacementFailure = 2
+)
+
+// monitorWait is how long one blocking query of the monitor waits.
+const monitorWait = 5 * time.Minute
+
+// evalMonitor follows an evaluation to its end and then the deployment it
+// started, printing Nomad's "==> Monitoring evaluation" lines and a live
+// deployment table. Every read is a blocking query: nothing polls.
+type evalMonitor struct {
+	c   *apiclient.Client
+	out io.Writer
+	// tty redraws the deployment table in place with ANSI cursor moves;
+	// otherwise each change is appended.
+	tty bool
+	now func() time.Time
+	// followDeployment is off for job stop: there is nothing to roll out.
+	followDeployment bool
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func (m *evalMonitor) stamp() string { return fmtTime(m.now()) }
+
+func (m *evalMonitor) headf(format string, args ...any) {
+	fmt.Fprintf(m.out, "==> %s: %s\n", m.stamp(), fmt.Sprintf(format, args...))
+}
+
+func (m *evalMonitor) linef(format string, args ...any) {
+	fmt.Fprintf(m.out, "    %s: %s\n", m.stamp(), fmt.Sprintf(format, args...))
+}
+
+// run monitors evalID and returns the exit code: 0 when everything was
+// placed and the deployment (if any) succeeded, 1 when it failed, 2 on a
+// placement failure.
+func (m *evalMonitor) run(ctx context.Context, evalID string) (int, error) {
+	m.headf("Monitoring evaluation %q", idShort(evalID))
+	eval, err := m.waitEval(ctx, evalID)
+	if err != nil {
+		return 1, err
+	}
+	allocs, _, err := m.c.Evaluations().Allocations(ctx, eval.ID, nil)
+	if err != nil {
+		return 1, fmt.Errorf("querying the evaluation's allocations: %w", err)
+	}
+	sort.Slice(allocs, func(i, j int) bool { return allocs[i].Name < allocs[j].Name })
+	for _, a := range allocs {
+		m.linef("Allocation %q created: node %q, group %q", idShort(a.ID), idShort(a.NodeID), a.TaskGroup)
+	}
+	if len(eval.FailedTGAllocs) > 0 {
+		m.headf("Evaluation %q finished with status %q but failed to place all allocations:", idShort(eval.ID), eval.Status)
+		m.printPlacementFailures(eval)
+		if eval.BlockedEval != "" {
+			m.linef("Evaluation %q waiting for additional capacity to place remainder", idShort(eval.BlockedEval))
+		}
+		return exitPlacementFailure, nil
+	}
+	m.headf("Evaluation %q finished with status %q", idShort(eval.ID), eval.Status)
+	if eval.Status != structs.EvalStatusComplete {
+		return 1, nil
+	}
+	if !m.followDeployment {
+		return exitOK, nil
+	}
+	dep, err := m.findDeployment(ctx, eval, allocs)
+	if err != nil || dep == nil {
+		return exitOK, err
+	}
+	return m.followDeploymentToEnd(ctx, dep, eval.JobID, true)
+}
+
+// waitEval blocks until the evaluation is terminal, printing what it
+// learns on the way; a failed evaluation with a follow-up is followed.
+func (m *evalMonitor) waitEval(ctx context.Context, id string) (*structs.Evaluation, error) {
+	var (
+		index  uint64
+		status string
+		first  = true
+	)
+	for {
+		e, meta, err := m.c.Evaluations().Info(ctx, id, &apiclient.QueryOptions{WaitIndex: index, WaitTime: monitorWait})
+		if err != nil {
+			return nil, fmt.Errorf("querying evaluation %s: %w", id, err)
+		}
+		index = meta.LastIndex
+		if first {
+			m.linef("Evaluation triggered by job %q", e.JobID)
+			first = false
+		}
+		if status != "" && e.Status != status {
+			m.linef("Evaluation status changed: %q -> %q", status, e.Status)
+		}
+		status = e.Status
+		if e.Terminal() {
+			if e.Status == structs.EvalStatusFailed && e.NextEval != "" {
+				m.linef("Evaluation %q failed (%s); monitoring next evaluation %q", idShort(e.ID), e.StatusDescription, idShort(e.NextEval))
+				id, status, first, index = e.NextEval, "", false, 0
+				continue
+			}
+			return e, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// printPlacementFailures explains, per group, why allocations found no
+// node, as Nomad's "Placement Failure" lines.
+func (m *evalMonitor) printPlacementFailures(eval *structs.Evaluation) {
+	groups := make([]string, 0, len(eval.FailedTGAllocs))
+	for g := range eval.FailedTGAllocs {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		metric := eval.FailedTGAllocs[g]
+		n := eval.QueuedAllocations[g]
+		if n == 0 {
+			n = metric.CoalescedFailures + 1
+		}
+		noun := "allocation"
+		if n != 1 {
+			noun += "s"
+		}
+		m.linef("Task Group %q (failed to place %d %s):", g, n, noun)
+		for _, l := range allocMetricLines(metric) {
+			fmt.Fprintf(m.out, "      * %s\n", l)
+		}
+	}
+}
+
+// allocMetricLines words a placement metric as Nomad does: filtered
+// classes and constraints, exhausted nodes, classes and dimensions.
+func allocMetricLines(mt *structs.AllocationMetric) []string {
+	var out []string
+	if mt == nil {
+		return out
+	}
+	if mt.NodesEvaluated == 0 {
+		out = append(out, "No nodes were eligible for evaluation")
+	}
+	for _, dc := range sortedKeys(mt.NodesAvailable) {
+		if mt.NodesAvailable[dc] == 0 {
+			out = append(out, fmt.Sprintf("No nodes are available in datacenter %q", dc))
+		}
+	}
+	for _, k := range sortedKeys(mt.ClassFiltered) {
+		out = append(out, fmt.Sprintf("Class %q: %d nodes excluded by filter", k, mt.ClassFiltered[k]))
+	}
+	for _, k := range sortedKeys(mt.ConstraintFiltered) {
+		out = append(out, fmt.Sprintf("Constraint %q: %d nodes excluded by filter", k, mt.ConstraintFiltered[k]))
+	}
+	if mt.NodesExhausted > 0 {
+		out = append(out, fmt.Sprintf("Resources exhausted on %d nodes", mt.NodesExhausted))
+	}
+	for _, k := range sortedKeys(mt.ClassExhausted) {
+		out = append(out, fmt.Sprintf("Class %q exhausted on %d nodes", k, mt.ClassExhausted[k]))
+	}
+	for _, k := range sortedKeys(mt.DimensionExhausted) {
+		out = append(out, fmt.Sprintf("Dimension %q exhausted on %d nodes", k, mt.DimensionExhausted[k]))
+	}
+	for _, q := range mt.QuotaExhausted {
+		out = append(out, fmt.Sprintf("Quota limit hit %q", q))
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// findDeployment returns the deployment the evaluation's allocations
+// belong to or, failing that, the job's latest deployment if it was
+// created by or after the evaluation; nil when there is none.
+func (m *evalMonitor) findDeployment(ctx context.Context, eval *structs.Evaluation, allocs []*structs.AllocationListStub) (*structs.Deployment, error) {
+	// The allocations one evaluation places share its deployment.
+	if len(allocs) > 0 {
+		stub := allocs[0]
+		a, _, err := m.c.Allocations().Info(ctx, stub.ID, nil)
+		if err != nil {
+			return nil, fmt.Errorf("querying allocation %s: %w", stub.ID, err)
+		}
+		if a.DeploymentID != "" {
+			d, _, err := m.deployment(ctx, a.DeploymentID, 0)
+			return d, err
+		}
+	}
+	d, _, err := m.latestDeployment(ctx, eval.JobID, 0)
+	if err != nil || d == nil || d.CreateIndex < eval.CreateIndex {
+		return nil, nil //nolint:nilerr // no deployment to follow is not an error
+	}
+	return d, nil
+}
+
+func (m *evalMonitor) deployment(ctx context.Context, id string, index uint64) (*structs.Deployment, uint64, error) {
+	var d structs.Deployment
+	meta, err := m.c.Get(ctx, "/v1/deployment/"+url.PathEscape(id),
+		&apiclient.QueryOptions{WaitIndex: index, WaitTime: monitorWait}, &d)
+	if err != nil {
+		return nil, 0, fmt.Errorf("querying deployment %s: %w", id, err)
+	}
+	return &d, meta.LastIndex, nil
+}
+
+// latestDeployment returns the job's latest deployment, nil if none.
+func (m *evalMonitor) latestDeployment(ctx context.Context, jobID string, index uint64) (*structs.Deployment, uint64, error) {
+	var d *structs.Deployment
+	meta, err := m.c.Get(ctx, "/v1/job/"+url.PathEscape(jobID)+"/deployment",
+		&apiclient.QueryOptions{WaitIndex: index, WaitTime: monitorWait}, &d)
+	if err != nil {
+		return nil, 0, fmt.Errorf("querying the latest deployment of job %s: %w", jobID, err)
+	}
+	if d != nil && d.ID == "" {
+		d = nil
+	}
+	return d, meta.LastIndex, nil
+}
+
+// followDeploymentToEnd redraws the deployment's table until it ends and
+// returns the exit code; a failure that rolls back is followed into the
+// rollback deployment (once) and still exits 1.
+func (m *evalMonitor) followDeploymentToEnd(ctx context.Context, d *structs.Deployment, jobID string, followRollback bool) (int, error) {
+	m.headf("Monitoring deployment %q", idShort(d.ID))
+	table := &deploymentTable{out: m.out, tty: m.tty}
+	index := d.ModifyIndex
+	for {
+		table.draw(m.stamp(), d)
+		if !d.Active() {
+			break
+		}
+		next, idx, err := m.deployment(ctx, d.ID, index)
+		if err != nil {
+			return 1, err
+		}
+		d, index = next, idx
+	}
+	fmt.Fprintln(m.out)
+	switch d.Status {
+	case structs.DeploymentStatusSuccessful:
+		fmt.Fprintf(m.out, "  ✓ Deployment %q successful\n", idShort(d.ID))
+		return exitOK, nil
+	case structs.DeploymentStatusCancelled:
+		fmt.Fprintf(m.out, "  ! Deployment %q cancelled\n", idShort(d.ID))
+		return exitDeploymentFailed, nil
+	}
+	fmt.Fprintf(m.out, "  ! Deployment %q failed\n", idShort(d.ID))
+	if followRollback && strings.Contains(d.StatusDescription, "rolling back to job version") {
+		rb, err := m.waitRollback(ctx, jobID, d.ID)
+		if err != nil {
+			return exitDeploymentFailed, err
+		}
+		if rb != nil {
+			fmt.Fprintln(m.out)
+			m.headf("Monitoring the rollback")
+			_, err := m.followDeploymentToEnd(ctx, rb, jobID, false)
+			return exitDeploymentFailed, err
+		}
+	}
+	return exitDeploymentFailed, nil
+}
+
+// waitRollback blocks until the job's latest deployment is another than
+// failedID: the deployment of the reverted version.
+func (m *evalMonitor) waitRollback(ctx context.Context, jobID, failedID string) (*structs.Deployment, error) {
+	var index uint64
+	for {
+		d, idx, err := m.latestDeployment(ctx, jobID, index)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil && d.ID != failedID {
+			return d, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		index = idx
+	}
+}
+
+// deploymentTable draws a deployment's status and its per-group table.
+// On a terminal it redraws in place (cursor up, clear to the end); else it
+// appends a new block only when the contents changed.
+type deploymentTable struct {
+	out   io.Writer
+	tty   bool
+	lines int    // lines of the last draw, for the cursor move
+	last  string // contents of the last draw, without the time
+}
+
+func (t *deploymentTable) draw(stamp string, d *structs.Deployment) {
+	body := renderDeployment(d)
+	if body == t.last {
+		return
+	}
+	block := "    " + stamp + "\n" + body
+	if t.tty && t.lines > 0 {
+		fmt.Fprintf(t.out, "\x1b[%dA\x1b[J", t.lines)
+	} else if t.last != "" {
+		fmt.Fprintln(t.out)
+	}
+	fmt.Fprint(t.out, block)
+	t.last, t.lines = body, strings.Count(block, "\n")
+}
+
+// renderDeployment is the deployment's status block and group table,
+// every line indented by four spaces.
+func renderDeployment(d *structs.Deployment) string {
+	var b strings.Builder
+	printKV(&b, [][2]string{
+		{"ID", idShort(d.ID)},
+		{"Job ID", d.JobID},
+		{"Job Version", fmt.Sprint(d.JobVersion)},
+		{"Status", d.Status},
+		{"Description", d.StatusDescription},
+	})
+	b.WriteString("\nDeployed\n")
+	printDeploymentGroups(&b, d)
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out.WriteString("    ")
+		}
+		out.WriteString(l)
+	}
+	return out.String()
+}
+
+// printDeploymentGroups prints the per-group table of a deployment.
+func printDeploymentGroups(w io.Writer, d *structs.Deployment) {
+	tw := newTabs(w)
+	fmt.Fprintln(tw, "Task Group\tAuto Revert\tPromoted\tDesired\tCanaries\tPlaced\tHealthy\tUnhealthy\tProgress Deadline")
+	for _, g := range sortedKeys(d.TaskGroups) {
+		s := d.TaskGroups[g]
+		promoted := "N/A"
+		if s.DesiredCanaries > 0 {
+			promoted = fmt.Sprint(s.Promoted)
+		}
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", g, s.AutoRevert, promoted, s.DesiredTotal,
+			s.DesiredCanaries, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs, fmtTime(s.RequireProgressBy))
+	}
+	tw.Flush()
+}
