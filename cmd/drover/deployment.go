@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+func init() { registerCommand("deployment", newDeploymentCommand) }
+
+func newDeploymentCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "deployment", Short: "List, inspect, promote, fail, pause and resume deployments"}
+	cmd.AddCommand(newDeploymentListCommand(), newDeploymentStatusCommand(),
+		newDeploymentPromoteCommand(), newDeploymentFailCommand(),
+		newDeploymentPauseCommand(true), newDeploymentPauseCommand(false))
+	return cmd
+}
+
+// opFlags are the flags of the commands that reach an agent.
+type opFlags struct {
+	address string
+	verbose bool
+	json    bool
+	detach  bool
+}
+
+func (f *opFlags) client() (*apiclient.Client, error) {
+	c, err := apiclient.New(apiclient.Address(f.address))
+	if err != nil {
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error initializing client: %v", err)}
+	}
+	return c, nil
+}
+
+// short is an ID as printed: 8 characters unless -verbose.
+func (f *opFlags) short(id string) string {
+	if f.verbose || len(id) <= 8 {
+		return id
+	}
+	return id[:8]
+}
+
+func (f *opFlags) addAddress(cmd *cobra.Command) { addAddressFlag(cmd, &f.address) }
+func (f *opFlags) addVerbose(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.verbose, "verbose", false, "show full IDs")
+}
+func (f *opFlags) addJSON(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the API's JSON")
+}
+func (f *opFlags) addDetach(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.detach, "detach", false, "print the evaluation ID and return instead of showing the deployment")
+}
+
+func newDeploymentListCommand() *cobra.Command {
+	var f opFlags
+	cmd := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "List deployments, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			deps, _, err := c.Deployments().List(cmd.Context(), nil)
+			if err != nil {
+				return fmt.Errorf("retrieving deployments: %w", err)
+			}
+			if f.json {
+				return writeJSON(cmd, deps)
+			}
+			if len(deps) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "No deployments found")
+				return nil
+			}
+			f.printDeployments(cmd.OutOrStdout(), deps)
+			return nil
+		},
+	}
+	f.addAddress(cmd)
+	f.addVerbose(cmd)
+	f.addJSON(cmd)
+	return cmd
+}
+
+// printDeployments prints Nomad's deployment list table.
+func (f *opFlags) printDeployments(w io.Writer, deps []*structs.Deployment) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tJob ID\tJob Version\tStatus\tDescription")
+	for _, d := range deps {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", f.short(d.ID), d.JobID, d.JobVersion, d.Status, d.StatusDescription)
+	}
+	_ = tw.Flush()
+}
+
+// lookupDeployment resolves an ID or unique ID prefix; several matches are
+// printed and fail with exit code 1.
+func (f *opFlags) lookupDeployment(ctx context.Context, c *apiclient.Client, w io.Writer, prefix string) (*structs.Deployment, error) {
+	if prefix == "" {
+		return nil, &exitError{code: 1, msg: "Identifier must not be empty"}
+	}
+	deps, _, err := c.Deployments().List(ctx, &apiclient.QueryOptions{Prefix: prefix})
+	if err != nil {
+		return nil, fmt.Errorf("retrieving deployments: %w", err)
+	}
+	for _, d := range deps {
+		if d.ID == prefix {
+			return d, nil
+		}
+	}
+	switch len(deps) {
+	case 0:
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("No deployment(s) with prefix or id %q found", prefix)}
+	case 1:
+		return deps[0], nil
+	}
+	fmt.Fprintf(w, "Prefix matched multiple deployments\n\n")
+	f.printDeployments(w, deps)
+	return nil, exitCode(1)
+}
+
+func newDeploymentStatusCommand() *cobra.Command {
+	var f opFlags
+	cmd := &cobra.Command{
+		Use:   "status [flags] ID",
+		Short: "Show a deployment: status, description and per-group progress",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			d, err := f.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(cmd, d)
+			}
+			f.printDeploymentStatus(cmd.OutOrStdout(), d)
+			return nil
+		},
+	}
+	f.addAddress(cmd)
+	f.addVerbose(cmd)
+	f.addJSON(cmd)
+	return cmd
+}
+
+// printDeploymentStatus prints Nomad's layout of one deployment.
+func (f *opFlags) printDeploymentStatus(w io.Writer, d *structs.Deployment) {
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	fmt.Fprintf(tw, "ID\t= %s\n", f.short(d.ID))
+	fmt.Fprintf(tw, "Job ID\t= %s\n", d.JobID)
+	fmt.Fprintf(tw, "Job Version\t= %d\n", d.JobVersion)
+	fmt.Fprintf(tw, "Status\t= %s\n", d.Status)
+	fmt.Fprintf(tw, "Description\t= %s\n", d.StatusDescription)
+	_ = tw.Flush()
+	if len(d.TaskGroups) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nDeployed\n")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "Task Group\tAuto Revert\tPromoted\tDesired\tCanaries\tPlaced\tHealthy\tUnhealthy\tProgress Deadline")
+	names := make([]string, 0, len(d.TaskGroups))
+	for n := range d.TaskGroups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := d.TaskGroups[n]
+		promoted := "N/A"
+		if s.DesiredCanaries > 0 {
+			promoted = fmt.Sprint(s.Promoted)
+		}
+		deadline := "N/A"
+		if !s.RequireProgressBy.IsZero() {
+			deadline = s.RequireProgressBy.Local().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", n, s.AutoRevert, promoted, s.DesiredTotal,
+			s.DesiredCanaries, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs, deadline)
+	}
+	_ = tw.Flush()
+}
+
+// verbResult prints the outcome of a verb on deployment id: with -detach
+// the evaluation ID; otherwise the deployment as it is now.
+func (f *opFlags) verbResult(ctx context.Context, c *apiclient.Client, w io.Writer, id string, resp *structs.DeploymentUpdateResponse) error {
+	if f.detach {
+		if resp.EvalID != "" {
+			fmt.Fprintf(w, "Evaluation ID: %s\n", f.short(resp.EvalID))
+		}
+		return nil
+	}
+	// Read at least the verb's own write (the index passes Index-1).
+	q := &apiclient.QueryOptions{WaitTime: 5 * time.Second}
+	if resp.Index > 1 {
+		q.WaitIndex = resp.Index - 1
+	}
+	d, _, err := c.Deployments().Info(ctx, id, q)
+	if err != nil {
+		return fmt.Errorf("retrieving deployment: %w", err)
+	}
+	fmt.Fprintln(w)
+	f.printDeploymentStatus(w, d)
+	return nil
+}
+
+// verbError turns a refused verb into Nomad's message and exit code 1.
+func verbError(what string, err error) error {
+	return &exitError{code: 1, msg: fmt.Sprintf("Error %s: %v", what, err)}
+}
+
+// promoteFlags are promote's own flags.
+type promoteFlags struct {
+	opFlags
+	groups []string
+}
+
+func (p *promoteFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&p.groups, "group", nil, "promote only this task group's canaries (repeatable; default all)")
+	p.addAddress(cmd)
+	p.addVerbose(cmd)
+	p.addDetach(cmd)
+}
+
+// promote promotes deployment d and prints the outcome.
+func (p *promoteFlags) promote(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error {
+	resp, err := c.Deployments().Promote(cmd.Context(), d.ID, p.groups)
+	if err != nil {
+		return verbError("promoting deployment", err)
+	}
+	w := cmd.OutOrStdout()
+	if len(p.groups) > 0 {
+		fmt.Fprintf(w, "Deployment %q promoted for task groups %s\n", f8(p.verbose, d.ID), strings.Join(p.groups, ", "))
+	} else {
+		fmt.Fprintf(w, "Deployment %q promoted\n", f8(p.verbose, d.ID))
+	}
+	return p.verbResult(cmd.Context(), c, w, d.ID, resp)
+}
+
+func f8(verbose bool, id string) string { return (&opFlags{verbose: verbose}).short(id) }
+
+func newDeploymentPromoteCommand() *cobra.Command {
+	var p promoteFlags
+	cmd := &cobra.Command{
+		Use:   "promote [flags] ID",
+		Short: "Promote a deployment's canaries (all groups, or those named with -group)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := p.client()
+			if err != nil {
+				return err
+			}
+			d, err := p.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+			if err != nil {
+				return err
+			}
+			return p.promote(cmd, c, d)
+		},
+	}
+	p.register(cmd)
+	return cmd
+}
+
+func newDeploymentFailCommand() *cobra.Command {
+	var f opFlags
+	cmd := &cobra.Command{
+		Use:   "fail [flags] ID",
+		Short: "Mark a deployment failed; a group with auto_revert rolls back to the last stable version",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			d, err := f.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+			if err != nil {
+				return err
+			}
+			resp, err := c.Deployments().Fail(cmd.Context(), d.ID)
+			if err != nil {
+				return verbError("failing deployment", err)
+			}
+			w := cmd.OutOrStdout()
+			if resp.RevertedJobVersion != nil {
+				fmt.Fprintf(w, "Deployment %q failed. Auto-reverted to job version %d.\n", f.short(d.ID), *resp.RevertedJobVersion)
+			} else {
+				fmt.Fprintf(w, "Deployment %q failed\n", f.short(d.ID))
+			}
+			return f.verbResult(cmd.Context(), c, w, d.ID, resp)
+		},
+	}
+	f.addAddress(cmd)
+	f.addVerbose(cmd)
+	f.addDetach(cmd)
+	return cmd
+}
+
+func newDeploymentPauseCommand(pause bool) *cobra.Command {
+	var f opFlags
+	use, short, done, what := "pause", "Pause a deployment: no new batches until it is resumed", "paused", "pausing"
+	if !pause {
+		use, short, done, what = "resume", "Resume a paused deployment; its progress deadline restarts", "resumed", "resuming"
+	}
+	cmd := &cobra.Command{
+		Use:   use + " [flags] ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			d, err := f.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+			if err != nil {
+				return err
+			}
+			resp, err := c.Deployments().Pause(cmd.Context(), d.ID, pause)
+			if err != nil {
+				return verbError(what+" deployment", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Deployment %q %s\n", f.short(d.ID), done)
+			return f.verbResult(cmd.Context(), c, cmd.OutOrStdout(), d.ID, resp)
+		},
+	}
+	f.addAddress(cmd)
+	f.addVerbose(cmd)
+	f.addDetach(cmd)
+	return cmd
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+func init() { registerJobCommand("plan", newJobPlanCommand) }
+
+// Exit codes of job plan, as Nomad's.
+const (
+	planNoChanges = 0
+	planChanges   = 1
+	planError     = 255
+)
+
+func newJobPlanCommand() *cobra.Command {
+	var files jobFileFlags
+	var f opFlags
+	cmd := &cobra.Command{
+		Use:   "plan [flags] FILE",
+		Short: "Show what submitting a job file would change, without changing anything",
+		Long: `Asks the servers to schedule the job file against the current state without
+committing anything, and shows per task group what would happen: allocations
+created, destroyed, replaced (create/destroy update), updated in place,
+placed as canaries or left alone; and placements that would find no node.
+
+Exit code 0: no allocation would change; 1: allocations would be created,
+replaced or stopped; 255: an error. The Job Modify Index printed at the end
+makes "drover job run -check-index N" refuse to run if the job changed in
+the meantime.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, err := files.loadJob(cmd, args[0])
+			if err != nil {
+				if ee, ok := err.(*exitError); ok {
+					ee.code = planError
+				}
+				return err
+			}
+			c, err := f.client()
+			if err != nil {
+				return &exitError{code: planError, msg: err.Error()}
+			}
+			resp, err := c.Jobs().Plan(cmd.Context(), job.ID, job, true)
+			if err != nil {
+				return &exitError{code: planError, msg: fmt.Sprintf("Error during plan: %v", err)}
+			}
+			if f.json {
+				if err := writeJSON(cmd, resp); err != nil {
+					return err
+				}
+			} else {
+				printPlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), job, resp, args[0])
+			}
+			if planChangesAllocs(resp) {
+				return exitCode(planChanges)
+			}
+			return nil
+		},
+	}
+	files.register(cmd)
+	f.addAddress(cmd)
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the API's plan answer as JSON")
+	return cmd
+}
+
+// planChangesAllocs reports whether any group would create, stop or
+// replace allocations.
+func planChangesAllocs(resp *apiclient.JobPlanResponse) bool {
+	if resp.Annotations == nil {
+		return false
+	}
+	for _, u := range resp.Annotations.DesiredTGUpdates {
+		if u.Changes() {
+			return true
+		}
+	}
+	return false
+}
+
+// diffMarker is the prefix Nomad prints for a diff type.
+func diffMarker(typ string) string {
+	switch typ {
+	case "Added":
+		return "+"
+	case "Deleted":
+		return "-"
+	case "Edited":
+		return "+/-"
+	}
+	return ""
+}
+
+// groupCounts renders a group's counts: "1 create/destroy update, 3 ignore".
+func groupCounts(u *apiclient.DesiredUpdates) string {
+	if u == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range []struct {
+		n    uint64
+		name string
+	}{
+		{u.Place, "create"}, {u.Stop, "destroy"}, {u.Migrate, "migrate"}, {u.Canary, "canary"},
+		{u.InPlaceUpdate, "in-place update"}, {u.DestructiveUpdate, "create/destroy update"}, {u.Ignore, "ignore"},
+	} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printPlan(w, errw io.Writer, job *structs.Job, resp *apiclient.JobPlanResponse, file string) {
+	jobType, groupTypes := "", map[string]string{}
+	if resp.Diff != nil {
+		jobType = resp.Diff.Type
+		for _, g := range resp.Diff.TaskGroups {
+			groupTypes[g.Name] = g.Type
+		}
+	}
+	fmt.Fprintf(w, "%s Job: %q\n", orSpace(diffMarker(jobType)), job.ID)
+	var updates map[string]*apiclient.DesiredUpdates
+	if resp.Annotations != nil {
+		updates = resp.Annotations.DesiredTGUpdates
+	}
+	names := make([]string, 0, len(updates))
+	for n := range updates {
+		names = append(names, n)
+	}
+	for n := range groupTypes {
+		if updates[n] == nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		line := fmt.Sprintf("%s Task Group: %q", orSpace(diffMarker(groupTypes[n])), n)
+		if c := groupCounts(updates[n]); c != "" {
+			line += " (" + c + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+
+	fmt.Fprintf(w, "\nScheduler dry-run:\n")
+	if len(resp.FailedTGAllocs) == 0 {
+		fmt.Fprintln(w, "- All tasks successfully allocated.")
+	} else {
+		fmt.Fprintln(w, "- WARNING: Failed to place all allocations.")
+		groups := make([]string, 0, len(resp.FailedTGAllocs))
+		for g := range resp.FailedTGAllocs {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		for _, g := range groups {
+			m := resp.FailedTGAllocs[g]
+			fmt.Fprintf(w, "  Task Group %q (failed to place %d allocation%s):\n", g, m.CoalescedFailures+1, plural(m.CoalescedFailures+1))
+			for _, l := range planMetricLines(m) {
+				fmt.Fprintf(w, "    * %s\n", l)
+			}
+		}
+	}
+	if resp.Warnings != "" {
+		fmt.Fprintf(errw, "\nJob Warnings:\n%s\n", resp.Warnings)
+	}
+	fmt.Fprintf(w, "\nJob Modify Index: %d\n", resp.JobModifyIndex)
+	fmt.Fprintf(w, "To submit the job with version verification run:\n\n")
+	fmt.Fprintf(w, "drover job run -check-index %d %s\n\n", resp.JobModifyIndex, file)
+	fmt.Fprintln(w, `When running the job with the check-index flag, the job will only be run if the
+job modify index given matches the server-side version. If the index has
+changed, another user has modified the job and the plan's results are
+potentially invalid.`)
+}
+
+func orSpace(s string) string {
+	if s == "" {
+		return " "
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// planMetricLines explains a group's placement failures.
+func planMetricLines(m *structs.AllocationMetric) []string {
+	var out []string
+	if m.NodesEvaluated == 0 {
+		out = append(out, "No nodes were eligible for evaluation")
+	}
+	for _, k := range sortedMapKeys(m.NodesAvailable) {
+		if m.NodesAvailable[k] == 0 {
+			out = append(out, fmt.Sprintf("No nodes are available in datacenter %q", k))
+		}
+	}
+	for _, k := range sortedMapKeys(m.ClassFiltered) {
+		out = append(out, fmt.Sprintf("Class %q: %d nodes excluded by filter", k, m.ClassFiltered[k]))
+	}
+	for _, k := range sortedMapKeys(m.ConstraintFiltered) {
+		out = append(out, fmt.Sprintf("Constraint %q: %d nodes excluded by filter", k, m.ConstraintFiltered[k]))
+	}
+	for _, k := range sortedMapKeys(m.DimensionExhausted) {
+		out = append(out, fmt.Sprintf("Dimension %q exhausted on %d nodes", k, m.DimensionExhausted[k]))
+	}
+	return out
+}
+
+func sortedMapKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
