@@ -26,9 +26,9 @@ import (
 type cliBackend struct {
 	httpapi.OperatorBackend
 	leader *server.Leader
-	mu    sync.Mutex
-	fsm   *fsm.FSM
-	index uint64
+	mu     sync.Mutex
+	fsm    *fsm.FSM
+	index  uint64
 }
 
 func (b *cliBackend) State() *state.Store { return b.fsm.State() }
