@@ -1,5 +1,7 @@
-// Package agent assembles a drover server: the replicated state machine,
-// the Raft server, the HTTP API and the discovery of the other servers.
+// Package agent assembles a drover agent: a server (the replicated state
+// machine, the Raft server, the leader's services, the HTTP API and the
+// discovery of the other servers), a client (package client, which runs
+// allocations, with its logs endpoint), or both in one process.
 package agent
 
 import (
@@ -14,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/cluster"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/httpapi"
@@ -24,15 +27,20 @@ import (
 // ErrConfig: the configuration cannot run.
 var ErrConfig = errors.New("invalid agent configuration")
 
-// Agent is one running server.
+// Agent is one running agent: a server, a client, or both.
 type Agent struct {
-	cfg     Config
-	logger  hclog.Logger
+	cfg    Config
+	logger hclog.Logger
+
+	// The server; all nil when the agent runs no server.
 	fsm     *fsm.FSM
 	raft    *cluster.Server
 	leader  *server.Leader
 	members *members
 	api     *httpapi.Server
+
+	// The client; nil when the agent runs none.
+	client *client.Agent
 
 	listener net.Listener
 	http     *http.Server
@@ -43,8 +51,8 @@ type Agent struct {
 	once   sync.Once
 }
 
-// New checks cfg, opens the Raft state and binds the HTTP listener. Start
-// serves.
+// New checks cfg, opens the Raft state, prepares the client and binds the
+// HTTP listener. Start runs them.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
@@ -64,8 +72,10 @@ func New(cfg Config) (*Agent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dev data directory: %w", err)
 		}
-		a.devDir, a.cfg.DataDir, a.cfg.Server = dir, dir, true
+		a.devDir, a.cfg.DataDir = dir, dir
+		a.cfg.Server, a.cfg.Client = true, true
 		a.cfg.BootstrapExpect = 1
+		a.cfg.Servers = nil
 		// The state is thrown away on exit: no point syncing it to disk.
 		a.cfg.NoSync = true
 	}
@@ -82,14 +92,18 @@ func New(cfg Config) (*Agent, error) {
 
 func (a *Agent) check() error {
 	switch {
-	case !a.cfg.Server:
-		return fmt.Errorf("%w: only server agents exist so far; pass -server or -dev", ErrConfig)
+	case !a.cfg.Server && !a.cfg.Client:
+		return fmt.Errorf("%w: neither server nor client enabled; pass -server, -client or -dev", ErrConfig)
 	case a.cfg.DataDir == "":
-		return fmt.Errorf("%w: -data-dir is required for a server (or use -dev)", ErrConfig)
+		return fmt.Errorf("%w: -data-dir is required (or use -dev)", ErrConfig)
 	case a.cfg.BootstrapExpect < 0:
 		return fmt.Errorf("%w: -bootstrap-expect must not be negative", ErrConfig)
-	case a.cfg.HTTPAddr == "" || a.cfg.RaftAddr == "":
-		return fmt.Errorf("%w: HTTP and Raft addresses are required", ErrConfig)
+	case a.cfg.HTTPAddr == "":
+		return fmt.Errorf("%w: an HTTP address is required", ErrConfig)
+	case a.cfg.Server && a.cfg.RaftAddr == "":
+		return fmt.Errorf("%w: a server needs a Raft address", ErrConfig)
+	case a.cfg.Client && !a.cfg.Server && len(a.cfg.Servers) == 0:
+		return fmt.Errorf("%w: a client without a server needs -servers", ErrConfig)
 	}
 	return nil
 }
@@ -99,26 +113,96 @@ func (a *Agent) open() error {
 	if err != nil {
 		return fmt.Errorf("HTTP listener: %w", err)
 	}
+	a.listener = ln
+	if a.cfg.Server {
+		if err := a.openServer(); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	if a.cfg.Client {
+		if err := a.openClient(); err != nil {
+			if a.raft != nil {
+				_ = a.raft.Shutdown()
+			}
+			ln.Close()
+			return err
+		}
+	}
+	a.http = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
+	return nil
+}
+
+// openServer opens the Raft state and assembles the leader's services
+// and the HTTP API.
+func (a *Agent) openServer() error {
 	a.fsm = fsm.New(a.logger.Named("fsm"))
+	rc := cluster.LANRaftConfig()
+	if a.cfg.RaftHeartbeatTimeout > 0 {
+		rc.HeartbeatTimeout = a.cfg.RaftHeartbeatTimeout
+	}
+	if a.cfg.RaftElectionTimeout > 0 {
+		rc.ElectionTimeout = a.cfg.RaftElectionTimeout
+	}
+	if a.cfg.RaftLeaderLeaseTimeout > 0 {
+		rc.LeaderLeaseTimeout = a.cfg.RaftLeaderLeaseTimeout
+	}
 	srv, err := cluster.New(cluster.Config{
-		DataDir: a.cfg.DataDir, RaftAddr: a.cfg.RaftAddr, FSM: a.fsm, Logger: a.logger, NoSync: a.cfg.NoSync,
+		DataDir: a.cfg.DataDir, RaftAddr: a.cfg.RaftAddr, FSM: a.fsm, Logger: a.logger, NoSync: a.cfg.NoSync, Raft: rc,
 	})
 	if err != nil {
-		ln.Close()
 		return err
 	}
-	leader, err := server.New(server.Config{Raft: srv, State: a.fsm.State, Logger: a.logger.Named("leader")})
+	leader, err := server.New(server.Config{
+		Raft: srv, State: a.fsm.State, Logger: a.logger.Named("leader"), HeartbeatGrace: a.cfg.HeartbeatGrace,
+	})
 	if err != nil {
 		_ = srv.Shutdown()
-		ln.Close()
 		return err
 	}
 	srv.OnLeadership("scheduler", leader.Run)
-	a.raft, a.leader, a.listener = srv, leader, ln
+	a.raft, a.leader = srv, leader
 	a.members = newMembers(a.self())
 	a.api = httpapi.New(a, a.logger)
-	a.http = &http.Server{Handler: a.api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	return nil
+}
+
+// openClient prepares the client: it talks to the configured servers, or
+// to this agent's own HTTP API.
+func (a *Agent) openClient() error {
+	servers := a.cfg.Servers
+	if len(servers) == 0 {
+		servers = []string{a.HTTPAddr()}
+	}
+	api, err := client.NewHTTPServers(servers)
+	if err != nil {
+		return fmt.Errorf("%w: -servers: %w", ErrConfig, err)
+	}
+	c, err := client.New(client.Config{
+		DataDir: a.cfg.DataDir, NodeName: a.cfg.NodeName, Datacenter: a.cfg.Datacenter,
+		NodeClass: a.cfg.NodeClass, NodePool: a.cfg.NodePool, Meta: a.cfg.Meta,
+		ServerAPI: api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.HTTPAddr(),
+		CPUTotalMHz: a.cfg.CPUTotalMHz, MemoryTotalMB: a.cfg.MemoryTotalMB,
+		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
+	})
+	if err != nil {
+		return err
+	}
+	a.client = c
+	return nil
+}
+
+// handler serves the client endpoints (/v1/client/) when a client runs,
+// and everything else from the server's API when a server runs.
+func (a *Agent) handler() http.Handler {
+	mux := http.NewServeMux()
+	if a.client != nil {
+		mux.Handle("/v1/client/", newClientHandler(a.client, a.logger))
+	}
+	if a.api != nil {
+		mux.Handle("/", a.api.Handler())
+	}
+	return mux
 }
 
 // self is this server's member record.
@@ -132,34 +216,56 @@ func (a *Agent) self() structs.ServerMember {
 // HTTPAddr is the address the API listens on.
 func (a *Agent) HTTPAddr() string { return a.listener.Addr().String() }
 
-// Cluster returns the Raft server, for registering leader services.
+// Cluster returns the Raft server, for registering leader services; nil
+// when the agent runs no server.
 func (a *Agent) Cluster() *cluster.Server { return a.raft }
 
-// Start serves the API and starts finding the other servers (bootstrapping
-// once enough are known).
+// Client returns the client agent; nil when the agent runs no client.
+func (a *Agent) Client() *client.Agent { return a.client }
+
+// Start serves the API, starts finding the other servers (bootstrapping
+// once enough are known) and runs the client.
 func (a *Agent) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
-	a.wg.Add(2)
+	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
 		if err := a.http.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.logger.Error("HTTP server stopped", "error", err)
 		}
 	}()
-	go func() {
-		defer a.wg.Done()
-		a.discover(ctx)
-	}()
-	a.logger.Info("server started", "id", a.raft.ID(), "http", a.HTTPAddr(), "raft", a.raft.Addr(),
-		"data_dir", a.cfg.DataDir, "bootstrap_expect", a.cfg.BootstrapExpect)
+	if a.raft != nil {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.discover(ctx)
+		}()
+		a.logger.Info("server started", "id", a.raft.ID(), "http", a.HTTPAddr(), "raft", a.raft.Addr(),
+			"data_dir", a.cfg.DataDir, "bootstrap_expect", a.cfg.BootstrapExpect)
+	}
+	if a.client != nil {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.client.Run(ctx)
+		}()
+		a.logger.Info("client started", "node_id", a.client.NodeID(), "http", a.HTTPAddr(),
+			"servers", a.cfg.Servers, "data_dir", a.cfg.DataDir)
+	}
 }
 
-// Shutdown stops the API, discovery and Raft, and removes a dev data
-// directory. It is safe to call more than once.
+// Shutdown stops the agent and removes a dev data directory. A dev
+// agent's client first kills its allocations' tasks and reports their end
+// to the server; any other client leaves them running, for the restarted
+// client to re-attach to. Then the API, discovery and Raft stop. It is
+// safe to call more than once.
 func (a *Agent) Shutdown() error {
 	var err error
 	a.once.Do(func() {
+		if a.client != nil {
+			a.client.Shutdown(a.cfg.Dev)
+		}
 		if a.cancel != nil {
 			a.cancel()
 		}
@@ -170,7 +276,9 @@ func (a *Agent) Shutdown() error {
 		}
 		a.listener.Close()
 		a.wg.Wait()
-		err = a.raft.Shutdown()
+		if a.raft != nil {
+			err = a.raft.Shutdown()
+		}
 		a.removeDevDir()
 	})
 	return err

@@ -1,24 +1,37 @@
 package agent
 
 import (
+	"maps"
+	"time"
+
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/config"
 )
 
-// Config is the agent's configuration, as the CLI flags give it.
+// Config is the agent's configuration: what it runs (a server, a client
+// or both) and how. FromConfig builds one from the configuration files
+// and flags.
 type Config struct {
-	// Dev runs a single server that bootstraps itself, keeping its state in
-	// a temporary directory that is removed on shutdown.
+	// Dev runs a single server that bootstraps itself and a client that
+	// talks to it, keeping their state in a temporary directory that is
+	// removed on shutdown.
 	Dev bool
-	// Server enables the server (Raft, state, HTTP API). The only mode for now.
+	// Server enables the server (Raft, state, scheduling, HTTP API).
 	Server bool
+	// Client enables the client, which runs allocations.
+	Client bool
+
 	// BootstrapExpect is how many servers form a new cluster; they
 	// bootstrap once that many have found each other.
 	BootstrapExpect int
 	// RetryJoin lists HTTP addresses (host:port) of other servers.
 	RetryJoin []string
-	// DataDir holds the server's state. Required unless Dev.
+	// DataDir holds the server's state (server-id, raft/) and the
+	// client's (client/node-id, alloc/). Required unless Dev.
 	DataDir string
-	// HTTPAddr and RaftAddr are host:port to listen on.
+	// HTTPAddr and RaftAddr are host:port to listen on. Port 0 is allowed
+	// for HTTP (see Agent.HTTPAddr for the bound address), not for Raft.
 	HTTPAddr string
 	RaftAddr string
 	// NodeName names this agent; the host name when empty.
@@ -30,5 +43,65 @@ type Config struct {
 	// about 4,700 instead of 400 serial writes per second, safe against the
 	// process being killed but not against power loss. Dev mode sets it.
 	NoSync bool
+	// HeartbeatGrace is added to every client's heartbeat TTL after a
+	// leader election (server.Config.HeartbeatGrace); 0 is the default.
+	HeartbeatGrace time.Duration
+	// Raft timing; 0 keeps the cluster package's LAN tuning.
+	RaftHeartbeatTimeout   time.Duration
+	RaftElectionTimeout    time.Duration
+	RaftLeaderLeaseTimeout time.Duration
+
+	// Servers are the HTTP addresses of the servers a client talks to; a
+	// client in an agent that also runs a server talks to that server
+	// when empty (always, with Dev).
+	Servers   []string
+	NodeClass string
+	NodePool  string
+	Meta      map[string]string
+	// CPUTotalMHz and MemoryTotalMB replace what the machine reports when
+	// positive.
+	CPUTotalMHz    int64
+	MemoryTotalMB  int64
+	MinDynamicPort int
+	MaxDynamicPort int
+
 	Logger hclog.Logger
+}
+
+// FromConfig turns a checked agent configuration (files, flags, defaults)
+// into the agent's Config; Logger and Version are left for the caller.
+func FromConfig(c *config.Config) Config {
+	hb, election, lease := c.RaftTimeouts()
+	out := Config{
+		Dev:             c.Dev,
+		Server:          c.Server.Enabled,
+		Client:          c.Client.Enabled,
+		BootstrapExpect: c.Server.BootstrapExpect,
+		RetryJoin:       append([]string(nil), c.Server.RetryJoin...),
+		DataDir:         c.DataDir,
+		HTTPAddr:        c.HTTPAddr(),
+		RaftAddr:        c.RaftAddr(),
+		NodeName:        c.NodeName(),
+		Region:          c.Region,
+		Datacenter:      c.Datacenter,
+		HeartbeatGrace:  c.Server.HeartbeatGrace,
+
+		RaftHeartbeatTimeout:   hb,
+		RaftElectionTimeout:    election,
+		RaftLeaderLeaseTimeout: lease,
+
+		Servers:        append([]string(nil), c.Client.Servers...),
+		NodeClass:      c.Client.NodeClass,
+		NodePool:       c.Client.NodePool,
+		Meta:           maps.Clone(c.Client.Meta),
+		CPUTotalMHz:    int64(c.Client.CPUTotalCompute),
+		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),
+		MinDynamicPort: c.Client.MinDynamicPort,
+		MaxDynamicPort: c.Client.MaxDynamicPort,
+	}
+	if c.Dev {
+		// The dev client talks to its own server, wherever it listens.
+		out.Servers = nil
+	}
+	return out
 }

@@ -69,6 +69,9 @@ type Config struct {
 	MaxDynamicPort int
 	// Version is reported as nomad.version and drover.version.
 	Version string
+	// HTTPAddr is the host:port of the agent's HTTP API that serves this
+	// client's endpoints (logs); registered as the node's HTTPAddr.
+	HTTPAddr string
 	// HostEnv is the lowest layer of every task's environment; it
 	// defaults to the client's PATH.
 	HostEnv map[string]string

@@ -72,7 +72,7 @@ func buildNode(cfg Config, id string) *structs.Node {
 		Version: cfg.Version, Drivers: cfg.Drivers, Now: cfg.Clock.Now,
 	})
 	return &structs.Node{
-		ID: id, Name: cfg.NodeName, Datacenter: cfg.Datacenter,
+		ID: id, Name: cfg.NodeName, Datacenter: cfg.Datacenter, HTTPAddr: cfg.HTTPAddr,
 		NodeClass: cfg.NodeClass, NodePool: cfg.NodePool,
 		Attributes: fp.Attributes, Meta: maps.Clone(cfg.Meta),
 		NodeResources: fp.Resources, ReservedResources: &structs.NodeReservedResources{},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -34,8 +35,19 @@ type JobRegisterResponse struct {
 	Index           uint64
 }
 
-// jobRegister decodes {"Job": …}, stamps the evaluation with an ID and the
-// leader's clock, and writes both through Raft in one entry.
+// JobRegisterBackend is how a server registers a job: the leader stamps
+// the job-register evaluation (ID, trigger, times) and writes job and
+// evaluation in one entry (server.Leader.RegisterJob). PUT /v1/jobs goes
+// through it when the Backend implements it; otherwise (test backends)
+// the handler stamps the evaluation itself.
+type JobRegisterBackend interface {
+	// RegisterJob registers a job version with its evaluation and answers
+	// with the evaluation's ID and the indexes of the write.
+	RegisterJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error)
+}
+
+// jobRegister decodes {"Job": …} and registers the job with its
+// evaluation, through the backend's RegisterJob when it has one.
 func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -56,6 +68,21 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 	for _, d := range diags {
 		warnings = append(warnings, d.String())
 	}
+	out, err := s.registerJob(r.Context(), job)
+	if err != nil {
+		return nil, fmt.Errorf("registering job %q: %w", job.ID, err)
+	}
+	out.Warnings = strings.Join(warnings, "\n")
+	s.setMeta(w, out.Index)
+	return out, nil
+}
+
+// registerJob registers job through the backend's JobRegisterBackend, or
+// stamps the evaluation here for a backend without one.
+func (s *Server) registerJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error) {
+	if rb, ok := s.backend.(JobRegisterBackend); ok {
+		return rb.RegisterJob(ctx, job)
+	}
 	now := s.now().UnixNano()
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
@@ -68,17 +95,15 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 		CreateTime:  now,
 		ModifyTime:  now,
 	}
-	resp, index, err := s.backend.Apply(r.Context(), fsm.JobRegisterRequestType,
+	resp, index, err := s.backend.Apply(ctx, fsm.JobRegisterRequestType,
 		&structs.JobRegisterRequest{Job: job, Eval: eval, SubmitTime: now})
 	if err != nil {
-		return nil, fmt.Errorf("registering job %q: %w", job.ID, err)
+		return nil, err
 	}
-	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index,
-		Warnings: strings.Join(warnings, "\n")}
+	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index}
 	if res, ok := resp.(*structs.JobRegisterResult); ok && res != nil {
 		out.JobModifyIndex = res.JobModifyIndex
 	}
-	s.setMeta(w, index)
 	return out, nil
 }
 

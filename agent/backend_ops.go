@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/droverhq/drover/httpapi"
+	"github.com/droverhq/drover/structs"
+)
+
+// The writes that need the leader's services. Each is a write route, so
+// the HTTP layer forwards it to the leader first; each is the
+// server.Leader method of the same name, which stamps IDs and times and
+// writes one Raft entry. On a server that has just lost leadership they
+// fail (server.ErrNotLeader or cluster.ErrNotLeader).
+
+// RegisterJob registers a job version with its job-register evaluation
+// (httpapi.JobRegisterBackend).
+func (a *Agent) RegisterJob(ctx context.Context, job *structs.Job) (*httpapi.JobRegisterResponse, error) {
+	r, err := a.leader.RegisterJob(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	return &httpapi.JobRegisterResponse{
+		EvalID: r.EvalID, EvalCreateIndex: r.EvalCreateIndex, JobModifyIndex: r.JobModifyIndex, Index: r.Index,
+	}, nil
+}
+
+// DeregisterJob stops or purges a job with its job-deregister evaluation
+// (httpapi.JobDeregisterBackend).
+func (a *Agent) DeregisterJob(ctx context.Context, namespace, jobID string, purge bool) (*httpapi.JobDeregisterResponse, error) {
+	r, err := a.leader.DeregisterJob(ctx, namespace, jobID, purge)
+	if err != nil {
+		return nil, err
+	}
+	return &httpapi.JobDeregisterResponse{
+		EvalID: r.EvalID, EvalCreateIndex: r.EvalCreateIndex, JobModifyIndex: r.JobModifyIndex, Index: r.Index,
+	}, nil
+}
+
+// PromoteDeployment promotes canaries (httpapi.OperatorBackend).
+func (a *Agent) PromoteDeployment(ctx context.Context, id string, groups []string, all bool) (*structs.DeploymentUpdateResponse, error) {
+	return a.leader.PromoteDeployment(ctx, id, groups, all)
+}
+
+// FailDeployment fails a deployment (httpapi.OperatorBackend).
+func (a *Agent) FailDeployment(ctx context.Context, id string) (*structs.DeploymentUpdateResponse, error) {
+	return a.leader.FailDeployment(ctx, id)
+}
+
+// PauseDeployment pauses or resumes a deployment (httpapi.OperatorBackend).
+func (a *Agent) PauseDeployment(ctx context.Context, id string, pause bool) (*structs.DeploymentUpdateResponse, error) {
+	return a.leader.PauseDeployment(ctx, id, pause)
+}
+
+// SetAllocHealth sets allocations' deployment health by hand
+// (httpapi.OperatorBackend).
+func (a *Agent) SetAllocHealth(ctx context.Context, id string, healthy, unhealthy []string) (*structs.DeploymentUpdateResponse, error) {
+	return a.leader.SetAllocHealth(ctx, id, healthy, unhealthy)
+}
+
+// RevertJob registers an earlier job version again (httpapi.OperatorBackend).
+func (a *Agent) RevertJob(ctx context.Context, namespace, jobID string, version uint64, enforcePriorVersion *uint64) (*structs.JobRevertResponse, error) {
+	return a.leader.RevertJob(ctx, namespace, jobID, version, enforcePriorVersion)
+}
+
+// SetJobStability marks a job version stable or not (httpapi.OperatorBackend).
+func (a *Agent) SetJobStability(ctx context.Context, namespace, jobID string, version uint64, stable bool) (*structs.JobStabilityResponse, error) {
+	return a.leader.SetJobStability(ctx, namespace, jobID, version, stable)
+}
+
+// The Agent serves every optional backend of the HTTP API.
+var (
+	_ httpapi.JobRegisterBackend   = (*Agent)(nil)
+	_ httpapi.JobDeregisterBackend = (*Agent)(nil)
+	_ httpapi.OperatorBackend      = (*Agent)(nil)
+	_ httpapi.ClientBackend        = (*Agent)(nil)
+)
