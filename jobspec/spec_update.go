@@ -41,6 +41,9 @@ type specUpdate struct {
 	Canary           *int
 	AutoRevert       *bool
 	AutoPromote      *bool
+	// StaggerSet is drover's own field, in API JSON only: drover's job
+	// JSON carries it so that it reads back as it was.
+	StaggerSet *bool
 }
 
 // updateField is one field of the update block.
@@ -83,6 +86,10 @@ var updateSpec = []updateField{
 	plainField("auto_promote", "AutoPromote", (*decoder).bool,
 		func(u *specUpdate) **bool { return &u.AutoPromote },
 		func(s *structs.UpdateStrategy) *bool { return &s.AutoPromote }),
+	// API JSON alone: job files say it by writing stagger (staggerSet).
+	plainField("", "StaggerSet", (*decoder).bool,
+		func(u *specUpdate) **bool { return &u.StaggerSet },
+		func(s *structs.UpdateStrategy) *bool { return &s.StaggerSet }),
 }
 
 // plainField is the row of a field written as one value of type T, which
@@ -101,6 +108,28 @@ func plainField[T any](hcl, json string, dec func(*decoder, *hclsyntax.Attribute
 				*out(s) = *v
 			}
 		},
+	}
+}
+
+// staggerSet marks a merged strategy whose stagger the job wrote, at job
+// or group level (structs.UpdateStrategy.StaggerSet): only then does a
+// rollout pause between batches. API JSON that states StaggerSet (drover's
+// own job JSON) is taken as written; other API JSON counts as writing
+// stagger only with a value other than Nomad's 30s default, which Nomad's
+// Go client fills in wherever a job wrote none.
+func (b *builder) staggerSet(u *structs.UpdateStrategy, blocks ...*specUpdate) {
+	written := false
+	for _, a := range blocks {
+		if a == nil {
+			continue
+		}
+		if a.StaggerSet != nil {
+			return
+		}
+		written = written || a.Stagger != nil
+	}
+	if written && (!b.lc.api || u.Stagger != structs.DefaultStagger) {
+		u.StaggerSet = true
 	}
 }
 
@@ -146,6 +175,7 @@ func (b *builder) jobUpdate(jobType string, ju *specUpdate) *structs.UpdateStrat
 	}
 	u := structs.DefaultUpdateStrategy()
 	layUpdate(u, ju)
+	b.staggerSet(u, ju)
 	b.checkUpdate("", "Job.Update", u, 0, nil)
 	return u
 }
@@ -182,6 +212,7 @@ func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup
 			src[f.JSON] = path + ".Update." + f.JSON
 		}
 	}
+	b.staggerSet(u, ju, gu)
 	b.checkUpdate(tg.Name, path+".Update", u, tg.Count, src)
 	return u
 }

@@ -22,7 +22,12 @@ const (
 // UpdateStrategy is a group's merged, defaulted update block. MaxParallel 0
 // means no deployment: every alloc is replaced at once.
 type UpdateStrategy struct {
-	Stagger          time.Duration
+	Stagger time.Duration
+	// StaggerSet is set when the job writes stagger itself (at job or
+	// group level; in API JSON, a value other than Nomad's 30s default).
+	// Only then is Stagger the pause between batches: Nomad's default
+	// would slow every rollout down.
+	StaggerSet       bool `json:",omitempty"`
 	MaxParallel      int
 	HealthCheck      string
 	MinHealthyTime   time.Duration
@@ -53,6 +58,15 @@ func (u *UpdateStrategy) Copy() *UpdateStrategy {
 	}
 	c := *u
 	return &c
+}
+
+// BatchPause returns the pause between rollout batches: Stagger when the
+// job sets it, else zero.
+func (u *UpdateStrategy) BatchPause() time.Duration {
+	if u == nil || !u.StaggerSet {
+		return 0
+	}
+	return u.Stagger
 }
 
 // Rolling reports whether changes to the group roll out through a
