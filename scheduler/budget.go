@@ -1,5 +1,7 @@
 package scheduler
 
+import "time"
+
 // BudgetInput is what one group's rollout budget depends on in a pass.
 // Part C of the rollout design (percent max_parallel, max_surge, zones,
 // failure budgets) extends this struct and Budget, and nothing else.
@@ -21,6 +23,14 @@ type BudgetInput struct {
 	// Blocked is set when the deployment is paused or failed, or canaries
 	// wait for promotion.
 	Blocked bool
+	// Stagger is the pause between batches (UpdateStrategy.BatchPause);
+	// zero means none: the window refills as allocs turn healthy.
+	Stagger time.Duration
+	// LastHealthy is when the latest live alloc of the deployment became
+	// healthy (its deployment status time); zero when none has.
+	LastHealthy time.Time
+	// Now is the time of the pass.
+	Now time.Time
 }
 
 // Budget returns how many destructive replacements a group may start in
@@ -32,9 +42,24 @@ type BudgetInput struct {
 // never so many that the allocs still serving fall below
 // count − max_parallel: a failing new version (whose allocs die rather than
 // turn unhealthy) cannot eat into the old capacity.
-func Budget(in BudgetInput) int {
+//
+// With a stagger the rollout goes in batches: nothing starts while an alloc
+// of the deployment has unknown health, and the next batch starts at
+// LastHealthy + Stagger. Before then Budget returns 0 and that time as
+// wake, when the pass should run again; wake is zero otherwise.
+func Budget(in BudgetInput) (n int, wake time.Time) {
 	if in.Blocked || in.Unhealthy > 0 || in.MaxParallel <= 0 {
-		return 0
+		return 0, time.Time{}
+	}
+	if in.Stagger > 0 {
+		if in.Unknown > 0 {
+			return 0, time.Time{}
+		}
+		if !in.LastHealthy.IsZero() {
+			if at := in.LastHealthy.Add(in.Stagger); in.Now.Before(at) {
+				return 0, at
+			}
+		}
 	}
 	limit := in.MaxParallel - in.Unknown
 	floor := in.Count - in.MaxParallel
@@ -45,7 +70,7 @@ func Budget(in BudgetInput) int {
 		limit = spare
 	}
 	if limit < 0 {
-		return 0
+		return 0, time.Time{}
 	}
-	return limit
+	return limit, time.Time{}
 }

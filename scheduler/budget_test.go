@@ -27,8 +27,40 @@ func TestBudget(t *testing.T) {
 		{"empty group", BudgetInput{MaxParallel: 2}, 0},
 	}
 	for _, c := range cases {
-		if got := Budget(c.in); got != c.want {
-			t.Errorf("%s: Budget(%+v) = %d, want %d", c.name, c.in, got, c.want)
+		if got, wake := Budget(c.in); got != c.want || !wake.IsZero() {
+			t.Errorf("%s: Budget(%+v) = %d, %s; want %d and no wake", c.name, c.in, got, wake, c.want)
+		}
+	}
+}
+
+func TestBudgetStagger(t *testing.T) {
+	now := baseTime
+	const stagger = 10 * time.Second
+	cases := []struct {
+		name string
+		in   BudgetInput
+		want int
+		wake time.Time
+	}{
+		{"first batch starts at once",
+			BudgetInput{MaxParallel: 2, Count: 4, Available: 4, Stagger: stagger, Now: now}, 2, time.Time{}},
+		{"batch not all healthy: wait, no wake (health brings the next pass)",
+			BudgetInput{MaxParallel: 2, Count: 4, Available: 3, Unknown: 1, Stagger: stagger, Now: now, LastHealthy: now.Add(-time.Minute)}, 0, time.Time{}},
+		{"batch healthy, stagger not over: wake at last healthy + stagger",
+			BudgetInput{MaxParallel: 2, Count: 4, Available: 4, Stagger: stagger, Now: now, LastHealthy: now.Add(-3 * time.Second)}, 0, now.Add(7 * time.Second)},
+		{"stagger over exactly",
+			BudgetInput{MaxParallel: 2, Count: 4, Available: 4, Stagger: stagger, Now: now, LastHealthy: now.Add(-stagger)}, 2, time.Time{}},
+		{"no stagger refills at once",
+			BudgetInput{MaxParallel: 2, Count: 4, Available: 3, Unknown: 1, Now: now, LastHealthy: now}, 1, time.Time{}},
+		{"blocked wins over the stagger",
+			BudgetInput{MaxParallel: 2, Count: 4, Available: 4, Blocked: true, Stagger: stagger, Now: now, LastHealthy: now}, 0, time.Time{}},
+		{"unhealthy wins over the stagger",
+			BudgetInput{MaxParallel: 2, Count: 4, Available: 3, Unhealthy: 1, Stagger: stagger, Now: now, LastHealthy: now}, 0, time.Time{}},
+	}
+	for _, c := range cases {
+		got, wake := Budget(c.in)
+		if got != c.want || !wake.Equal(c.wake) {
+			t.Errorf("%s: got %d wake %s, want %d wake %s", c.name, got, wake, c.want, c.wake)
 		}
 	}
 }

@@ -109,7 +109,11 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	// Destructive replacements within the budget.
 	budget := len(destructive)
 	if rolling {
-		budget = Budget(r.budgetInput(g, canarying))
+		var wake time.Time
+		budget, wake = Budget(r.budgetInput(g, canarying))
+		if len(destructive) > 0 {
+			r.wakeForStagger(wake)
+		}
 	}
 	if budget > len(destructive) {
 		budget = len(destructive)
@@ -332,6 +336,8 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 		MaxParallel: g.tg.Update.MaxParallel,
 		Count:       min(g.tg.Count, len(g.holders)),
 		Blocked:     r.paused || r.failed || canarying,
+		Stagger:     g.tg.Update.BatchPause(),
+		Now:         r.in.Now,
 	}
 	dep := r.deploymentID()
 	for _, hs := range [][]*holder{g.holders, g.canaries} {
@@ -345,6 +351,9 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 				in.Available++
 			case a.IsHealthy():
 				in.Available++
+				if ts := a.DeploymentStatus.Timestamp; ts.After(in.LastHealthy) {
+					in.LastHealthy = ts
+				}
 			case a.IsUnhealthy():
 				in.Unhealthy++
 			default:

@@ -15,12 +15,13 @@ import (
 // The scenario language of testdata/reconcile:
 //
 //	job [id=example] [type=service] [version=N] [stop]   (body: one group per line)
-//	  web count=3 [max_parallel=1] [canary=N] [auto_promote] [auto_revert]
+//	  web count=3 [max_parallel=1] [canary=N] [auto_promote] [auto_revert] [stagger=30s]
 //	      [config=v1] [meta=x] [resched=attempts/interval/delay/function/max_delay|unlimited/delay/function/max_delay|none]
 //	nodes                                                (body: "<id> ready|down|drain|ineligible")
 //	allocs <group> count=N [version=V] [nodes=n1,n2] [client=running] [health=healthy] [deployment=D] [canary] [from=I]
 //	alloc <group>[i] [id=..] [node=..] [version=V] [client=..] [desired=..] [health=..] [deployment=D]
 //	      [canary] [finished=30s] [reschedule] [force] [migrate] [events=0s:5s,...] [followup=E] [next=A]
+//	      [health_at=20s]                                  (also on allocs: when health was set)
 //	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted]
 //	clear                                                (drops all allocs)
 //	reconcile [now=90s]
@@ -179,6 +180,9 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 			u.Canary = atoi(t, g["canary"], 0)
 			_, u.AutoPromote = g["auto_promote"]
 			_, u.AutoRevert = g["auto_revert"]
+			if st, ok := g["stagger"]; ok {
+				u.Stagger, u.StaggerSet = dur(t, st), true
+			}
 			tg.Update = u
 		}
 		if r, ok := g["resched"]; ok {
@@ -268,6 +272,9 @@ func (s *scenario) addAlloc(t testing.TB, name string, m map[string]string) {
 		if h != "" {
 			b := h == "healthy"
 			a.DeploymentStatus.Healthy = &b
+		}
+		if at, ok := m["health_at"]; ok {
+			a.DeploymentStatus.Timestamp = baseTime.Add(dur(t, at))
 		}
 	}
 	if f, ok := m["finished"]; ok {

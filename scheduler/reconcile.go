@@ -60,6 +60,9 @@ type reconciler struct {
 	kinds map[kindKey]UpdateKind
 	// followups are delayed reschedules waiting for an evaluation.
 	followups []pendingFollowup
+	// staggerWake is the earliest time a group's next batch may start
+	// after its stagger; zero when no group waits for one.
+	staggerWake time.Time
 }
 
 type kindKey struct {
@@ -124,6 +127,7 @@ func (r *reconciler) run() {
 		}
 	}
 	r.flushFollowups()
+	r.flushStagger()
 	r.finishDeployment()
 }
 

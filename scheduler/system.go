@@ -88,7 +88,11 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 	})
 	budget := len(destructive)
 	if rolling {
-		budget = min(budget, Budget(r.budgetInput(g, false)))
+		n, wake := Budget(r.budgetInput(g, false))
+		budget = min(budget, n)
+		if len(destructive) > 0 {
+			r.wakeForStagger(wake)
+		}
 	}
 	for _, h := range inplace {
 		r.inplace(h.alloc)
