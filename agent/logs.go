@@ -54,6 +54,10 @@ type clientHandler struct {
 
 func newClientHandler(src allocSource, logger hclog.Logger) http.Handler {
 	h := &clientHandler{src: src, logger: logger.Named("http"), poll: logPollInterval}
+	return h.routes()
+}
+
+func (h *clientHandler) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/client/fs/logs/{alloc_id}", h.logs)
 	return mux
