@@ -11,11 +11,20 @@ import (
 
 func init() { registerCommand("operator", newOperatorCommand) }
 
+// Further subcommands of "operator" and "operator raft" register from
+// their own files' init functions.
+var (
+	operatorCommands = map[string]func() *cobra.Command{}
+	raftCommands     = map[string]func() *cobra.Command{}
+)
+
 func newOperatorCommand() *cobra.Command {
 	op := &cobra.Command{Use: "operator", Short: "Operate the cluster's servers"}
 	rft := &cobra.Command{Use: "raft", Short: "Inspect the Raft configuration"}
 	rft.AddCommand(newRaftListPeersCommand())
+	addSorted(rft, raftCommands)
 	op.AddCommand(rft)
+	addSorted(op, operatorCommands)
 	return op
 }
 

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+)
+
+func init() { registerCommand("server", newServerCommand) }
+
+func newServerCommand() *cobra.Command {
+	srv := &cobra.Command{Use: "server", Short: "Inspect the cluster's servers"}
+	srv.AddCommand(newServerMembersCommand())
+	return srv
+}
+
+// newServerMembersCommand is "drover server members", with Nomad's
+// columns.
+func newServerMembersCommand() *cobra.Command {
+	var address string
+	cmd := &cobra.Command{
+		Use:   "members",
+		Short: "List the servers the agent knows, with their status and the leader",
+		Long: `List the servers the agent at -address knows: those it learnt through joins
+and those of the Raft configuration. Address and Port are each server's HTTP
+API; Status is alive when it answered a probe just now; Leader marks the
+server whose Raft address is the current leader's.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := apiclient.New(apiclient.Address(address))
+			if err != nil {
+				return err
+			}
+			members, err := c.Agent().Members(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("reading the members: %w", err)
+			}
+			// No leader is not an error here: the table then shows none.
+			leader, _ := c.Status().Leader(cmd.Context())
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "Name\tAddress\tPort\tStatus\tLeader\tRaft Version\tBuild\tDatacenter\tRegion")
+			for _, m := range members.Members {
+				raftAddr := ""
+				if m.Tags["rpc_addr"] != "" && m.Tags["port"] != "" {
+					raftAddr = net.JoinHostPort(m.Tags["rpc_addr"], m.Tags["port"])
+				}
+				isLeader := leader != "" && raftAddr == leader
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%t\t%s\t%s\t%s\t%s\n", m.Name, orDash(m.Addr), m.Port, m.Status,
+					isLeader, orDash(m.Tags["raft_vsn"]), orDash(m.Tags["build"]), orDash(m.Tags["dc"]), orDash(m.Tags["region"]))
+			}
+			return w.Flush()
+		},
+	}
+	addAddressFlag(cmd, &address)
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

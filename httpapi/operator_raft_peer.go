@@ -1,0 +1,38 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+)
+
+// DELETE /v1/operator/raft/peer?id=ID or ?address=HOST:PORT removes a
+// server from the Raft configuration, as Nomad's endpoint: the way to
+// drop a dead server that will not come back, before its replacement
+// joins. The leader does it (a write route); the answer is an empty 200.
+
+func init() {
+	register(route{"DELETE /v1/operator/raft/peer", writeRoute, (*Server).raftRemovePeer})
+}
+
+func (s *Server) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, error) {
+	b, ok := s.backend.(RaftPeerBackend)
+	if !ok {
+		return nil, Errorf(http.StatusNotImplemented, "not a server: removing Raft peers unavailable")
+	}
+	q := r.URL.Query()
+	id, addr := q.Get("id"), q.Get("address")
+	switch {
+	case id == "" && addr == "":
+		return nil, Errorf(http.StatusBadRequest, "must specify either ?id or ?address")
+	case id != "" && addr != "":
+		return nil, Errorf(http.StatusBadRequest, "must specify ?id or ?address, not both")
+	}
+	if err := b.RemoveRaftPeer(r.Context(), id, addr); err != nil {
+		if errors.Is(err, ErrPeerNotFound) {
+			return nil, Errorf(http.StatusNotFound, "%w", err)
+		}
+		return nil, err
+	}
+	w.WriteHeader(http.StatusOK)
+	return written{}, nil
+}
