@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/sim"
+)
+
+func init() { registerCommand("sim", newSimCommand) }
+
+func newSimCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Simulate a fleet of client nodes and measure drover at scale",
+		Long: `Simulate client nodes in one process: each registers as its own node, heartbeats,
+watches its allocations and reports status and deployment health with the real
+client code, running tasks with the mock driver.
+
+  drover sim run -servers 127.0.0.1:4646 -nodes 1000
+  drover sim bench -scenario place -cluster3`,
+	}
+	cmd.AddCommand(newSimRunCommand(), newSimBenchCommand())
+	return cmd
+}
+
+// splitAddrs splits comma-separated addresses, dropping empty ones.
+func splitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// simLogger writes the simulated clients' logs to path at level, or
+// discards them when path is empty.
+func simLogger(path, level string) (hclog.Logger, func(), error) {
+	if path == "" {
+		return hclog.NewNullLogger(), func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := hclog.New(&hclog.LoggerOptions{Name: "sim", Level: hclog.LevelFromString(level), Output: f})
+	return l, func() { f.Close() }, nil
+}
+
+// interruptible returns a context cancelled on SIGINT or SIGTERM.
+func interruptible(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, syscall.SIGINT, syscall.SIGTERM)
+}
+
+func newSimRunCommand() *cobra.Command {
+	var (
+		servers, logFile, logLevel string
+		cfg                        sim.FleetConfig
+		zones                      string
+		duration                   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run simulated client nodes against servers until interrupted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Servers = splitAddrs(servers)
+			if len(cfg.Servers) == 0 {
+				return errors.New("-servers is required (comma-separated HTTP addresses)")
+			}
+			cfg.Zones = splitAddrs(zones)
+			logger, closeLog, err := simLogger(logFile, logLevel)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			cfg.Logger = logger
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			if duration > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, duration)
+				defer cancel()
+			}
+			return simRun(ctx, cmd, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&servers, "servers", "", "servers' HTTP addresses, comma-separated")
+	f.IntVar(&cfg.Nodes, "nodes", sim.DefaultNodes, "number of simulated nodes")
+	f.Int64Var(&cfg.CPUMHz, "cpu", sim.DefaultCPUMHz, "CPU of each node (MHz)")
+	f.Int64Var(&cfg.MemoryMB, "memory", sim.DefaultMemoryMB, "memory of each node (MB)")
+	f.StringVar(&zones, "zones", strings.Join(sim.DefaultZones, ","), "values of meta.zone, given out round robin")
+	f.StringVar(&cfg.NodePool, "node-pool", "default", "node pool of the simulated nodes")
+	f.StringVar(&cfg.DataDir, "data-dir", "", "directory for the nodes' state (default: a temporary one, removed on exit)")
+	f.IntVar(&cfg.StartRate, "start-rate", 2000, "nodes started per second")
+	f.DurationVar(&duration, "duration", 0, "stop after this long (default: until interrupted)")
+	f.StringVar(&logFile, "log-file", "", "write the simulated clients' logs to this file")
+	f.StringVar(&logLevel, "log-level", "warn", "level of the simulated clients' logs")
+	return cmd
+}
+
+// simRun starts the fleet, shows its registration, then its memory, and
+// runs until ctx ends.
+func simRun(ctx context.Context, cmd *cobra.Command, cfg sim.FleetConfig) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	base, _ := sim.RSS(0)
+	fleet, err := sim.NewFleet(cfg)
+	if err != nil {
+		return err
+	}
+	defer fleet.Stop()
+	p := sim.NewProgress(errOut)
+	n := fleet.Nodes()
+	if err := fleet.Start(ctx, func(i int) {
+		if i%100 == 0 || i == n {
+			p.Draw("start nodes", i, n)
+		}
+	}); err != nil {
+		p.Done()
+		return ignoreCancel(err)
+	}
+	if err := fleet.WaitRegistered(ctx, func(i int) { p.Draw("register", i, n) }); err != nil {
+		p.Done()
+		return ignoreCancel(err)
+	}
+	p.Done()
+	rss, _ := sim.RSS(0)
+	fmt.Fprintf(out, "==> %d nodes registered; simulator RSS %d MiB (%.1f KiB per node)\n",
+		n, rss>>20, float64(rss-base)/1024/float64(max(n, 1)))
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			p.Done()
+			fmt.Fprintln(out, "==> stopping the simulated nodes")
+			return nil
+		case <-tick.C:
+			p.Draw("registered", fleet.Registered(), n)
+		}
+	}
+}
+
+// ignoreCancel turns an interruption into a clean exit.
+func ignoreCancel(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func newSimBenchCommand() *cobra.Command {
+	var (
+		cfg                        sim.BenchConfig
+		servers, outDir            string
+		dev, cluster3              bool
+		logFile, logLevel, binPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run a scale scenario (place, rollout, churn, failover) and record its figures",
+		Long: `Run a scale scenario against existing servers (-servers) or servers it starts
+itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
+127.0.0.1. The result is printed as a table and written as JSON under -out.
+
+  place     one job of -count allocs (100,000) over -nodes (5,000)
+  rollout   a -count (10,000) alloc job rolled out at -max-parallel (500)
+  churn     -jobs (100) jobs of -count (100) allocs submitted at once
+  failover  the rollout with the leader SIGKILLed halfway (needs -cluster3)`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Servers = splitAddrs(servers)
+			switch {
+			case dev && cluster3:
+				return errors.New("-dev and -cluster3 exclude each other")
+			case (dev || cluster3) && len(cfg.Servers) > 0:
+				return errors.New("-servers excludes -dev and -cluster3")
+			case dev:
+				cfg.Mode = sim.ModeDev
+			case cluster3:
+				cfg.Mode = sim.ModeCluster3
+			}
+			if len(cfg.Servers) == 0 {
+				cfg.Binary = binPath
+				if cfg.Binary == "" {
+					exe, err := os.Executable()
+					if err != nil {
+						return fmt.Errorf("finding the drover binary: %w", err)
+					}
+					cfg.Binary = exe
+				}
+			}
+			logger, closeLog, err := simLogger(logFile, logLevel)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			cfg.Logger = logger
+			cfg.Progress = cmd.ErrOrStderr()
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			res, err := sim.RunBench(ctx, cfg)
+			if res != nil && err == nil {
+				if err := res.WriteTable(cmd.OutOrStdout()); err != nil {
+					return err
+				}
+				path, werr := res.WriteJSON(outDir)
+				if werr != nil {
+					return fmt.Errorf("writing the result: %w", werr)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "==> result written to %s\n", path)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Scenario, "scenario", sim.ScenarioPlace, "place, rollout, churn or failover")
+	f.StringVar(&servers, "servers", "", "existing servers' HTTP addresses, comma-separated")
+	f.BoolVar(&dev, "dev", false, "start one dev agent (drover agent -dev) to run against")
+	f.BoolVar(&cluster3, "cluster3", false, "start three servers (bootstrap_expect 3) to run against")
+	f.BoolVar(&cfg.NoSync, "raft-no-sync", false, "start the cluster's servers with -raft-no-sync")
+	f.StringVar(&binPath, "binary", "", "drover binary the servers run (default: this one)")
+	f.StringVar(&cfg.Dir, "dir", "", "directory for the started servers' data and logs (default: temporary)")
+	f.IntVar(&cfg.Nodes, "nodes", 0, "simulated nodes (default: the scenario's full size)")
+	f.IntVar(&cfg.Count, "count", 0, "allocs per job (default: the scenario's full size)")
+	f.IntVar(&cfg.MaxParallel, "max-parallel", 0, "rollout max_parallel (default 500)")
+	f.DurationVar(&cfg.MinHealthyTime, "min-healthy-time", time.Second, "rollout min_healthy_time")
+	f.IntVar(&cfg.Jobs, "jobs", 0, "churn: number of jobs (default 100)")
+	f.Int64Var(&cfg.CPUMHz, "cpu", sim.DefaultCPUMHz, "CPU of each node (MHz)")
+	f.Int64Var(&cfg.MemoryMB, "memory", sim.DefaultMemoryMB, "memory of each node (MB)")
+	f.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound on the scenario once the nodes are up")
+	f.StringVar(&outDir, "out", "bench/results", "directory for the JSON result")
+	f.StringVar(&logFile, "log-file", "", "write the simulated clients' logs to this file")
+	f.StringVar(&logLevel, "log-level", "warn", "level of the simulated clients' logs")
+	return cmd
+}

@@ -1,0 +1,227 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Scenario names.
+const (
+	ScenarioPlace    = "place"
+	ScenarioRollout  = "rollout"
+	ScenarioChurn    = "churn"
+	ScenarioFailover = "failover"
+)
+
+// Scenarios lists the scenario names.
+var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, ScenarioFailover}
+
+// BenchConfig is one scenario run. Zero sizes take the scenario's full
+// size (see Sizes).
+type BenchConfig struct {
+	Scenario string
+	// Servers, when set, are existing servers' HTTP addresses; otherwise
+	// the bench starts its own (Mode, Binary).
+	Servers []string
+	Mode    string // ModeDev or ModeCluster3
+	Binary  string
+	// Dir holds the started servers' data and logs (temporary if empty).
+	Dir    string
+	NoSync bool
+
+	Nodes          int
+	Count          int           // allocs per job
+	MaxParallel    int           // rollout, failover
+	MinHealthyTime time.Duration // rollout, failover
+	Jobs           int           // churn
+	CPUMHz         int64
+	MemoryMB       int64
+
+	// Timeout bounds the scenario after the fleet is up (default 15m).
+	Timeout time.Duration
+	// Progress receives the progress line (nil: none).
+	Progress io.Writer
+	// Logger receives the simulated clients' logs (nil: discarded).
+	Logger hclog.Logger
+}
+
+// Sizes returns the full-size defaults of a scenario: nodes, allocs per
+// job, max_parallel, jobs.
+func Sizes(scenario string) (nodes, count, maxParallel, jobs int) {
+	switch scenario {
+	case ScenarioPlace:
+		return 5000, 100000, 0, 1
+	case ScenarioChurn:
+		return 1000, 100, 0, 100
+	default: // rollout, failover
+		return 1000, 10000, 500, 1
+	}
+}
+
+func (c BenchConfig) withDefaults() (BenchConfig, error) {
+	known := false
+	for _, s := range Scenarios {
+		known = known || s == c.Scenario
+	}
+	if !known {
+		return c, fmt.Errorf("%w: unknown scenario %q (want one of %v)", ErrInvalidConfig, c.Scenario, Scenarios)
+	}
+	nodes, count, mp, jobs := Sizes(c.Scenario)
+	if c.Nodes <= 0 {
+		c.Nodes = nodes
+	}
+	if c.Count <= 0 {
+		c.Count = count
+	}
+	if c.MaxParallel <= 0 {
+		c.MaxParallel = mp
+	}
+	if c.Jobs <= 0 {
+		c.Jobs = jobs
+	}
+	if c.MinHealthyTime <= 0 {
+		c.MinHealthyTime = time.Second
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 15 * time.Minute
+	}
+	if len(c.Servers) == 0 {
+		if c.Mode == "" {
+			c.Mode = ModeDev
+			if c.Scenario == ScenarioFailover {
+				c.Mode = ModeCluster3
+			}
+		}
+		if c.Scenario == ScenarioFailover && c.Mode != ModeCluster3 {
+			return c, fmt.Errorf("%w: failover needs three servers (-cluster3)", ErrInvalidConfig)
+		}
+	} else if c.Scenario == ScenarioFailover {
+		return c, fmt.Errorf("%w: failover kills a server, so it starts its own (-cluster3)", ErrInvalidConfig)
+	}
+	return c, nil
+}
+
+// RunBench starts the servers (unless given), the fleet, runs the
+// scenario and returns its result. The servers and the fleet are stopped
+// before it returns.
+func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{
+		Scenario: cfg.Scenario, Servers: "external", Started: time.Now().UTC(), Machine: ReadMachine(),
+		Params: map[string]any{"nodes": cfg.Nodes, "count": cfg.Count},
+	}
+	switch cfg.Scenario {
+	case ScenarioRollout, ScenarioFailover:
+		res.Params["max_parallel"] = cfg.MaxParallel
+		res.Params["min_healthy_time"] = cfg.MinHealthyTime.String()
+	case ScenarioChurn:
+		res.Params["jobs"] = cfg.Jobs
+	}
+	e := &env{res: res, progress: NewProgress(cfg.Progress), cfg: cfg}
+	defer e.progress.Done()
+	if len(cfg.Servers) > 0 {
+		addrs := cfg.Servers
+		e.addrs = func() []string { return addrs }
+	} else {
+		res.Servers = cfg.Mode
+		res.Params["raft_no_sync"] = cfg.NoSync || cfg.Mode == ModeDev
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		srv, err := StartServers(sctx, ServersConfig{Mode: cfg.Mode, Binary: cfg.Binary, Dir: cfg.Dir, NoSync: cfg.NoSync})
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Stop()
+		e.servers, e.addrs = srv, srv.HTTPAddrs
+	}
+
+	base := liveRSS()
+	fleet, err := NewFleet(FleetConfig{
+		Servers: e.addrs(), Nodes: cfg.Nodes, CPUMHz: cfg.CPUMHz, MemoryMB: cfg.MemoryMB, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.fleet = fleet
+	defer fleet.Stop()
+	startAt := time.Now()
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if err := fleet.Start(fctx, func(n int) {
+		if n%100 == 0 || n == cfg.Nodes {
+			e.progress.Draw("start nodes", n, cfg.Nodes)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if err := fleet.WaitRegistered(fctx, func(n int) { e.progress.Draw("register", n, cfg.Nodes) }); err != nil {
+		return nil, err
+	}
+	e.progress.Done()
+	res.Add("nodes_registered_s", round(time.Since(startAt).Seconds()), "s", "")
+	idle := liveRSS()
+	res.Add("sim_rss_per_idle_node_kb", round(float64(idle-base)/1024/float64(cfg.Nodes)), "KiB", "")
+
+	sctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	switch cfg.Scenario {
+	case ScenarioPlace:
+		err = runPlace(sctx, e)
+	case ScenarioRollout:
+		_, err = runRollout(sctx, e, "rollout", false)
+	case ScenarioChurn:
+		err = runChurn(sctx, e)
+	case ScenarioFailover:
+		err = runFailover(sctx, e)
+	}
+	e.progress.Done()
+	if err != nil {
+		return res, err
+	}
+	busy := liveRSS()
+	res.Add("sim_rss_per_node_kb", round(float64(busy-base)/1024/float64(cfg.Nodes)), "KiB", "")
+	res.Add("sim_rss_mb", round(float64(busy)/(1<<20)), "MiB", "")
+	if e.servers != nil {
+		e.serverRSS()
+	}
+	return res, nil
+}
+
+// serverRSS records the leader's resident memory.
+func (e *env) serverRSS() {
+	l, err := e.servers.Leader(context.Background())
+	if err != nil {
+		e.res.Note("leader RSS not read: %v", err)
+		return
+	}
+	rss, err := RSS(l.PID())
+	if err != nil {
+		e.res.Note("leader RSS not read: %v", err)
+		return
+	}
+	e.res.Add("leader_rss_mb", round(float64(rss)/(1<<20)), "MiB", "<= 2048 at 100,000 allocs")
+}
+
+// liveRSS returns this process's RSS after a collection that returns
+// freed memory, so that it reflects what is live.
+func liveRSS() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	rss, err := RSS(0)
+	if err != nil {
+		return 0
+	}
+	return rss
+}
+
+// round keeps three decimals.
+func round(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }

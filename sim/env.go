@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+// pollInterval is how often scenarios read the servers' progress.
+const pollInterval = 200 * time.Millisecond
+
+// env is what a scenario runs with: the servers' addresses (and, when the
+// bench started them, the processes), the fleet, the result being filled
+// and the progress line.
+type env struct {
+	addrs    func() []string
+	servers  *Servers // nil for external servers
+	fleet    *Fleet
+	res      *Result
+	progress *Progress
+	cfg      BenchConfig
+}
+
+// call runs fn against each running server in turn until one succeeds.
+func (e *env) call(ctx context.Context, fn func(context.Context, *apiclient.Client) error) error {
+	var errs []error
+	for _, a := range e.addrs() {
+		c, err := apiclient.New(a)
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = fn(cctx, c)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", a, err))
+	}
+	if len(errs) == 0 {
+		return errors.New("no server running")
+	}
+	return errors.Join(errs...)
+}
+
+// register submits a job and returns how long the call took.
+func (e *env) register(ctx context.Context, spec JobSpec) (time.Duration, error) {
+	start := time.Now()
+	err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
+		_, err := c.Jobs().Register(ctx, spec.APIJob())
+		return err
+	})
+	return time.Since(start), err
+}
+
+// summary reads one group's summary of a job.
+func (e *env) summary(ctx context.Context, jobID string) (structs.TaskGroupSummary, error) {
+	var out structs.TaskGroupSummary
+	err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
+		s, _, err := c.Jobs().Summary(ctx, jobID, nil)
+		if err != nil {
+			return err
+		}
+		out = s.Summary["g"]
+		return nil
+	})
+	return out, err
+}
+
+// latestDeployment reads a job's newest deployment.
+func (e *env) latestDeployment(ctx context.Context, jobID string) (*structs.Deployment, error) {
+	var out *structs.Deployment
+	err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
+		d, _, err := c.Jobs().LatestDeployment(ctx, jobID, nil)
+		out = d
+		return err
+	})
+	return out, err
+}
+
+// placed counts a group's allocations that exist (placed), whatever
+// their client status.
+func placed(s structs.TaskGroupSummary) int {
+	return s.Starting + s.Running + s.Complete + s.Failed + s.Lost + s.Unknown
+}
+
+// poll calls check every pollInterval until it reports done, fails, or
+// ctx ends. A failed read (a server away during a failover) is retried.
+func poll(ctx context.Context, what string, check func() (bool, error)) error {
+	var last error
+	for {
+		done, err := check()
+		if err == nil && done {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, errFatal) {
+				return err
+			}
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s (last error: %v)", ErrTimeout, what, last)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// errFatal marks a poll error that must not be retried.
+var errFatal = errors.New("scenario failed")
+
+// waitDeployment waits until the job's newest deployment is for version
+// and successful, drawing its healthy count; a failed or cancelled one is
+// fatal.
+func (e *env) waitDeployment(ctx context.Context, jobID string, version uint64, label string, onHealthy func(healthy int)) error {
+	return poll(ctx, fmt.Sprintf("deployment of %s version %d", jobID, version), func() (bool, error) {
+		d, err := e.latestDeployment(ctx, jobID)
+		if err != nil || d == nil || d.JobVersion != version {
+			return false, err
+		}
+		healthy, total := 0, 0
+		for _, s := range d.TaskGroups {
+			healthy += s.HealthyAllocs
+			total += s.DesiredTotal
+		}
+		e.progress.Draw(label, healthy, total)
+		if onHealthy != nil {
+			onHealthy(healthy)
+		}
+		switch d.Status {
+		case structs.DeploymentStatusSuccessful:
+			return true, nil
+		case structs.DeploymentStatusFailed, structs.DeploymentStatusCancelled:
+			return false, fmt.Errorf("%w: deployment %s %s: %s", errFatal, d.ID, d.Status, d.StatusDescription)
+		}
+		return false, nil
+	})
+}
+
+// waitRunning waits until count allocations of the job run; placedAt,
+// when not nil, is called once when count are placed.
+func (e *env) waitRunning(ctx context.Context, jobID string, count int, label string, placedAt func()) error {
+	sawPlaced := false
+	return poll(ctx, fmt.Sprintf("%d allocs of %s running", count, jobID), func() (bool, error) {
+		s, err := e.summary(ctx, jobID)
+		if err != nil {
+			return false, err
+		}
+		if !sawPlaced && placed(s) >= count {
+			sawPlaced = true
+			if placedAt != nil {
+				placedAt()
+			}
+		}
+		if sawPlaced {
+			e.progress.Draw(label+" run", s.Running, count)
+		} else {
+			e.progress.Draw(label+" place", placed(s), count)
+		}
+		return s.Running >= count, nil
+	})
+}

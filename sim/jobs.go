@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"time"
+)
+
+// JobSpec describes a scenario's service job: one group "g" of Count mock
+// tasks with tiny resources, constrained to the simulated nodes.
+type JobSpec struct {
+	ID    string
+	Count int
+	// MaxParallel 0 leaves the update block out (Nomad's defaults apply).
+	MaxParallel    int
+	MinHealthyTime time.Duration
+	// Version is put in the task's environment; changing it is a
+	// destructive update that rolls the job.
+	Version string
+}
+
+// APIJob returns the job as Nomad's API JSON (what PUT /v1/jobs takes).
+func (s JobSpec) APIJob() map[string]any {
+	group := map[string]any{
+		"Name":          "g",
+		"Count":         s.Count,
+		"EphemeralDisk": map[string]any{"SizeMB": 1},
+		"Tasks": []any{map[string]any{
+			"Name": "t", "Driver": "mock",
+			"Config":    map[string]any{},
+			"Env":       map[string]string{"SIM_VERSION": s.Version},
+			"Resources": map[string]any{"CPU": 1, "MemoryMB": 10},
+		}},
+	}
+	if s.MaxParallel > 0 {
+		mh := s.MinHealthyTime
+		if mh <= 0 {
+			mh = time.Second
+		}
+		group["Update"] = map[string]any{
+			"MaxParallel":      s.MaxParallel,
+			"HealthCheck":      "task_states",
+			"MinHealthyTime":   int64(mh),
+			"HealthyDeadline":  int64(max(5*time.Minute, 2*mh)),
+			"ProgressDeadline": int64(max(10*time.Minute, 4*mh)),
+		}
+	}
+	return map[string]any{
+		"ID": s.ID, "Name": s.ID, "Type": "service", "Datacenters": []string{"dc1"},
+		"TaskGroups":  []any{group},
+		"Constraints": []any{map[string]any{"LTarget": "${meta." + MetaSim + "}", "RTarget": "true", "Operand": "="}},
+	}
+}

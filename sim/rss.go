@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ErrNoRSS: the process's resident set size could not be read.
+var ErrNoRSS = errors.New("cannot read resident set size")
+
+// RSS returns the resident set size in bytes of process pid (0: this
+// process), from /proc/<pid>/status.
+func RSS(pid int) (int64, error) {
+	path := "/proc/self/status"
+	if pid > 0 {
+		path = fmt.Sprintf("/proc/%d/status", pid)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrNoRSS, err)
+	}
+	defer f.Close()
+	return parseVmRSS(f)
+}
+
+// parseVmRSS reads the VmRSS line ("VmRSS:   123456 kB") of a status
+// file.
+func parseVmRSS(r io.Reader) (int64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("%w: VmRSS line %q", ErrNoRSS, sc.Text())
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil || kb < 0 {
+			return 0, fmt.Errorf("%w: VmRSS line %q", ErrNoRSS, sc.Text())
+		}
+		return kb << 10, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrNoRSS, err)
+	}
+	return 0, fmt.Errorf("%w: no VmRSS line", ErrNoRSS)
+}

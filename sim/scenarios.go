@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// jobID names a scenario's job, unique per run so that runs against
+// long-lived servers do not collide.
+func jobID(name string, res *Result) string {
+	return fmt.Sprintf("sim-%s-%d", name, res.Started.UnixMilli()%1_000_000)
+}
+
+// runPlace registers one job of Count allocs and times placement and
+// running.
+func runPlace(ctx context.Context, e *env) error {
+	spec := JobSpec{ID: jobID("place", e.res), Count: e.cfg.Count, Version: "1"}
+	start := time.Now()
+	if _, err := e.register(ctx, spec); err != nil {
+		return err
+	}
+	var placedIn time.Duration
+	if err := e.waitRunning(ctx, spec.ID, spec.Count, "place", func() { placedIn = time.Since(start) }); err != nil {
+		return err
+	}
+	runningIn := time.Since(start)
+	e.res.Add("time_to_all_placed_s", round(placedIn.Seconds()), "s", "<= 20 s at 100,000")
+	e.res.Add("time_to_all_running_s", round(runningIn.Seconds()), "s", "")
+	e.res.Add("placements_per_s", round(float64(spec.Count)/placedIn.Seconds()), "allocs/s", ">= 5000")
+	return nil
+}
+
+// rolloutJob is the rollout's job at a version.
+func rolloutJob(e *env, name, version string) JobSpec {
+	return JobSpec{ID: jobID(name, e.res), Count: e.cfg.Count, MaxParallel: e.cfg.MaxParallel,
+		MinHealthyTime: e.cfg.MinHealthyTime, Version: version}
+}
+
+// lowerBound is ceil(count/max_parallel) × min_healthy_time.
+func lowerBound(count, maxParallel int, minHealthy time.Duration) time.Duration {
+	if maxParallel <= 0 {
+		return minHealthy
+	}
+	return time.Duration(math.Ceil(float64(count)/float64(maxParallel))) * minHealthy
+}
+
+// runRollout places the first version, then times the rollout of a
+// second. It returns the rollout's duration.
+func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Duration, error) {
+	v1 := rolloutJob(e, name, "1")
+	start := time.Now()
+	if _, err := e.register(ctx, v1); err != nil {
+		return 0, err
+	}
+	if err := e.waitDeployment(ctx, v1.ID, 0, "version 0", nil); err != nil {
+		return 0, err
+	}
+	first := time.Since(start)
+	e.progress.Done()
+	took, err := rollTo(ctx, e, name, "2", 1, nil)
+	if err != nil {
+		return 0, err
+	}
+	if !quiet {
+		lb := lowerBound(e.cfg.Count, e.cfg.MaxParallel, e.cfg.MinHealthyTime)
+		e.res.Add("first_version_healthy_s", round(first.Seconds()), "s", "")
+		e.res.Add("rollout_s", round(took.Seconds()), "s", "")
+		e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
+		e.res.Add("rollout_over_lower_bound", round(took.Seconds()/lb.Seconds()), "x", "<= 1.2")
+	}
+	return took, nil
+}
+
+// rollTo registers the job at version (the job version it becomes is
+// jobVersion) and waits until its deployment succeeds.
+func rollTo(ctx context.Context, e *env, name, version string, jobVersion uint64, onHealthy func(int)) (time.Duration, error) {
+	spec := rolloutJob(e, name, version)
+	start := time.Now()
+	if _, err := e.register(ctx, spec); err != nil {
+		return 0, err
+	}
+	if err := e.waitDeployment(ctx, spec.ID, jobVersion, fmt.Sprintf("version %d", jobVersion), onHealthy); err != nil {
+		return 0, err
+	}
+	e.progress.Done()
+	return time.Since(start), nil
+}
+
+// runFailover rolls out once for reference, then again with the leader
+// SIGKILLed when half the allocs are healthy.
+func runFailover(ctx context.Context, e *env) error {
+	ref, err := runRollout(ctx, e, "failover", true)
+	if err != nil {
+		return err
+	}
+	var once sync.Once
+	var killedAt time.Time
+	var killErr error
+	kill := func(healthy int) {
+		if healthy < e.cfg.Count/2 {
+			return
+		}
+		once.Do(func() {
+			l, err := e.servers.Leader(ctx)
+			if err != nil {
+				killErr = err
+				return
+			}
+			killedAt = time.Now()
+			l.Kill()
+			e.res.Note("killed leader %s at %d/%d healthy", l.Name, healthy, e.cfg.Count)
+		})
+	}
+	took, err := rollTo(ctx, e, "failover", "3", 2, kill)
+	if err != nil {
+		return err
+	}
+	if killErr != nil {
+		return fmt.Errorf("finding the leader to kill: %w", killErr)
+	}
+	if killedAt.IsZero() {
+		e.res.Note("the rollout finished before the leader could be killed")
+	}
+	lb := lowerBound(e.cfg.Count, e.cfg.MaxParallel, e.cfg.MinHealthyTime)
+	e.res.Add("rollout_s", round(ref.Seconds()), "s", "")
+	e.res.Add("rollout_with_leader_kill_s", round(took.Seconds()), "s", "")
+	e.res.Add("failover_extra_s", round((took - ref).Seconds()), "s", "")
+	e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
+	return nil
+}
+
+// runChurn submits Jobs jobs of Count allocs at once and times register
+// latency and the time until all run.
+func runChurn(ctx context.Context, e *env) error {
+	n := e.cfg.Jobs
+	ids := make([]string, n)
+	lat := make([]time.Duration, n)
+	errs := make([]error, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		ids[i] = fmt.Sprintf("%s-%03d", jobID("churn", e.res), i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat[i], errs[i] = e.register(ctx, JobSpec{ID: ids[i], Count: e.cfg.Count, Version: "1"})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	pending := slices.Clone(ids)
+	total := n * e.cfg.Count
+	err := poll(ctx, "every churn job running", func() (bool, error) {
+		var still []string
+		running := (n - len(pending)) * e.cfg.Count
+		for _, id := range pending {
+			s, err := e.summary(ctx, id)
+			if err != nil {
+				return false, err
+			}
+			running += min(s.Running, e.cfg.Count)
+			if s.Running < e.cfg.Count {
+				still = append(still, id)
+			}
+		}
+		pending = still
+		e.progress.Draw("churn run", running, total)
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.Sort(lat)
+	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
+	e.res.Add("register_p50_ms", round(ms(percentile(lat, 0.50))), "ms", "")
+	e.res.Add("register_p99_ms", round(ms(percentile(lat, 0.99))), "ms", "")
+	e.res.Add("register_max_ms", round(ms(lat[len(lat)-1])), "ms", "")
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// percentile returns the p-th percentile (nearest rank) of sorted.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
