@@ -20,6 +20,9 @@ type BudgetInput struct {
 	// Available counts live allocs that serve: old-version allocs, and
 	// current-deployment allocs marked healthy.
 	Available int
+	// Down counts failed old-version allocs waiting for replacement: they
+	// serve nothing, so replacing them takes no capacity.
+	Down int
 	// Blocked is set when the deployment is paused or failed, or canaries
 	// wait for promotion.
 	Blocked bool
@@ -41,7 +44,8 @@ type BudgetInput struct {
 // zero when blocked or when any alloc of the deployment is unhealthy, and
 // never so many that the allocs still serving fall below
 // count − max_parallel: a failing new version (whose allocs die rather than
-// turn unhealthy) cannot eat into the old capacity.
+// turn unhealthy) cannot eat into the old capacity. Failed old allocs
+// (Down) may always be replaced within max_parallel.
 //
 // With a stagger the rollout goes in batches: nothing starts while an alloc
 // of the deployment has unknown health, and the next batch starts at
@@ -66,7 +70,7 @@ func Budget(in BudgetInput) (n int, wake time.Time) {
 	if floor < 0 {
 		floor = 0
 	}
-	if spare := in.Available - floor; spare < limit {
+	if spare := in.Down + max(in.Available-floor, 0); spare < limit {
 		limit = spare
 	}
 	if limit < 0 {

@@ -17,6 +17,9 @@ type holder struct {
 	place *Placement
 	// live: alloc runs and may be stopped when scaling down.
 	live bool
+	// down: a failed alloc of an older version, held to be replaced; it
+	// serves nothing.
+	down bool
 	kind UpdateKind
 	// migrate marks a replacement counted as a migration, not a placement.
 	migrate bool
@@ -73,6 +76,11 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	var destructive, inplace []*holder
 	for _, h := range g.holders {
 		if !h.live {
+			continue
+		}
+		if h.down {
+			// Failed allocs go first: replacing them takes no capacity.
+			destructive = append([]*holder{h}, destructive...)
 			continue
 		}
 		switch h.kind {
@@ -239,9 +247,18 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
 			add(&holder{index: idx, alloc: a, place: replacement("", false)})
 		case structs.AllocClientStatusFailed:
-			if !reschedule(a.DesiredTransition.ShouldForceReschedule()) {
-				add(&holder{index: idx, alloc: a})
+			if reschedule(a.DesiredTransition.ShouldForceReschedule()) {
+				return
 			}
+			// A failed alloc of an older version that is not rescheduled
+			// is replaced by the new version like a running one (as
+			// Nomad's destructive update of it), so a new version — an
+			// auto-revert above all — restores the group's count.
+			if r.job.Type != structs.JobTypeBatch && !canary && r.updateKind(a) != UpdateNone {
+				add(&holder{index: idx, alloc: a, live: true, kind: UpdateDestructive, down: true})
+				return
+			}
+			add(&holder{index: idx, alloc: a})
 		}
 		return
 	}
@@ -347,6 +364,8 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 			}
 			a := h.alloc
 			switch {
+			case h.down:
+				in.Down++
 			case dep == "" || a.DeploymentID != dep:
 				in.Available++
 			case a.IsHealthy():
