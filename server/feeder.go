@@ -123,7 +123,13 @@ func (l *Leader) feedNodes(t *term, f *feeder, snap *state.Snapshot, first bool)
 			delete(f.usable, id)
 		}
 	}
-	if gained && !first {
+	// On the first pass of a term every capacity change up to now counts
+	// as possibly missed: an unblock the old leader did in memory (its
+	// evaluations still read blocked in state), or a node that became
+	// ready before this pass. Recording the index makes the tracker
+	// enqueue, on restore, every blocked evaluation that read an older
+	// state; those that still do not fit block again.
+	if gained || (first && len(nodes) > 0) {
 		l.unblock(t, idx)
 	}
 	return nil
