@@ -6,7 +6,10 @@
 #   examples/cluster/run.sh start    build nothing; start the agents not already running
 #   examples/cluster/run.sh stop     stop the agents this script started (SIGTERM, then SIGKILL)
 #   examples/cluster/run.sh status   show each agent and the cluster's leader
-#   examples/cluster/run.sh clean    stop, then remove /tmp/drover-cluster
+#   examples/cluster/run.sh clean    stop, kill the tasks the client left running, remove /tmp/drover-cluster
+#
+# Stopping a client leaves its tasks running, as in production: a
+# restarted client re-attaches to them. clean ends them too.
 #
 # The binary is bin/drover at the top of the repository (make build), or
 # $DROVER_BIN.
@@ -108,12 +111,26 @@ status() {
 	fi
 }
 
+# kill_tasks ends the task processes of allocations under $run: those
+# whose environment names an allocation directory there.
+kill_tasks() {
+	local p dir n=0
+	for p in /proc/[0-9]*; do
+		dir=$(tr '\0' '\n' 2>/dev/null <"$p/environ" | sed -n 's/^NOMAD_ALLOC_DIR=//p') || continue
+		if [[ $dir == "$run"/* ]]; then
+			kill -TERM "${p#/proc/}" 2>/dev/null && n=$((n + 1))
+		fi
+	done
+	echo "ended $n task processes"
+}
+
 case ${1:-} in
 start) start ;;
 stop) stop ;;
 status) status ;;
 clean)
 	stop
+	kill_tasks
 	rm -rf "$run"
 	echo "removed $run"
 	;;
