@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,13 +35,56 @@ func newCLICluster(t *testing.T) *cliCluster {
 	b := httpapi.NewMemBackend()
 	b.Now = func() time.Time { return statetest.T0 }
 	srv := httptest.NewServer(httpapi.New(b, nil, httpapi.WithClock(b.Now)).Handler())
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		// End blocking queries a failed test left behind, then close.
+		srv.CloseClientConnections()
+		srv.Close()
+	})
 	old := statusClock
 	statusClock = func() time.Time { return statetest.T0.Add(90 * time.Second) }
 	t.Cleanup(func() { statusClock = old })
 	c := &cliCluster{t: t, b: b, addr: srv.URL, node: statetest.Node("n1")}
 	c.apply(fsm.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: c.node})
 	return c
+}
+
+// cliTimeout bounds one in-process CLI run of these tests.
+const cliTimeout = 30 * time.Second
+
+// runBounded is runCLI bounded by cliTimeout: a CLI that never returns
+// fails the test instead of hanging it.
+func runBounded(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb strings.Builder
+		code := run(args, strings.NewReader(stdin), &lockedWriter{w: &out}, &lockedWriter{w: &errb})
+		done <- result{code, out.String(), errb.String()}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.out, r.err
+	case <-time.After(cliTimeout):
+		t.Fatalf("drover %v did not return within %v", args, cliTimeout)
+	}
+	return 0, "", ""
+}
+
+// lockedWriter serializes writes (the CLI writes from one goroutine; the
+// lock keeps the race detector content when a test gives up on it).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func (c *cliCluster) apply(mt fsm.MessageType, req any) uint64 {

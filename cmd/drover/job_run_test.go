@@ -10,7 +10,7 @@ import (
 
 func TestJobRunDetachPrintsEvalID(t *testing.T) {
 	c := newCLICluster(t)
-	code, out, errOut := runCLI(t, "", "job", "run", "-detach", "-address", c.addr, writeJobFile(t, "web", 1, "/bin/sleep"))
+	code, out, errOut := runBounded(t, "", "job", "run", "-detach", "-address", c.addr, writeJobFile(t, "web", 1, "/bin/sleep"))
 	if code != 0 || !strings.Contains(out, "Evaluation ID: ") {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
 	}
@@ -32,7 +32,7 @@ func TestJobRunFollowsDeploymentToSuccess(t *testing.T) {
 		c.health(allocs[1:], true)
 		c.setDeployment(d, structs.DeploymentStatusSuccessful, structs.DeploymentStatusDescriptionSuccessful)
 	}()
-	code, out, errOut := runCLI(t, "", "job", "run", "-address", c.addr, writeJobFile(t, "web", 2, "/bin/sleep"))
+	code, out, errOut := runBounded(t, "", "job", "run", "-address", c.addr, writeJobFile(t, "web", 2, "/bin/sleep"))
 	t.Log(out)
 	if code != 0 {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
@@ -80,7 +80,7 @@ func TestJobRunPlacementFailureExits2(t *testing.T) {
 		}}
 		c.apply(fsm.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{done}})
 	}()
-	code, out, _ := runCLI(t, "", "job", "run", "-address", c.addr, writeJobFile(t, "big", 3, "/bin/sleep"))
+	code, out, _ := runBounded(t, "", "job", "run", "-address", c.addr, writeJobFile(t, "big", 3, "/bin/sleep"))
 	t.Log(out)
 	if code != 2 {
 		t.Fatalf("code %d, want 2:\n%s", code, out)
@@ -123,7 +123,7 @@ func TestJobRunFailedDeploymentFollowsRollbackAndExits1(t *testing.T) {
 		c.health(allocs2, true)
 		c.setDeployment(d2, structs.DeploymentStatusSuccessful, structs.DeploymentStatusDescriptionSuccessful)
 	}()
-	code, out, errOut := runCLI(t, "", "job", "run", "-address", c.addr, writeJobFile(t, "web", 1, "/bin/false"))
+	code, out, errOut := runBounded(t, "", "job", "run", "-address", c.addr, writeJobFile(t, "web", 1, "/bin/false"))
 	t.Log(out)
 	if code != 1 {
 		t.Fatalf("code %d, want 1:\n%s\n%s", code, out, errOut)
@@ -146,27 +146,27 @@ func TestJobRunFailedDeploymentFollowsRollbackAndExits1(t *testing.T) {
 func TestJobRunCheckIndex(t *testing.T) {
 	c := newCLICluster(t)
 	path := writeJobFile(t, "web", 1, "/bin/sleep")
-	code, out, errOut := runCLI(t, "", "job", "run", "-detach", "-check-index", "3", "-address", c.addr, path)
+	code, out, errOut := runBounded(t, "", "job", "run", "-detach", "-check-index", "3", "-address", c.addr, path)
 	if code != 1 || !strings.Contains(errOut, "does not exist") {
 		t.Fatalf("check index 3 on a new job: code %d\n%s\n%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(t, "", "job", "run", "-detach", "-check-index", "0", "-address", c.addr, path)
+	code, out, errOut = runBounded(t, "", "job", "run", "-detach", "-check-index", "0", "-address", c.addr, path)
 	if code != 0 {
 		t.Fatalf("check index 0 on a new job: code %d\n%s\n%s", code, out, errOut)
 	}
 	idx := c.job("web").JobModifyIndex
-	code, _, errOut = runCLI(t, "", "job", "run", "-detach", "-check-index", "0", "-address", c.addr, path)
+	code, _, errOut = runBounded(t, "", "job", "run", "-detach", "-check-index", "0", "-address", c.addr, path)
 	if code != 1 || !strings.Contains(errOut, "conflicting job modify index") {
 		t.Fatalf("check index 0 on an existing job: code %d\n%s", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, "", "job", "run", "-detach", "-check-index", itoa(idx), "-address", c.addr, path); code != 0 {
+	if code, _, errOut := runBounded(t, "", "job", "run", "-detach", "-check-index", itoa(idx), "-address", c.addr, path); code != 0 {
 		t.Fatalf("current check index: code %d\n%s", code, errOut)
 	}
 }
 
 func TestJobRunRejectsBadFile(t *testing.T) {
 	c := newCLICluster(t)
-	code, _, errOut := runCLI(t, "job \"x\" {", "job", "run", "-address", c.addr, "-")
+	code, _, errOut := runBounded(t, "job \"x\" {", "job", "run", "-address", c.addr, "-")
 	if code != 1 || !strings.Contains(errOut, "Error parsing job file") {
 		t.Fatalf("code %d\n%s", code, errOut)
 	}

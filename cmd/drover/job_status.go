@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+func init() { registerJobCommand("status", newJobStatusCommand) }
+
+func newJobStatusCommand() *cobra.Command {
+	var address string
+	cmd := &cobra.Command{
+		Use:   "status [flags] [JOB]",
+		Short: "List jobs, or show one job's summary, deployment and allocations",
+		Long: `Without an argument, lists the jobs: ID, Type, Priority, Status and Submit
+Date. With a job ID (or a unique prefix of one), shows the job, the
+summary of its allocations per task group, its latest deployment and its
+allocations, as Nomad does.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(address)
+			if err != nil {
+				return err
+			}
+			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			if len(args) == 0 {
+				jobs, _, err := c.Jobs().List(ctx, nil)
+				if err != nil {
+					return &exitError{code: 1, msg: fmt.Sprintf("Error querying jobs: %v", err)}
+				}
+				if len(jobs) == 0 {
+					fmt.Fprintln(out, "No running jobs")
+					return nil
+				}
+				printJobStubs(out, jobs)
+				return nil
+			}
+			job, err := lookupJob(ctx, c, out, args[0])
+			if err != nil {
+				return asExit(err)
+			}
+			return printJobStatus(cmd, c, job)
+		},
+	}
+	addAddressFlag(cmd, &address)
+	return cmd
+}
+
+// asExit turns an error into an exitError with code 1, keeping exit
+// errors as they are.
+func asExit(err error) error {
+	if _, ok := err.(*exitError); ok {
+		return err
+	}
+	return &exitError{code: 1, msg: "Error: " + err.Error()}
+}
+
+func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) error {
+	ctx, out := cmd.Context(), cmd.OutOrStdout()
+	summary, _, err := c.Jobs().Summary(ctx, job.ID, nil)
+	if err != nil {
+		return asExit(fmt.Errorf("querying the job summary: %w", err))
+	}
+	allocs, _, err := c.Jobs().Allocations(ctx, job.ID, nil)
+	if err != nil {
+		return asExit(fmt.Errorf("querying the job's allocations: %w", err))
+	}
+	printKV(out, [][2]string{
+		{"ID", job.ID},
+		{"Name", job.Name},
+		{"Submit Date", fmtUnixNano(job.SubmitTime)},
+		{"Type", job.Type},
+		{"Priority", fmt.Sprint(job.Priority)},
+		{"Datacenters", strings.Join(job.Datacenters, ",")},
+		{"Namespace", job.Namespace},
+		{"Node Pool", job.NodePool},
+		{"Status", jobStatusWord(job)},
+		{"Periodic", "false"},
+		{"Parameterized", "false"},
+	})
+	fmt.Fprintln(out, "\nSummary")
+	printJobSummary(out, job, summary)
+
+	var dep *structs.Deployment
+	if _, err := c.Get(ctx, "/v1/job/"+url.PathEscape(job.ID)+"/deployment", nil, &dep); err == nil && dep != nil && dep.ID != "" {
+		fmt.Fprintln(out, "\nLatest Deployment")
+		printKV(out, [][2]string{
+			{"ID", idShort(dep.ID)},
+			{"Status", dep.Status},
+			{"Description", dep.StatusDescription},
+		})
+		fmt.Fprintln(out, "\nDeployed")
+		printDeploymentGroups(out, dep)
+	}
+	fmt.Fprintln(out, "\nAllocations")
+	if len(allocs) == 0 {
+		fmt.Fprintln(out, "No allocations placed")
+		return nil
+	}
+	printAllocStubs(out, allocs)
+	return nil
+}
+
+// jobStatusWord is the job's status, with "(stopped)" when it is.
+func jobStatusWord(j *structs.Job) string {
+	s := j.Status
+	if s == "" {
+		s = structs.JobStatusPending
+	}
+	if j.Stop {
+		s += " (stopped)"
+	}
+	return s
+}
+
+// printJobSummary prints the per-group counts in the job's group order,
+// then any other group the summary has.
+func printJobSummary(w io.Writer, job *structs.Job, sum *structs.JobSummary) {
+	var names []string
+	seen := map[string]bool{}
+	for _, tg := range job.TaskGroups {
+		names = append(names, tg.Name)
+		seen[tg.Name] = true
+	}
+	var extra []string
+	for g := range sum.Summary {
+		if !seen[g] {
+			extra = append(extra, g)
+		}
+	}
+	sort.Strings(extra)
+	names = append(names, extra...)
+	tw := newTabs(w)
+	fmt.Fprintln(tw, "Task Group\tQueued\tStarting\tRunning\tFailed\tComplete\tLost\tUnknown")
+	for _, g := range names {
+		s := sum.Summary[g]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", g, s.Queued, s.Starting, s.Running, s.Failed, s.Complete, s.Lost, s.Unknown)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { registerJobCommand("stop", newJobStopCommand) }
+
+func newJobStopCommand() *cobra.Command {
+	var (
+		address       string
+		purge, detach bool
+	)
+	cmd := &cobra.Command{
+		Use:   "stop [flags] JOB",
+		Short: "Stop a job, or purge it with its history",
+		Long: `Stops the job (a new, stopped version; its allocations are stopped and a
+running deployment is cancelled) or, with -purge, deletes it and its
+version history. The job may be named by a unique ID prefix. Unless
+-detach is given, the evaluation is monitored to its end.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(address)
+			if err != nil {
+				return err
+			}
+			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			job, err := lookupJob(ctx, c, out, args[0])
+			if err != nil {
+				return asExit(err)
+			}
+			resp, err := c.Jobs().Deregister(ctx, job.ID, purge)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error deregistering job: %v", err)}
+			}
+			if detach {
+				fmt.Fprintf(out, "Evaluation ID: %s\n", resp.EvalID)
+				return nil
+			}
+			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock}
+			code, err := m.run(ctx, resp.EvalID)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the job: %v", err)}
+			}
+			if code != exitOK {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&purge, "purge", false, "delete the job and its history instead of stopping it")
+	cmd.Flags().BoolVar(&detach, "detach", false, "return at once, printing the evaluation ID")
+	return cmd
+}

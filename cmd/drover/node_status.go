@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/structs"
+)
+
+func init() {
+	registerCommand("node", func() *cobra.Command {
+		cmd := &cobra.Command{Use: "node", Short: "Inspect client nodes"}
+		cmd.AddCommand(newNodeStatusCommand())
+		return cmd
+	})
+}
+
+func newNodeStatusCommand() *cobra.Command {
+	var address string
+	cmd := &cobra.Command{
+		Use:   "status [flags] [NODE]",
+		Short: "List client nodes, or show one node and its allocations",
+		Long: `Without an argument, lists the client nodes. With a node ID (or a unique
+prefix of one), shows the node: its pool, datacenter, status, drivers,
+resources and allocations. An ambiguous prefix lists the matching nodes
+and exits 1.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(address)
+			if err != nil {
+				return err
+			}
+			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			if len(args) == 0 {
+				nodes, _, err := c.Nodes().List(ctx, nil)
+				if err != nil {
+					return &exitError{code: 1, msg: fmt.Sprintf("Error querying nodes: %v", err)}
+				}
+				if len(nodes) == 0 {
+					fmt.Fprintln(out, "No nodes registered")
+					return nil
+				}
+				printNodeStubs(out, nodes)
+				return nil
+			}
+			n, err := lookupNode(ctx, c, out, args[0])
+			if err != nil {
+				return asExit(err)
+			}
+			allocs, _, err := c.Nodes().Allocations(ctx, n.ID, nil)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error querying the node's allocations: %v", err)}
+			}
+			printNodeStatus(out, n, allocs)
+			return nil
+		},
+	}
+	addAddressFlag(cmd, &address)
+	return cmd
+}
+
+func printNodeStatus(w io.Writer, n *structs.Node, allocs []*structs.Allocation) {
+	var drivers []string
+	for name, d := range n.Drivers {
+		if d != nil && d.Detected && d.Healthy {
+			drivers = append(drivers, name)
+		}
+	}
+	sort.Strings(drivers)
+	printKV(w, [][2]string{
+		{"ID", n.ID},
+		{"Name", n.Name},
+		{"Node Pool", n.NodePool},
+		{"Class", orNone(n.NodeClass)},
+		{"DC", n.Datacenter},
+		{"HTTP Addr", orNone(n.HTTPAddr)},
+		{"Drain", fmt.Sprint(n.Drain)},
+		{"Eligibility", n.SchedulingEligibility},
+		{"Status", n.Status},
+		{"Status Description", orNone(n.StatusDescription)},
+		{"Drivers", orNone(strings.Join(drivers, ","))},
+	})
+
+	capacity := n.Capacity()
+	var used structs.ComparableResources
+	var running []*structs.AllocationListStub
+	for _, a := range allocs {
+		if !a.TerminalStatus() {
+			r := a.AllocatedResources.Comparable()
+			used.CPU += r.CPU
+			used.MemoryMB += r.MemoryMB
+			used.DiskMB += r.DiskMB
+		}
+		running = append(running, a.Stub())
+	}
+	fmt.Fprintln(w, "\nAllocated Resources")
+	tw := newTabs(w)
+	fmt.Fprintln(tw, "CPU\tMemory\tDisk")
+	fmt.Fprintf(tw, "%d/%d MHz\t%d MiB/%d MiB\t%d MiB/%d MiB\n", used.CPU, capacity.CPU, used.MemoryMB, capacity.MemoryMB, used.DiskMB, capacity.DiskMB)
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nAllocations")
+	if len(running) == 0 {
+		fmt.Fprintln(w, "No allocations placed")
+		return
+	}
+	printAllocStubs(w, running)
+}
