@@ -115,12 +115,16 @@ func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Eval
 	return b, lead
 }
 
+// clientWriteTimeout bounds one batch's write (a variable for tests).
+var clientWriteTimeout = waitIndexTimeout
+
 // flushClientUpdates writes pending batches until none is left. The
 // writes outlive the leading caller's cancellation, since they carry
-// other callers' updates; Raft bounds them.
+// other callers' updates; each batch gets its own clientWriteTimeout, so
+// that under sustained load the later batches of a long flush do not
+// fail for the time the earlier ones took.
 func (l *Leader) flushClientUpdates(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), waitIndexTimeout)
-	defer cancel()
+	base := context.WithoutCancel(ctx)
 	for {
 		l.clients.mu.Lock()
 		b := l.clients.pending
@@ -132,7 +136,9 @@ func (l *Leader) flushClientUpdates(ctx context.Context) {
 		}
 		l.clients.mu.Unlock()
 		req := &structs.AllocClientUpdateRequest{Allocs: b.allocs, Evals: b.evals, UpdatedAt: l.clock.Now().UnixNano()}
-		_, b.index, b.err = l.apply(ctx, fsm.AllocClientUpdateRequestType, req)
+		wctx, cancel := context.WithTimeout(base, clientWriteTimeout)
+		_, b.index, b.err = l.apply(wctx, fsm.AllocClientUpdateRequestType, req)
+		cancel()
 		if b.err == nil && b.freed {
 			if t, err := l.term(); err == nil {
 				l.unblock(t, b.index)

@@ -3,6 +3,7 @@ package server
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
@@ -70,6 +71,64 @@ func TestClientUpdatesCoalesceWhileAWriteIsInFlight(t *testing.T) {
 	for i := 2; i < len(results); i++ {
 		if results[i] != results[1] || results[i] <= results[0] {
 			t.Fatalf("entry indexes %v: callers 1.. should share the second entry", results)
+		}
+	}
+	for _, a := range allocsOf(h.store().Snapshot(), "web") {
+		if a.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
+		}
+	}
+}
+
+// A long flush (one batch after another under sustained load) gives each
+// batch its own timeout: a batch written after the first one took longer
+// than the timeout still succeeds.
+func TestClientUpdateBatchesEachGetTheirOwnTimeout(t *testing.T) {
+	saved := clientWriteTimeout
+	clientWriteTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { clientWriteTimeout = saved })
+	h := newHarness(t)
+	h.start()
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
+	must(t, err)
+	h.waitFor("two allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
+	h.idle()
+	allocs := allocsOf(h.store().Snapshot(), "web")
+
+	// Hold the first write past the timeout while a second caller joins
+	// the next batch.
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.raft.setGate(func(mt fsm.MessageType) {
+		if mt == fsm.AllocClientUpdateRequestType {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	})
+	joined := make(chan struct{}, 1)
+	h.leader.clients.mu.Lock()
+	h.leader.clients.onJoin = func() { joined <- struct{}{} }
+	h.leader.clients.mu.Unlock()
+	errs := make(chan error, 2)
+	for i, a := range allocs {
+		go func() {
+			_, err := h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}})
+			errs <- err
+		}()
+		if i == 0 {
+			<-entered
+		}
+	}
+	<-joined
+	time.Sleep(2 * clientWriteTimeout) // the first write outlasts one timeout
+	close(release)
+	for range allocs {
+		if err := <-errs; err != nil {
+			t.Fatalf("client update failed: %v", err)
 		}
 	}
 	for _, a := range allocsOf(h.store().Snapshot(), "web") {
