@@ -40,13 +40,15 @@ type RegisterEnvelope struct {
 	JobModifyIndex uint64
 }
 
-// envelopeFields are the keys of Nomad's JobRegisterRequest that drover
-// accepts; those it does not support are refused when set.
+// envelopeFields are the keys of Nomad's JobRegisterRequest: true for
+// those drover accepts (Region, Namespace, the tokens and the submitted
+// source are read past: the job carries its own region and namespace),
+// false for those it does not support, refused when set.
 var envelopeFields = map[string]bool{
 	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,
-	"Region": false, "Namespace": false, "SecretID": false, "AuthToken": false,
-	"PolicyOverride": false, "PreserveCounts": false, "EvalPriority": false,
-	"Submission": false, "IdempotencyToken": false,
+	"Region": true, "Namespace": true, "SecretID": true, "AuthToken": true, "Submission": true,
+	"PolicyOverride": false, "PreserveCounts": false, "PreserveResources": false,
+	"EvalPriority": false, "IdempotencyToken": false,
 }
 
 // ParseRegisterEnvelope reads a registration body: malformed JSON is a 400

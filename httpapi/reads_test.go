@@ -344,6 +344,32 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 	}
 }
 
+func TestOfficialClientRegisterEnvelopeIsAccepted(t *testing.T) {
+	_, srv := newMemAPI(t)
+	name, typ, drv := "web", "service", "raw_exec"
+	count := 1
+	req := nomad.JobRegisterRequest{
+		Job: &nomad.Job{ID: &name, Name: &name, Type: &typ, Datacenters: []string{"dc1"},
+			TaskGroups: []*nomad.TaskGroup{{Name: &name, Count: &count,
+				Tasks: []*nomad.Task{{Name: "t", Driver: drv, Config: map[string]any{"command": "/bin/true"}}}}}},
+		EnforceIndex: true,
+		WriteRequest: nomad.WriteRequest{Region: "global", Namespace: "default"},
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, resp, _ := do(t, "PUT", srv.URL+"/v1/job/web", string(body))
+	if code != 200 {
+		t.Fatalf("official envelope: %d %s\n%s", code, resp, body)
+	}
+	req.EnforceIndex, req.PreserveCounts = false, true
+	body, _ = json.Marshal(req)
+	if code, resp, _ := do(t, "PUT", srv.URL+"/v1/job/web", string(body)); code != 400 || !strings.Contains(resp, "PreserveCounts") {
+		t.Fatalf("PreserveCounts set: %d %s", code, resp)
+	}
+}
+
 func jsonNum(n uint64) string {
 	var buf bytes.Buffer
 	_ = json.NewEncoder(&buf).Encode(n)
