@@ -29,7 +29,7 @@ type BenchConfig struct {
 	// Servers, when set, are existing servers' HTTP addresses; otherwise
 	// the bench starts its own (Mode, Binary).
 	Servers []string
-	Mode    string // ModeDev or ModeCluster3
+	Mode    string // ModeDev, ModeCluster3 or ModeInProcess
 	Binary  string
 	// Dir holds the started servers' data and logs (temporary if empty).
 	Dir    string
@@ -131,6 +131,20 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 	if len(cfg.Servers) > 0 {
 		addrs := cfg.Servers
 		e.addrs = func() []string { return addrs }
+	} else if cfg.Mode == ModeInProcess {
+		res.Servers = cfg.Mode
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		p, err := startInProcess(cfg.Dir, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer p.stop()
+		if err := p.waitLeader(sctx); err != nil {
+			return nil, err
+		}
+		addr := p.addr()
+		e.addrs = func() []string { return []string{addr} }
 	} else {
 		res.Servers = cfg.Mode
 		res.Params["raft_no_sync"] = cfg.NoSync || cfg.Mode == ModeDev

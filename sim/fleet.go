@@ -46,8 +46,8 @@ type FleetConfig struct {
 	Servers []string
 	// Nodes is how many nodes to run (DefaultNodes).
 	Nodes int
-	// DataDir holds one directory per node; a temporary directory,
-	// removed by Stop, when empty.
+	// DataDir holds one directory per node; when empty, a temporary
+	// directory under /dev/shm (if writable) removed by Stop.
 	DataDir string
 	// CPUMHz and MemoryMB are each node's resources.
 	CPUMHz   int64
@@ -92,6 +92,22 @@ func (c FleetConfig) withDefaults() (FleetConfig, error) {
 	return c, nil
 }
 
+// tempRoot is where a fleet's temporary data dir goes: /dev/shm when it
+// is a writable directory (memory-backed: the alloc runners' directories
+// and state files of thousands of simulated allocations then cost no disk
+// I/O), else the system's temporary directory.
+func tempRoot() string {
+	const shm = "/dev/shm"
+	if fi, err := os.Stat(shm); err == nil && fi.IsDir() {
+		if f, err := os.CreateTemp(shm, ".drover-sim-probe-"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return shm
+		}
+	}
+	return os.TempDir()
+}
+
 // NodeName is the name of the i-th simulated node.
 func NodeName(i int) string { return fmt.Sprintf("sim-%d", i) }
 
@@ -121,7 +137,7 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 	}
 	f := &Fleet{cfg: cfg, driver: mock.New(mock.Options{})}
 	if f.cfg.DataDir == "" {
-		if f.tempDir, err = os.MkdirTemp("", "drover-sim-"); err != nil {
+		if f.tempDir, err = os.MkdirTemp(tempRoot(), "drover-sim-"); err != nil {
 			return nil, err
 		}
 		f.cfg.DataDir = f.tempDir

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -165,8 +166,9 @@ func newSimBenchCommand() *cobra.Command {
 	var (
 		cfg                        sim.BenchConfig
 		servers, outDir            string
-		dev, cluster3              bool
+		dev, cluster3, inProcess   bool
 		logFile, logLevel, binPath string
+		cpuProfile, memProfile     string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -183,16 +185,18 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Servers = splitAddrs(servers)
 			switch {
-			case dev && cluster3:
-				return errors.New("-dev and -cluster3 exclude each other")
-			case (dev || cluster3) && len(cfg.Servers) > 0:
-				return errors.New("-servers excludes -dev and -cluster3")
+			case btoi(dev)+btoi(cluster3)+btoi(inProcess) > 1:
+				return errors.New("-dev, -cluster3 and -inprocess exclude each other")
+			case (dev || cluster3 || inProcess) && len(cfg.Servers) > 0:
+				return errors.New("-servers excludes -dev, -cluster3 and -inprocess")
+			case inProcess:
+				cfg.Mode = sim.ModeInProcess
 			case dev:
 				cfg.Mode = sim.ModeDev
 			case cluster3:
 				cfg.Mode = sim.ModeCluster3
 			}
-			if len(cfg.Servers) == 0 {
+			if len(cfg.Servers) == 0 && !inProcess {
 				cfg.Binary = binPath
 				if cfg.Binary == "" {
 					exe, err := os.Executable()
@@ -209,6 +213,11 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 			defer closeLog()
 			cfg.Logger = logger
 			cfg.Progress = cmd.ErrOrStderr()
+			stopProfiles, err := startProfiles(cpuProfile, memProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfiles()
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			res, err := sim.RunBench(ctx, cfg)
@@ -230,6 +239,9 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.StringVar(&servers, "servers", "", "existing servers' HTTP addresses, comma-separated")
 	f.BoolVar(&dev, "dev", false, "start one dev agent (drover agent -dev) to run against")
 	f.BoolVar(&cluster3, "cluster3", false, "start three servers (bootstrap_expect 3) to run against")
+	f.BoolVar(&inProcess, "inprocess", false, "run one server inside this process (for profiling server and clients together)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this process to this file")
+	f.StringVar(&memProfile, "memprofile", "", "write a heap profile of this process to this file at the end")
 	f.BoolVar(&cfg.NoSync, "raft-no-sync", false, "start the cluster's servers with -raft-no-sync")
 	f.StringVar(&binPath, "binary", "", "drover binary the servers run (default: this one)")
 	f.StringVar(&cfg.Dir, "dir", "", "directory for the started servers' data and logs (default: temporary)")
@@ -245,4 +257,40 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.StringVar(&logFile, "log-file", "", "write the simulated clients' logs to this file")
 	f.StringVar(&logLevel, "log-level", "warn", "level of the simulated clients' logs")
 	return cmd
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// startProfiles starts a CPU profile (when cpu is set); the returned
+// function stops it and writes a heap profile (when mem is set).
+func startProfiles(cpu, mem string) (func(), error) {
+	var cpuFile *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		cpuFile = f
+	}
+	return func() {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			cpuFile.Close()
+		}
+		if mem != "" {
+			if f, err := os.Create(mem); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	}, nil
 }
