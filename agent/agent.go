@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"time"
@@ -193,7 +194,8 @@ func (a *Agent) openClient() error {
 }
 
 // handler serves the client endpoints (/v1/client/) when a client runs,
-// and everything else from the server's API when a server runs.
+// everything else from the server's API when a server runs, and Go's
+// profiles under /debug/pprof/ in dev mode.
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
 	if a.client != nil {
@@ -201,6 +203,14 @@ func (a *Agent) handler() http.Handler {
 	}
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
+	}
+	if a.cfg.Dev {
+		// As Nomad's enable_debug, which its dev mode turns on.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	return mux
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/structs"
@@ -55,6 +56,7 @@ func (a *Agent) reconcile(allocs []*structs.Allocation) {
 		return
 	}
 	seen := make(map[string]bool, len(allocs))
+	var fresh []*structs.Allocation
 	for _, alloc := range allocs {
 		if alloc == nil || alloc.ID == "" || (alloc.NodeID != "" && alloc.NodeID != a.node.ID) {
 			continue
@@ -69,7 +71,10 @@ func (a *Agent) reconcile(allocs []*structs.Allocation) {
 		if alloc.TerminalStatus() || alloc.Job == nil {
 			continue
 		}
-		a.allocs[alloc.ID] = a.startAlloc(alloc, nil)
+		fresh = append(fresh, alloc)
+	}
+	for i, e := range a.startAllocs(fresh) {
+		a.allocs[fresh[i].ID] = e
 	}
 	for id, e := range a.allocs {
 		if !seen[id] {
@@ -78,9 +83,40 @@ func (a *Agent) reconcile(allocs []*structs.Allocation) {
 	}
 }
 
+// startParallelism bounds how many new allocations are set up at once.
+// Setting one up is mostly file system calls (its directories, the saved
+// allocation, the first state file) and the driver's start, so a few
+// dozen in flight keep the disk and the cores busy.
+const startParallelism = 32
+
+// startAllocs starts new allocations concurrently and returns their
+// entries in the same order. Called with a.mu held: the entries join
+// a.allocs only once they are complete, so nothing sees one half made.
+func (a *Agent) startAllocs(allocs []*structs.Allocation) []*allocEntry {
+	out := make([]*allocEntry, len(allocs))
+	if len(allocs) == 1 {
+		out[0] = a.startAlloc(allocs[0], nil)
+		return out
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, startParallelism)
+	for i, alloc := range allocs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = a.startAlloc(alloc, nil)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 // startAlloc creates and runs the allocation's runner; restored are the
 // task states found on disk, nil for a new allocation. An allocation that
-// cannot be set up is reported failed. Called with a.mu held.
+// cannot be set up is reported failed. Called with a.mu held, possibly
+// for several allocations at once (startAllocs): it touches only the new
+// entry and what is safe for concurrent use.
 func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*structs.TaskState) *allocEntry {
 	e := &allocEntry{a: a, id: alloc.ID, dir: allocrunner.NewAllocDir(a.cfg.DataDir, alloc.ID), alloc: alloc}
 	if runnerTracksHealth(alloc) {

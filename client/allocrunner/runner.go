@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sync"
 
@@ -75,6 +76,9 @@ type AllocRunner struct {
 	health  *health.Result
 
 	emitMu sync.Mutex // orders OnUpdate calls and state file writes
+	// saved is what the state file holds, per task (under emitMu); see
+	// needsSave.
+	saved map[string]savedTask
 }
 
 // New prepares an allocation: it builds its directory, reads any state a
@@ -335,6 +339,47 @@ func (ar *AllocRunner) emit() {
 		p.Tasks[name] = &persistedTask{State: st, Handle: ar.handles[name]}
 	}
 	ar.mu.Unlock()
-	u.PersistErr = saveState(ar.dir.StatePath(), p)
+	if next, ok := ar.needsSave(p); ok {
+		if u.PersistErr = saveState(ar.dir.StatePath(), p); u.PersistErr == nil {
+			ar.saved = next
+		}
+	}
 	ar.cfg.OnUpdate(u)
+}
+
+// savedTask is the part of a task's persisted state that re-attachment
+// depends on.
+type savedTask struct {
+	state    string
+	failed   bool
+	restarts uint64
+	handle   *drivers.TaskHandle
+}
+
+// needsSave reports whether p differs from the state file in what a
+// restarted client needs: a task's handle (to re-attach), its state
+// (running, dead: not to run a finished task again), its restarts. A
+// change of events alone is not written (a crash loses only events the
+// client already reported), nor is a state in which every task is still
+// pending without a handle (a restarted client starts such tasks anew,
+// as it would from that file). It returns what to remember as saved once
+// the write succeeded. Called with emitMu held.
+func (ar *AllocRunner) needsSave(p *persisted) (map[string]savedTask, bool) {
+	next := make(map[string]savedTask, len(p.Tasks))
+	started := false
+	for name, t := range p.Tasks {
+		st := savedTask{handle: t.Handle}
+		if t.State != nil {
+			st.state, st.failed, st.restarts = t.State.State, t.State.Failed, t.State.Restarts
+		}
+		started = started || st.handle != nil || (st.state != "" && st.state != structs.TaskStatePending)
+		next[name] = st
+	}
+	if ar.saved == nil && !started {
+		return nil, false
+	}
+	if ar.saved != nil && maps.Equal(ar.saved, next) {
+		return nil, false
+	}
+	return next, true
 }
