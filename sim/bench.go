@@ -199,6 +199,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 	}
 	e.progress.Done()
 	if err != nil {
+		if e.servers != nil {
+			e.serverRSS()
+		}
 		return res, err
 	}
 	busy := liveRSS()

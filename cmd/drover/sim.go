@@ -221,7 +221,10 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			res, err := sim.RunBench(ctx, cfg)
-			if res != nil && err == nil {
+			if res != nil && err != nil {
+				res.Note("incomplete: %v", err)
+			}
+			if res != nil {
 				if err := res.WriteTable(cmd.OutOrStdout()); err != nil {
 					return err
 				}
