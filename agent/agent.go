@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -162,6 +163,7 @@ func (a *Agent) openServer() error {
 		return err
 	}
 	srv.OnLeadership("scheduler", leader.Run)
+	srv.OnLeadership("reaper", a.runReaper)
 	a.raft, a.leader = srv, leader
 	a.members = newMembers(a.self())
 	a.api = httpapi.New(a, a.logger)
@@ -295,9 +297,33 @@ func (a *Agent) Shutdown() error {
 }
 
 func (a *Agent) removeDevDir() {
-	if a.devDir != "" {
-		if err := os.RemoveAll(a.devDir); err != nil {
-			a.logger.Warn("removing dev data directory", "dir", a.devDir, "error", err)
-		}
+	if a.devDir == "" {
+		return
 	}
+	if err := removeTree(a.devDir); err != nil {
+		a.logger.Warn("removing dev data directory", "dir", a.devDir, "error", err)
+	}
+}
+
+// removeParallelism bounds the goroutines removing a data directory.
+const removeParallelism = 32
+
+// removeTree removes dir like os.RemoveAll, but removes the allocation
+// directories under dir/alloc concurrently: a dev agent that ran
+// thousands of allocations has tens of thousands of files, and one
+// unlink after another takes tens of seconds on a slow disk.
+func removeTree(dir string) error {
+	entries, _ := os.ReadDir(filepath.Join(dir, "alloc"))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, removeParallelism)
+	for _, e := range entries {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_ = os.RemoveAll(filepath.Join(dir, "alloc", e.Name()))
+		}()
+	}
+	wg.Wait()
+	return os.RemoveAll(dir)
 }

@@ -1,7 +1,9 @@
 package allocrunner
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -45,17 +47,22 @@ func (d AllocDir) TaskSecretsDir(task string) string { return filepath.Join(d.Ro
 func (d AllocDir) StatePath() string { return filepath.Join(d.Root, "state.json") }
 
 // Build creates the tree for the given tasks; existing directories are
-// kept as they are.
+// kept as they are. Directories are made parent first with one mkdir
+// each (no MkdirAll, whose extra stat calls double the cost of setting up
+// many allocations at once).
 func (d AllocDir) Build(tasks []string) error {
-	dirs := []string{d.LogDir(), filepath.Join(d.SharedDir(), "data"), filepath.Join(d.SharedDir(), "tmp")}
+	dirs := []string{d.Root, d.SharedDir(), d.LogDir(), filepath.Join(d.SharedDir(), "data"), filepath.Join(d.SharedDir(), "tmp")}
 	for _, t := range tasks {
 		if t == "" || t == "alloc" || filepath.Base(t) != t {
 			return fmt.Errorf("%w: task name %q cannot name a directory", ErrInvalidConfig, t)
 		}
-		dirs = append(dirs, d.TaskLocalDir(t), d.TaskSecretsDir(t), filepath.Join(d.TaskDir(t), "tmp"))
+		dirs = append(dirs, d.TaskDir(t), d.TaskLocalDir(t), d.TaskSecretsDir(t), filepath.Join(d.TaskDir(t), "tmp"))
+	}
+	if err := os.MkdirAll(filepath.Dir(d.Root), 0o755); err != nil {
+		return err
 	}
 	for _, p := range dirs {
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 	}
