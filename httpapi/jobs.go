@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,8 +47,11 @@ type JobRegisterBackend interface {
 	RegisterJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error)
 }
 
-// jobRegister decodes {"Job": …} and registers the job with its
-// evaluation, through the backend's RegisterJob when it has one.
+// jobRegister decodes Nomad's registration envelope ({"Job": …} and the
+// request fields, see ParseRegisterEnvelope) and registers the job with
+// its evaluation, through the backend's RegisterJob when it has one. A
+// conditional registration (EnforceIndex) is checked in the same
+// replicated write, by RegisterFromEnvelope.
 func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -57,7 +61,15 @@ func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error
 		}
 		return nil, Errorf(http.StatusBadRequest, "reading request body: %w", err)
 	}
-	job, diags, err := jobspec.ParseAPIJob(body)
+	env, err := ParseRegisterEnvelope(body)
+	if err != nil {
+		return nil, err
+	}
+	if env.EnforceIndex {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return s.RegisterFromEnvelope(w, r, "")
+	}
+	job, diags, err := jobspec.ParseAPIJob(env.Job)
 	if err != nil {
 		return nil, Errorf(http.StatusBadRequest, "invalid job: %w", err)
 	}
