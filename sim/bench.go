@@ -49,6 +49,10 @@ type BenchConfig struct {
 	Progress io.Writer
 	// Logger receives the simulated clients' logs (nil: discarded).
 	Logger hclog.Logger
+	// OnResult, when set, receives the result (complete, or partial with
+	// the error) before the fleet and the servers are stopped, which
+	// takes a while with many allocations.
+	OnResult func(*Result, error)
 }
 
 // Sizes returns the full-size defaults of a scenario: nodes, allocs per
@@ -127,7 +131,21 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		res.Params["jobs"] = cfg.Jobs
 	}
 	e := &env{res: res, progress: NewProgress(cfg.Progress), cfg: cfg}
-	defer e.progress.Done()
+	err = runBench(ctx, e)
+	e.progress.Done()
+	if cfg.OnResult != nil {
+		cfg.OnResult(res, err)
+	}
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
+	}
+	return res, err
+}
+
+// runBench starts the servers and the fleet (registering their teardown
+// in e.cleanups) and runs the scenario.
+func runBench(ctx context.Context, e *env) error {
+	cfg, res := e.cfg, e.res
 	if len(cfg.Servers) > 0 {
 		addrs := cfg.Servers
 		e.addrs = func() []string { return addrs }
@@ -137,11 +155,11 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		defer cancel()
 		p, err := startInProcess(cfg.Dir, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer p.stop()
+		e.cleanups = append(e.cleanups, p.stop)
 		if err := p.waitLeader(sctx); err != nil {
-			return nil, err
+			return err
 		}
 		addr := p.addr()
 		e.addrs = func() []string { return []string{addr} }
@@ -152,9 +170,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		srv, err := StartServers(sctx, ServersConfig{Mode: cfg.Mode, Binary: cfg.Binary, Dir: cfg.Dir, NoSync: cfg.NoSync})
 		cancel()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer srv.Stop()
+		e.cleanups = append(e.cleanups, srv.Stop)
 		e.servers, e.addrs = srv, srv.HTTPAddrs
 	}
 
@@ -163,10 +181,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		Servers: e.addrs(), Nodes: cfg.Nodes, CPUMHz: cfg.CPUMHz, MemoryMB: cfg.MemoryMB, Logger: cfg.Logger,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.fleet = fleet
-	defer fleet.Stop()
+	e.cleanups = append(e.cleanups, fleet.Stop)
 	startAt := time.Now()
 	fctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
@@ -175,10 +193,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 			e.progress.Draw("start nodes", n, cfg.Nodes)
 		}
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := fleet.WaitRegistered(fctx, func(n int) { e.progress.Draw("register", n, cfg.Nodes) }); err != nil {
-		return nil, err
+		return err
 	}
 	e.progress.Done()
 	res.Add("nodes_registered_s", round(time.Since(startAt).Seconds()), "s", "")
@@ -202,7 +220,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		if e.servers != nil {
 			e.serverRSS()
 		}
-		return res, err
+		return err
 	}
 	busy := liveRSS()
 	res.Add("sim_rss_per_node_kb", round(float64(busy-base)/1024/float64(cfg.Nodes)), "KiB", "")
@@ -210,7 +228,7 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 	if e.servers != nil {
 		e.serverRSS()
 	}
-	return res, nil
+	return nil
 }
 
 // serverRSS records the leader's resident memory.

@@ -23,6 +23,7 @@ type env struct {
 	res      *Result
 	progress *Progress
 	cfg      BenchConfig
+	cleanups []func() // run in reverse order once the result is reported
 }
 
 // call runs fn against each running server in turn until one succeeds.
@@ -52,12 +53,39 @@ func (e *env) call(ctx context.Context, fn func(context.Context, *apiclient.Clie
 
 // register submits a job and returns how long the call took.
 func (e *env) register(ctx context.Context, spec JobSpec) (time.Duration, error) {
+	_, took, err := e.registerEval(ctx, spec)
+	return took, err
+}
+
+// registerEval submits a job and returns its evaluation's ID and how long
+// the call took.
+func (e *env) registerEval(ctx context.Context, spec JobSpec) (string, time.Duration, error) {
 	start := time.Now()
+	var evalID string
 	err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
-		_, err := c.Jobs().Register(ctx, spec.APIJob())
+		r, err := c.Jobs().Register(ctx, spec.APIJob())
+		if err == nil {
+			evalID = r.EvalID
+		}
 		return err
 	})
-	return time.Since(start), err
+	return evalID, time.Since(start), err
+}
+
+// waitEval waits until the evaluation is terminal and returns it.
+func (e *env) waitEval(ctx context.Context, id string) (*structs.Evaluation, error) {
+	var out *structs.Evaluation
+	err := poll(ctx, "evaluation "+id, func() (bool, error) {
+		err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
+			ev, _, err := c.Evaluations().Info(ctx, id, nil)
+			if err == nil {
+				out = ev
+			}
+			return err
+		})
+		return err == nil && out != nil && out.Terminal(), err
+	})
+	return out, err
 }
 
 // summary reads one group's summary of a job.

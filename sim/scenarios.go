@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // jobID names a scenario's job, unique per run so that runs against
@@ -20,19 +22,40 @@ func jobID(name string, res *Result) string {
 func runPlace(ctx context.Context, e *env) error {
 	spec := JobSpec{ID: jobID("place", e.res), Count: e.cfg.Count, Version: "1"}
 	start := time.Now()
-	if _, err := e.register(ctx, spec); err != nil {
+	evalID, _, err := e.registerEval(ctx, spec)
+	if err != nil {
 		return err
 	}
+	// The evaluation's ModifyTime, stamped by the leader (same machine,
+	// same clock) when its plan was committed, times placement without
+	// the delay of reading a summary from a loaded server.
+	e.progress.Draw("place", 0, spec.Count)
+	ev, err := e.waitEval(ctx, evalID)
+	if err != nil {
+		return err
+	}
+	placedByEval := ev.Status == structs.EvalStatusComplete && ev.QueuedAllocations["g"] == 0
+	if placedByEval {
+		e.addPlaced(spec.Count, time.Unix(0, ev.ModifyTime).Sub(start))
+	} else {
+		e.res.Note("evaluation %s ended %s with %v queued: placement timed from the summary", ev.ID, ev.Status, ev.QueuedAllocations)
+	}
 	placedAt := func() {
-		placedIn := time.Since(start)
-		e.res.Add("time_to_all_placed_s", round(placedIn.Seconds()), "s", "<= 20 s at 100,000")
-		e.res.Add("placements_per_s", round(float64(spec.Count)/placedIn.Seconds()), "allocs/s", ">= 5000")
+		if !placedByEval {
+			e.addPlaced(spec.Count, time.Since(start))
+		}
 	}
 	if err := e.waitRunning(ctx, spec.ID, spec.Count, "place", placedAt); err != nil {
 		return err
 	}
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
 	return nil
+}
+
+// addPlaced records the placement figures.
+func (e *env) addPlaced(count int, took time.Duration) {
+	e.res.Add("time_to_all_placed_s", round(took.Seconds()), "s", "<= 20 s at 100,000")
+	e.res.Add("placements_per_s", round(float64(count)/took.Seconds()), "allocs/s", ">= 5000")
 }
 
 // rolloutJob is the rollout's job at a version.

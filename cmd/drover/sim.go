@@ -220,21 +220,25 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 			defer stopProfiles()
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			res, err := sim.RunBench(ctx, cfg)
-			if res != nil && err != nil {
-				res.Note("incomplete: %v", err)
-			}
-			if res != nil {
-				if err := res.WriteTable(cmd.OutOrStdout()); err != nil {
-					return err
+			var writeErr error
+			cfg.OnResult = func(res *sim.Result, err error) {
+				if err != nil {
+					res.Note("incomplete: %v", err)
+				}
+				if writeErr = res.WriteTable(cmd.OutOrStdout()); writeErr != nil {
+					return
 				}
 				path, werr := res.WriteJSON(outDir)
 				if werr != nil {
-					return fmt.Errorf("writing the result: %w", werr)
+					writeErr = fmt.Errorf("writing the result: %w", werr)
+					return
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "==> result written to %s\n", path)
+				fmt.Fprintf(cmd.OutOrStdout(), "==> result written to %s; stopping the nodes and servers\n", path)
 			}
-			return err
+			if _, err := sim.RunBench(ctx, cfg); err != nil {
+				return err
+			}
+			return writeErr
 		},
 	}
 	f := cmd.Flags()
