@@ -129,8 +129,8 @@ func waitRunning(b *testing.B, c *apiclient.Client, id string, n int) {
 	}
 }
 
-// stopJob purges the job and waits until the client runs none of its
-// allocs.
+// stopJob purges the job and waits until its allocs are gone from the
+// node (stopped by the client, then reaped by the leader).
 func stopJob(b *testing.B, c *apiclient.Client, id string) {
 	b.Helper()
 	if _, err := c.Jobs().Deregister(ctx(b), id, true); err != nil {
@@ -153,18 +153,18 @@ func stopJob(b *testing.B, c *apiclient.Client, id string) {
 	}
 	for time.Now().Before(deadline) {
 		allocs, _, err := c.Nodes().Allocations(ctx(b), nodes[0].ID, nil)
-		live := 0
+		left := 0
 		for _, a := range allocs {
-			if a.JobID == id && !a.ClientTerminalStatus() {
-				live++
+			if a.JobID == id {
+				left++
 			}
 		}
-		if err == nil && live == 0 {
+		if err == nil && left == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	b.Fatalf("job %s: allocs still live on the client after 2 minutes", id)
+	b.Fatalf("job %s: allocs still on the node after 2 minutes", id)
 }
 
 // apiJobMap is a one-group, one-task job in Nomad's API JSON.
