@@ -184,7 +184,7 @@ func (a *Agent) openClient() error {
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, NodeName: a.cfg.NodeName, Datacenter: a.cfg.Datacenter,
 		NodeClass: a.cfg.NodeClass, NodePool: a.cfg.NodePool, Meta: a.cfg.Meta,
-		ServerAPI: api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.HTTPAddr(),
+		ServerAPI: api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.advertiseHTTP(),
 		CPUTotalMHz: a.cfg.CPUTotalMHz, MemoryTotalMB: a.cfg.MemoryTotalMB,
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
 	})
@@ -220,13 +220,22 @@ func (a *Agent) handler() http.Handler {
 // self is this server's member record.
 func (a *Agent) self() structs.ServerMember {
 	return structs.ServerMember{
-		ID: a.raft.ID(), Name: a.cfg.NodeName, RaftAddr: a.raft.Addr(), HTTPAddr: a.listener.Addr().String(),
+		ID: a.raft.ID(), Name: a.cfg.NodeName, RaftAddr: a.raft.Addr(), HTTPAddr: a.advertiseHTTP(),
 		Region: a.cfg.Region, Datacenter: a.cfg.Datacenter, Version: a.cfg.Version,
 	}
 }
 
 // HTTPAddr is the address the API listens on.
 func (a *Agent) HTTPAddr() string { return a.listener.Addr().String() }
+
+// advertiseHTTP is the HTTP address other agents are told: the configured
+// one, or the bound address.
+func (a *Agent) advertiseHTTP() string {
+	if a.cfg.AdvertiseHTTP != "" {
+		return a.cfg.AdvertiseHTTP
+	}
+	return a.HTTPAddr()
+}
 
 // Cluster returns the Raft server, for registering leader services; nil
 // when the agent runs no server.

@@ -34,6 +34,10 @@ type Config struct {
 	// for HTTP (see Agent.HTTPAddr for the bound address), not for Raft.
 	HTTPAddr string
 	RaftAddr string
+	// AdvertiseHTTP is the HTTP address other agents use (the servers'
+	// member lists, the client node's HTTPAddr); the bound address when
+	// empty.
+	AdvertiseHTTP string
 	// NodeName names this agent; the host name when empty.
 	NodeName   string
 	Region     string
@@ -81,6 +85,7 @@ func FromConfig(c *config.Config) Config {
 		DataDir:         c.DataDir,
 		HTTPAddr:        c.HTTPAddr(),
 		RaftAddr:        c.RaftAddr(),
+		AdvertiseHTTP:   c.Advertise.HTTP,
 		NodeName:        c.NodeName(),
 		Region:          c.Region,
 		Datacenter:      c.Datacenter,

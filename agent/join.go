@@ -85,7 +85,7 @@ func (a *Agent) joinRound(ctx context.Context, errLogged map[string]string) bool
 // joinTargets are the retry-join addresses and the HTTP addresses of known
 // members, without this server.
 func (a *Agent) joinTargets() []string {
-	seen := map[string]bool{a.HTTPAddr(): true}
+	seen := map[string]bool{a.HTTPAddr(): true, a.advertiseHTTP(): true}
 	var out []string
 	add := func(addr string) {
 		addr = strings.TrimPrefix(addr, "http://")
