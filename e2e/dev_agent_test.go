@@ -136,43 +136,11 @@ func parseJob(t testing.TB, path string, vars ...string) *structs.Job {
 // registerJob submits job through PUT /v1/jobs, as {"Job": …}.
 func registerJob(t testing.TB, c *apiclient.Client, job *structs.Job) *apiclient.JobRegisterResponse {
 	t.Helper()
-	resp, err := c.Jobs().Register(ctx(t), apiJob(t, job))
+	resp, err := c.Jobs().Register(ctx(t), job)
 	if err != nil {
 		t.Fatalf("registering %s: %v", job.ID, err)
 	}
 	return resp
-}
-
-// apiJob renders a parsed job as Nomad's API JSON. structs.Job encodes
-// one field of its own, UpdateStrategy.StaggerSet (whether the file wrote
-// stagger), which the API's job decoder refuses as not Nomad's; it is
-// dropped here.
-func apiJob(t testing.TB, job *structs.Job) map[string]any {
-	t.Helper()
-	b, err := json.Marshal(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	dropStaggerSet(m)
-	return m
-}
-
-func dropStaggerSet(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, "StaggerSet")
-		for _, e := range x {
-			dropStaggerSet(e)
-		}
-	case []any:
-		for _, e := range x {
-			dropStaggerSet(e)
-		}
-	}
 }
 
 // jobAllocs lists a job's allocations.
