@@ -213,7 +213,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 			defer closeLog()
 			cfg.Logger = logger
 			cfg.Progress = cmd.ErrOrStderr()
-			stopProfiles, err := startProfiles(cpuProfile, memProfile)
+			stopProfiles, err := startCPUProfile(cpuProfile)
 			if err != nil {
 				return err
 			}
@@ -222,6 +222,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 			defer stop()
 			var writeErr error
 			cfg.OnResult = func(res *sim.Result, err error) {
+				writeHeapProfile(memProfile) // the fleet and servers still up
 				if err != nil {
 					res.Note("incomplete: %v", err)
 				}
@@ -248,7 +249,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.BoolVar(&cluster3, "cluster3", false, "start three servers (bootstrap_expect 3) to run against")
 	f.BoolVar(&inProcess, "inprocess", false, "run one server inside this process (for profiling server and clients together)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this process to this file")
-	f.StringVar(&memProfile, "memprofile", "", "write a heap profile of this process to this file at the end")
+	f.StringVar(&memProfile, "memprofile", "", "write a heap profile of this process to this file once the scenario ends")
 	f.BoolVar(&cfg.NoSync, "raft-no-sync", false, "start the cluster's servers with -raft-no-sync")
 	f.StringVar(&binPath, "binary", "", "drover binary the servers run (default: this one)")
 	f.StringVar(&cfg.Dir, "dir", "", "directory for the started servers' data and logs (default: temporary)")
@@ -273,31 +274,33 @@ func btoi(b bool) int {
 	return 0
 }
 
-// startProfiles starts a CPU profile (when cpu is set); the returned
-// function stops it and writes a heap profile (when mem is set).
-func startProfiles(cpu, mem string) (func(), error) {
-	var cpuFile *os.File
-	if cpu != "" {
-		f, err := os.Create(cpu)
-		if err != nil {
-			return nil, err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, err
-		}
-		cpuFile = f
+// startCPUProfile starts a CPU profile into path (none when empty); the
+// returned function stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return func() {
-		if cpuFile != nil {
-			pprof.StopCPUProfile()
-			cpuFile.Close()
-		}
-		if mem != "" {
-			if f, err := os.Create(mem); err == nil {
-				_ = pprof.WriteHeapProfile(f)
-				f.Close()
-			}
-		}
+		pprof.StopCPUProfile()
+		f.Close()
 	}, nil
+}
+
+// writeHeapProfile writes a heap profile into path (nothing when empty).
+func writeHeapProfile(path string) {
+	if path == "" {
+		return
+	}
+	if f, err := os.Create(path); err == nil {
+		_ = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
 }
