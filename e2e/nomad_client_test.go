@@ -264,6 +264,11 @@ func TestNomadGoClient(t *testing.T) {
 	if _, _, err := nc.Deployments().Fail(d2.ID, nil); err == nil {
 		t.Fatal("failing a failed deployment was accepted")
 	}
+	// The revert is version 3, rolled out by its own deployment; once that
+	// succeeds, version 3 is stable too.
+	waitDeployment(t, nc, "v3 (revert) successful", func(d *nomad.Deployment) bool {
+		return d.JobVersion == 3 && d.Status == nomad.DeploymentStatusSuccessful
+	})
 	versions, _, _, err := nc.Jobs().Versions("web", false, nil)
 	if err != nil || len(versions) != 4 {
 		t.Fatalf("versions: %v, %d", err, len(versions))
@@ -272,7 +277,7 @@ func TestNomadGoClient(t *testing.T) {
 		version uint64
 		stable  bool
 		runFor  string
-	}{{3, false, "2h"}, {2, false, "3h"}, {1, true, "2h"}, {0, true, "1h"}}
+	}{{3, true, "2h"}, {2, false, "3h"}, {1, true, "2h"}, {0, true, "1h"}}
 	for i, w := range want {
 		v := versions[i]
 		if *v.Version != w.version || *v.Stable != w.stable || fmt.Sprint(v.TaskGroups[0].Tasks[0].Config["run_for"]) != w.runFor {
