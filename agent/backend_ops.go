@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/droverhq/drover/httpapi"
+	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -13,10 +14,18 @@ import (
 // writes one Raft entry. On a server that has just lost leadership they
 // fail (server.ErrNotLeader or cluster.ErrNotLeader).
 
-// RegisterJob registers a job version with its job-register evaluation
-// (httpapi.JobRegisterBackend).
-func (a *Agent) RegisterJob(ctx context.Context, job *structs.Job) (*httpapi.JobRegisterResponse, error) {
-	r, err := a.leader.RegisterJob(ctx, job)
+// RegisterJob registers a job version with its job-register evaluation,
+// conditionally when enforceIndex is set (httpapi.JobRegisterBackend).
+func (a *Agent) RegisterJob(ctx context.Context, job *structs.Job, enforceIndex bool, jobModifyIndex uint64) (*httpapi.JobRegisterResponse, error) {
+	var (
+		r   *server.JobRegisterResponse
+		err error
+	)
+	if enforceIndex {
+		r, err = a.leader.RegisterJobChecked(ctx, job, jobModifyIndex)
+	} else {
+		r, err = a.leader.RegisterJob(ctx, job)
+	}
 	if err != nil {
 		return nil, err
 	}

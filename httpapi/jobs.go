@@ -1,19 +1,13 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"sort"
-	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/fsm"
-	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -38,62 +32,28 @@ type JobRegisterResponse struct {
 
 // JobRegisterBackend is how a server registers a job: the leader stamps
 // the job-register evaluation (ID, trigger, times) and writes job and
-// evaluation in one entry (server.Leader.RegisterJob). PUT /v1/jobs goes
-// through it when the Backend implements it; otherwise (test backends)
-// the handler stamps the evaluation itself.
+// evaluation in one entry (server.Leader.RegisterJob), checking the stored
+// job's modify index in the same write when enforceIndex is set. Job
+// registration goes through it when the Backend implements it; otherwise
+// (test backends) registerJob stamps the evaluation itself.
 type JobRegisterBackend interface {
 	// RegisterJob registers a job version with its evaluation and answers
-	// with the evaluation's ID and the indexes of the write.
-	RegisterJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error)
+	// with the evaluation's ID and the indexes of the write; a failed index
+	// check wraps state.ErrConflict.
+	RegisterJob(ctx context.Context, job *structs.Job, enforceIndex bool, jobModifyIndex uint64) (*JobRegisterResponse, error)
 }
 
-// jobRegister decodes Nomad's registration envelope ({"Job": …} and the
-// request fields, see ParseRegisterEnvelope) and registers the job with
-// its evaluation, through the backend's RegisterJob when it has one. A
-// conditional registration (EnforceIndex) is checked in the same
-// replicated write, by RegisterFromEnvelope.
+// jobRegister serves PUT /v1/jobs: Nomad's registration envelope
+// ({"Job": …} and the request fields, see ParseRegisterEnvelope).
 func (s *Server) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err)
-		}
-		return nil, Errorf(http.StatusBadRequest, "reading request body: %w", err)
-	}
-	env, err := ParseRegisterEnvelope(body)
-	if err != nil {
-		return nil, err
-	}
-	if env.EnforceIndex {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		return s.RegisterFromEnvelope(w, r, "")
-	}
-	job, diags, err := jobspec.ParseAPIJob(env.Job)
-	if err != nil {
-		return nil, Errorf(http.StatusBadRequest, "invalid job: %w", err)
-	}
-	if job == nil {
-		return nil, Errorf(http.StatusBadRequest, "request has no job")
-	}
-	var warnings []string
-	for _, d := range diags {
-		warnings = append(warnings, d.String())
-	}
-	out, err := s.registerJob(r.Context(), job)
-	if err != nil {
-		return nil, fmt.Errorf("registering job %q: %w", job.ID, err)
-	}
-	out.Warnings = strings.Join(warnings, "\n")
-	s.setMeta(w, out.Index)
-	return out, nil
+	return s.RegisterFromEnvelope(w, r, "")
 }
 
 // registerJob registers job through the backend's JobRegisterBackend, or
 // stamps the evaluation here for a backend without one.
-func (s *Server) registerJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error) {
+func (s *Server) registerJob(ctx context.Context, job *structs.Job, enforceIndex bool, jobModifyIndex uint64) (*JobRegisterResponse, error) {
 	if rb, ok := s.backend.(JobRegisterBackend); ok {
-		return rb.RegisterJob(ctx, job)
+		return rb.RegisterJob(ctx, job, enforceIndex, jobModifyIndex)
 	}
 	now := s.now().UnixNano()
 	eval := &structs.Evaluation{
@@ -107,8 +67,8 @@ func (s *Server) registerJob(ctx context.Context, job *structs.Job) (*JobRegiste
 		CreateTime:  now,
 		ModifyTime:  now,
 	}
-	resp, index, err := s.backend.Apply(ctx, fsm.JobRegisterRequestType,
-		&structs.JobRegisterRequest{Job: job, Eval: eval, SubmitTime: now})
+	resp, index, err := s.backend.Apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{
+		Job: job, Eval: eval, SubmitTime: now, EnforceIndex: enforceIndex, JobModifyIndex: jobModifyIndex})
 	if err != nil {
 		return nil, err
 	}

@@ -10,10 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/state"
-	"github.com/droverhq/drover/structs"
 )
 
 // PUT|POST /v1/job/{id} registers a job like PUT /v1/jobs, with the whole
@@ -151,26 +149,14 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	for _, d := range diags {
 		warnings = append(warnings, d.String())
 	}
-	now := s.now().UnixNano()
-	eval := &structs.Evaluation{
-		ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
-		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending,
-		CreateTime: now, ModifyTime: now,
-	}
-	req := &structs.JobRegisterRequest{Job: job, Eval: eval, SubmitTime: now,
-		EnforceIndex: env.EnforceIndex, JobModifyIndex: env.JobModifyIndex}
-	resp, index, err := s.backend.Apply(r.Context(), fsm.JobRegisterRequestType, req)
+	out, err := s.registerJob(r.Context(), job, env.EnforceIndex, env.JobModifyIndex)
 	if errors.Is(err, state.ErrConflict) {
 		return nil, Errorf(http.StatusConflict, "%s", strings.TrimPrefix(err.Error(), "state: "))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registering job %q: %w", job.ID, err)
 	}
-	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index,
-		Warnings: strings.Join(warnings, "\n")}
-	if res, ok := resp.(*structs.JobRegisterResult); ok && res != nil {
-		out.JobModifyIndex = res.JobModifyIndex
-	}
-	s.setMeta(w, index)
+	out.Warnings = strings.Join(warnings, "\n")
+	s.setMeta(w, out.Index)
 	return out, nil
 }

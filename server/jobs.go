@@ -26,6 +26,18 @@ type JobRegisterResponse struct {
 // stamped here (ID, trigger, priority, type, times), in one entry. An
 // identical re-submission creates no new version but is evaluated again.
 func (l *Leader) RegisterJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error) {
+	return l.registerJob(ctx, job, false, 0)
+}
+
+// RegisterJobChecked registers job only if the stored job's JobModifyIndex
+// is jobModifyIndex (0: the job must not exist yet), as `job run
+// -check-index` asks. The check runs in the same replicated write as the
+// registration; a mismatch fails with state.ErrConflict.
+func (l *Leader) RegisterJobChecked(ctx context.Context, job *structs.Job, jobModifyIndex uint64) (*JobRegisterResponse, error) {
+	return l.registerJob(ctx, job, true, jobModifyIndex)
+}
+
+func (l *Leader) registerJob(ctx context.Context, job *structs.Job, enforce bool, jobModifyIndex uint64) (*JobRegisterResponse, error) {
 	if job == nil || job.ID == "" {
 		return nil, fmt.Errorf("%w: job without ID", ErrInvalidRequest)
 	}
@@ -41,7 +53,8 @@ func (l *Leader) RegisterJob(ctx context.Context, job *structs.Job) (*JobRegiste
 	}
 	now := l.clock.Now().UnixNano()
 	eval := l.jobEval(j.Namespace, j.ID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
-	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now})
+	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now,
+		EnforceIndex: enforce, JobModifyIndex: jobModifyIndex})
 	if err != nil {
 		return nil, err
 	}
