@@ -195,11 +195,13 @@ func (a *Agent) openClient() error {
 	return nil
 }
 
-// handler serves the client endpoints (/v1/client/) when a client runs,
-// everything else from the server's API when a server runs, and Go's
-// profiles under /debug/pprof/ in dev mode.
+// handler serves the agent's health (every role it runs), the client
+// endpoints (/v1/client/) when a client runs, everything else from the
+// server's API when a server runs, and Go's profiles under /debug/pprof/
+// in dev mode.
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/agent/health", a.health)
 	if a.client != nil {
 		mux.Handle("/v1/client/", newClientHandler(a.client, a.logger))
 	}
