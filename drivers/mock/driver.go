@@ -123,7 +123,7 @@ func (d *Driver) run(id string, runFor time.Duration, code int) {
 // Recover re-attaches to a simulated task if, by the start time in the
 // handle, its run_for has not yet elapsed.
 func (d *Driver) Recover(h *drivers.TaskHandle) error {
-	if err := checkHandle(h); err != nil {
+	if err := drivers.CheckHandle(h, Name); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -231,24 +231,5 @@ func (d *Driver) Running() int {
 }
 
 func (d *Driver) lookup(h *drivers.TaskHandle) (*task, error) {
-	if err := checkHandle(h); err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[h.ID()]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", drivers.ErrTaskNotFound, h.ID())
-	}
-	return t, nil
-}
-
-func checkHandle(h *drivers.TaskHandle) error {
-	if h == nil || h.Config == nil {
-		return fmt.Errorf("%w: empty handle", drivers.ErrInvalidConfig)
-	}
-	if h.Driver != Name {
-		return fmt.Errorf("%w: %q", drivers.ErrWrongDriver, h.Driver)
-	}
-	return nil
+	return drivers.Lookup(&d.mu, d.tasks, h, Name)
 }

@@ -156,7 +156,7 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 // The driver reads it from /proc when it catches the process as a zombie
 // before its new parent reaps it; otherwise the result says Unknown.
 func (d *Driver) Recover(h *drivers.TaskHandle) error {
-	if err := checkHandle(h); err != nil {
+	if err := drivers.CheckHandle(h, Name); err != nil {
 		return err
 	}
 	id := h.ID()
@@ -358,26 +358,7 @@ func (d *Driver) Destroy(h *drivers.TaskHandle) error {
 }
 
 func (d *Driver) lookup(h *drivers.TaskHandle) (*task, error) {
-	if err := checkHandle(h); err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[h.ID()]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", drivers.ErrTaskNotFound, h.ID())
-	}
-	return t, nil
-}
-
-func checkHandle(h *drivers.TaskHandle) error {
-	if h == nil || h.Config == nil {
-		return fmt.Errorf("%w: empty handle", drivers.ErrInvalidConfig)
-	}
-	if h.Driver != Name {
-		return fmt.Errorf("%w: %q", drivers.ErrWrongDriver, h.Driver)
-	}
-	return nil
+	return drivers.Lookup(&d.mu, d.tasks, h, Name)
 }
 
 // openLogs opens the live stdout and stderr files (or /dev/null when logs
