@@ -3,10 +3,8 @@ package jobspec
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 
-	"github.com/agext/levenshtein"
+	"github.com/droverhq/drover/internal/diag"
 )
 
 // ErrInvalid is what every *Errors matches with errors.Is: the job file or
@@ -26,11 +24,10 @@ type Diagnostic struct {
 
 // String formats the diagnostic as "FILE:LINE:COL: message"; LINE and COL
 // are left out when unknown.
-func (d Diagnostic) String() string {
-	if d.Line == 0 {
-		return fmt.Sprintf("%s: %s", d.File, d.Message)
-	}
-	return fmt.Sprintf("%s:%d:%d: %s", d.File, d.Line, d.Column, d.Message)
+func (d Diagnostic) String() string { return d.location().String() + ": " + d.Message }
+
+func (d Diagnostic) location() diag.Location {
+	return diag.Location{File: d.File, Line: d.Line, Column: d.Column}
 }
 
 // Errors is every problem of an invalid job, in file order.
@@ -39,13 +36,7 @@ type Errors struct {
 }
 
 // Error returns one Diagnostic.String() per line.
-func (e *Errors) Error() string {
-	lines := make([]string, len(e.Diagnostics))
-	for i, d := range e.Diagnostics {
-		lines[i] = d.String()
-	}
-	return strings.Join(lines, "\n")
-}
+func (e *Errors) Error() string { return diag.Lines(e.Diagnostics) }
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *Errors) Unwrap() error { return ErrInvalid }
@@ -66,19 +57,11 @@ func (l loc) named(field string) loc { l.Field = field; return l }
 type report struct {
 	errs  []Diagnostic
 	warns []Diagnostic
-	seen  map[Diagnostic]bool
+	dedup diag.Dedup[Diagnostic]
 }
 
 func (r *report) add(list *[]Diagnostic, l loc, format string, args ...any) {
-	d := Diagnostic{File: l.File, Line: l.Line, Column: l.Column, Field: l.Field, Message: fmt.Sprintf(format, args...)}
-	if r.seen == nil {
-		r.seen = map[Diagnostic]bool{}
-	}
-	if r.seen[d] {
-		return
-	}
-	r.seen[d] = true
-	*list = append(*list, d)
+	r.dedup.Add(list, Diagnostic{File: l.File, Line: l.Line, Column: l.Column, Field: l.Field, Message: fmt.Sprintf(format, args...)})
 }
 
 func (r *report) errorf(l loc, format string, args ...any) { r.add(&r.errs, l, format, args...) }
@@ -87,40 +70,22 @@ func (r *report) warnf(l loc, format string, args ...any)  { r.add(&r.warns, l, 
 // result sorts the diagnostics and returns the warnings and, when there
 // are errors, an *Errors.
 func (r *report) result() ([]Diagnostic, error) {
-	sortDiags(r.errs)
-	sortDiags(r.warns)
+	diag.Sort(r.errs, Diagnostic.location)
+	diag.Sort(r.warns, Diagnostic.location)
 	if len(r.errs) > 0 {
 		return r.warns, &Errors{Diagnostics: r.errs}
 	}
 	return r.warns, nil
 }
 
-func sortDiags(ds []Diagnostic) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		a, b := ds[i], ds[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
-	})
-}
-
-// suggest returns ` (did you mean "x"?)` when a known name is close to
-// name, or "".
+// suggest returns ` (did you mean x?)` when a known name is close to
+// name, or "". Of equally close names the first in known wins; names
+// longer than 64 bytes get no suggestion.
 func suggest(name string, known []string) string {
-	best, bestDist := "", 0
 	if len(name) > 64 {
 		return ""
 	}
-	for _, k := range known {
-		d := levenshtein.Distance(name, k, nil)
-		if d <= 2+len(name)/5 && (best == "" || d < bestDist) {
-			best, bestDist = k, d
-		}
-	}
+	best := diag.Closest(name, known, 2+len(name)/5)
 	if best == "" {
 		return ""
 	}
