@@ -217,33 +217,47 @@ func runBench(ctx context.Context, e *env) error {
 	}
 	e.progress.Done()
 	if err != nil {
-		if e.servers != nil {
-			e.serverRSS()
-		}
+		e.serverRSS("")
 		return err
 	}
 	busy := liveRSS()
 	res.Add("sim_rss_per_node_kb", round(float64(busy-base)/1024/float64(cfg.Nodes)), "KiB", "")
 	res.Add("sim_rss_mb", round(float64(busy)/(1<<20)), "MiB", "")
-	if e.servers != nil {
-		e.serverRSS()
-	}
+	e.serverRSS("")
 	return nil
 }
 
-// serverRSS records the leader's resident memory.
-func (e *env) serverRSS() {
-	l, err := e.servers.Leader(context.Background())
+// serverRSS records the servers' resident memory under the given
+// figure prefix: the leader's when it answers, and the largest of all.
+func (e *env) serverRSS(prefix string) {
+	if e.servers == nil {
+		return
+	}
+	var largest int64
+	for _, p := range e.servers.Procs() {
+		if p.Exited() {
+			continue
+		}
+		if rss, err := RSS(p.PID()); err == nil {
+			largest = max(largest, rss)
+		}
+	}
+	if largest > 0 {
+		e.res.Add(prefix+"max_server_rss_mb", round(float64(largest)/(1<<20)), "MiB", "")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := e.servers.Leader(ctx)
 	if err != nil {
-		e.res.Note("leader RSS not read: %v", err)
+		e.res.Note("%sleader RSS not read: %v", prefix, err)
 		return
 	}
 	rss, err := RSS(l.PID())
 	if err != nil {
-		e.res.Note("leader RSS not read: %v", err)
+		e.res.Note("%sleader RSS not read: %v", prefix, err)
 		return
 	}
-	e.res.Add("leader_rss_mb", round(float64(rss)/(1<<20)), "MiB", "<= 2048 at 100,000 allocs")
+	e.res.Add(prefix+"leader_rss_mb", round(float64(rss)/(1<<20)), "MiB", "<= 2048 at 100,000 allocs")
 }
 
 // liveRSS returns this process's RSS after a collection that returns

@@ -35,6 +35,7 @@ func runPlace(ctx context.Context, e *env) error {
 		return err
 	}
 	placedByEval := ev.Status == structs.EvalStatusComplete && ev.QueuedAllocations["g"] == 0
+	e.serverRSS("placed_")
 	if placedByEval {
 		e.addPlaced(spec.Count, time.Unix(0, ev.ModifyTime).Sub(start))
 	} else {
