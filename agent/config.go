@@ -50,6 +50,11 @@ type Config struct {
 	// HeartbeatGrace is added to every client's heartbeat TTL after a
 	// leader election (server.Config.HeartbeatGrace); 0 is the default.
 	HeartbeatGrace time.Duration
+	// MinHeartbeatTTL and MaxHeartbeatsPerSecond set the clients'
+	// heartbeat TTL (server.Config.HeartbeatTTL, MaxHeartbeatsPerSecond);
+	// 0 is the default.
+	MinHeartbeatTTL        time.Duration
+	MaxHeartbeatsPerSecond int
 	// Raft timing; 0 keeps the cluster package's LAN tuning.
 	RaftHeartbeatTimeout   time.Duration
 	RaftElectionTimeout    time.Duration
@@ -90,6 +95,9 @@ func FromConfig(c *config.Config) Config {
 		Region:          c.Region,
 		Datacenter:      c.Datacenter,
 		HeartbeatGrace:  c.Server.HeartbeatGrace,
+
+		MinHeartbeatTTL:        c.Server.MinHeartbeatTTL,
+		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,
 
 		RaftHeartbeatTimeout:   hb,
 		RaftElectionTimeout:    election,

@@ -99,6 +99,11 @@ type Server struct {
 	// HeartbeatGrace is added to clients' heartbeat TTL after a leader
 	// election, so that clients have time to find the new leader.
 	HeartbeatGrace time.Duration
+	// MinHeartbeatTTL is the least heartbeat TTL given to a client; the TTL
+	// grows past it as nodes / MaxHeartbeatsPerSecond. 0 means the
+	// server's defaults (10s, 50).
+	MinHeartbeatTTL        time.Duration
+	MaxHeartbeatsPerSecond int
 	// Raft timing; 0 means RaftHeartbeatTimeout and the others.
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration

@@ -54,6 +54,8 @@ var fields = []field{
 	{"server.bootstrap_expect", kInt, func(c *Config) any { return &c.Server.BootstrapExpect }, "bootstrap-expect"},
 	{"server.retry_join", kStrings, func(c *Config) any { return &c.Server.RetryJoin }, "retry-join"},
 	{"server.heartbeat_grace", kDuration, func(c *Config) any { return &c.Server.HeartbeatGrace }, ""},
+	{"server.min_heartbeat_ttl", kDuration, func(c *Config) any { return &c.Server.MinHeartbeatTTL }, ""},
+	{"server.max_heartbeats_per_second", kInt, func(c *Config) any { return &c.Server.MaxHeartbeatsPerSecond }, ""},
 	{"server.heartbeat_timeout", kDuration, func(c *Config) any { return &c.Server.HeartbeatTimeout }, ""},
 	{"server.election_timeout", kDuration, func(c *Config) any { return &c.Server.ElectionTimeout }, ""},
 	{"server.leader_lease_timeout", kDuration, func(c *Config) any { return &c.Server.LeaderLeaseTimeout }, ""},

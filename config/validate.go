@@ -121,6 +121,12 @@ func (v *validator) server() {
 	if s.HeartbeatGrace < 0 {
 		v.errorf("server.heartbeat_grace", "server.heartbeat_grace must not be negative (got %s)", s.HeartbeatGrace)
 	}
+	if s.MinHeartbeatTTL < 0 {
+		v.errorf("server.min_heartbeat_ttl", "server.min_heartbeat_ttl must not be negative (got %s)", s.MinHeartbeatTTL)
+	}
+	if s.MaxHeartbeatsPerSecond < 0 {
+		v.errorf("server.max_heartbeats_per_second", "server.max_heartbeats_per_second must not be negative (got %d)", s.MaxHeartbeatsPerSecond)
+	}
 	for _, t := range []struct {
 		path string
 		set  bool

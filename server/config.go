@@ -19,6 +19,10 @@ const (
 	// DefaultHeartbeatTTL is how long a node may stay silent before it is
 	// marked down.
 	DefaultHeartbeatTTL = 10 * time.Second
+	// DefaultMaxHeartbeatsPerSecond is the heartbeat rate the leader aims
+	// not to exceed: past DefaultHeartbeatTTL × 50 nodes (500), the TTL
+	// grows with the number of nodes, as Nomad's.
+	DefaultMaxHeartbeatsPerSecond = 50
 	// DefaultMaxPlanAttempts bounds how often a worker re-plans an
 	// evaluation whose placements the plan applier rejected.
 	DefaultMaxPlanAttempts = 5
@@ -73,8 +77,13 @@ type Config struct {
 	Clock Clock
 	// NumWorkers defaults to runtime.NumCPU().
 	NumWorkers int
-	// HeartbeatTTL defaults to DefaultHeartbeatTTL.
+	// HeartbeatTTL is the least TTL a node is given (Nomad's
+	// min_heartbeat_ttl); defaults to DefaultHeartbeatTTL.
 	HeartbeatTTL time.Duration
+	// MaxHeartbeatsPerSecond scales the TTL with the number of nodes: a
+	// node is given max(HeartbeatTTL, nodes / MaxHeartbeatsPerSecond).
+	// Defaults to DefaultMaxHeartbeatsPerSecond.
+	MaxHeartbeatsPerSecond float64
 	// HeartbeatGrace is added to the TTL of every node when leadership is
 	// gained, so that no node is marked down because the leader moved.
 	// Defaults to 10s + HeartbeatTTL.
@@ -95,7 +104,8 @@ func (c *Config) validate() error {
 	if c.State == nil {
 		return fmt.Errorf("%w: no State", ErrInvalidConfig)
 	}
-	if c.NumWorkers < 0 || c.HeartbeatTTL < 0 || c.HeartbeatGrace < 0 || c.MaxPlanAttempts < 0 {
+	if c.NumWorkers < 0 || c.HeartbeatTTL < 0 || c.HeartbeatGrace < 0 || c.MaxPlanAttempts < 0 ||
+		c.MaxHeartbeatsPerSecond < 0 {
 		return fmt.Errorf("%w: negative setting", ErrInvalidConfig)
 	}
 	if c.Logger == nil {
@@ -109,6 +119,9 @@ func (c *Config) validate() error {
 	}
 	if c.HeartbeatTTL == 0 {
 		c.HeartbeatTTL = DefaultHeartbeatTTL
+	}
+	if c.MaxHeartbeatsPerSecond == 0 {
+		c.MaxHeartbeatsPerSecond = DefaultMaxHeartbeatsPerSecond
 	}
 	if c.HeartbeatGrace == 0 {
 		c.HeartbeatGrace = 10*time.Second + c.HeartbeatTTL

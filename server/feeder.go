@@ -110,7 +110,7 @@ func (l *Leader) feedNodes(t *term, f *feeder, snap *state.Snapshot, first bool)
 		// A node registered by a path that bypassed RegisterNode still
 		// gets a heartbeat timer.
 		if n.Status != structs.NodeStatusDown {
-			t.beats.ensure(n.ID, l.cfg.HeartbeatTTL)
+			t.beats.ensure(n.ID)
 		}
 		ready := n.Ready()
 		if ready && !f.usable[n.ID] {

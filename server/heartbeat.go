@@ -40,12 +40,39 @@ func (h *heartbeats) start(t *term) error {
 	if err != nil {
 		return err
 	}
+	live := 0
 	for _, n := range nodes {
 		if n.Status != structs.NodeStatusDown {
-			h.reset(n.ID, h.l.cfg.HeartbeatTTL+h.l.cfg.HeartbeatGrace)
+			live++
+		}
+	}
+	ttl := h.l.cfg.scaledTTL(live) + h.l.cfg.HeartbeatGrace
+	for _, n := range nodes {
+		if n.Status != structs.NodeStatusDown {
+			h.reset(n.ID, ttl)
 		}
 	}
 	return nil
+}
+
+// scaledTTL is the TTL given to a node when n nodes heartbeat: the
+// configured minimum, or as long as n heartbeats take at
+// MaxHeartbeatsPerSecond, whichever is longer.
+func (c *Config) scaledTTL(n int) time.Duration {
+	ttl := time.Duration(float64(n) / c.MaxHeartbeatsPerSecond * float64(time.Second))
+	return max(ttl, c.HeartbeatTTL)
+}
+
+// ttl is the TTL to give a node now: scaled by the nodes with a timer,
+// counting this one.
+func (h *heartbeats) ttl(nodeID string) time.Duration {
+	h.mu.Lock()
+	n := len(h.timers)
+	if _, ok := h.timers[nodeID]; !ok {
+		n++
+	}
+	h.mu.Unlock()
+	return h.l.cfg.scaledTTL(n)
 }
 
 // reset (re)arms a node's timer.
@@ -64,12 +91,12 @@ func (h *heartbeats) reset(nodeID string, ttl time.Duration) {
 }
 
 // ensure arms a node's timer unless it has one.
-func (h *heartbeats) ensure(nodeID string, ttl time.Duration) {
+func (h *heartbeats) ensure(nodeID string) {
 	h.mu.Lock()
 	_, ok := h.timers[nodeID]
 	h.mu.Unlock()
 	if !ok {
-		h.reset(nodeID, ttl)
+		h.reset(nodeID, h.ttl(nodeID))
 	}
 }
 
@@ -135,8 +162,9 @@ func (l *Leader) NodeHeartbeat(_ context.Context, nodeID string) (time.Duration,
 	if n == nil {
 		return 0, fmt.Errorf("%w: %s", ErrNodeNotFound, nodeID)
 	}
-	t.beats.reset(nodeID, l.cfg.HeartbeatTTL)
-	return l.cfg.HeartbeatTTL, nil
+	ttl := t.beats.ttl(nodeID)
+	t.beats.reset(nodeID, ttl)
+	return ttl, nil
 }
 
 // markNodeDown writes the node down, with one node-update evaluation per

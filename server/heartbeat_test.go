@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -100,4 +101,49 @@ func TestLeadershipGainGivesGrace(t *testing.T) {
 		n, _ := s.NodeByID("node-a")
 		return n.Status == structs.NodeStatusDown
 	})
+}
+
+func TestHeartbeatTTLScalesWithNodes(t *testing.T) {
+	for _, tc := range []struct {
+		nodes int
+		want  time.Duration
+	}{
+		{10, 10 * time.Second},
+		{500, 10 * time.Second},
+		{5000, 100 * time.Second},
+	} {
+		t.Run(fmt.Sprint(tc.nodes), func(t *testing.T) {
+			h := newHarness(t)
+			h.start()
+			for i := range tc.nodes {
+				_, _, err := h.leader.RegisterNode(h.ctx, testNode(fmt.Sprint(i), 1000, 4096))
+				must(t, err)
+			}
+			ttl, err := h.leader.NodeHeartbeat(h.ctx, "node-0")
+			must(t, err)
+			if ttl != tc.want {
+				t.Fatalf("ttl = %v, want %v", ttl, tc.want)
+			}
+			// The node's timer is armed for that TTL.
+			if due := h.clock.pending(); due[len(due)-1] != tc.want {
+				t.Fatalf("latest timer due in %v, want %v", due[len(due)-1], tc.want)
+			}
+		})
+	}
+}
+
+func TestLeadershipGainGivesScaledTTLPlusGrace(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	for i := range 1000 {
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(fmt.Sprint(i), 1000, 4096))
+		must(t, err)
+	}
+	h.stop()
+	h.start()
+	// 1,000 nodes at 50/s: 20s, plus 20s of grace.
+	due := h.clock.pending()
+	if len(due) != 1000 || due[0] != 40*time.Second || due[999] != 40*time.Second {
+		t.Fatalf("%d timers pending, first due in %v", len(due), due[0])
+	}
 }

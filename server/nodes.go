@@ -51,7 +51,8 @@ func (l *Leader) registerNode(ctx context.Context, node *structs.Node) (*NodeUpd
 	}
 	resp := &NodeUpdateResponse{Index: index, HeartbeatTTL: l.cfg.HeartbeatTTL}
 	if t, err := l.term(); err == nil && n.Status != structs.NodeStatusDown {
-		t.beats.reset(n.ID, l.cfg.HeartbeatTTL)
+		resp.HeartbeatTTL = t.beats.ttl(n.ID)
+		t.beats.reset(n.ID, resp.HeartbeatTTL)
 	}
 	if n.Status != structs.NodeStatusReady {
 		return resp, nil
@@ -99,14 +100,16 @@ func (l *Leader) UpdateNodeStatus(ctx context.Context, nodeID, status, descripti
 	if err != nil {
 		return nil, err
 	}
+	ttl := l.cfg.HeartbeatTTL
 	if t, err := l.term(); err == nil {
 		if status == structs.NodeStatusDown {
 			t.beats.clear(nodeID)
 		} else {
-			t.beats.reset(nodeID, l.cfg.HeartbeatTTL)
+			ttl = t.beats.ttl(nodeID)
+			t.beats.reset(nodeID, ttl)
 		}
 	}
-	return &NodeUpdateResponse{Index: index, HeartbeatTTL: l.cfg.HeartbeatTTL, EvalIDs: evalIDs(req.Evals)}, nil
+	return &NodeUpdateResponse{Index: index, HeartbeatTTL: ttl, EvalIDs: evalIDs(req.Evals)}, nil
 }
 
 // nodeEvals returns one node-update evaluation per system job and, with
