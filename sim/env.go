@@ -122,6 +122,17 @@ func placed(s structs.TaskGroupSummary) int {
 // poll calls check every pollInterval until it reports done, fails, or
 // ctx ends. A failed read (a server away during a failover) is retried.
 func poll(ctx context.Context, what string, check func() (bool, error)) error {
+	return pollEvery(ctx, pollInterval, what, check)
+}
+
+// summaryInterval is how often to read the summary of a job of count
+// allocs: pollInterval per 10,000 allocs.
+func summaryInterval(count int) time.Duration {
+	return pollInterval * time.Duration(max(1, count/10000))
+}
+
+// pollEvery is poll at the given interval.
+func pollEvery(ctx context.Context, every time.Duration, what string, check func() (bool, error)) error {
 	var last error
 	for {
 		done, err := check()
@@ -137,7 +148,7 @@ func poll(ctx context.Context, what string, check func() (bool, error)) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %s (last error: %v)", ErrTimeout, what, last)
-		case <-time.After(pollInterval):
+		case <-time.After(every):
 		}
 	}
 }
@@ -177,7 +188,10 @@ func (e *env) waitDeployment(ctx context.Context, jobID string, version uint64, 
 // when not nil, is called once when count are placed.
 func (e *env) waitRunning(ctx context.Context, jobID string, count int, label string, placedAt func()) error {
 	sawPlaced := false
-	return poll(ctx, fmt.Sprintf("%d allocs of %s running", count, jobID), func() (bool, error) {
+	// A summary is computed from every alloc of the job: read it less
+	// often for big jobs, so that the observer does not load the server.
+	every := summaryInterval(count)
+	return pollEvery(ctx, every, fmt.Sprintf("%d allocs of %s running", count, jobID), func() (bool, error) {
 		s, err := e.summary(ctx, jobID)
 		if err != nil {
 			return false, err
