@@ -15,7 +15,7 @@ import (
 // ErrNoServers: a NodeClient was given no server address.
 var ErrNoServers = errors.New("no servers")
 
-// NodeClient is a client agent's connection to the servers: the four
+// NodeClient is a client agent's connection to the servers: the
 // client endpoints (see website/api/client.md), over several server
 // addresses. A call goes to the current server; on a connection error or
 // a 5xx answer it moves on to the next and tries again, at most once per
@@ -107,6 +107,56 @@ func (n *NodeClient) Allocations(ctx context.Context, nodeID string, q *QueryOpt
 		return nil, nil, err
 	}
 	return out, meta, nil
+}
+
+// NodeAllocsIndex answers AllocsIndex: the node's allocations, each with
+// the index of the servers' last change to it (AllocModifyIndex).
+type NodeAllocsIndex struct {
+	Allocs map[string]uint64
+	Index  uint64
+}
+
+// AllocsIndex returns the node's allocation IDs with their
+// AllocModifyIndex (GET /v1/internal/node/{id}/allocs-index), blocking
+// while q.WaitIndex is current. An unknown node has none.
+func (n *NodeClient) AllocsIndex(ctx context.Context, nodeID string, q *QueryOptions) (*NodeAllocsIndex, *QueryMeta, error) {
+	var out NodeAllocsIndex
+	var meta *QueryMeta
+	err := n.try(ctx, func(c *Client) error {
+		out = NodeAllocsIndex{}
+		var err error
+		meta, err = c.Get(ctx, "/v1/internal/node/"+url.PathEscape(nodeID)+"/allocs-index", q, &out)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, meta, nil
+}
+
+// allocsGetRequest is the body of GetAllocs.
+type allocsGetRequest struct {
+	AllocIDs []string
+}
+
+// GetAllocs returns the named allocations with their jobs, sorted by ID;
+// IDs the servers do not know are left out (PUT /v1/internal/allocs/get).
+// With q.WaitIndex it blocks until one of them is past that index (at
+// most q.WaitTime), so that a server behind the index map it answers
+// from catches up first.
+func (n *NodeClient) GetAllocs(ctx context.Context, ids []string, q *QueryOptions) ([]*structs.Allocation, *QueryMeta, error) {
+	var out struct{ Allocs []*structs.Allocation }
+	var meta *QueryMeta
+	err := n.try(ctx, func(c *Client) error {
+		out.Allocs = nil
+		var err error
+		meta, err = c.do(ctx, http.MethodPut, "/v1/internal/allocs/get", q.values(), &allocsGetRequest{AllocIDs: ids}, &out)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out.Allocs, meta, nil
 }
 
 // allocUpdateRequest is the body of UpdateAllocs.

@@ -43,6 +43,10 @@ func newFakeServer(t *testing.T) *fakeServer {
 			_, _ = w.Write([]byte(`{"HeartbeatTTL": 5000000000}`))
 		case "/v1/node/n1/allocations":
 			_, _ = w.Write([]byte(`[{"ID": "a1", "DesiredStatus": "run", "Job": {"ID": "web"}}]`))
+		case "/v1/internal/node/n1/allocs-index":
+			_, _ = w.Write([]byte(`{"Allocs": {"a1": 41, "a2": 42}, "Index": 42}`))
+		case "/v1/internal/allocs/get":
+			_, _ = w.Write([]byte(`{"Allocs": [{"ID": "a1", "Job": {"ID": "web"}}], "Index": 41}`))
 		case "/v1/internal/allocs/update":
 			_, _ = w.Write([]byte(`{"Index": 9}`))
 		default:
@@ -83,6 +87,23 @@ func TestNodeClientEndpoints(t *testing.T) {
 	}
 	if got := f.last.Load().(string); got != "GET /v1/node/n1/allocations?index=7&stale=true&wait=1m0s" {
 		t.Fatalf("query %q", got)
+	}
+	ix, meta, err := n.AllocsIndex(ctx(t), "n1", &QueryOptions{WaitIndex: 7, WaitTime: time.Minute, AllowStale: true})
+	if err != nil || len(ix.Allocs) != 2 || ix.Allocs["a1"] != 41 || ix.Index != 42 || meta.LastIndex != 42 {
+		t.Fatalf("allocs index: %+v %+v %v", ix, meta, err)
+	}
+	if got := f.last.Load().(string); got != "GET /v1/internal/node/n1/allocs-index?index=7&stale=true&wait=1m0s" {
+		t.Fatalf("query %q", got)
+	}
+	allocs, _, err = n.GetAllocs(ctx(t), []string{"a1"}, &QueryOptions{WaitIndex: 40, WaitTime: time.Minute, AllowStale: true})
+	if err != nil || len(allocs) != 1 || allocs[0].Job.ID != "web" {
+		t.Fatalf("get allocs: %v %v", allocs, err)
+	}
+	if got := f.last.Load().(string); got != "PUT /v1/internal/allocs/get?index=40&stale=true&wait=1m0s" {
+		t.Fatalf("query %q", got)
+	}
+	if got := f.body.Load().(string); got != `{"AllocIDs":["a1"]}` {
+		t.Fatalf("get allocs body %s", got)
 	}
 	idx, err := n.UpdateAllocs(ctx(t), []*structs.Allocation{{ID: "a1", ClientStatus: "running"}})
 	if err != nil || idx != 9 {

@@ -261,3 +261,67 @@ func TestUnknownDriverIsReportedFailed(t *testing.T) {
 		}
 	})
 }
+
+func TestFetchesOnlyAllocsTheServersChanged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		srv.put(serviceAlloc("a1", a.NodeID(), "", 0))
+		srv.put(serviceAlloc("a2", a.NodeID(), "", 0))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		// Running and, after min_healthy_time, healthy: the client's own
+		// reports wake its query but fetch nothing.
+		time.Sleep(2 * minHealthy)
+		synctest.Wait()
+		if s := srv.alloc("a2").ClientStatus; s != structs.AllocClientStatusRunning {
+			t.Fatalf("a2 is %s", s)
+		}
+		srv.mu.Lock()
+		reports := len(srv.updates)
+		srv.mu.Unlock()
+		if reports == 0 {
+			t.Fatal("no status report")
+		}
+		fetched := 0
+		for _, ids := range srv.fetched() {
+			fetched += len(ids)
+		}
+		if fetched != 2 {
+			t.Fatalf("fetched %v after %d reports, want each alloc once", srv.fetched(), reports)
+		}
+
+		// The servers stop a2: only a2 is fetched again.
+		before := len(srv.fetched())
+		srv.change("a2", func(x *structs.Allocation) { x.DesiredStatus = structs.AllocDesiredStatusStop })
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		gets := srv.fetched()[before:]
+		if len(gets) != 1 || len(gets[0]) != 1 || gets[0][0] != "a2" {
+			t.Fatalf("fetched %v after a2 changed, want [[a2]]", gets)
+		}
+		if s := srv.alloc("a2").ClientStatus; s != structs.AllocClientStatusComplete {
+			t.Fatalf("a2 is %s after its stop", s)
+		}
+		if s := srv.alloc("a1").ClientStatus; s != structs.AllocClientStatusRunning {
+			t.Fatalf("a1 is %s", s)
+		}
+
+		// A removed alloc is collected without any fetch.
+		before = len(srv.fetched())
+		srv.remove("a2")
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if gets := srv.fetched()[before:]; len(gets) != 0 {
+			t.Fatalf("fetched %v after a removal", gets)
+		}
+		a.mu.Lock()
+		_, still := a.allocs["a2"]
+		a.mu.Unlock()
+		if still {
+			t.Fatal("a2 not collected")
+		}
+	})
+}

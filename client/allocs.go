@@ -3,15 +3,19 @@ package client
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/structs"
 )
 
-// watchLoop follows the node's allocations with a blocking query and
-// makes the runners match each answer. It starts once the node is
-// registered, and keeps going whatever the servers do.
+// watchLoop follows the node's allocations with a blocking query of
+// their IDs and indexes, fetches those the servers changed since it last
+// applied them, and makes the runners match. The client's own reports
+// wake the query (they write the allocs) but fetch nothing: the index of
+// an alloc moves only with the servers' changes. It starts once the
+// node is registered, and keeps going whatever the servers do.
 func (a *Agent) watchLoop(ctx context.Context) {
 	select {
 	case <-ctx.Done():
@@ -19,49 +23,119 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	case <-a.registeredCh:
 	}
 	var index uint64
+	// known is the index of the copy of each alloc last applied.
+	known := map[string]uint64{}
 	backoff := a.cfg.RetryInterval
+	retry := func(what string, err error) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		a.logger.Warn(what+" failed; retrying", "error", err, "in", backoff)
+		if !sleep(ctx, a.clock, jitter(backoff)) {
+			return false
+		}
+		backoff = min(2*backoff, MaxRetryInterval)
+		return true
+	}
+	// Bound each call beyond the servers' own wait, against a server
+	// that vanished without closing the connection.
+	bound := a.cfg.AllocWait + a.cfg.AllocWait/16 + 10e9
 	for ctx.Err() == nil {
-		// Bound the call beyond the servers' own wait, against a server
-		// that vanished without closing the connection.
-		qctx, cancel := context.WithTimeout(ctx, a.cfg.AllocWait+a.cfg.AllocWait/16+10e9)
-		allocs, idx, err := a.api.Allocations(qctx, a.node.ID, index, a.cfg.AllocWait)
+		qctx, cancel := context.WithTimeout(ctx, bound)
+		present, idx, err := a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
 		cancel()
 		if err != nil {
-			if ctx.Err() != nil {
+			if !retry("reading the node's allocations", err) {
 				return
 			}
-			a.logger.Warn("reading the node's allocations failed; retrying", "error", err, "in", backoff)
-			if !sleep(ctx, a.clock, jitter(backoff)) {
-				return
-			}
-			backoff = min(2*backoff, MaxRetryInterval)
 			continue
 		}
+		pull, newest := changedAllocs(present, known)
+		var allocs []*structs.Allocation
+		if len(pull) > 0 {
+			// Ask for a copy at least as new as the index just read: a
+			// stale server waits until it has caught up.
+			qctx, cancel := context.WithTimeout(ctx, bound)
+			allocs, err = a.api.GetAllocs(qctx, pull, newest-1, a.cfg.AllocWait)
+			cancel()
+			if err != nil {
+				if !retry("fetching changed allocations", err) {
+					return
+				}
+				continue
+			}
+		}
 		backoff = a.cfg.RetryInterval
+		if behind := a.reconcile(present, allocs, known); behind {
+			// A copy older than its index: ask again at the same index,
+			// which answers at once.
+			if !sleep(ctx, a.clock, jitter(a.cfg.RetryInterval)) {
+				return
+			}
+			continue
+		}
 		// An index that went back means the servers' state was rebuilt:
 		// follow it. Never ask with 0 again, which would not block.
 		index = max(idx, 1)
-		a.reconcile(allocs)
 	}
 }
 
-// reconcile makes the runners match the servers' allocations: new ones
-// that should run are started, existing ones updated (or killed when the
-// servers want them stopped), and those the servers no longer list are
-// killed and their directories removed.
-func (a *Agent) reconcile(allocs []*structs.Allocation) {
+// changedAllocs returns, sorted, the IDs of the allocs whose index is
+// past the one last applied (or that are new), and the highest of their
+// indexes.
+func changedAllocs(present, known map[string]uint64) ([]string, uint64) {
+	var pull []string
+	var newest uint64
+	for id, idx := range present {
+		if k, ok := known[id]; !ok || idx > k {
+			pull = append(pull, id)
+			newest = max(newest, idx)
+		}
+	}
+	slices.Sort(pull)
+	return pull, newest
+}
+
+// allocIndex is the index of the servers' last change to an alloc, as
+// the servers' index map gives it.
+func allocIndex(a *structs.Allocation) uint64 {
+	if a.AllocModifyIndex > 0 {
+		return a.AllocModifyIndex
+	}
+	return a.ModifyIndex
+}
+
+// reconcile makes the runners match the servers' allocations: present
+// lists them all, pulled holds those that changed. New ones that should
+// run are started, existing ones updated (or killed when the servers
+// want them stopped), and those the servers no longer list are killed
+// and their directories removed. It records in known the index of each
+// pulled alloc, and reports whether one came back older than present
+// says (a server behind the one that gave the index); that one is left
+// for the next round.
+func (a *Agent) reconcile(present map[string]uint64, pulled []*structs.Allocation, known map[string]uint64) (behind bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ctx.Err() != nil {
-		return
+		return false
 	}
-	seen := make(map[string]bool, len(allocs))
 	var fresh []*structs.Allocation
-	for _, alloc := range allocs {
-		if alloc == nil || alloc.ID == "" || (alloc.NodeID != "" && alloc.NodeID != a.node.ID) {
+	for _, alloc := range pulled {
+		if alloc == nil || alloc.ID == "" {
 			continue
 		}
-		seen[alloc.ID] = true
+		want, listed := present[alloc.ID]
+		if !listed {
+			continue
+		}
+		if allocIndex(alloc) < want {
+			behind = true
+			continue
+		}
+		known[alloc.ID] = allocIndex(alloc)
+		if alloc.NodeID != "" && alloc.NodeID != a.node.ID {
+			continue
+		}
 		if e := a.allocs[alloc.ID]; e != nil {
 			if !e.isCollecting() {
 				e.update(alloc)
@@ -76,11 +150,17 @@ func (a *Agent) reconcile(allocs []*structs.Allocation) {
 	for i, e := range a.startAllocs(fresh) {
 		a.allocs[fresh[i].ID] = e
 	}
+	for id := range known {
+		if _, ok := present[id]; !ok {
+			delete(known, id)
+		}
+	}
 	for id, e := range a.allocs {
-		if !seen[id] {
+		if _, ok := present[id]; !ok {
 			a.collect(e)
 		}
 	}
+	return behind
 }
 
 // startParallelism bounds how many new allocations are set up at once.

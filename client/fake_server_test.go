@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,8 @@ type fakeServer struct {
 	changed   chan struct{}
 	// updates records each UpdateAllocs call with the time it arrived.
 	updates []fakeUpdate
+	// gets records the IDs asked for by each GetAllocs call.
+	gets [][]string
 }
 
 type fakeUpdate struct {
@@ -78,7 +81,9 @@ func (f *fakeServer) Heartbeat(_ context.Context, id string) (time.Duration, err
 	return f.ttl, nil
 }
 
-func (f *fakeServer) Allocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, uint64, error) {
+// AllocsIndex answers at the fake's global index, so that (unlike the
+// servers) every write wakes it, the client's own reports included.
+func (f *fakeServer) AllocsIndex(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) (map[string]uint64, uint64, error) {
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
 	for {
@@ -88,10 +93,10 @@ func (f *fakeServer) Allocations(ctx context.Context, nodeID string, minIndex ui
 			return nil, 0, errUnavailable
 		}
 		if minIndex == 0 || f.index > minIndex {
-			var out []*structs.Allocation
+			out := map[string]uint64{}
 			for _, a := range f.allocs {
 				if a.NodeID == nodeID {
-					out = append(out, a.Copy())
+					out[a.ID] = allocIndex(a)
 				}
 			}
 			idx := f.index
@@ -108,6 +113,30 @@ func (f *fakeServer) Allocations(ctx context.Context, nodeID string, minIndex ui
 		case <-ch:
 		}
 	}
+}
+
+// GetAllocs answers at once: the fake is never stale.
+func (f *fakeServer) GetAllocs(_ context.Context, ids []string, _ uint64, _ time.Duration) ([]*structs.Allocation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return nil, errUnavailable
+	}
+	f.gets = append(f.gets, slices.Clone(ids))
+	var out []*structs.Allocation
+	for _, id := range ids {
+		if a := f.allocs[id]; a != nil {
+			out = append(out, a.Copy())
+		}
+	}
+	return out, nil
+}
+
+// fetched returns the IDs asked for by each GetAllocs call so far.
+func (f *fakeServer) fetched() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.gets)
 }
 
 func (f *fakeServer) UpdateAllocs(_ context.Context, allocs []*structs.Allocation) error {
@@ -222,13 +251,21 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimSuffix(strings.TrimPrefix(p, "/v1/internal/node/"), "/heartbeat")
 		ttl, err := f.Heartbeat(r.Context(), id)
 		reply(map[string]any{"HeartbeatTTL": ttl}, err)
-	case strings.HasPrefix(p, "/v1/node/") && strings.HasSuffix(p, "/allocations"):
-		id := strings.TrimSuffix(strings.TrimPrefix(p, "/v1/node/"), "/allocations")
+	case strings.HasPrefix(p, "/v1/internal/node/") && strings.HasSuffix(p, "/allocs-index"):
+		id := strings.TrimSuffix(strings.TrimPrefix(p, "/v1/internal/node/"), "/allocs-index")
 		idx, _ := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
 		wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
-		allocs, n, err := f.Allocations(r.Context(), id, idx, wait)
+		allocs, n, err := f.AllocsIndex(r.Context(), id, idx, wait)
 		w.Header().Set("X-Nomad-Index", strconv.FormatUint(n, 10))
-		reply(allocs, err)
+		reply(map[string]any{"Allocs": allocs, "Index": n}, err)
+	case p == "/v1/internal/allocs/get":
+		var req struct{ AllocIDs []string }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad body", 400)
+			return
+		}
+		allocs, err := f.GetAllocs(r.Context(), req.AllocIDs, 0, 0)
+		reply(map[string]any{"Allocs": allocs}, err)
 	case p == "/v1/internal/allocs/update":
 		var req struct{ Allocs []*structs.Allocation }
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {

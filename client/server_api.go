@@ -18,10 +18,15 @@ type ServerAPI interface {
 	// Heartbeat tells the servers the node is alive and returns the TTL;
 	// an error wrapping ErrNodeUnknown when they do not know the node.
 	Heartbeat(ctx context.Context, nodeID string) (ttl time.Duration, err error)
-	// Allocations returns the node's allocations with their jobs, and
-	// their index. It blocks while minIndex (when > 0) is current, at
+	// AllocsIndex returns the node's allocation IDs, each with the index
+	// of the servers' last change to it (AllocModifyIndex), and the
+	// highest of them. It blocks while minIndex (when > 0) is current, at
 	// most wait.
-	Allocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, uint64, error)
+	AllocsIndex(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) (map[string]uint64, uint64, error)
+	// GetAllocs returns the named allocations with their jobs, leaving
+	// out those the servers do not know. It waits (at most wait) until
+	// one of them is past minIndex when minIndex > 0.
+	GetAllocs(ctx context.Context, ids []string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, error)
 	// UpdateAllocs reports the client's view of its allocations.
 	UpdateAllocs(ctx context.Context, allocs []*structs.Allocation) error
 }
@@ -64,16 +69,24 @@ func (h *HTTPServers) Heartbeat(ctx context.Context, nodeID string) (time.Durati
 	return r.HeartbeatTTL, nil
 }
 
-// Allocations implements ServerAPI. It reads with ?stale, as Nomad's
+// AllocsIndex implements ServerAPI. It reads with ?stale, as Nomad's
 // clients do, so that any server answers from its own copy.
-func (h *HTTPServers) Allocations(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, uint64, error) {
-	allocs, meta, err := h.nc.Allocations(ctx, nodeID, &apiclient.QueryOptions{
+func (h *HTTPServers) AllocsIndex(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) (map[string]uint64, uint64, error) {
+	ix, meta, err := h.nc.AllocsIndex(ctx, nodeID, &apiclient.QueryOptions{
 		WaitIndex: minIndex, WaitTime: wait, AllowStale: true,
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	return allocs, meta.LastIndex, nil
+	return ix.Allocs, meta.LastIndex, nil
+}
+
+// GetAllocs implements ServerAPI, with ?stale as AllocsIndex.
+func (h *HTTPServers) GetAllocs(ctx context.Context, ids []string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, error) {
+	allocs, _, err := h.nc.GetAllocs(ctx, ids, &apiclient.QueryOptions{
+		WaitIndex: minIndex, WaitTime: wait, AllowStale: true,
+	})
+	return allocs, err
 }
 
 // UpdateAllocs implements ServerAPI.

@@ -26,6 +26,16 @@ import (
 //	    → []*structs.Allocation, each with its Job: a blocking query whose
 //	      X-Nomad-Index is the highest AllocModifyIndex among the node's
 //	      allocs (changes by the servers, not the client's own reports)
+//	GET /v1/internal/node/{id}/allocs-index?index=&wait=
+//	    → NodeAllocsIndexResponse {"Allocs": {allocID: AllocModifyIndex},
+//	      "Index": n}: the same blocking query without the allocations, so
+//	      that a client learns which allocs changed and fetches only those;
+//	      an unknown node has an empty map
+//	PUT /v1/internal/allocs/get?index=&wait=  body AllocsGetRequest
+//	    {"AllocIDs": [...]} → AllocsGetResponse {"Allocs": [...], each with
+//	      its Job, "Index": n}; IDs unknown to state are left out. With
+//	      index, it blocks until one of the allocs is past it, so that a
+//	      stale server does not answer from before the index map it gave
 //	PUT /v1/internal/allocs/update        body AllocUpdateRequest
 //	    {"Allocs": [{ID, ClientStatus, ClientDescription, TaskStates,
 //	      DeploymentStatus}]} → {"Index": n}
@@ -39,6 +49,8 @@ func init() {
 		route{"PUT /v1/internal/node/register", writeRoute, (*Server).nodeRegister},
 		route{"PUT /v1/internal/node/{id}/heartbeat", writeRoute, (*Server).nodeHeartbeat},
 		route{"GET /v1/node/{id}/allocations", readRoute, (*Server).nodeAllocations},
+		route{"GET /v1/internal/node/{id}/allocs-index", readRoute, (*Server).nodeAllocsIndex},
+		route{"PUT /v1/internal/allocs/get", readRoute, (*Server).allocsGet},
 		route{"PUT /v1/internal/allocs/update", writeRoute, (*Server).allocsUpdate},
 	)
 }
@@ -72,6 +84,24 @@ type NodeRegisterResponse struct {
 // NodeHeartbeatResponse answers PUT /v1/internal/node/{id}/heartbeat.
 type NodeHeartbeatResponse struct {
 	HeartbeatTTL time.Duration
+}
+
+// NodeAllocsIndexResponse answers GET /v1/internal/node/{id}/allocs-index.
+type NodeAllocsIndexResponse struct {
+	// Allocs maps each of the node's allocs to its AllocModifyIndex.
+	Allocs map[string]uint64
+	Index  uint64
+}
+
+// AllocsGetRequest is the body of PUT /v1/internal/allocs/get.
+type AllocsGetRequest struct {
+	AllocIDs []string
+}
+
+// AllocsGetResponse answers PUT /v1/internal/allocs/get.
+type AllocsGetResponse struct {
+	Allocs []*structs.Allocation
+	Index  uint64
 }
 
 // AllocUpdateRequest is the body of PUT /v1/internal/allocs/update.
@@ -162,28 +192,98 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, e
 	}
 	id := r.PathValue("id")
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		allocs, err := snap.AllocsByNode(id)
+		allocs, idx, err := nodeAllocs(snap, id)
 		if err != nil {
 			return nil, 0, err
-		}
-		var idx uint64
-		for _, a := range allocs {
-			if a.AllocModifyIndex > 0 {
-				idx = max(idx, a.AllocModifyIndex)
-			} else {
-				idx = max(idx, a.ModifyIndex)
-			}
-		}
-		if len(allocs) == 0 {
-			if idx, err = snap.Index(state.TableAllocs); err != nil {
-				return nil, 0, err
-			}
 		}
 		out := make([]*structs.Allocation, len(allocs))
 		copy(out, allocs)
 		sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
 		return out, idx, nil
 	})
+}
+
+// nodeAllocsIndex answers which allocations the node has and the index
+// of each, at the index nodeAllocations would answer.
+func (s *Server) nodeAllocsIndex(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		allocs, idx, err := nodeAllocs(snap, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		out := &NodeAllocsIndexResponse{Allocs: make(map[string]uint64, len(allocs)), Index: idx}
+		for _, a := range allocs {
+			out.Allocs[a.ID] = allocIndex(a)
+		}
+		return out, idx, nil
+	})
+}
+
+// allocsGet answers the named allocations with their jobs, sorted by ID.
+func (s *Server) allocsGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var req AllocsGetRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		out := &AllocsGetResponse{Allocs: make([]*structs.Allocation, 0, len(req.AllocIDs))}
+		for _, id := range req.AllocIDs {
+			a, err := snap.AllocByID(id)
+			if err != nil {
+				return nil, 0, err
+			}
+			if a == nil {
+				continue
+			}
+			out.Allocs = append(out.Allocs, a)
+			out.Index = max(out.Index, allocIndex(a))
+		}
+		if len(out.Allocs) == 0 {
+			if out.Index, err = snap.Index(state.TableAllocs); err != nil {
+				return nil, 0, err
+			}
+		}
+		sort.Slice(out.Allocs, func(a, b int) bool { return out.Allocs[a].ID < out.Allocs[b].ID })
+		return out, out.Index, nil
+	})
+}
+
+// nodeAllocs returns the node's allocations and the index of the node's
+// allocations queries: the highest allocIndex among them, or the allocs
+// table's index when the node has none.
+func nodeAllocs(snap *state.Snapshot, nodeID string) ([]*structs.Allocation, uint64, error) {
+	allocs, err := snap.AllocsByNode(nodeID)
+	if err != nil {
+		return nil, 0, err
+	}
+	var idx uint64
+	for _, a := range allocs {
+		idx = max(idx, allocIndex(a))
+	}
+	if len(allocs) == 0 {
+		if idx, err = snap.Index(state.TableAllocs); err != nil {
+			return nil, 0, err
+		}
+	}
+	return allocs, idx, nil
+}
+
+// allocIndex is the index of the servers' last change to an allocation:
+// its AllocModifyIndex, or ModifyIndex for one written without it.
+func allocIndex(a *structs.Allocation) uint64 {
+	if a.AllocModifyIndex > 0 {
+		return a.AllocModifyIndex
+	}
+	return a.ModifyIndex
 }
 
 func (s *Server) allocsUpdate(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -201,3 +201,103 @@ func TestNodeAllocationsBlocksUntilItsAllocsChange(t *testing.T) {
 		t.Fatal("the blocking query did not answer")
 	}
 }
+
+func TestNodeAllocsIndex(t *testing.T) {
+	b, srv := newClientTestAPI(t)
+	// A node the servers do not know has no allocs: not an error.
+	code, body, _ := do(t, "GET", srv.URL+"/v1/internal/node/nobody/allocs-index", "")
+	var ix NodeAllocsIndexResponse
+	if code != 200 || json.Unmarshal([]byte(body), &ix) != nil || ix.Allocs == nil || len(ix.Allocs) != 0 {
+		t.Fatalf("unknown node: %d %s", code, body)
+	}
+
+	first := placeAlloc(t, b, "a-1", "n-1")
+	placeAlloc(t, b, "a-other", "n-2")
+	code, body, hdr := do(t, "GET", srv.URL+"/v1/internal/node/n-1/allocs-index", "")
+	ix = NodeAllocsIndexResponse{}
+	if code != 200 || json.Unmarshal([]byte(body), &ix) != nil || len(ix.Allocs) != 1 || ix.Allocs["a-1"] != first ||
+		ix.Index != first || hdr.Get("X-Nomad-Index") != strconv.FormatUint(first, 10) {
+		t.Fatalf("allocs index: %d %s (index %s), want a-1 at %d", code, body, hdr.Get("X-Nomad-Index"), first)
+	}
+
+	type answer struct {
+		code  int
+		body  string
+		index string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		c, bd, h := do(t, "GET", fmt.Sprintf("%s/v1/internal/node/n-1/allocs-index?index=%d&wait=20s", srv.URL, first), "")
+		done <- answer{c, bd, h.Get("X-Nomad-Index")}
+	}()
+	// Neither the client's own report nor another node's change answers
+	// the query; a second alloc placed on the node does.
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/allocs/update",
+		`{"Allocs":[{"ID":"a-1","ClientStatus":"running"}]}`); code != 200 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	placeAlloc(t, b, "a-other-2", "n-2")
+	select {
+	case a := <-done:
+		t.Fatalf("answered before the node's allocs changed: %d %s", a.code, a.body)
+	case <-time.After(50 * time.Millisecond):
+	}
+	second := placeAlloc(t, b, "a-2", "n-1")
+	select {
+	case a := <-done:
+		ix = NodeAllocsIndexResponse{}
+		if a.code != 200 || json.Unmarshal([]byte(a.body), &ix) != nil || len(ix.Allocs) != 2 ||
+			ix.Allocs["a-1"] != first || ix.Allocs["a-2"] != second || a.index != strconv.FormatUint(second, 10) {
+			t.Fatalf("blocking answer %d %s (index %s)", a.code, a.body, a.index)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the blocking query did not answer")
+	}
+}
+
+func TestAllocsGet(t *testing.T) {
+	b, srv := newClientTestAPI(t)
+	first := placeAlloc(t, b, "a-1", "n-1")
+	second := placeAlloc(t, b, "a-2", "n-1")
+	code, body, hdr := do(t, "PUT", srv.URL+"/v1/internal/allocs/get", `{"AllocIDs":["a-2","gone","a-1"]}`)
+	var got AllocsGetResponse
+	if code != 200 || json.Unmarshal([]byte(body), &got) != nil || len(got.Allocs) != 2 ||
+		got.Allocs[0].ID != "a-1" || got.Allocs[1].ID != "a-2" || got.Allocs[0].Job == nil || got.Allocs[0].Job.ID != "web" {
+		t.Fatalf("get: %d %s", code, body)
+	}
+	if got.Index != second || hdr.Get("X-Nomad-Index") != strconv.FormatUint(second, 10) {
+		t.Fatalf("index %d (header %s), want %d", got.Index, hdr.Get("X-Nomad-Index"), second)
+	}
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/allocs/get", `{"AllocIDs":`); code != 400 {
+		t.Fatalf("malformed: %d %s", code, body)
+	}
+
+	// With an index, it waits until one of the allocs is past it.
+	done := make(chan AllocsGetResponse, 1)
+	go func() {
+		_, bd, _ := do(t, "PUT", fmt.Sprintf("%s/v1/internal/allocs/get?index=%d&wait=20s", srv.URL, second), `{"AllocIDs":["a-1"]}`)
+		var r AllocsGetResponse
+		_ = json.Unmarshal([]byte(bd), &r)
+		done <- r
+	}()
+	placeAlloc(t, b, "a-3", "n-1")
+	select {
+	case r := <-done:
+		t.Fatalf("answered before a-1 changed: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	_, stopIdx, err := b.Apply(context.Background(), fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		AllocsStopped: []*structs.AllocStopUpdate{{AllocID: "a-1", DesiredDescription: structs.AllocNotNeeded}}, UpdatedAt: 9,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if len(r.Allocs) != 1 || r.Allocs[0].DesiredStatus != structs.AllocDesiredStatusStop || r.Index != stopIdx || stopIdx <= first {
+			t.Fatalf("blocking answer %+v", r)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the blocking get did not answer")
+	}
+}
