@@ -105,18 +105,24 @@ func TestLeaderServicesFollowLeadership(t *testing.T) {
 	if err := first.srv.raft.LeadershipTransfer().Error(); err != nil {
 		t.Fatalf("leadership transfer: %v", err)
 	}
-	ev = nextEvent(t, events)
-	if ev.started || ev.id != first.srv.ID() {
-		t.Fatalf("event %+v, want the old leader %s stopping", ev, first.srv.ID())
-	}
-	ev = nextEvent(t, events)
-	if !ev.started || ev.id == first.srv.ID() {
-		t.Fatalf("event %+v, want a new leader starting", ev)
+	// The old leader's services stop and the new leader's start on
+	// different servers: the two events may arrive in either order.
+	var stopped, started *leaderEvent
+	for i := 0; i < 2; i++ {
+		ev := nextEvent(t, events)
+		switch {
+		case !ev.started && ev.id == first.srv.ID() && stopped == nil:
+			stopped = &ev
+		case ev.started && ev.id != first.srv.ID() && started == nil:
+			started = &ev
+		default:
+			t.Fatalf("event %+v; want the old leader %s stopping and a new leader starting", ev, first.srv.ID())
+		}
 	}
 	// The Barrier before announcing leadership means the new leader's
 	// services see every committed entry.
-	if ev.applied != 5 {
-		t.Fatalf("new leader's service saw %d entries at start, want 5", ev.applied)
+	if started.applied != 5 {
+		t.Fatalf("new leader's service saw %d entries at start, want 5", started.applied)
 	}
 	if first.srv.LeaderReady() {
 		t.Fatal("old leader still reports LeaderReady")
