@@ -128,27 +128,35 @@ func (f *opFlags) lookupDeployment(ctx context.Context, c *apiclient.Client, w i
 	return nil, exitCode(1)
 }
 
+// onDeployment returns a command body that finds the deployment named by
+// the first argument (an ID or a unique prefix) and calls fn with it.
+func (f *opFlags) onDeployment(fn func(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := f.client()
+		if err != nil {
+			return err
+		}
+		d, err := f.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
+		if err != nil {
+			return err
+		}
+		return fn(cmd, c, d)
+	}
+}
+
 func newDeploymentStatusCommand() *cobra.Command {
 	var f opFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] ID",
 		Short: "Show a deployment: status, description and per-group progress",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			d, err := f.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: f.onDeployment(func(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error {
 			if f.json {
 				return writeJSON(cmd, d)
 			}
 			f.printDeploymentStatus(cmd.OutOrStdout(), d)
 			return nil
-		},
+		}),
 	}
 	f.addAddress(cmd)
 	f.addVerbose(cmd)
@@ -256,17 +264,9 @@ func newDeploymentPromoteCommand() *cobra.Command {
 		Use:   "promote [flags] ID",
 		Short: "Promote a deployment's canaries (all groups, or those named with -group)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := p.client()
-			if err != nil {
-				return err
-			}
-			d, err := p.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: p.onDeployment(func(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error {
 			return p.promote(cmd, c, d)
-		},
+		}),
 	}
 	p.register(cmd)
 	return cmd
@@ -278,15 +278,7 @@ func newDeploymentFailCommand() *cobra.Command {
 		Use:   "fail [flags] ID",
 		Short: "Mark a deployment failed; a group with auto_revert rolls back to the last stable version",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			d, err := f.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: f.onDeployment(func(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error {
 			resp, err := c.Deployments().Fail(cmd.Context(), d.ID)
 			if err != nil {
 				return verbError("failing deployment", err)
@@ -298,7 +290,7 @@ func newDeploymentFailCommand() *cobra.Command {
 				fmt.Fprintf(w, "Deployment %q failed\n", f.short(d.ID))
 			}
 			return f.verbResult(cmd.Context(), c, w, d.ID, resp)
-		},
+		}),
 	}
 	f.addAddress(cmd)
 	f.addVerbose(cmd)
@@ -316,22 +308,14 @@ func newDeploymentPauseCommand(pause bool) *cobra.Command {
 		Use:   use + " [flags] ID",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			d, err := f.lookupDeployment(cmd.Context(), c, cmd.OutOrStdout(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: f.onDeployment(func(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error {
 			resp, err := c.Deployments().Pause(cmd.Context(), d.ID, pause)
 			if err != nil {
 				return verbError(what+" deployment", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Deployment %q %s\n", f.short(d.ID), done)
 			return f.verbResult(cmd.Context(), c, cmd.OutOrStdout(), d.ID, resp)
-		},
+		}),
 	}
 	f.addAddress(cmd)
 	f.addVerbose(cmd)
