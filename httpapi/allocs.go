@@ -24,29 +24,12 @@ func init() {
 }
 
 func (s *Server) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		var allocs []*structs.Allocation
-		var err error
-		if o.Prefix != "" {
-			allocs, err = snap.AllocsByIDPrefix(o.Prefix)
-		} else {
-			allocs, err = snap.Allocs()
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		kept := allocs[:0:0]
-		for _, a := range allocs {
-			if o.matchNamespace(a.Namespace) {
-				kept = append(kept, a)
-			}
-		}
-		idx, err := snap.Index(state.TableAllocs)
-		return allocStubs(kept), idx, err
+	return listRead(s, w, r, listing[*structs.Allocation]{
+		table:     state.TableAllocs,
+		all:       (*state.Snapshot).Allocs,
+		byPrefix:  (*state.Snapshot).AllocsByIDPrefix,
+		namespace: func(a *structs.Allocation) string { return a.Namespace },
+		answer:    func(kept []*structs.Allocation) any { return allocStubs(kept) },
 	})
 }
 

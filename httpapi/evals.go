@@ -26,29 +26,12 @@ func init() {
 }
 
 func (s *Server) evalsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		var evals []*structs.Evaluation
-		var err error
-		if o.Prefix != "" {
-			evals, err = snap.EvalsByIDPrefix(o.Prefix)
-		} else {
-			evals, err = snap.Evals()
-		}
-		if err != nil {
-			return nil, 0, err
-		}
-		kept := evals[:0:0]
-		for _, e := range evals {
-			if o.matchNamespace(e.Namespace) {
-				kept = append(kept, e)
-			}
-		}
-		idx, err := snap.Index(state.TableEvals)
-		return sortedEvals(kept), idx, err
+	return listRead(s, w, r, listing[*structs.Evaluation]{
+		table:     state.TableEvals,
+		all:       (*state.Snapshot).Evals,
+		byPrefix:  (*state.Snapshot).EvalsByIDPrefix,
+		namespace: func(e *structs.Evaluation) string { return e.Namespace },
+		answer:    func(kept []*structs.Evaluation) any { return sortedEvals(kept) },
 	})
 }
 

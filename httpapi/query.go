@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/state"
+	memdb "github.com/hashicorp/go-memdb"
 )
 
 // Blocking query bounds.
@@ -80,4 +81,44 @@ func (s *Server) setMeta(w http.ResponseWriter, index uint64) {
 	addr, _ := s.backend.Leader()
 	h.Set("X-Nomad-KnownLeader", strconv.FormatBool(addr != ""))
 	h.Set("X-Nomad-LastContact", strconv.FormatInt(s.backend.LastContact().Milliseconds(), 10))
+}
+
+// listing says how a list endpoint reads one table: all its objects, those
+// whose ID starts with a prefix, each object's namespace, and the answer
+// built from the objects kept.
+type listing[T any] struct {
+	table     string
+	all       func(*state.Snapshot) ([]T, error)
+	byPrefix  func(*state.Snapshot, string) ([]T, error)
+	namespace func(T) string
+	answer    func([]T) any
+}
+
+// listRead serves a list endpoint as a blocking query on l.table: every
+// object, or those matching ?prefix=, in the query's namespace.
+func listRead[T any](s *Server, w http.ResponseWriter, r *http.Request, l listing[T]) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		var objs []T
+		var err error
+		if o.Prefix != "" {
+			objs, err = l.byPrefix(snap, o.Prefix)
+		} else {
+			objs, err = l.all(snap)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		kept := objs[:0:0]
+		for _, obj := range objs {
+			if o.matchNamespace(l.namespace(obj)) {
+				kept = append(kept, obj)
+			}
+		}
+		idx, err := snap.Index(l.table)
+		return l.answer(kept), idx, err
+	})
 }
