@@ -58,9 +58,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 	if j.ID != "" && j.Name != j.ID {
 		b.err("Job.Name", "must equal the job ID %q (got %q)", j.ID, j.Name)
 	}
-	if aj.Priority != nil {
-		j.Priority = *aj.Priority
-	}
+	lay(&j.Priority, aj.Priority)
 	if j.Priority < structs.MinJobPriority || j.Priority > structs.MaxJobPriority {
 		b.err("Job.Priority", "must be between %d and %d (got %d)", structs.MinJobPriority, structs.MaxJobPriority, j.Priority)
 	}
@@ -136,9 +134,7 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 	if tg.Name == "" {
 		b.err(path+".Name", "is required")
 	}
-	if atg.Count != nil {
-		tg.Count = *atg.Count
-	}
+	lay(&tg.Count, atg.Count)
 	if tg.Count < 0 {
 		b.err(path+".Count", "must not be negative (got %d)", tg.Count)
 	}
@@ -167,15 +163,9 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 
 	tg.EphemeralDisk = &structs.EphemeralDisk{SizeMB: structs.DefaultEphemeralDiskMB}
 	if d := atg.EphemeralDisk; d != nil {
-		if d.SizeMB != nil {
-			tg.EphemeralDisk.SizeMB = *d.SizeMB
-		}
-		if d.Sticky != nil {
-			tg.EphemeralDisk.Sticky = *d.Sticky
-		}
-		if d.Migrate != nil {
-			tg.EphemeralDisk.Migrate = *d.Migrate
-		}
+		lay(&tg.EphemeralDisk.SizeMB, d.SizeMB)
+		lay(&tg.EphemeralDisk.Sticky, d.Sticky)
+		lay(&tg.EphemeralDisk.Migrate, d.Migrate)
 		if tg.EphemeralDisk.SizeMB <= 0 {
 			b.err(path+".EphemeralDisk.SizeMB", "must be positive (got %d)", tg.EphemeralDisk.SizeMB)
 		}
@@ -255,18 +245,12 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 	t.Resources = b.resources(path+".Resources", at.Resources)
 	t.LogConfig = structs.DefaultLogConfig()
 	if l := at.LogConfig; l != nil {
-		if l.MaxFiles != nil {
-			t.LogConfig.MaxFiles = *l.MaxFiles
-		}
-		if l.MaxFileSizeMB != nil {
-			t.LogConfig.MaxFileSizeMB = *l.MaxFileSizeMB
-		}
+		lay(&t.LogConfig.MaxFiles, l.MaxFiles)
+		lay(&t.LogConfig.MaxFileSizeMB, l.MaxFileSizeMB)
 		if l.Enabled != nil {
 			t.LogConfig.Disabled = !*l.Enabled
 		}
-		if l.Disabled != nil {
-			t.LogConfig.Disabled = *l.Disabled
-		}
+		lay(&t.LogConfig.Disabled, l.Disabled)
 		if t.LogConfig.MaxFiles < 1 {
 			b.err(path+".LogConfig.MaxFiles", "must be at least 1 (got %d)", t.LogConfig.MaxFiles)
 		}

@@ -7,23 +7,23 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
+// lay copies a field the job wrote (non-nil) over dst; an unwritten field
+// keeps what dst holds (a default, or the job-level block's value).
+func lay[T any](dst *T, written *T) {
+	if written != nil {
+		*dst = *written
+	}
+}
+
 // layRestart copies the fields a restart block sets over p.
 func (b *builder) layRestart(p *structs.RestartPolicy, a *specRestart) {
 	if a == nil {
 		return
 	}
-	if a.Attempts != nil {
-		p.Attempts = *a.Attempts
-	}
-	if a.Interval != nil {
-		p.Interval = *a.Interval
-	}
-	if a.Delay != nil {
-		p.Delay = *a.Delay
-	}
-	if a.Mode != nil {
-		p.Mode = *a.Mode
-	}
+	lay(&p.Attempts, a.Attempts)
+	lay(&p.Interval, a.Interval)
+	lay(&p.Delay, a.Delay)
+	lay(&p.Mode, a.Mode)
 }
 
 func (b *builder) checkRestart(path string, p *structs.RestartPolicy) {
@@ -51,24 +51,12 @@ func (b *builder) layReschedule(p *structs.ReschedulePolicy, a *specReschedule) 
 	if a == nil || p == nil {
 		return
 	}
-	if a.Attempts != nil {
-		p.Attempts = *a.Attempts
-	}
-	if a.Interval != nil {
-		p.Interval = *a.Interval
-	}
-	if a.Delay != nil {
-		p.Delay = *a.Delay
-	}
-	if a.DelayFunction != nil {
-		p.DelayFunction = *a.DelayFunction
-	}
-	if a.MaxDelay != nil {
-		p.MaxDelay = *a.MaxDelay
-	}
-	if a.Unlimited != nil {
-		p.Unlimited = *a.Unlimited
-	}
+	lay(&p.Attempts, a.Attempts)
+	lay(&p.Interval, a.Interval)
+	lay(&p.Delay, a.Delay)
+	lay(&p.DelayFunction, a.DelayFunction)
+	lay(&p.MaxDelay, a.MaxDelay)
+	lay(&p.Unlimited, a.Unlimited)
 }
 
 func (b *builder) checkReschedule(path string, p *structs.ReschedulePolicy) {
