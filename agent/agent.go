@@ -26,6 +26,10 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
+// The leader's plan applier keeps a large plan's entries in flight
+// together through this interface.
+var _ server.Enqueuer = (*cluster.Server)(nil)
+
 // ErrConfig: the configuration cannot run.
 var ErrConfig = errors.New("invalid agent configuration")
 

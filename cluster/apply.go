@@ -15,16 +15,26 @@ const defaultApplyTimeout = 30 * time.Second
 // it is committed and applied to the local state machine, and returns the
 // state machine's response and the entry's index. See Apply for errors.
 func (s *Server) ApplyBytes(ctx context.Context, data []byte) (any, uint64, error) {
+	return s.EnqueueBytes(ctx, data)()
+}
+
+// EnqueueBytes hands one encoded entry to Raft and returns at once with a
+// function that waits for it as ApplyBytes does. Entries enqueued one
+// after the other by one goroutine are appended to the log in that order,
+// so a caller can keep several entries in flight and still know their
+// order. The wait function must be called (it releases a goroutine).
+func (s *Server) EnqueueBytes(ctx context.Context, data []byte) func() (any, uint64, error) {
 	timeout := defaultApplyTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 		if timeout <= 0 {
-			return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+			err := fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+			return func() (any, uint64, error) { return nil, 0, err }
 		}
 	}
 	select {
 	case <-s.shutdownCh:
-		return nil, 0, ErrShutdown
+		return func() (any, uint64, error) { return nil, 0, ErrShutdown }
 	default:
 	}
 	f := s.raft.Apply(data, timeout)
@@ -33,19 +43,21 @@ func (s *Server) ApplyBytes(ctx context.Context, data []byte) (any, uint64, erro
 		_ = f.Error()
 		close(done)
 	}()
-	// Raft's timeout bounds only the enqueueing; an entry enqueued just as
-	// raft shuts down is never answered, hence the other cases.
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-done:
-		return applyResult(f)
-	case <-ctx.Done():
-		return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
-	case <-s.shutdownCh:
-		return nil, 0, ErrShutdown
-	case <-timer.C:
-		return nil, 0, fmt.Errorf("%w: no answer within %s", ErrTimeout, timeout)
+	return func() (any, uint64, error) {
+		// Raft's timeout bounds only the enqueueing; an entry enqueued just
+		// as raft shuts down is never answered, hence the other cases.
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		select {
+		case <-done:
+			return applyResult(f)
+		case <-ctx.Done():
+			return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+		case <-s.shutdownCh:
+			return nil, 0, ErrShutdown
+		case <-timer.C:
+			return nil, 0, fmt.Errorf("%w: no answer within %s", ErrTimeout, timeout)
+		}
 	}
 }
 

@@ -22,3 +22,15 @@ func (s *Server) Apply(ctx context.Context, t fsm.MessageType, req any) (any, ui
 	}
 	return s.ApplyBytes(ctx, data)
 }
+
+// Enqueue encodes req as a log entry of type t and hands it to Raft
+// without waiting; the returned function waits for it as Apply does. See
+// EnqueueBytes for the order of entries.
+func (s *Server) Enqueue(ctx context.Context, t fsm.MessageType, req any) func() (any, uint64, error) {
+	data, err := fsm.Encode(t, req)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrEncode, err)
+		return func() (any, uint64, error) { return nil, 0, err }
+	}
+	return s.EnqueueBytes(ctx, data)
+}

@@ -89,9 +89,8 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 		p.resp <- planResult{err: err}
 		return nil
 	}
-	req := l.planRequest(p, accepted, stops)
-	if len(req.AllocsPlaced) == 0 && len(req.AllocsUpdated) == 0 && len(req.AllocsStopped) == 0 &&
-		req.Deployment == nil && len(req.DeploymentUpdates) == 0 && len(req.FollowupEvals) == 0 {
+	reqs := l.planRequests(p, accepted, stops)
+	if len(reqs) == 0 {
 		l.stats.rejected.Add(uint64(len(rejected)))
 		idx, err := snap.LatestIndex()
 		p.resp <- planResult{index: idx, rejected: rejected, err: err}
@@ -110,7 +109,7 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 	}
 	go func() {
 		defer close(cur.done)
-		_, index, err := l.apply(t.ctx, fsm.ApplyPlanResultsRequestType, req)
+		index, err := l.commitPlan(t, reqs)
 		if err != nil {
 			cur.err = err
 			p.resp <- planResult{err: fmt.Errorf("committing plan for eval %s: %w", p.evalID, err)}
@@ -127,28 +126,53 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 	return cur
 }
 
-// planRequest builds the entry for the accepted part of p, stamped with
-// the leader's time.
-func (l *Leader) planRequest(p *planSubmission, accepted []*structs.Allocation, stops []*structs.AllocStopUpdate) *structs.ApplyPlanResultsRequest {
-	now := l.clock.Now().UnixNano()
-	req := &structs.ApplyPlanResultsRequest{
-		EvalID: p.evalID, Job: p.job, AllocsStopped: stops,
-		Deployment: p.deployment, DeploymentUpdates: p.deploymentUpdates,
-		FollowupEvals: p.followupEvals, UpdatedAt: now,
-	}
-	for _, a := range accepted {
-		c := *a // shallow: the entry shares the job once, through req.Job
-		c.Job = nil
-		c.CreateTime, c.ModifyTime = now, now
-		req.AllocsPlaced = append(req.AllocsPlaced, &c)
-	}
-	for _, a := range p.updated {
-		c := *a
-		if c.Job == p.job {
-			c.Job = nil
+// commitPlan writes a plan's entries in order and returns the index of the
+// last. With a Raft that can enqueue, up to planEntriesInFlight entries
+// are handed over at once, so that one entry replicates while the next is
+// written; an entry that fails stops the rest (those before it stay
+// committed, and the evaluation's next pass places what is missing).
+func (l *Leader) commitPlan(t *term, reqs []*structs.ApplyPlanResultsRequest) (uint64, error) {
+	enq, ok := l.raft.(Enqueuer)
+	if !ok || len(reqs) == 1 {
+		var index uint64
+		for _, req := range reqs {
+			_, i, err := l.apply(t.ctx, fsm.ApplyPlanResultsRequestType, req)
+			if err != nil {
+				return 0, err
+			}
+			index = i
 		}
-		c.ModifyTime = now
-		req.AllocsUpdated = append(req.AllocsUpdated, &c)
+		return index, nil
 	}
-	return req
+	var (
+		index   uint64
+		pending []func() (any, uint64, error)
+	)
+	wait := func() error {
+		_, i, err := pending[0]()
+		pending = pending[1:]
+		if err != nil {
+			return fmt.Errorf("server: applying %s: %w", fsm.ApplyPlanResultsRequestType, err)
+		}
+		index = i
+		return nil
+	}
+	var firstErr error
+	for _, req := range reqs {
+		if len(pending) == planEntriesInFlight {
+			if firstErr = wait(); firstErr != nil {
+				break
+			}
+		}
+		pending = append(pending, enq.Enqueue(t.ctx, fsm.ApplyPlanResultsRequestType, req))
+	}
+	for len(pending) > 0 {
+		// Every enqueued entry is waited for, even after an error, so
+		// that the applier's next check sees the state they left.
+		if err := wait(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return index, firstErr
 }
+

@@ -32,6 +32,14 @@ const (
 	// MaxPlansFollowupDelay is how long after a worker gave up re-planning
 	// its follow-up evaluation runs.
 	MaxPlansFollowupDelay = time.Second
+	// DefaultPlanEntryAllocs bounds one plan log entry to about a megabyte,
+	// so that placing 100,000 allocations is a stream of entries that
+	// replicate while the next ones are written, rather than one entry of
+	// a hundred megabytes that stalls heartbeats on every server.
+	DefaultPlanEntryAllocs = 1000
+	// planEntriesInFlight is how many entries of one plan the applier
+	// hands to Raft before waiting for the oldest.
+	planEntriesInFlight = 4
 )
 
 // Sentinel errors.
@@ -63,6 +71,15 @@ type Raft interface {
 	Apply(ctx context.Context, t fsm.MessageType, req any) (any, uint64, error)
 }
 
+// Enqueuer is a Raft that can also hand an entry over without waiting
+// for it: the returned function waits as Apply does. Entries enqueued by
+// one goroutine are appended in call order. cluster.Server satisfies it;
+// the plan applier uses it to keep the entries of a large plan in flight
+// together.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, t fsm.MessageType, req any) func() (any, uint64, error)
+}
+
 // Config assembles a Leader.
 type Config struct {
 	// Raft writes entries; required.
@@ -90,6 +107,10 @@ type Config struct {
 	HeartbeatGrace time.Duration
 	// MaxPlanAttempts defaults to DefaultMaxPlanAttempts.
 	MaxPlanAttempts int
+	// PlanEntryAllocs bounds the allocations (placed, updated or stopped)
+	// of one plan log entry; a larger plan is committed as several entries.
+	// Defaults to DefaultPlanEntryAllocs.
+	PlanEntryAllocs int
 	// NewID mints IDs; defaults to structs.GenerateUUID.
 	NewID func() string
 	// SchedulerTypes are the evaluation types workers serve; defaults to
@@ -104,7 +125,7 @@ func (c *Config) validate() error {
 	if c.State == nil {
 		return fmt.Errorf("%w: no State", ErrInvalidConfig)
 	}
-	if c.NumWorkers < 0 || c.HeartbeatTTL < 0 || c.HeartbeatGrace < 0 || c.MaxPlanAttempts < 0 ||
+	if c.NumWorkers < 0 || c.HeartbeatTTL < 0 || c.HeartbeatGrace < 0 || c.MaxPlanAttempts < 0 || c.PlanEntryAllocs < 0 ||
 		c.MaxHeartbeatsPerSecond < 0 {
 		return fmt.Errorf("%w: negative setting", ErrInvalidConfig)
 	}
@@ -128,6 +149,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxPlanAttempts == 0 {
 		c.MaxPlanAttempts = DefaultMaxPlanAttempts
+	}
+	if c.PlanEntryAllocs == 0 {
+		c.PlanEntryAllocs = DefaultPlanEntryAllocs
 	}
 	if c.NewID == nil {
 		c.NewID = structs.GenerateUUID
