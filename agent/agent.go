@@ -203,7 +203,7 @@ func (a *Agent) openClient() error {
 // handler serves the agent's health (every role it runs), the client
 // endpoints (/v1/client/) when a client runs, everything else from the
 // server's API when a server runs, and Go's profiles under /debug/pprof/
-// in dev mode.
+// in dev mode or with enable_debug.
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/agent/health", a.health)
@@ -213,7 +213,7 @@ func (a *Agent) handler() http.Handler {
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
 	}
-	if a.cfg.Dev {
+	if a.cfg.Dev || a.cfg.EnableDebug {
 		// As Nomad's enable_debug, which its dev mode turns on.
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

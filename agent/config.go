@@ -17,6 +17,9 @@ type Config struct {
 	// talks to it, keeping their state in a temporary directory that is
 	// removed on shutdown.
 	Dev bool
+	// EnableDebug serves Go's profiles under /debug/pprof/ (always on
+	// with Dev).
+	EnableDebug bool
 	// Server enables the server (Raft, state, scheduling, HTTP API).
 	Server bool
 	// Client enables the client, which runs allocations.
@@ -83,6 +86,7 @@ func FromConfig(c *config.Config) Config {
 	hb, election, lease := c.RaftTimeouts()
 	out := Config{
 		Dev:             c.Dev,
+		EnableDebug:     c.EnableDebug,
 		Server:          c.Server.Enabled,
 		Client:          c.Client.Enabled,
 		BootstrapExpect: c.Server.BootstrapExpect,

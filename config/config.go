@@ -54,6 +54,9 @@ type Config struct {
 	DataDir    string
 	LogLevel   string // TRACE, DEBUG, INFO, WARN or ERROR (any case)
 	LogJSON    bool
+	// EnableDebug serves Go's runtime profiles under /debug/pprof/ on the
+	// HTTP address, as Nomad's enable_debug; dev mode turns it on.
+	EnableDebug bool
 	// BindAddr is the IP every service listens on unless Addresses
 	// overrides it for one.
 	BindAddr  string

@@ -43,6 +43,7 @@ var fields = []field{
 	{"data_dir", kString, func(c *Config) any { return &c.DataDir }, "data-dir"},
 	{"log_level", kString, func(c *Config) any { return &c.LogLevel }, "log-level"},
 	{"log_json", kBool, func(c *Config) any { return &c.LogJSON }, "log-json"},
+	{"enable_debug", kBool, func(c *Config) any { return &c.EnableDebug }, "enable-debug"},
 	{"bind_addr", kString, func(c *Config) any { return &c.BindAddr }, "bind"},
 	{"addresses.http", kString, func(c *Config) any { return &c.Addresses.HTTP }, ""},
 	{"addresses.raft", kString, func(c *Config) any { return &c.Addresses.Raft }, ""},

@@ -53,7 +53,6 @@ var unsupported = map[string]foreign{
 	"log_rotate_duration":         {false, false, "logs go to standard error"},
 	"log_rotate_max_files":        {false, false, "logs go to standard error"},
 	"log_include_location":        {false, false, "log lines do not carry source locations"},
-	"enable_debug":                {false, false, "there are no debug endpoints"},
 	"disable_update_check":        {false, false, "drover never checks for updates"},
 	"disable_anonymous_signature": {false, false, "drover never checks for updates"},
 	"http_api_response_headers":   {false, false, "no extra headers are sent"},

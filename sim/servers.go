@@ -138,7 +138,9 @@ func (s *Servers) start(p *ServerProc) error {
 	if s.cfg.Mode == ModeDev {
 		args = append(args, "-dev")
 	} else {
-		args = append(args, "-server", "-bootstrap-expect", "3", "-data-dir", filepath.Join(s.cfg.Dir, p.Name))
+		// -enable-debug: the bench's servers can be profiled as a dev
+		// agent can (/debug/pprof/).
+		args = append(args, "-server", "-enable-debug", "-bootstrap-expect", "3", "-data-dir", filepath.Join(s.cfg.Dir, p.Name))
 		for _, o := range s.procs {
 			if o != p {
 				args = append(args, "-retry-join", o.HTTPAddr)

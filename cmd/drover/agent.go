@@ -82,6 +82,7 @@ with its file and line, before anything starts.
 	f.BoolVar(&af.noSync, "raft-no-sync", false, "do not fsync the Raft log: faster serial writes, safe if the process dies but not if the machine does (-dev sets it)")
 	f.String("log-level", "info", "log level: trace, debug, info, warn, error")
 	f.Bool("log-json", false, "write logs as JSON")
+	f.Bool("enable-debug", false, "serve Go's runtime profiles under /debug/pprof/ (-dev sets it)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "datacenter" {
 			name = "dc"
