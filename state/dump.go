@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // Each calls fn for every object of table in primary-key order, stopping
@@ -60,10 +62,19 @@ type Restorer struct {
 // Restorer opens a restore into s, which should be new and empty.
 func (s *Store) Restorer() *Restorer { return &Restorer{txn: s.WriteTxn(0)} }
 
-// Insert adds obj to table unchanged.
+// Insert adds obj to table unchanged. An allocation is stored as an equal
+// copy that shares repeated strings and values with the allocations
+// restored before it (see alloc_share.go); obj itself is not modified.
 func (r *Restorer) Insert(table string, obj any) error {
 	if !slices.Contains(Tables, table) {
 		return fmt.Errorf("state: unknown table %q: %w", table, ErrInvalid)
+	}
+	if a, ok := obj.(*structs.Allocation); ok && a != nil && table == TableAllocs {
+		c, err := r.txn.restoredAlloc(a)
+		if err != nil {
+			return fmt.Errorf("state: restore into %s: %w", table, err)
+		}
+		obj = c
 	}
 	if err := r.txn.txn.Insert(table, obj); err != nil {
 		return fmt.Errorf("state: restore into %s: %w", table, err)

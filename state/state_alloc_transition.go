@@ -36,7 +36,7 @@ func (s *Store) UpdateAllocDesiredTransitionTxn(t *WriteTxn, req *structs.AllocU
 		if existing == nil {
 			continue
 		}
-		a := existing.Copy()
+		a := rewrite(existing)
 		merged := a.DesiredTransition.Copy()
 		in := tr.Copy()
 		if in.Migrate != nil {

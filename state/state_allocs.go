@@ -41,6 +41,9 @@ func (s *Store) upsertAlloc(t *WriteTxn, d *deploymentDeltas, alloc *structs.All
 	if a.Namespace == "" {
 		a.Namespace = structs.DefaultNamespace
 	}
+	if err := t.shareAlloc(a, existing); err != nil {
+		return err
+	}
 	a.CreateIndex = t.index
 	if existing == nil {
 		if a.CreateTime == 0 {
@@ -86,11 +89,11 @@ func (s *Store) StopAllocTxn(t *WriteTxn, stop *structs.AllocStopUpdate, at int6
 	if err != nil || existing == nil {
 		return err
 	}
-	a := existing.Copy()
+	a := rewrite(existing)
 	a.DesiredStatus = structs.AllocDesiredStatusStop
-	a.DesiredDescription = stop.DesiredDescription
+	a.DesiredDescription = t.strs.str(stop.DesiredDescription)
 	if stop.ClientStatus != "" {
-		a.ClientStatus = stop.ClientStatus
+		a.ClientStatus = t.strs.str(stop.ClientStatus)
 	}
 	if stop.FollowupEvalID != "" {
 		a.FollowupEvalID = stop.FollowupEvalID
@@ -130,16 +133,13 @@ func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientU
 		if existing == nil {
 			continue
 		}
-		a := existing.Copy()
+		a := rewrite(existing)
 		if u.ClientStatus != "" {
-			a.ClientStatus = u.ClientStatus
+			a.ClientStatus = t.strs.str(u.ClientStatus)
 		}
-		a.ClientDescription = u.ClientDescription
+		a.ClientDescription = t.strs.str(u.ClientDescription)
 		if u.TaskStates != nil {
-			a.TaskStates = make(map[string]*structs.TaskState, len(u.TaskStates))
-			for k, v := range u.TaskStates {
-				a.TaskStates[k] = v.Copy()
-			}
+			a.TaskStates = t.clientTaskStates(existing.TaskStates, u.TaskStates)
 		}
 		if u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil {
 			ts := u.DeploymentStatus.Timestamp
@@ -167,6 +167,9 @@ func setHealth(t *WriteTxn, d *deploymentDeltas, a *structs.Allocation, healthy 
 	first := a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil
 	if a.DeploymentStatus == nil {
 		a.DeploymentStatus = &structs.AllocDeploymentStatus{}
+	} else {
+		// The stored version may share it (see rewrite).
+		a.DeploymentStatus = a.DeploymentStatus.Copy()
 	}
 	h := healthy
 	a.DeploymentStatus.Healthy = &h

@@ -263,7 +263,7 @@ func (s *Store) SetAllocHealthTxn(t *WriteTxn, req *structs.DeploymentAllocHealt
 			if a == nil || a.DeploymentID != d.ID {
 				return fmt.Errorf("state: alloc %q is not part of deployment %q: %w", id, d.ID, ErrInvalid)
 			}
-			c := a.Copy()
+			c := rewrite(a)
 			setHealth(t, deltas, c, healthy, req.Timestamp)
 			c.ModifyIndex = t.index
 			c.ModifyTime = at

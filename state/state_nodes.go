@@ -63,7 +63,7 @@ func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRe
 			if a.ClientTerminalStatus() {
 				continue
 			}
-			c := a.Copy()
+			c := rewrite(a)
 			c.ClientStatus = structs.AllocClientStatusLost
 			c.ClientDescription = structs.AllocLost
 			c.ModifyIndex = t.index

@@ -20,11 +20,15 @@ import (
 	"sync"
 
 	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // Store is the state database.
 type Store struct {
 	db *memdb.MemDB
+	// strs is used by write transactions only, one at a time.
+	strs *interner
 
 	abandonOnce sync.Once
 	abandonCh   chan struct{}
@@ -36,7 +40,7 @@ func New() (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state: schema: %w", err)
 	}
-	return &Store{db: db, abandonCh: make(chan struct{})}, nil
+	return &Store{db: db, strs: newInterner(), abandonCh: make(chan struct{})}, nil
 }
 
 // Abandon marks the store as replaced (the FSM restored a snapshot into a
@@ -64,6 +68,18 @@ type WriteTxn struct {
 	tables map[string]bool
 	jobs   map[jobKey]bool // value: objects of the job were reaped
 	done   bool
+
+	// strs and shared let the transaction's allocations share values;
+	// see alloc_share.go.
+	strs   *interner
+	shared sharedValues
+}
+
+// sharedValues are the values a transaction's allocations share; the
+// maps are made on first use.
+type sharedValues struct {
+	res  map[resKey]*structs.AllocatedResources
+	jobs map[*structs.Job]*structs.Job
 }
 
 type jobKey struct{ ns, id string }
@@ -74,6 +90,7 @@ func (s *Store) WriteTxn(index uint64) *WriteTxn {
 	return &WriteTxn{
 		txn: s.db.Txn(true), index: index,
 		tables: map[string]bool{}, jobs: map[jobKey]bool{},
+		strs: s.strs,
 	}
 }
 

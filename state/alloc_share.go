@@ -1,0 +1,226 @@
+package state
+
+import (
+	"reflect"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Memory per allocation. A stored allocation is never changed (see the
+// package documentation), so its nested values can be shared: with the
+// next version of the same allocation, and between allocations whose
+// values are equal. The helpers below do that; each shared value is
+// immutable from the moment it is stored, and a writer that changes one
+// replaces it with its own copy.
+
+// maxTaskEvents is how many events of a task the store keeps, the newest:
+// as many as a client keeps (Nomad's clients keep 10). A client that sends
+// more has the older ones dropped.
+const maxTaskEvents = 10
+
+// rewrite returns a shallow copy of a stored allocation, for a writer that
+// changes its top-level fields. Nested values (resources, task states,
+// deployment status, metrics, reschedule tracker, job) stay shared with
+// the stored version; a writer that changes one of them assigns a new
+// value instead (setHealth copies the deployment status first).
+func rewrite(a *structs.Allocation) *structs.Allocation {
+	c := *a
+	return &c
+}
+
+// resKey names the allocations that share one reservation object.
+type resKey struct{ ns, job, group string }
+
+// shareAlloc makes a (a fresh copy about to be inserted, with existing
+// its stored version or nil) point to shared copies: interned strings,
+// the reservation of an earlier alloc of the same group in this
+// transaction (or of existing) when equal, and the stored job object when
+// a.Job is that same job version.
+func (t *WriteTxn) shareAlloc(a, existing *structs.Allocation) error {
+	if t.shared.res == nil {
+		t.shared.res = map[resKey]*structs.AllocatedResources{}
+		t.shared.jobs = map[*structs.Job]*structs.Job{}
+	}
+	t.strs.allocStrings(a)
+	for _, s := range a.TaskStates {
+		if s != nil {
+			t.strs.taskState(s)
+		}
+	}
+	if r := a.AllocatedResources; r != nil {
+		if existing != nil && sameReservation(existing.AllocatedResources, r) {
+			a.AllocatedResources = existing.AllocatedResources
+		} else {
+			k := resKey{a.Namespace, a.JobID, a.TaskGroup}
+			if prev := t.shared.res[k]; sameReservation(prev, r) {
+				a.AllocatedResources = prev
+			} else {
+				t.shared.res[k] = r
+			}
+		}
+	}
+	if a.Job != nil {
+		j, err := t.storedJob(a.Job)
+		if err != nil {
+			return err
+		}
+		a.Job = j
+	}
+	return nil
+}
+
+// storedJob returns the store's object for job when job is an equal copy
+// of a stored version (current or historic), else job itself. A plan entry carries
+// its own decoded copy of the job; without this every plan's allocations
+// would keep one copy each.
+func (t *WriteTxn) storedJob(job *structs.Job) (*structs.Job, error) {
+	if s, ok := t.shared.jobs[job]; ok {
+		return s, nil
+	}
+	found := job
+	ns := job.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	cur, err := t.reader().JobByID(ns, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	if sameJobVersion(cur, job) {
+		found = cur
+	} else {
+		v, err := t.reader().JobByIDAndVersion(ns, job.ID, job.Version)
+		if err != nil {
+			return nil, err
+		}
+		if sameJobVersion(v, job) {
+			found = v
+		}
+	}
+	t.shared.jobs[job] = found
+	return found, nil
+}
+
+// sameJobVersion reports whether stored and job are equal copies of one
+// job version. The indexes and status are compared first, which rules
+// out nearly every other version cheaply; the deep comparison (once per
+// job object and transaction) makes sharing safe whatever the fields.
+func sameJobVersion(stored, job *structs.Job) bool {
+	return stored != nil && stored.Namespace == job.Namespace && stored.ID == job.ID &&
+		stored.Version == job.Version && stored.ModifyIndex == job.ModifyIndex &&
+		stored.JobModifyIndex == job.JobModifyIndex && stored.Status == job.Status &&
+		reflect.DeepEqual(stored, job)
+}
+
+// sameReservation reports whether a and b reserve the same CPU, memory
+// and disk, with neither holding networks or ports (those are per
+// allocation).
+func sameReservation(a, b *structs.AllocatedResources) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	if len(a.Shared.Networks) > 0 || len(a.Shared.Ports) > 0 ||
+		len(b.Shared.Networks) > 0 || len(b.Shared.Ports) > 0 ||
+		a.Shared.DiskMB != b.Shared.DiskMB || len(a.Tasks) != len(b.Tasks) {
+		return false
+	}
+	for name, ta := range a.Tasks {
+		tb, ok := b.Tasks[name]
+		if !ok || (ta == nil) != (tb == nil) || (ta != nil && *ta != *tb) {
+			return false
+		}
+	}
+	return true
+}
+
+// clientTaskStates returns the task states to store for a client's
+// report: the reported states copied (the request is the caller's), each
+// with at most maxTaskEvents events (the newest) and its strings
+// interned. A reported state equal to the stored one keeps the stored
+// object.
+func (t *WriteTxn) clientTaskStates(stored, reported map[string]*structs.TaskState) map[string]*structs.TaskState {
+	out := make(map[string]*structs.TaskState, len(reported))
+	for name, s := range reported {
+		if s == nil {
+			out[t.strs.str(name)] = nil
+			continue
+		}
+		if old, ok := stored[name]; ok && old != nil && sameTaskState(old, s) {
+			out[t.strs.str(name)] = old
+			continue
+		}
+		c := capEvents(s)
+		t.strs.taskState(c)
+		out[t.strs.str(name)] = c
+	}
+	return out
+}
+
+// capEvents returns a deep copy of s that keeps only the newest
+// maxTaskEvents events.
+func capEvents(s *structs.TaskState) *structs.TaskState {
+	if len(s.Events) <= maxTaskEvents {
+		return s.Copy()
+	}
+	trimmed := *s
+	trimmed.Events = s.Events[len(s.Events)-maxTaskEvents:]
+	return trimmed.Copy()
+}
+
+// sameTaskState reports whether stored (as the store keeps it: events
+// capped) equals the report s once s is capped.
+func sameTaskState(stored, s *structs.TaskState) bool {
+	if stored.State != s.State || stored.Failed != s.Failed || stored.Restarts != s.Restarts ||
+		stored.LastRestart != s.LastRestart || stored.StartedAt != s.StartedAt ||
+		stored.FinishedAt != s.FinishedAt {
+		return false
+	}
+	events := s.Events
+	if len(events) > maxTaskEvents {
+		events = events[len(events)-maxTaskEvents:]
+	}
+	if len(stored.Events) != len(events) || (stored.Events == nil) != (events == nil) {
+		return false
+	}
+	for i, e := range events {
+		if !sameTaskEvent(stored.Events[i], e) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameTaskEvent(a, b *structs.TaskEvent) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Type != b.Type || a.Time != b.Time || a.Message != b.Message ||
+		a.DisplayMessage != b.DisplayMessage || a.ExitCode != b.ExitCode || a.Signal != b.Signal ||
+		a.RestartReason != b.RestartReason || a.DriverError != b.DriverError ||
+		a.KillTimeout != b.KillTimeout || len(a.Details) != len(b.Details) || (a.Details == nil) != (b.Details == nil) {
+		return false
+	}
+	for k, v := range a.Details {
+		if w, ok := b.Details[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// restoredAlloc returns a copy of a, restored from a snapshot, that shares
+// what shareAlloc shares; task states are copied (not capped: the restore
+// keeps what was stored).
+func (t *WriteTxn) restoredAlloc(a *structs.Allocation) (*structs.Allocation, error) {
+	c := rewrite(a)
+	if a.TaskStates != nil {
+		c.TaskStates = make(map[string]*structs.TaskState, len(a.TaskStates))
+		for name, s := range a.TaskStates {
+			c.TaskStates[t.strs.str(name)] = s.Copy()
+		}
+	}
+	if err := t.shareAlloc(c, nil); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
