@@ -63,9 +63,14 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	jobs         id (Namespace, ID)
 //	job_versions id (Namespace, ID, Version), job (Namespace, ID)
 //	evals        id, job (Namespace, JobID)
-//	allocs       id, job (Namespace, JobID), node, deployment, eval
+//	allocs       id, job (Namespace, JobID), node
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
+//
+// Allocations have no deployment or eval index: each index entry costs
+// about 400 bytes per allocation (radix node, leaf, key and their watch
+// channels), and both lookups go through the job index instead (see
+// AllocsByDeployment).
 func Schema() *memdb.DBSchema {
 	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
@@ -90,11 +95,9 @@ func Schema() *memdb.DBSchema {
 			"job": nsIndex("job", "JobID", false, true),
 		}},
 		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
-			"id":         idIndex("ID"),
-			"job":        nsIndex("job", "JobID", false, false),
-			"node":       fieldIndex("node", "NodeID"),
-			"deployment": fieldIndex("deployment", "DeploymentID"),
-			"eval":       fieldIndex("eval", "EvalID"),
+			"id":   idIndex("ID"),
+			"job":  nsIndex("job", "JobID", false, false),
+			"node": fieldIndex("node", "NodeID"),
 		}},
 		TableDeployments: {Name: TableDeployments, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),

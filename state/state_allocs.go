@@ -218,14 +218,52 @@ func (s *Snapshot) AllocsByNode(nodeID string) ([]*structs.Allocation, error) {
 	return list[*structs.Allocation](s, TableAllocs, "node", nodeID)
 }
 
-// AllocsByDeployment returns the deployment's allocations.
+// AllocsByDeployment returns the deployment's allocations, by ID. They
+// are found through the job index (a deployment's allocations are its
+// job's), which spares the store an index entry per allocation; a
+// deployment no longer stored is looked for in every allocation.
 func (s *Snapshot) AllocsByDeployment(deploymentID string) ([]*structs.Allocation, error) {
-	return list[*structs.Allocation](s, TableAllocs, "deployment", deploymentID)
+	d, err := s.DeploymentByID(deploymentID)
+	if err != nil {
+		return nil, err
+	}
+	keep := func(a *structs.Allocation) bool { return a.DeploymentID == deploymentID }
+	if d == nil {
+		return filterAllocs(s, keep, "id")
+	}
+	return filterAllocs(s, keep, "job", d.Namespace, d.JobID)
 }
 
-// AllocsByEval returns the allocations the evaluation placed.
+// AllocsByEval returns the allocations the evaluation placed, by ID,
+// found through its job as AllocsByDeployment does.
 func (s *Snapshot) AllocsByEval(evalID string) ([]*structs.Allocation, error) {
-	return list[*structs.Allocation](s, TableAllocs, "eval", evalID)
+	e, err := s.EvalByID(evalID)
+	if err != nil {
+		return nil, err
+	}
+	keep := func(a *structs.Allocation) bool { return a.EvalID == evalID }
+	if e == nil {
+		return filterAllocs(s, keep, "id")
+	}
+	return filterAllocs(s, keep, "job", e.Namespace, e.JobID)
+}
+
+// filterAllocs returns the allocations of index and args that keep
+// accepts, in index order (by ID within a job). A watching snapshot wakes
+// on any change to the allocations it scanned.
+func filterAllocs(s *Snapshot, keep func(*structs.Allocation) bool, index string, args ...any) ([]*structs.Allocation, error) {
+	it, err := s.txn.Get(TableAllocs, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("state: %s lookup: %w", TableAllocs, err)
+	}
+	s.watch(it.WatchCh())
+	var out []*structs.Allocation
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		if a := obj.(*structs.Allocation); keep(a) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // AllocsByIDPrefix returns the allocations whose ID starts with prefix.
