@@ -137,23 +137,55 @@ func sameReservation(a, b *structs.AllocatedResources) bool {
 // report: the reported states copied (the request is the caller's), each
 // with at most maxTaskEvents events (the newest) and its strings
 // interned. A reported state equal to the stored one keeps the stored
-// object.
+// object, and the stored map is kept when every state is; events already
+// stored are kept too. Only what changed is allocated anew.
 func (t *WriteTxn) clientTaskStates(stored, reported map[string]*structs.TaskState) map[string]*structs.TaskState {
 	out := make(map[string]*structs.TaskState, len(reported))
+	same := stored != nil && len(stored) == len(reported)
 	for name, s := range reported {
-		if s == nil {
+		old, ok := stored[name]
+		switch {
+		case s == nil:
 			out[t.strs.str(name)] = nil
-			continue
-		}
-		if old, ok := stored[name]; ok && old != nil && sameTaskState(old, s) {
+			same = same && ok && old == nil
+		case ok && old != nil && sameTaskState(old, s):
 			out[t.strs.str(name)] = old
-			continue
+		default:
+			same = false
+			c := capEvents(s)
+			t.strs.taskState(c) // before reuseEvents: stored events are not ours to change
+			if old != nil {
+				reuseEvents(c, old)
+			}
+			out[t.strs.str(name)] = c
 		}
-		c := capEvents(s)
-		t.strs.taskState(c)
-		out[t.strs.str(name)] = c
+	}
+	if same {
+		return stored
 	}
 	return out
+}
+
+// reuseEvents points the events of c (a fresh copy) that equal stored
+// events of old at the stored objects. A client's events only grow at the
+// end (and lose the oldest past the cap), so the stored ones are matched
+// from the first of c's events onwards.
+func reuseEvents(c, old *structs.TaskState) {
+	if len(c.Events) == 0 || len(old.Events) == 0 {
+		return
+	}
+	for d, e := range old.Events {
+		if !sameTaskEvent(e, c.Events[0]) {
+			continue
+		}
+		for i := 0; d+i < len(old.Events) && i < len(c.Events); i++ {
+			if !sameTaskEvent(old.Events[d+i], c.Events[i]) {
+				return
+			}
+			c.Events[i] = old.Events[d+i]
+		}
+		return
+	}
 }
 
 // capEvents returns a deep copy of s that keeps only the newest

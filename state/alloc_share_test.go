@@ -241,3 +241,30 @@ func TestAllocsByDeploymentAndEvalThroughTheJob(t *testing.T) {
 		t.Fatalf("by an eval that is not stored: %d allocs, want 1", len(got))
 	}
 }
+
+func TestClientUpdateKeepsStoredEvents(t *testing.T) {
+	s := newStore(t)
+	_, a, _ := placeTwo(t, s)
+	must(t, s.UpdateAllocsFromClient(3, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{runningReport(a.ID, 2)}}))
+	before := stored(t, s, a.ID)
+	must(t, s.UpdateAllocsFromClient(4, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{runningReport(a.ID, 3)}}))
+	after := stored(t, s, a.ID).TaskStates["server"]
+	if len(after.Events) != 3 || after.Events[0] != before.TaskStates["server"].Events[0] ||
+		after.Events[1] != before.TaskStates["server"].Events[1] || after.Events[2].Message != "event 2" {
+		t.Fatal("events already stored were copied again, or the new one is missing")
+	}
+	if n := len(before.TaskStates["server"].Events); n != 2 {
+		t.Fatalf("the earlier version now has %d events, want 2", n)
+	}
+	// Past the cap the window slides: the kept events are still reused.
+	must(t, s.UpdateAllocsFromClient(5, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{runningReport(a.ID, 10)}}))
+	full := stored(t, s, a.ID).TaskStates["server"]
+	must(t, s.UpdateAllocsFromClient(6, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{runningReport(a.ID, 11)}}))
+	slid := stored(t, s, a.ID).TaskStates["server"]
+	if slid.Events[0] != full.Events[1] || slid.Events[9].Message != "event 10" {
+		t.Fatalf("after the cap: first event %q, last %q", slid.Events[0].Message, slid.Events[9].Message)
+	}
+	if full.Events[0].Message != "event 0" || len(full.Events) != 10 {
+		t.Fatal("the earlier version changed")
+	}
+}
