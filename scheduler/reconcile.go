@@ -1,7 +1,9 @@
 package scheduler
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/structs"
@@ -277,24 +279,38 @@ func (r *reconciler) allocsByGroup() map[string][]*structs.Allocation {
 	return m
 }
 
-// sortAllocs returns the non-nil allocs ordered by group, index and ID.
+// sortAllocs returns the non-nil allocs ordered by group, index and ID
+// (ties keep their input order). Each alloc's index is parsed from its
+// name once, not per comparison: a worker sorts every alloc of the job
+// (old stopped ones included) in each pass.
 func sortAllocs(in []*structs.Allocation) []*structs.Allocation {
-	out := make([]*structs.Allocation, 0, len(in))
-	for _, a := range in {
+	type keyed struct {
+		a   *structs.Allocation
+		idx int
+		pos int
+	}
+	keys := make([]keyed, 0, len(in))
+	for i, a := range in {
 		if a != nil {
-			out = append(out, a)
+			keys = append(keys, keyed{a: a, idx: a.Index(), pos: i})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.TaskGroup != b.TaskGroup {
-			return a.TaskGroup < b.TaskGroup
+	slices.SortFunc(keys, func(x, y keyed) int {
+		if c := strings.Compare(x.a.TaskGroup, y.a.TaskGroup); c != 0 {
+			return c
 		}
-		if ai, bi := a.Index(), b.Index(); ai != bi {
-			return ai < bi
+		if c := cmp.Compare(x.idx, y.idx); c != 0 {
+			return c
 		}
-		return a.ID < b.ID
+		if c := strings.Compare(x.a.ID, y.a.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.pos, y.pos)
 	})
+	out := make([]*structs.Allocation, len(keys))
+	for i, k := range keys {
+		out[i] = k.a
+	}
 	return out
 }
 
