@@ -203,7 +203,7 @@ func TestAllocsPointToTheStoredJob(t *testing.T) {
 	}
 }
 
-func TestAllocsByDeploymentAndEvalThroughTheJob(t *testing.T) {
+func TestAllocsByEvalThroughTheJob(t *testing.T) {
 	s := newStore(t)
 	web := registerJob(t, s, 1, statetest.Job("web", 3))
 	api := registerJob(t, s, 2, statetest.Job("api", 1))
@@ -212,29 +212,24 @@ func TestAllocsByDeploymentAndEvalThroughTheJob(t *testing.T) {
 		t.Fatal("no eval stored for web")
 	}
 	ev := evals[0].ID
-	dep := statetest.Deployment(web, 0)
-	must(t, s.update(3, func(tx *WriteTxn) error { return s.UpsertDeploymentTxn(tx, dep, 5) }))
 	n := statetest.Node("a")
 	in := []*structs.Allocation{
-		statetest.Alloc(web, n, ev, dep.ID, 0),
-		statetest.Alloc(web, n, ev, dep.ID, 1),
+		statetest.Alloc(web, n, ev, "", 0),
+		statetest.Alloc(web, n, ev, "", 1),
 		statetest.Alloc(web, n, "other-eval", "", 2),
-		// Another job's alloc naming the same eval and deployment (never
-		// written by the scheduler) is not the job's: not listed.
-		statetest.Alloc(api, n, ev, dep.ID, 0),
+		// Another job's alloc naming the eval (never written by the
+		// scheduler) is not the eval's: not listed.
+		statetest.Alloc(api, n, ev, "", 0),
 	}
 	must(t, s.UpsertAllocs(4, in, 10))
 	snap := s.Snapshot()
-	byDep := get[[]*structs.Allocation](t)(snap.AllocsByDeployment(dep.ID))
-	byEval := get[[]*structs.Allocation](t)(snap.AllocsByEval(ev))
-	for name, got := range map[string][]*structs.Allocation{"deployment": byDep, "eval": byEval} {
-		if len(got) != 2 || got[0].ID >= got[1].ID {
-			t.Fatalf("by %s: %d allocs (want web's 0 and 1, by ID)", name, len(got))
-		}
-		for _, a := range got {
-			if a.JobID != "web" || a.Index() > 1 {
-				t.Fatalf("by %s: unexpected alloc %s", name, a.Name)
-			}
+	got := get[[]*structs.Allocation](t)(snap.AllocsByEval(ev))
+	if len(got) != 2 || got[0].ID >= got[1].ID {
+		t.Fatalf("%d allocs (want web's 0 and 1, by ID)", len(got))
+	}
+	for _, a := range got {
+		if a.JobID != "web" || a.Index() > 1 {
+			t.Fatalf("unexpected alloc %s", a.Name)
 		}
 	}
 	if got := get[[]*structs.Allocation](t)(snap.AllocsByEval("other-eval")); len(got) != 1 || got[0].Index() != 2 {

@@ -63,14 +63,16 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	jobs         id (Namespace, ID)
 //	job_versions id (Namespace, ID, Version), job (Namespace, ID)
 //	evals        id, job (Namespace, JobID)
-//	allocs       id, job (Namespace, JobID), node
+//	allocs       id, job (Namespace, JobID), node, deployment
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
 //
-// Allocations have no deployment or eval index: each index entry costs
-// about 400 bytes per allocation (radix node, leaf, key and their watch
-// channels), and both lookups go through the job index instead (see
-// AllocsByDeployment).
+// Each index entry costs about 450 bytes per allocation (radix node and
+// leaf, each with a watch channel, and the key), so allocations are
+// indexed only for the lookups on hot paths: by job (scheduler), node
+// (clients) and deployment (deployment watcher, every pass). The
+// allocations of an eval, read only by the HTTP API, are found through
+// the eval's job (see AllocsByEval).
 func Schema() *memdb.DBSchema {
 	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
@@ -95,9 +97,10 @@ func Schema() *memdb.DBSchema {
 			"job": nsIndex("job", "JobID", false, true),
 		}},
 		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
-			"id":   idIndex("ID"),
-			"job":  nsIndex("job", "JobID", false, false),
-			"node": fieldIndex("node", "NodeID"),
+			"id":         idIndex("ID"),
+			"job":        nsIndex("job", "JobID", false, false),
+			"node":       fieldIndex("node", "NodeID"),
+			"deployment": fieldIndex("deployment", "DeploymentID"),
 		}},
 		TableDeployments: {Name: TableDeployments, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),

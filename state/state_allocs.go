@@ -218,24 +218,15 @@ func (s *Snapshot) AllocsByNode(nodeID string) ([]*structs.Allocation, error) {
 	return list[*structs.Allocation](s, TableAllocs, "node", nodeID)
 }
 
-// AllocsByDeployment returns the deployment's allocations, by ID. They
-// are found through the job index (a deployment's allocations are its
-// job's), which spares the store an index entry per allocation; a
-// deployment no longer stored is looked for in every allocation.
+// AllocsByDeployment returns the deployment's allocations, by ID.
 func (s *Snapshot) AllocsByDeployment(deploymentID string) ([]*structs.Allocation, error) {
-	d, err := s.DeploymentByID(deploymentID)
-	if err != nil {
-		return nil, err
-	}
-	keep := func(a *structs.Allocation) bool { return a.DeploymentID == deploymentID }
-	if d == nil {
-		return filterAllocs(s, keep, "id")
-	}
-	return filterAllocs(s, keep, "job", d.Namespace, d.JobID)
+	return list[*structs.Allocation](s, TableAllocs, "deployment", deploymentID)
 }
 
-// AllocsByEval returns the allocations the evaluation placed, by ID,
-// found through its job as AllocsByDeployment does.
+// AllocsByEval returns the allocations the evaluation placed, by ID. They
+// are found through the job index (an eval's allocations are its job's),
+// which spares the store an index entry per allocation; an eval no longer
+// stored is looked for in every allocation.
 func (s *Snapshot) AllocsByEval(evalID string) ([]*structs.Allocation, error) {
 	e, err := s.EvalByID(evalID)
 	if err != nil {
