@@ -168,11 +168,26 @@ func sub(a, b uint64) uint64 {
 	return a - b
 }
 
-// BenchmarkMemory100k measures the store's live heap per allocation at
-// 100,000 running allocs on 5,000 nodes, applied through the FSM as a real
-// placement writes them. It runs the scenario once per iteration; run it
-// with -benchtime=1x. DROVER_MEMPROFILE=path writes the heap profile at
-// the end (`go tool pprof -top -sample_index=inuse_space path`).
+// BenchmarkMemory100k measures the store's heap per allocation at 100,000
+// running allocs on 5,000 nodes, applied through the FSM as a real
+// placement writes them: B/alloc-live counts live objects (HeapAlloc),
+// B/alloc-inuse the spans that hold them (HeapInuse, which adds the free
+// slots that updates leave between live objects). It runs the scenario
+// once per iteration; run it with -benchtime=1x (about 15 s, 1.5 GB).
+// DROVER_MEMPROFILE=path writes the heap profile at the end
+// (`go tool pprof -top -sample_index=inuse_space path`).
+//
+// Measured on a 2-CPU AMD EPYC, Go 1.26, as the store changed:
+//
+//	                                              live B   in use B
+//	every write deep-copies the alloc             4,882    10,452
+//	+ shared strings, reservations, jobs          4,146     8,605
+//	+ no eval and no deployment index             3,009     6,226
+//	+ unchanged task states and events kept       3,009     5,596
+//	+ deployment index back (hot path): current   3,579     7,318
+//
+// Radix nodes and leaves of the four alloc indexes are about 60% of what
+// remains; task states (one map, three events) about 20%.
 func BenchmarkMemory100k(b *testing.B) {
 	sc := memoryScenario{Allocs: 100_000, Nodes: 5_000}
 	var grown memoryGrowth
