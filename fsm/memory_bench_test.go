@@ -173,7 +173,7 @@ func sub(a, b uint64) uint64 {
 // placement writes them: B/alloc-live counts live objects (HeapAlloc),
 // B/alloc-inuse the spans that hold them (HeapInuse, which adds the free
 // slots that updates leave between live objects). It runs the scenario
-// once per iteration; run it with -benchtime=1x (about 15 s, 1.5 GB).
+// once per iteration; run it with -benchtime=1x (about 20 s, 1 GB RSS).
 // DROVER_MEMPROFILE=path writes the heap profile at the end
 // (`go tool pprof -top -sample_index=inuse_space path`).
 //
