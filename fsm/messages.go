@@ -97,14 +97,21 @@ var msgpackHandle = func() *codec.MsgpackHandle {
 	return h
 }()
 
-// Encode returns a log entry: the type byte followed by req encoded.
+// Encode returns a log entry: the type byte followed by req encoded. The
+// entry's capacity is its length: raft keeps an entry in memory until it
+// is applied, and a buffer grown by doubling may be up to twice the size.
 func Encode(t MessageType, req any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte(byte(t))
 	if err := codec.NewEncoder(&buf, msgpackHandle).Encode(req); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrEncode, t, err)
 	}
-	return buf.Bytes(), nil
+	if buf.Len() == buf.Cap() {
+		return buf.Bytes(), nil
+	}
+	out := make([]byte, buf.Len())
+	copy(out, buf.Bytes())
+	return out, nil
 }
 
 // decode decodes an entry's payload into out.
