@@ -263,3 +263,32 @@ func TestClientUpdateKeepsStoredEvents(t *testing.T) {
 		t.Fatal("the earlier version changed")
 	}
 }
+
+func TestRestoreSharesWithoutChangingTheSource(t *testing.T) {
+	src := newStore(t)
+	_, a, b := placeTwo(t, src)
+	// Give b its own (equal) reservation object in the source store.
+	must(t, src.update(3, func(tx *WriteTxn) error {
+		c := rewrite(stored(t, src, b.ID))
+		c.AllocatedResources = c.AllocatedResources.Copy()
+		return tx.insert(TableAllocs, c)
+	}))
+	sa, sb := stored(t, src, a.ID), stored(t, src, b.ID)
+	if sa.AllocatedResources == sb.AllocatedResources {
+		t.Fatal("setup: reservations still shared")
+	}
+	dst := newStore(t)
+	r := dst.Restorer()
+	snap := src.Snapshot()
+	for _, table := range Tables {
+		must(t, snap.Each(table, func(obj any) error { return r.Insert(table, obj) }))
+	}
+	r.Commit()
+	da, db := stored(t, dst, a.ID), stored(t, dst, b.ID)
+	if da.AllocatedResources != db.AllocatedResources {
+		t.Fatal("restored allocs of one group do not share their equal reservation")
+	}
+	if stored(t, src, b.ID).AllocatedResources != sb.AllocatedResources || da == sa {
+		t.Fatal("the restore changed or reused the source's objects")
+	}
+}
