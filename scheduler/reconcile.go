@@ -280,36 +280,95 @@ func (r *reconciler) allocsByGroup() map[string][]*structs.Allocation {
 }
 
 // sortAllocs returns the non-nil allocs ordered by group, index and ID
-// (ties keep their input order). Each alloc's index is parsed from its
-// name once, not per comparison: a worker sorts every alloc of the job
-// (old stopped ones included) in each pass.
+// (ties keep their input order). A worker sorts every alloc of the job,
+// old stopped ones included, in each pass, so this is done in linear
+// time where it can be: each alloc's index is parsed from its name once,
+// the allocs are bucketed by group and then by index (indexes are small:
+// below the group's count, give or take), and only allocs sharing an
+// index (an old one and its replacement) are compared by ID.
 func sortAllocs(in []*structs.Allocation) []*structs.Allocation {
-	type keyed struct {
-		a   *structs.Allocation
-		idx int
-		pos int
-	}
-	keys := make([]keyed, 0, len(in))
+	byGroup := map[string][]keyedAlloc{}
+	n := 0
 	for i, a := range in {
 		if a != nil {
-			keys = append(keys, keyed{a: a, idx: a.Index(), pos: i})
+			byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], keyedAlloc{a: a, idx: a.Index(), pos: i})
+			n++
 		}
 	}
-	slices.SortFunc(keys, func(x, y keyed) int {
-		if c := strings.Compare(x.a.TaskGroup, y.a.TaskGroup); c != 0 {
-			return c
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	out := make([]*structs.Allocation, 0, n)
+	for _, g := range groups {
+		out = appendByIndex(out, byGroup[g])
+	}
+	return out
+}
+
+// keyedAlloc is an alloc with its sort keys.
+type keyedAlloc struct {
+	a   *structs.Allocation
+	idx int
+	pos int
+}
+
+// compareKeyed orders by index, ID, then input position.
+func compareKeyed(x, y keyedAlloc) int {
+	if c := cmp.Compare(x.idx, y.idx); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.a.ID, y.a.ID); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.pos, y.pos)
+}
+
+// appendByIndex appends one group's allocs to out in compareKeyed order:
+// a counting sort on the index when the indexes are dense enough, a
+// comparison sort otherwise.
+func appendByIndex(out []*structs.Allocation, ks []keyedAlloc) []*structs.Allocation {
+	maxIdx := -1
+	for _, k := range ks {
+		if k.idx < -1 {
+			// Index returns -1 at least; anything lower is not a
+			// parsed index: sort by comparison.
+			maxIdx = 1 << 62
+			break
 		}
-		if c := cmp.Compare(x.idx, y.idx); c != 0 {
-			return c
+		maxIdx = max(maxIdx, k.idx)
+	}
+	if maxIdx > 4*len(ks)+1024 {
+		slices.SortFunc(ks, compareKeyed)
+		for _, k := range ks {
+			out = append(out, k.a)
 		}
-		if c := strings.Compare(x.a.ID, y.a.ID); c != 0 {
-			return c
+		return out
+	}
+	// Bucket b holds index b-1 (so that -1, an unparsable name, comes
+	// first). Within a bucket the input order is kept, then allocs that
+	// share an index are ordered by ID.
+	start := make([]int, maxIdx+3)
+	for _, k := range ks {
+		start[k.idx+2]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	sorted := make([]keyedAlloc, len(ks))
+	next := slices.Clone(start[:len(start)-1])
+	for _, k := range ks {
+		sorted[next[k.idx+1]] = k
+		next[k.idx+1]++
+	}
+	for b := 0; b+1 < len(start); b++ {
+		if bucket := sorted[start[b]:start[b+1]]; len(bucket) > 1 {
+			slices.SortFunc(bucket, compareKeyed)
 		}
-		return cmp.Compare(x.pos, y.pos)
-	})
-	out := make([]*structs.Allocation, len(keys))
-	for i, k := range keys {
-		out[i] = k.a
+	}
+	for _, k := range sorted {
+		out = append(out, k.a)
 	}
 	return out
 }
