@@ -23,9 +23,12 @@ type Observation struct {
 	// Allocs are the deployment's allocations, with the deployment health
 	// their clients (or an operator) reported.
 	Allocs []*structs.Allocation
-	// LatestEvalIndex is the highest CreateIndex among the job's
-	// evaluations. A healthy allocation whose health was recorded after it
-	// calls for a new scheduling pass.
+	// LatestEvalIndex is the newest state index a scheduling pass of the
+	// job has read or will read: the highest CreateIndex among the job's
+	// evaluations, or the SnapshotIndex a completed one was scheduled
+	// against if higher (the maximum while one waits to be scheduled). A
+	// healthy allocation whose health was recorded after it calls for a
+	// new scheduling pass.
 	LatestEvalIndex uint64
 	// Now is the time of the decision, stamped by the leader.
 	Now time.Time

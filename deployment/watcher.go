@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -180,12 +181,35 @@ func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observat
 	if err != nil {
 		return obs, wrapRead("evals", err)
 	}
+	obs.LatestEvalIndex = passIndex(evals, now)
+	return obs, nil
+}
+
+// passIndex is the newest state a scheduling pass of the job has read or
+// is yet to read, for Observation.LatestEvalIndex: the highest CreateIndex
+// among the evaluations, or the SnapshotIndex a completed one read if
+// higher. While an evaluation of the job waits to be scheduled (or is
+// being scheduled) now, it is the maximum index: health recorded
+// meanwhile needs no evaluation of its own yet. The scheduler takes one
+// evaluation of a job at a time, so another would only queue behind it,
+// to be superseded or to find the work done; once it completes, its
+// SnapshotIndex says whether health came after what it read, and the
+// watcher, woken by that write, asks for the next pass then.
+func passIndex(evals []*structs.Evaluation, now time.Time) uint64 {
+	var idx uint64
 	for _, e := range evals {
-		if e != nil && e.CreateIndex > obs.LatestEvalIndex {
-			obs.LatestEvalIndex = e.CreateIndex
+		if e == nil {
+			continue
+		}
+		if e.Status == structs.EvalStatusPending && e.Wait <= 0 && !e.WaitUntil.After(now) {
+			return math.MaxUint64
+		}
+		idx = max(idx, e.CreateIndex)
+		if e.Status == structs.EvalStatusComplete {
+			idx = max(idx, e.SnapshotIndex)
 		}
 	}
-	return obs, nil
+	return idx
 }
 
 func wrapRead(what string, err error) error {

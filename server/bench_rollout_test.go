@@ -53,8 +53,13 @@ func (h *harness) healthReporter(ctx context.Context, jobID string) {
 // with max_parallel 100, with clients that report health at once: the
 // time is the path eval → plan → commit → health → watcher → eval, ten
 // batches over, on the in-memory Raft.
-func BenchmarkRollout(b *testing.B) {
-	const nodes, count, parallel = 100, 1000, 100
+func BenchmarkRollout(b *testing.B) { benchRollout(b, 100, 1000, 100) }
+
+// BenchmarkRolloutLarge is BenchmarkRollout at the simulator's full
+// rollout size: 10,000 allocs on 1,000 nodes, max_parallel 500.
+func BenchmarkRolloutLarge(b *testing.B) { benchRollout(b, 1000, 10000, 500) }
+
+func benchRollout(b *testing.B, nodes, count, parallel int) {
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
