@@ -121,9 +121,6 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (schedule
 	if in.Job, err = snap.JobByID(ns, eval.JobID); err != nil {
 		return in, nil, err
 	}
-	if in.Allocs, err = snap.AllocsByJob(ns, eval.JobID); err != nil {
-		return in, nil, err
-	}
 	if in.Deployment, err = snap.LatestDeploymentByJob(ns, eval.JobID); err != nil {
 		return in, nil, err
 	}
@@ -134,7 +131,22 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (schedule
 	if err != nil {
 		return in, nil, err
 	}
+	in.Allocs = jobAllocs(all, ns, eval.JobID)
 	return in, all, nil
+}
+
+// jobAllocs picks the job's allocations out of all of them, in the same
+// (ID) order as the store's job index gives them. Walking the store once
+// instead of twice matters: a pass of a 10,000-alloc rollout reads every
+// alloc of the job, old ones included, and the placer reads them all.
+func jobAllocs(all []*structs.Allocation, namespace, jobID string) []*structs.Allocation {
+	var out []*structs.Allocation
+	for _, a := range all {
+		if a != nil && a.JobID == jobID && a.Namespace == namespace {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func seedOf(id string, attempt int) uint64 {
