@@ -64,6 +64,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 				}
 				continue
 			}
+			a.cfg.Jobs.shareJobs(allocs)
 		}
 		backoff = a.cfg.RetryInterval
 		if behind := a.reconcile(present, allocs, known); behind {
@@ -272,6 +273,7 @@ func (a *Agent) restore() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, s := range saved {
+		s.alloc.Job = a.cfg.Jobs.Share(s.alloc.Job)
 		if s.finished() {
 			a.allocs[s.alloc.ID] = &allocEntry{a: a, id: s.alloc.ID, dir: allocrunner.NewAllocDir(a.cfg.DataDir, s.alloc.ID),
 				alloc: s.alloc, last: allocrunner.Update{AllocID: s.alloc.ID, TaskStates: s.states}}

@@ -80,6 +80,10 @@ type Config struct {
 	// RetryInterval is the first pause after a failed call to the servers
 	// (DefaultRetryInterval).
 	RetryInterval time.Duration
+	// Jobs shares decoded jobs among the agent's allocations; agents of
+	// many nodes in one process may share one. Defaults to a cache of
+	// the agent's own.
+	Jobs *JobCache
 }
 
 // withDefaults checks c and fills in its defaults.
@@ -119,6 +123,9 @@ func (c Config) withDefaults() (Config, error) {
 		if p := os.Getenv("PATH"); p != "" {
 			c.HostEnv["PATH"] = p
 		}
+	}
+	if c.Jobs == nil {
+		c.Jobs = NewJobCache()
 	}
 	if c.AllocWait <= 0 {
 		c.AllocWait = DefaultAllocWait

@@ -121,6 +121,9 @@ type Fleet struct {
 	http    *http.Client
 	api     client.ServerAPI
 	driver  drivers.Driver
+	// jobs is shared by all nodes: one decoded copy of each job version
+	// for the whole fleet.
+	jobs *client.JobCache
 
 	mu     sync.Mutex
 	agents []*client.Agent
@@ -135,7 +138,7 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{cfg: cfg, driver: mock.New(mock.Options{})}
+	f := &Fleet{cfg: cfg, driver: mock.New(mock.Options{}), jobs: client.NewJobCache()}
 	if f.cfg.DataDir == "" {
 		if f.tempDir, err = os.MkdirTemp(tempRoot(), "drover-sim-"); err != nil {
 			return nil, err
@@ -217,6 +220,7 @@ func (f *Fleet) agentConfig(i int) client.Config {
 		CPUTotalMHz:   f.cfg.CPUMHz,
 		MemoryTotalMB: f.cfg.MemoryMB,
 		HostEnv:       map[string]string{},
+		Jobs:          f.jobs,
 	}
 }
 

@@ -1,0 +1,85 @@
+package client
+
+import (
+	"runtime"
+	"sync"
+	"weak"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// JobCache shares one decoded copy of each job version among the
+// allocations that run it. Every allocation the servers send carries its
+// job, so without sharing a node holds one copy of the job per
+// allocation, and a fleet of simulated nodes one per allocation of the
+// fleet. A copy is keyed by namespace, job ID, version and
+// JobModifyIndex (the index of the job's last change of specification),
+// and held weakly: once no allocation refers to it, it is collected and
+// its entry removed. The client never modifies a job it was sent.
+//
+// A JobCache is safe for concurrent use; one may be shared by the agents
+// of many nodes in one process (Config.Jobs).
+type JobCache struct {
+	mu   sync.Mutex
+	jobs map[jobVersionKey]weak.Pointer[structs.Job]
+}
+
+type jobVersionKey struct {
+	namespace, id   string
+	version, modify uint64
+}
+
+// NewJobCache returns an empty cache.
+func NewJobCache() *JobCache {
+	return &JobCache{jobs: map[jobVersionKey]weak.Pointer[structs.Job]{}}
+}
+
+// Share returns the cached copy of job's version if one is live, else
+// caches job and returns it. A nil job (or cache) is returned as given.
+func (c *JobCache) Share(job *structs.Job) *structs.Job {
+	if c == nil || job == nil {
+		return job
+	}
+	k := jobVersionKey{job.Namespace, job.ID, job.Version, job.JobModifyIndex}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if wp, ok := c.jobs[k]; ok {
+		if j := wp.Value(); j != nil {
+			return j
+		}
+	}
+	wp := weak.Make(job)
+	c.jobs[k] = wp
+	runtime.AddCleanup(job, c.forget, jobCacheEntry{k, wp})
+	return job
+}
+
+type jobCacheEntry struct {
+	key jobVersionKey
+	wp  weak.Pointer[structs.Job]
+}
+
+// forget drops a collected job's entry, unless a newer copy took it.
+func (c *JobCache) forget(e jobCacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.jobs[e.key] == e.wp {
+		delete(c.jobs, e.key)
+	}
+}
+
+// Len returns the number of entries (live or not yet forgotten).
+func (c *JobCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.jobs)
+}
+
+// shareJobs points each allocation at the cache's copy of its job.
+func (c *JobCache) shareJobs(allocs []*structs.Allocation) {
+	for _, a := range allocs {
+		if a != nil {
+			a.Job = c.Share(a.Job)
+		}
+	}
+}
