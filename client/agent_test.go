@@ -262,6 +262,29 @@ func TestUnknownDriverIsReportedFailed(t *testing.T) {
 	})
 }
 
+// An alloc of a deployment that fails before any health tracker runs is
+// reported unhealthy, so that the deployment does not wait on it.
+func TestAllocFailedInSetupIsUnhealthy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		al := serviceAlloc("a1", a.NodeID(), "d1", 0)
+		al.Job.TaskGroups[0].Tasks[0].Name = "../escape" // cannot name a directory
+		srv.put(al)
+		synctest.Wait()
+		got := srv.alloc("a1")
+		if got.ClientStatus != structs.AllocClientStatusFailed {
+			t.Fatalf("alloc %s %q", got.ClientStatus, got.ClientDescription)
+		}
+		if got.DeploymentStatus == nil || got.DeploymentStatus.Healthy == nil || *got.DeploymentStatus.Healthy ||
+			got.DeploymentStatus.Timestamp.IsZero() {
+			t.Fatalf("deployment status %+v, want unhealthy with a time", got.DeploymentStatus)
+		}
+	})
+}
+
 func TestFetchesOnlyAllocsTheServersChanged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := newFakeServer()

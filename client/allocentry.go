@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/client/health"
@@ -35,6 +36,7 @@ type allocEntry struct {
 	trackerDep string
 	trackerRes *health.Result
 	stopChecks context.CancelFunc
+	failedAt   time.Time // when a failure without health was first reported
 }
 
 // healthUndecided reports whether the servers have no health for alloc in
@@ -98,6 +100,15 @@ func (e *allocEntry) reportLocked() *structs.Allocation {
 		case e.trackerDep:
 			h = e.trackerRes
 		}
+	}
+	if h == nil && rep.ClientStatus == structs.AllocClientStatusFailed && e.alloc.DeploymentID != "" && healthUndecided(e.alloc) {
+		// Failed with no health decided (it could not even be set up, so
+		// no tracker ran): unhealthy, as Nomad's clients report it, so
+		// that the deployment replaces it or fails instead of waiting.
+		if e.failedAt.IsZero() {
+			e.failedAt = e.a.clock.Now()
+		}
+		h = &health.Result{Healthy: false, Timestamp: e.failedAt}
 	}
 	if h != nil {
 		healthy := h.Healthy
