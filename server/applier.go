@@ -175,4 +175,3 @@ func (l *Leader) commitPlan(t *term, reqs []*structs.ApplyPlanResultsRequest) (u
 	}
 	return index, firstErr
 }
-

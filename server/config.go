@@ -32,11 +32,11 @@ const (
 	// MaxPlansFollowupDelay is how long after a worker gave up re-planning
 	// its follow-up evaluation runs.
 	MaxPlansFollowupDelay = time.Second
-	// DefaultPlanEntryAllocs bounds one plan log entry to about a megabyte,
-	// so that placing 100,000 allocations is a stream of entries that
-	// replicate while the next ones are written, rather than one entry of
-	// a hundred megabytes that stalls heartbeats on every server.
-	DefaultPlanEntryAllocs = 1000
+	// DefaultPlanEntryAllocs bounds one plan log entry to about half a
+	// megabyte, so that placing 100,000 allocations is a stream of entries
+	// that replicate while the next ones are written, rather than one entry
+	// of a hundred megabytes that stalls heartbeats on every server.
+	DefaultPlanEntryAllocs = 500
 	// planEntriesInFlight is how many entries of one plan the applier
 	// hands to Raft before waiting for the oldest.
 	planEntriesInFlight = 4
