@@ -34,6 +34,11 @@ type BenchConfig struct {
 	// Dir holds the started servers' data and logs (temporary if empty).
 	Dir    string
 	NoSync bool
+	// Nice, when above 0, is the nice value this process (the fleet) takes
+	// once the servers are up, unless they run in-process: clients run on
+	// machines of their own in production, so on a shared machine the
+	// servers get the CPU first.
+	Nice int
 
 	Nodes          int
 	Count          int           // allocs per job
@@ -176,6 +181,12 @@ func runBench(ctx context.Context, e *env) error {
 		e.servers, e.addrs = srv, srv.HTTPAddrs
 	}
 
+	if cfg.Nice > 0 && cfg.Mode != ModeInProcess {
+		if err := lowerPriority(cfg.Nice); err != nil {
+			return err
+		}
+		res.Params["fleet_nice"] = cfg.Nice
+	}
 	base := liveRSS()
 	fleet, err := NewFleet(FleetConfig{
 		Servers: e.addrs(), Nodes: cfg.Nodes, CPUMHz: cfg.CPUMHz, MemoryMB: cfg.MemoryMB, Logger: cfg.Logger,

@@ -251,6 +251,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this process to this file")
 	f.StringVar(&memProfile, "memprofile", "", "write a heap profile of this process to this file once the scenario ends")
 	f.BoolVar(&cfg.NoSync, "raft-no-sync", false, "start the cluster's servers with -raft-no-sync")
+	f.IntVar(&cfg.Nice, "nice", 10, "nice value the simulator (the fleet) takes once the servers are up, so that servers on the same machine get the CPU first; 0 keeps its priority")
 	f.StringVar(&binPath, "binary", "", "drover binary the servers run (default: this one)")
 	f.StringVar(&cfg.Dir, "dir", "", "directory for the started servers' data and logs (default: temporary)")
 	f.IntVar(&cfg.Nodes, "nodes", 0, "simulated nodes (default: the scenario's full size)")
