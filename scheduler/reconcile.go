@@ -287,22 +287,38 @@ func (r *reconciler) allocsByGroup() map[string][]*structs.Allocation {
 // below the group's count, give or take), and only allocs sharing an
 // index (an old one and its replacement) are compared by ID.
 func sortAllocs(in []*structs.Allocation) []*structs.Allocation {
-	byGroup := map[string][]keyedAlloc{}
-	n := 0
+	keys := make([]keyedAlloc, 0, len(in))
+	groups := map[string]int{}
 	for i, a := range in {
 		if a != nil {
-			byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], keyedAlloc{a: a, idx: a.Index(), pos: i})
-			n++
+			keys = append(keys, keyedAlloc{a: a, idx: a.Index(), pos: i})
+			groups[a.TaskGroup]++
 		}
 	}
-	groups := make([]string, 0, len(byGroup))
-	for g := range byGroup {
-		groups = append(groups, g)
+	out := make([]*structs.Allocation, 0, len(keys))
+	if len(groups) == 1 {
+		return appendByIndex(out, keys)
 	}
-	slices.Sort(groups)
-	out := make([]*structs.Allocation, 0, n)
-	for _, g := range groups {
-		out = appendByIndex(out, byGroup[g])
+	// Several groups: lay the keys out group by group (in name order,
+	// input order kept within a group), then sort each group's run.
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	slices.Sort(names)
+	start := make(map[string]int, len(names))
+	runs := make([]int, len(names)+1)
+	for i, g := range names {
+		start[g] = runs[i]
+		runs[i+1] = runs[i] + groups[g]
+	}
+	byGroup := make([]keyedAlloc, len(keys))
+	for _, k := range keys {
+		byGroup[start[k.a.TaskGroup]] = k
+		start[k.a.TaskGroup]++
+	}
+	for i := range names {
+		out = appendByIndex(out, byGroup[runs[i]:runs[i+1]])
 	}
 	return out
 }
