@@ -24,10 +24,16 @@ type clientBatch struct {
 // clientBatcher coalesces client updates without timers: a caller that
 // finds no write in flight writes at once; callers that arrive while a
 // write is in flight join the next batch, which the writing caller sends
-// as soon as its own entry is applied.
+// as soon as its own entry is applied. A batch holds at most
+// maxClientBatchAllocs allocations (unless one caller brings more); later
+// callers start the batch after it, so that no entry grows with the load:
+// with thousands of nodes reporting, one unbounded batch became an entry
+// of tens of megabytes, and a follower catching up was sent dozens of
+// them in one call.
 type clientBatcher struct {
-	mu       sync.Mutex
-	pending  *clientBatch
+	mu sync.Mutex
+	// queue holds the batches waiting to be written, oldest first.
+	queue    []*clientBatch
 	flushing bool
 	// onJoin, when set (tests), is called after a caller joins a batch
 	// that another caller will write.
@@ -87,14 +93,21 @@ func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.A
 	}
 }
 
-// join adds updates to the pending batch and reports whether the caller
-// must write it (no write is in flight).
+// maxClientBatchAllocs bounds the allocations of one client update entry
+// (a variable for tests).
+var maxClientBatchAllocs = 500
+
+// join adds updates to the last waiting batch, or to a new one when that
+// one is full, and reports whether the caller must write the batches (no
+// write is in flight).
 func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Evaluation, freed bool) (*clientBatch, bool) {
 	c.mu.Lock()
-	b := c.pending
-	if b == nil {
+	var b *clientBatch
+	if n := len(c.queue); n > 0 && len(c.queue[n-1].allocs)+len(allocs) <= maxClientBatchAllocs {
+		b = c.queue[n-1]
+	} else {
 		b = &clientBatch{jobs: map[[2]string]bool{}, done: make(chan struct{})}
-		c.pending = b
+		c.queue = append(c.queue, b)
 	}
 	b.allocs = append(b.allocs, allocs...)
 	for _, e := range evals {
@@ -118,7 +131,8 @@ func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Eval
 // clientWriteTimeout bounds one batch's write (a variable for tests).
 var clientWriteTimeout = waitIndexTimeout
 
-// flushClientUpdates writes pending batches until none is left. The
+// flushClientUpdates writes the waiting batches in order until none is
+// left. The
 // writes outlive the leading caller's cancellation, since they carry
 // other callers' updates; each batch gets its own clientWriteTimeout, so
 // that under sustained load the later batches of a long flush do not
@@ -127,13 +141,14 @@ func (l *Leader) flushClientUpdates(ctx context.Context) {
 	base := context.WithoutCancel(ctx)
 	for {
 		l.clients.mu.Lock()
-		b := l.clients.pending
-		l.clients.pending = nil
-		if b == nil {
+		if len(l.clients.queue) == 0 {
 			l.clients.flushing = false
 			l.clients.mu.Unlock()
 			return
 		}
+		b := l.clients.queue[0]
+		l.clients.queue[0] = nil
+		l.clients.queue = l.clients.queue[1:]
 		l.clients.mu.Unlock()
 		req := &structs.AllocClientUpdateRequest{Allocs: b.allocs, Evals: b.evals, UpdatedAt: l.clock.Now().UnixNano()}
 		wctx, cancel := context.WithTimeout(base, clientWriteTimeout)

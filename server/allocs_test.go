@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -130,6 +131,75 @@ func TestClientUpdateBatchesEachGetTheirOwnTimeout(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatalf("client update failed: %v", err)
 		}
+	}
+	for _, a := range allocsOf(h.store().Snapshot(), "web") {
+		if a.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
+		}
+	}
+}
+
+// Callers that arrive while a write is in flight fill batches of at most
+// maxClientBatchAllocs allocations, written one after the other, so that
+// no entry grows with the number of reporting clients.
+func TestClientUpdateBatchesAreBounded(t *testing.T) {
+	defer func(n int) { maxClientBatchAllocs = n }(maxClientBatchAllocs)
+	maxClientBatchAllocs = 2
+	h := newHarness(t)
+	h.start()
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 6, 100))
+	must(t, err)
+	h.waitFor("six allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 6 })
+	h.idle()
+	allocs := allocsOf(h.store().Snapshot(), "web")
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var sizes []int
+	h.raft.setGate(func(mt fsm.MessageType) {
+		if mt == fsm.AllocClientUpdateRequestType {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	})
+	joined := make(chan struct{}, 5)
+	h.leader.clients.mu.Lock()
+	h.leader.clients.onJoin = func() { joined <- struct{}{} }
+	h.leader.clients.mu.Unlock()
+	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
+
+	var wg sync.WaitGroup
+	call := func(i int) {
+		defer wg.Done()
+		if _, err := h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: allocs[i].ID, ClientStatus: structs.AllocClientStatusRunning}}); err != nil {
+			t.Error(err)
+		}
+	}
+	wg.Add(1)
+	go call(0)
+	<-entered
+	for i := 1; i < len(allocs); i++ {
+		wg.Add(1)
+		go call(i)
+		<-joined // one at a time, so the batches fill in order
+	}
+	h.leader.clients.mu.Lock()
+	for _, b := range h.leader.clients.queue {
+		sizes = append(sizes, len(b.allocs))
+	}
+	h.leader.clients.mu.Unlock()
+	close(release)
+	wg.Wait()
+
+	if fmt.Sprint(sizes) != "[2 2 1]" {
+		t.Fatalf("waiting batches hold %v allocs, want [2 2 1]", sizes)
+	}
+	if got := h.raft.entries(fsm.AllocClientUpdateRequestType) - before; got != 4 {
+		t.Fatalf("%d client update entries, want 4 (one in flight, three bounded batches)", got)
 	}
 	for _, a := range allocsOf(h.store().Snapshot(), "web") {
 		if a.ClientStatus != structs.AllocClientStatusRunning {
