@@ -12,32 +12,7 @@ import (
 )
 
 func TestClientUpdatesCoalesceWhileAWriteIsInFlight(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
-	must(t, err)
-	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 6, 100))
-	must(t, err)
-	h.waitFor("six allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 6 })
-	h.idle()
-	allocs := allocsOf(h.store().Snapshot(), "web")
-
-	// Hold the first client write in Raft until the other five callers
-	// have joined the next batch.
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.raft.setGate(func(mt fsm.MessageType) {
-		if mt == fsm.AllocClientUpdateRequestType {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	})
-	joined := make(chan struct{}, 5)
-	h.leader.clients.mu.Lock()
-	h.leader.clients.onJoin = func() { joined <- struct{}{} }
-	h.leader.clients.mu.Unlock()
+	h, allocs, entered, release, joined := heldClientWrite(t)
 	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
 
 	running := func(a *structs.Allocation) []*structs.Allocation {
@@ -145,32 +120,9 @@ func TestClientUpdateBatchesEachGetTheirOwnTimeout(t *testing.T) {
 func TestClientUpdateBatchesAreBounded(t *testing.T) {
 	defer func(n int) { maxClientBatchAllocs = n }(maxClientBatchAllocs)
 	maxClientBatchAllocs = 2
-	h := newHarness(t)
-	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
-	must(t, err)
-	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 6, 100))
-	must(t, err)
-	h.waitFor("six allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 6 })
-	h.idle()
-	allocs := allocsOf(h.store().Snapshot(), "web")
-
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	var sizes []int
-	h.raft.setGate(func(mt fsm.MessageType) {
-		if mt == fsm.AllocClientUpdateRequestType {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	})
-	joined := make(chan struct{}, 5)
-	h.leader.clients.mu.Lock()
-	h.leader.clients.onJoin = func() { joined <- struct{}{} }
-	h.leader.clients.mu.Unlock()
+	h, allocs, entered, release, joined := heldClientWrite(t)
 	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
+	var sizes []int
 
 	var wg sync.WaitGroup
 	call := func(i int) {
@@ -206,4 +158,36 @@ func TestClientUpdateBatchesAreBounded(t *testing.T) {
 			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
 		}
 	}
+}
+
+// heldClientWrite starts a leader with one node running six allocs of
+// "web", and holds the first client update write in Raft (entered is
+// closed when it arrives) until release is closed; joined receives one
+// value per caller that joined a batch meanwhile.
+func heldClientWrite(t *testing.T) (h *harness, allocs []*structs.Allocation, entered, release, joined chan struct{}) {
+	t.Helper()
+	h = newHarness(t)
+	h.start()
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 6, 100))
+	must(t, err)
+	h.waitFor("six allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 6 })
+	h.idle()
+	allocs = allocsOf(h.store().Snapshot(), "web")
+	entered, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.raft.setGate(func(mt fsm.MessageType) {
+		if mt == fsm.AllocClientUpdateRequestType {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	})
+	joined = make(chan struct{}, len(allocs))
+	h.leader.clients.mu.Lock()
+	h.leader.clients.onJoin = func() { joined <- struct{}{} }
+	h.leader.clients.mu.Unlock()
+	return h, allocs, entered, release, joined
 }
