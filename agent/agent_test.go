@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,14 +21,26 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
+// handedOut holds the addresses freeAddr has returned: a port closed at
+// once may be handed out again by the kernel, and two servers given the
+// same one fail to start.
+var handedOut sync.Map
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if _, dup := handedOut.LoadOrStore(addr, true); !dup {
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no fresh loopback port in 100 tries")
+	return ""
 }
 
 type tWriter struct{ t *testing.T }

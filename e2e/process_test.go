@@ -54,14 +54,26 @@ func (b *lockedBuffer) String() string {
 
 // freeAddr returns a loopback address with a port that was free a moment
 // ago.
+// handedOut holds the addresses freeAddr has returned: a port closed at
+// once may be handed out again by the kernel, and two servers given the
+// same one fail to start.
+var handedOut sync.Map
+
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if _, dup := handedOut.LoadOrStore(addr, true); !dup {
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no fresh loopback port in 100 tries")
+	return ""
 }
 
 func newServer(t testing.TB, name string, expect int) *server {

@@ -19,7 +19,8 @@ import (
 // one cluster, and waits until all three agree on a leader.
 func startServers(t *testing.T) []*agent.Agent {
 	t.Helper()
-	https := []string{freeLoopback(t), freeLoopback(t), freeLoopback(t)}
+	addrs := freeLoopbacks(t, 6)
+	https, rafts := addrs[:3], addrs[3:]
 	var out []*agent.Agent
 	for i, h := range https {
 		var join []string
@@ -31,7 +32,7 @@ func startServers(t *testing.T) []*agent.Agent {
 		name := fmt.Sprintf("s%d", i+1)
 		a, err := agent.New(agent.Config{
 			Server: true, BootstrapExpect: 3, RetryJoin: join, DataDir: filepath.Join(t.TempDir(), name),
-			HTTPAddr: h, RaftAddr: freeLoopback(t), NodeName: name, NoSync: true, Version: "test",
+			HTTPAddr: h, RaftAddr: rafts[i], NodeName: name, NoSync: true, Version: "test",
 			Logger: hclog.New(&hclog.LoggerOptions{Name: name, Output: testLogWriter{t}, Level: hclog.Info}),
 		})
 		if err != nil {
@@ -56,14 +57,21 @@ func startServers(t *testing.T) []*agent.Agent {
 	return out
 }
 
-func freeLoopback(t *testing.T) string {
+// freeLoopbacks returns n distinct free addresses on 127.0.0.1. The
+// listeners stay open until all are picked: a port closed at once may be
+// handed out again by the next pick.
+func freeLoopbacks(t *testing.T, n int) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	out := make([]string, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		out = append(out, ln.Addr().String())
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return out
 }
 
 type testLogWriter struct{ t *testing.T }
