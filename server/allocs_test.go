@@ -12,7 +12,7 @@ import (
 )
 
 func TestClientUpdatesCoalesceWhileAWriteIsInFlight(t *testing.T) {
-	h, allocs, entered, release, joined := heldClientWrite(t)
+	h, allocs, entered, release, joined := heldClientWrite(t, 6)
 	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
 
 	running := func(a *structs.Allocation) []*structs.Allocation {
@@ -63,32 +63,9 @@ func TestClientUpdateBatchesEachGetTheirOwnTimeout(t *testing.T) {
 	saved := clientWriteTimeout
 	clientWriteTimeout = 200 * time.Millisecond
 	t.Cleanup(func() { clientWriteTimeout = saved })
-	h := newHarness(t)
-	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
-	must(t, err)
-	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
-	must(t, err)
-	h.waitFor("two allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
-	h.idle()
-	allocs := allocsOf(h.store().Snapshot(), "web")
-
 	// Hold the first write past the timeout while a second caller joins
 	// the next batch.
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.raft.setGate(func(mt fsm.MessageType) {
-		if mt == fsm.AllocClientUpdateRequestType {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	})
-	joined := make(chan struct{}, 1)
-	h.leader.clients.mu.Lock()
-	h.leader.clients.onJoin = func() { joined <- struct{}{} }
-	h.leader.clients.mu.Unlock()
+	h, allocs, entered, release, joined := heldClientWrite(t, 2)
 	errs := make(chan error, 2)
 	for i, a := range allocs {
 		go func() {
@@ -120,7 +97,7 @@ func TestClientUpdateBatchesEachGetTheirOwnTimeout(t *testing.T) {
 func TestClientUpdateBatchesAreBounded(t *testing.T) {
 	defer func(n int) { maxClientBatchAllocs = n }(maxClientBatchAllocs)
 	maxClientBatchAllocs = 2
-	h, allocs, entered, release, joined := heldClientWrite(t)
+	h, allocs, entered, release, joined := heldClientWrite(t, 6)
 	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
 	var sizes []int
 
@@ -160,19 +137,19 @@ func TestClientUpdateBatchesAreBounded(t *testing.T) {
 	}
 }
 
-// heldClientWrite starts a leader with one node running six allocs of
+// heldClientWrite starts a leader with one node running n allocs of
 // "web", and holds the first client update write in Raft (entered is
 // closed when it arrives) until release is closed; joined receives one
 // value per caller that joined a batch meanwhile.
-func heldClientWrite(t *testing.T) (h *harness, allocs []*structs.Allocation, entered, release, joined chan struct{}) {
+func heldClientWrite(t *testing.T, n int) (h *harness, allocs []*structs.Allocation, entered, release, joined chan struct{}) {
 	t.Helper()
 	h = newHarness(t)
 	h.start()
 	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
 	must(t, err)
-	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 6, 100))
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", n, 100))
 	must(t, err)
-	h.waitFor("six allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 6 })
+	h.waitFor(fmt.Sprintf("%d allocs", n), func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == n })
 	h.idle()
 	allocs = allocsOf(h.store().Snapshot(), "web")
 	entered, release = make(chan struct{}), make(chan struct{})
