@@ -5,43 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/structs"
 )
-
-// handedOut holds the addresses freeAddr has returned: a port closed at
-// once may be handed out again by the kernel, and two servers given the
-// same one fail to start.
-var handedOut sync.Map
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		if _, dup := handedOut.LoadOrStore(addr, true); !dup {
-			return addr
-		}
-	}
-	t.Fatal("no fresh loopback port in 100 tries")
-	return ""
-}
 
 type tWriter struct{ t *testing.T }
 
@@ -55,7 +32,7 @@ func startAgent(t *testing.T, name string, expect int, join ...string) *Agent {
 	t.Helper()
 	a, err := New(Config{
 		Server: true, BootstrapExpect: expect, RetryJoin: join, DataDir: filepath.Join(t.TempDir(), name),
-		HTTPAddr: freeAddr(t), RaftAddr: freeAddr(t), NodeName: name, NoSync: true,
+		HTTPAddr: loopback.Addr(t), RaftAddr: loopback.Addr(t), NodeName: name, NoSync: true,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: name, Output: tWriter{t}, Level: hclog.Debug}),
 	})
 	if err != nil {
@@ -171,7 +148,7 @@ func TestJoinServerRejectsOtherHTTPServers(t *testing.T) {
 }
 
 func TestDevAgentBootstrapsAndRemovesItsDirectory(t *testing.T) {
-	a, err := New(Config{Dev: true, HTTPAddr: freeAddr(t), RaftAddr: freeAddr(t)})
+	a, err := New(Config{Dev: true, HTTPAddr: loopback.Addr(t), RaftAddr: loopback.Addr(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/config"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -19,7 +20,7 @@ func TestClientOnlyAgentRegistersItsHTTPAddressAndServesOnlyClientEndpoints(t *t
 	s := startAgent(t, "s1", 1)
 	c, err := New(Config{
 		Client: true, Servers: []string{s.HTTPAddr()}, DataDir: filepath.Join(t.TempDir(), "c1"),
-		HTTPAddr: freeAddr(t), NodeName: "c1",
+		HTTPAddr: loopback.Addr(t), NodeName: "c1",
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "c1", Output: tWriter{t}, Level: hclog.Debug}),
 	})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // getHealth returns the status code and parts of GET /v1/agent/health.
@@ -41,7 +43,7 @@ func TestHealthHasAPartPerRole(t *testing.T) {
 
 	c, err := New(Config{
 		Client: true, Servers: []string{s.HTTPAddr()}, DataDir: filepath.Join(t.TempDir(), "c1"),
-		HTTPAddr: freeAddr(t), NodeName: "c1",
+		HTTPAddr: loopback.Addr(t), NodeName: "c1",
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "c1", Output: tWriter{t}, Level: hclog.Warn}),
 	})
 	if err != nil {

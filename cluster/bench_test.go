@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // newTCPCluster starts n servers over real loopback TCP with bolt files,
@@ -24,7 +25,7 @@ func newTCPCluster(tb testing.TB, n int, noSync bool) []*testNode {
 	for i := range nodes {
 		f := &listFSM{}
 		srv, err := New(Config{
-			DataDir: filepath.Join(dir, fmt.Sprint(i)), RaftAddr: freeLoopbackAddr(tb), FSM: f,
+			DataDir: filepath.Join(dir, fmt.Sprint(i)), RaftAddr: loopback.Addr(tb), FSM: f,
 			Logger: quietLogger(tb), NoSync: noSync,
 		})
 		if err != nil {
@@ -49,15 +50,6 @@ func quietLogger(tb testing.TB) hclog.Logger {
 		return hclog.NewNullLogger()
 	}
 	return testLogger(tb)
-}
-
-func freeLoopbackAddr(tb testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // entry is a write of a realistic small size (an eval update is ~300 B).

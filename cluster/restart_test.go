@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // A server restarted on its bolt files keeps every acknowledged write, keeps
 // its ID, and refuses to bootstrap again.
 func TestRestartKeepsStateAndNeverBootstrapsAgain(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeLoopbackAddr(t)
+	addr := loopback.Addr(t)
 	open := func() *testNode {
 		f := &listFSM{}
 		srv, err := New(Config{DataDir: dir, RaftAddr: addr, FSM: f, Logger: testLogger(t)})

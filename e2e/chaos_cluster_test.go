@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -41,7 +42,7 @@ func startChaosCluster(t testing.TB) *chaosCluster {
 	c := &chaosCluster{t: t}
 	var joins []string
 	for i := 0; i < 3; i++ {
-		s := &chaosServer{name: fmt.Sprintf("s%d", i+1), http: freeAddr(t), raft: freeAddr(t)}
+		s := &chaosServer{name: fmt.Sprintf("s%d", i+1), http: loopback.Addr(t), raft: loopback.Addr(t)}
 		c.servers = append(c.servers, s)
 		joins = append(joins, fmt.Sprintf("%q", s.http))
 	}
@@ -64,7 +65,7 @@ server {
 `, s.name, filepath.Join(dir, s.name), port(s.http), port(s.raft), strings.Join(joins, ", ")))
 		c.start(s)
 	}
-	clientHTTP := freeAddr(t)
+	clientHTTP := loopback.Addr(t)
 	var addrs []string
 	for _, s := range c.servers {
 		addrs = append(addrs, s.http)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/structs"
 )
@@ -63,7 +64,7 @@ func startAgentProc(t testing.TB, name, httpAddr string, args ...string) *agentP
 // startDevAgent runs `drover agent -dev` on free loopback ports.
 func startDevAgent(t testing.TB, extra ...string) *agentProc {
 	t.Helper()
-	httpAddr, raftAddr := freeAddr(t), freeAddr(t)
+	httpAddr, raftAddr := loopback.Addr(t), loopback.Addr(t)
 	args := append([]string{"-dev", "-http-addr", httpAddr, "-raft-addr", raftAddr, "-node", "dev", "-log-level", "debug"}, extra...)
 	p := startAgentProc(t, "dev", httpAddr, args...)
 	p.waitNodeReady(1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // TestServersFromConfigFilesAndAClientRunAJob forms a cluster of three
@@ -27,7 +28,7 @@ func TestServersFromConfigFilesAndAClientRunAJob(t *testing.T) {
 	servers := make([]srv, 3)
 	var joins []string
 	for i := range servers {
-		servers[i] = srv{fmt.Sprintf("s%d", i+1), freeAddr(t), freeAddr(t)}
+		servers[i] = srv{fmt.Sprintf("s%d", i+1), loopback.Addr(t), loopback.Addr(t)}
 		joins = append(joins, fmt.Sprintf("%q", servers[i].http))
 	}
 	procs := make([]*agentProc, 3)
@@ -51,7 +52,7 @@ server {
 		procs[i] = startAgentProc(t, s.name, s.http, "-config", cfg)
 	}
 
-	clientHTTP := freeAddr(t)
+	clientHTTP := loopback.Addr(t)
 	addrs := []string{servers[0].http, servers[1].http, servers[2].http}
 	cl := startAgentProc(t, "c1", clientHTTP, "-client", "-data-dir", filepath.Join(dir, "c1"),
 		"-servers", strings.Join(addrs, ","), "-http-addr", clientHTTP, "-node", "c1", "-log-level", "debug")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // server is one drover agent process.
@@ -54,31 +54,10 @@ func (b *lockedBuffer) String() string {
 
 // freeAddr returns a loopback address with a port that was free a moment
 // ago.
-// handedOut holds the addresses freeAddr has returned: a port closed at
-// once may be handed out again by the kernel, and two servers given the
-// same one fail to start.
-var handedOut sync.Map
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		if _, dup := handedOut.LoadOrStore(addr, true); !dup {
-			return addr
-		}
-	}
-	t.Fatal("no fresh loopback port in 100 tries")
-	return ""
-}
 
 func newServer(t testing.TB, name string, expect int) *server {
 	return &server{
-		t: t, name: name, httpAddr: freeAddr(t), raftAddr: freeAddr(t),
+		t: t, name: name, httpAddr: loopback.Addr(t), raftAddr: loopback.Addr(t),
 		dataDir: filepath.Join(t.TempDir(), name), expect: expect,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/structs"
 )
@@ -32,7 +33,7 @@ func TestSystemJobRollout(t *testing.T) {
 	dir := t.TempDir()
 	var clients []*agentProc
 	for _, name := range []string{"c1", "c2"} {
-		httpAddr := freeAddr(t)
+		httpAddr := loopback.Addr(t)
 		dataDir := filepath.Join(dir, name)
 		// Client-only agents leave their tasks running when they exit:
 		// whatever is left under their data directory is killed at the end.

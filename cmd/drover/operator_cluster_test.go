@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,14 +12,15 @@ import (
 
 	"github.com/droverhq/drover/agent"
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // startServers runs three server agents in-process on loopback that form
 // one cluster, and waits until all three agree on a leader.
 func startServers(t *testing.T) []*agent.Agent {
 	t.Helper()
-	addrs := freeLoopbacks(t, 6)
-	https, rafts := addrs[:3], addrs[3:]
+	https := []string{loopback.Addr(t), loopback.Addr(t), loopback.Addr(t)}
+	rafts := []string{loopback.Addr(t), loopback.Addr(t), loopback.Addr(t)}
 	var out []*agent.Agent
 	for i, h := range https {
 		var join []string
@@ -54,23 +54,6 @@ func startServers(t *testing.T) []*agent.Agent {
 		}
 		return nil
 	})
-	return out
-}
-
-// freeLoopbacks returns n distinct free addresses on 127.0.0.1. The
-// listeners stay open until all are picked: a port closed at once may be
-// handed out again by the next pick.
-func freeLoopbacks(t *testing.T, n int) []string {
-	t.Helper()
-	out := make([]string, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		out = append(out, ln.Addr().String())
-	}
 	return out
 }
 
