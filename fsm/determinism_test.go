@@ -249,6 +249,21 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if da, db := dump(t, a), dump(t, b); da != db {
 		t.Fatalf("restored state differs:\n%s", firstDiff(da, db))
 	}
+	// The deployments' live figures are part of their rows, so the dumps
+	// above compare them; make sure the log left some to compare.
+	deps, err := snap(b).Deployments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := false
+	for _, d := range deps {
+		for _, g := range d.TaskGroups {
+			live = live || (d.HealthIndex > 0 && g.LiveHealthyAllocs > 0)
+		}
+	}
+	if !live {
+		t.Fatal("no restored deployment has live figures: the round trip would prove little for them")
+	}
 	select {
 	case <-old.AbandonCh():
 	default:

@@ -269,9 +269,10 @@ func TestRestoreSharesWithoutChangingTheSource(t *testing.T) {
 	_, a, b := placeTwo(t, src)
 	// Give b its own (equal) reservation object in the source store.
 	must(t, src.update(3, func(tx *WriteTxn) error {
-		c := rewrite(stored(t, src, b.ID))
+		old := stored(t, src, b.ID)
+		c := rewrite(old)
 		c.AllocatedResources = c.AllocatedResources.Copy()
-		return tx.insert(TableAllocs, c)
+		return tx.putAlloc(old, c)
 	}))
 	sa, sb := stored(t, src, a.ID), stored(t, src, b.ID)
 	if sa.AllocatedResources == sb.AllocatedResources {

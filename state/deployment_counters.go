@@ -60,17 +60,37 @@ func (d *deploymentDeltas) health(a *structs.Allocation, healthy bool, ts time.T
 	}
 }
 
-// flushDeploymentDeltas writes the collected counters to the active
-// deployments they concern (terminal or unknown deployments and groups are
-// left alone). A healthy transition moves RequireProgressBy to its time +
-// ProgressDeadline when that is later than the current one.
+// flushDeploymentDeltas writes the collected counters, and the pending
+// live figures of every deployment (see deployment_live.go), to the active
+// deployments they concern; see WriteTxn.flushDeployments.
 func (s *Store) flushDeploymentDeltas(t *WriteTxn, d *deploymentDeltas, at int64) error {
-	ids := make([]string, 0, len(d.m))
-	for id := range d.m {
-		ids = append(ids, id)
+	return t.flushDeployments(d, at)
+}
+
+// flushDeployments writes the counters collected in d (nil: none) and the
+// pending live figures to the active deployments they concern, each
+// deployment copied and written once, and only when a figure changed.
+// Terminal or unknown deployments and groups are left alone: a terminal
+// deployment is never decided on again. A healthy transition moves
+// RequireProgressBy to its time + ProgressDeadline when that is later than
+// the current one. at (UnixNano) is the deployment's ModifyTime; 0 keeps
+// it.
+func (t *WriteTxn) flushDeployments(d *deploymentDeltas, at int64) error {
+	var ids []string
+	if d != nil {
+		for id := range d.m {
+			ids = append(ids, id)
+		}
+	}
+	for id := range t.live {
+		if d == nil || d.m[id] == nil {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
+		live := t.live[id]
+		delete(t.live, id)
 		dep, err := t.reader().DeploymentByID(id)
 		if err != nil {
 			return err
@@ -80,24 +100,33 @@ func (s *Store) flushDeploymentDeltas(t *WriteTxn, d *deploymentDeltas, at int64
 		}
 		c := dep.Copy()
 		changed := false
-		for name, gd := range d.m[id] {
-			st := c.TaskGroups[name]
-			if st == nil {
-				continue
-			}
-			changed = true
-			st.PlacedAllocs += gd.placed
-			st.PlacedCanaries = append(st.PlacedCanaries, gd.canaries...)
-			st.HealthyAllocs += gd.healthy
-			st.UnhealthyAllocs += gd.unhealthy
-			if !gd.healthyAt.IsZero() && st.ProgressDeadline > 0 {
-				if by := gd.healthyAt.Add(st.ProgressDeadline); by.After(st.RequireProgressBy) {
-					st.RequireProgressBy = by
+		if d != nil {
+			for name, gd := range d.m[id] {
+				st := c.TaskGroups[name]
+				if st == nil {
+					continue
+				}
+				changed = true
+				st.PlacedAllocs += gd.placed
+				st.PlacedCanaries = append(st.PlacedCanaries, gd.canaries...)
+				st.HealthyAllocs += gd.healthy
+				st.UnhealthyAllocs += gd.unhealthy
+				if !gd.healthyAt.IsZero() && st.ProgressDeadline > 0 {
+					if by := gd.healthyAt.Add(st.ProgressDeadline); by.After(st.RequireProgressBy) {
+						st.RequireProgressBy = by
+					}
 				}
 			}
 		}
+		if live != nil {
+			moved, err := t.applyLive(c, live)
+			if err != nil {
+				return err
+			}
+			changed = changed || moved
+		}
 		if changed {
-			if err := s.putDeployment(t, c, at); err != nil {
+			if err := t.putDeployment(c, at); err != nil {
 				return err
 			}
 		}

@@ -51,7 +51,7 @@ func (s *Store) UpdateAllocDesiredTransitionTxn(t *WriteTxn, req *structs.AllocU
 		a.DesiredTransition = merged
 		a.ModifyIndex = t.index
 		a.ModifyTime = req.UpdatedAt
-		if err := t.insert(TableAllocs, a); err != nil {
+		if err := t.putAlloc(existing, a); err != nil {
 			return err
 		}
 		t.touchJob(a.Namespace, a.JobID)

@@ -70,9 +70,15 @@ func (s *Store) upsertAlloc(t *WriteTxn, d *deploymentDeltas, alloc *structs.All
 			a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: a.DeploymentStatus.Canary}
 		}
 	}
+	if ds := a.DeploymentStatus; ds != nil && ds.Healthy != nil && ds.ModifyIndex == 0 {
+		// Health that came with the plan is recorded at this index, so
+		// that later writes of the alloc do not move it.
+		a.DeploymentStatus = ds.Copy()
+		a.DeploymentStatus.ModifyIndex = t.index
+	}
 	a.ModifyIndex, a.AllocModifyIndex = t.index, t.index
 	a.ModifyTime = at
-	if err := t.insert(TableAllocs, a); err != nil {
+	if err := t.putAlloc(existing, a); err != nil {
 		return err
 	}
 	t.touchJob(a.Namespace, a.JobID)
@@ -100,7 +106,7 @@ func (s *Store) StopAllocTxn(t *WriteTxn, stop *structs.AllocStopUpdate, at int6
 	}
 	a.ModifyIndex, a.AllocModifyIndex = t.index, t.index
 	a.ModifyTime = at
-	if err := t.insert(TableAllocs, a); err != nil {
+	if err := t.putAlloc(existing, a); err != nil {
 		return err
 	}
 	t.touchJob(a.Namespace, a.JobID)
@@ -115,7 +121,8 @@ func (s *Store) UpdateAllocsFromClient(index uint64, req *structs.AllocClientUpd
 
 // UpdateAllocsFromClientTxn applies what clients report: client status and
 // description, task states, and deployment health. Unknown allocations are
-// skipped. A deployment health set for the first time (Healthy from unset
+// skipped. A health verdict equal to the stored one is not recorded again.
+// A deployment health set for the first time (Healthy from unset
 // to true or false) counts once in the deployment's HealthyAllocs or
 // UnhealthyAllocs; a healthy one also moves the group's RequireProgressBy
 // to its time + ProgressDeadline. The health time is the DeploymentStatus
@@ -141,7 +148,7 @@ func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientU
 		if u.TaskStates != nil {
 			a.TaskStates = t.clientTaskStates(existing.TaskStates, u.TaskStates)
 		}
-		if u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil {
+		if u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil && !sameHealth(a, *u.DeploymentStatus.Healthy) {
 			ts := u.DeploymentStatus.Timestamp
 			if ts.IsZero() {
 				ts = time.Unix(0, req.UpdatedAt).UTC()
@@ -150,7 +157,7 @@ func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientU
 		}
 		a.ModifyIndex = t.index
 		a.ModifyTime = req.UpdatedAt
-		if err := t.insert(TableAllocs, a); err != nil {
+		if err := t.putAlloc(existing, a); err != nil {
 			return err
 		}
 		t.touchJob(a.Namespace, a.JobID)
@@ -159,6 +166,14 @@ func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientU
 		return err
 	}
 	return s.UpsertEvalsTxn(t, req.Evals)
+}
+
+// sameHealth reports whether a already has the given deployment health.
+// A client repeats its verdict in every report; as in Nomad, only a new
+// verdict is recorded (with its time and index), so that a repeated one
+// neither moves the deployment's health index nor wakes its watcher.
+func sameHealth(a *structs.Allocation, healthy bool) bool {
+	return a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy == healthy
 }
 
 // setHealth sets a's deployment health (a is a copy being written) and
@@ -190,7 +205,7 @@ func (s *Store) deleteAllocsTxn(t *WriteTxn, ids []string) error {
 		if a == nil {
 			continue
 		}
-		if err := t.delete(TableAllocs, a); err != nil {
+		if err := t.deleteAlloc(a); err != nil {
 			return err
 		}
 		t.touchReapedJob(a.Namespace, a.JobID)

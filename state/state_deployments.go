@@ -25,7 +25,9 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 		return err
 	}
 	var c *structs.Deployment
+	recount := false
 	if existing == nil {
+		recount = true
 		c = dep.Copy()
 		if c.Namespace == "" {
 			c.Namespace = structs.DefaultNamespace
@@ -54,6 +56,7 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			cur, ok := c.TaskGroups[name]
 			if !ok {
 				c.TaskGroups[name] = g.Copy()
+				recount = true
 				continue
 			}
 			cur.DesiredTotal = g.DesiredTotal
@@ -63,15 +66,34 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			cur.ProgressDeadline = g.ProgressDeadline
 		}
 	}
+	if recount {
+		// Live figures are the store's to derive, never the plan's, and
+		// the deployment's allocations may exist already (an alloc
+		// written before its deployment, or a group new to it).
+		if c.Active() {
+			if err := t.recountLive(c); err != nil {
+				return err
+			}
+		} else {
+			c.ClearLiveFigures()
+		}
+	}
 	return s.putDeployment(t, c, placedAt)
 }
 
 // putDeployment writes c (a copy owned by the caller).
 func (s *Store) putDeployment(t *WriteTxn, c *structs.Deployment, at int64) error {
+	return t.putDeployment(c, at)
+}
+
+// putDeployment writes c (a copy owned by the caller) at the
+// transaction's index; at (UnixNano) sets ModifyTime unless 0.
+func (t *WriteTxn) putDeployment(c *structs.Deployment, at int64) error {
 	c.ModifyIndex = t.index
 	if at != 0 {
 		c.ModifyTime = at
 	}
+	delete(t.canaries, c.ID)
 	return t.insert(TableDeployments, c)
 }
 
@@ -267,7 +289,7 @@ func (s *Store) SetAllocHealthTxn(t *WriteTxn, req *structs.DeploymentAllocHealt
 			setHealth(t, deltas, c, healthy, req.Timestamp)
 			c.ModifyIndex = t.index
 			c.ModifyTime = at
-			if err := t.insert(TableAllocs, c); err != nil {
+			if err := t.putAlloc(a, c); err != nil {
 				return err
 			}
 		}

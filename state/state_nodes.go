@@ -68,10 +68,13 @@ func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRe
 			c.ClientDescription = structs.AllocLost
 			c.ModifyIndex = t.index
 			c.ModifyTime = req.UpdatedAt
-			if err := t.insert(TableAllocs, c); err != nil {
+			if err := t.putAlloc(a, c); err != nil {
 				return err
 			}
 			t.touchJob(c.Namespace, c.JobID)
+		}
+		if err := t.flushDeployments(nil, req.UpdatedAt); err != nil {
+			return err
 		}
 	}
 	return s.UpsertEvalsTxn(t, req.Evals)

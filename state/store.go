@@ -73,6 +73,12 @@ type WriteTxn struct {
 	// see alloc_share.go.
 	strs   *interner
 	shared sharedValues
+
+	// live holds the pending changes of deployments' live figures, and
+	// canaries the placed canary IDs read per deployment; see
+	// deployment_live.go.
+	live     map[string]*liveDelta
+	canaries map[string]map[string]bool
 }
 
 // sharedValues are the values a transaction's allocations share; the
@@ -110,6 +116,10 @@ func (t *WriteTxn) Abort() {
 func (t *WriteTxn) Commit() error {
 	if t.done {
 		return fmt.Errorf("state: transaction already finished: %w", ErrInvalid)
+	}
+	if err := t.flushDeployments(nil, 0); err != nil {
+		t.Abort()
+		return err
 	}
 	keys := make([]jobKey, 0, len(t.jobs))
 	for k := range t.jobs {
@@ -150,6 +160,10 @@ func (t *WriteTxn) Commit() error {
 }
 
 func (t *WriteTxn) insert(table string, obj any) error {
+	if table == TableAllocs {
+		// Allocations change their deployments' live figures.
+		return fmt.Errorf("state: allocations are written by putAlloc: %w", ErrInvalid)
+	}
 	if err := t.txn.Insert(table, obj); err != nil {
 		return fmt.Errorf("state: insert into %s: %w", table, err)
 	}

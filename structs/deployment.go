@@ -62,6 +62,14 @@ type Deployment struct {
 	ModifyIndex        uint64
 	CreateTime         int64
 	ModifyTime         int64
+
+	// HealthIndex (drover only, derived like the live figures of
+	// DeploymentState) is the highest raft index at which a live
+	// allocation of the deployment, of any group, had its health recorded
+	// healthy (its DeploymentStatus.ModifyIndex, or its ModifyIndex when
+	// that is 0); 0 when none is healthy. An index above the latest
+	// scheduling pass of the job means the next batch may start.
+	HealthIndex uint64
 }
 
 // Active reports whether the deployment is still running or paused.
@@ -124,6 +132,22 @@ type DeploymentState struct {
 	PlacedAllocs      int
 	HealthyAllocs     int
 	UnhealthyAllocs   int
+
+	// Live figures (drover only). Nomad's counters above count first
+	// health verdicts and never go down; these follow the allocations as
+	// they are now. The state store keeps them, in the same transaction
+	// as every write of an allocation of the (active) deployment, so the
+	// deployment watcher need not read the allocations; plans and clients
+	// never set them (see AllocDeploymentShare).
+
+	// LiveHealthyAllocs counts the group's allocations that are healthy
+	// and not terminal.
+	LiveHealthyAllocs int
+	// LiveHealthyCanaries counts those of them that are canaries.
+	LiveHealthyCanaries int
+	// MarkedUnhealthyAllocs counts the group's allocations whose health
+	// is unhealthy, terminal or not.
+	MarkedUnhealthyAllocs int
 }
 
 // Copy returns a deep copy.

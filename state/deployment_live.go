@@ -1,0 +1,231 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Live figures of deployments. Every write of the allocs table goes
+// through putAlloc or deleteAlloc, which know the allocation's old and
+// new versions: the difference of their shares (see
+// structs.AllocDeploymentShare) is added to a per-transaction delta of
+// each deployment concerned, and the next flush (flushDeployments, called
+// by the writes that also move Nomad's counters, and by Commit for the
+// rest) applies it to the active deployments, one copy and one write per
+// deployment. A write that changes no share (a client reporting "running"
+// again, a desired transition) leaves the deployment row alone, so that
+// whoever watches it is not woken.
+
+// liveDelta is what the allocation writes of a transaction have added to
+// one deployment's live figures and not yet written.
+type liveDelta struct {
+	groups map[string]*groupLive
+	// added and removed are the highest health indexes of the shares
+	// added and removed.
+	added, removed uint64
+}
+
+// groupLive is the change of one group's live figures.
+type groupLive struct{ healthy, canaries, unhealthy int }
+
+// add adds (sign 1) or removes (sign -1) share s.
+func (l *liveDelta) add(s structs.AllocDeploymentShare, sign int) {
+	if !s.Healthy && !s.Unhealthy {
+		return
+	}
+	g := l.groups[s.Group]
+	if g == nil {
+		g = &groupLive{}
+		l.groups[s.Group] = g
+	}
+	if s.Healthy {
+		g.healthy += sign
+		if s.Canary {
+			g.canaries += sign
+		}
+		if sign > 0 {
+			l.added = max(l.added, s.HealthIndex)
+		} else {
+			l.removed = max(l.removed, s.HealthIndex)
+		}
+	}
+	if s.Unhealthy {
+		g.unhealthy += sign
+	}
+}
+
+func (t *WriteTxn) liveDeltaOf(deploymentID string) *liveDelta {
+	if t.live == nil {
+		t.live = map[string]*liveDelta{}
+	}
+	l := t.live[deploymentID]
+	if l == nil {
+		l = &liveDelta{groups: map[string]*groupLive{}}
+		t.live[deploymentID] = l
+	}
+	return l
+}
+
+// putAlloc inserts a, the new version of old (nil for a new allocation),
+// and records the change of their deployments' live figures. It is the
+// only way allocations are written (insert refuses them).
+func (t *WriteTxn) putAlloc(old, a *structs.Allocation) error {
+	if err := t.txn.Insert(TableAllocs, a); err != nil {
+		return fmt.Errorf("state: insert into %s: %w", TableAllocs, err)
+	}
+	t.tables[TableAllocs] = true
+	t.countShares(old, a)
+	return nil
+}
+
+// deleteAlloc deletes a stored allocation and records the change of its
+// deployment's live figures.
+func (t *WriteTxn) deleteAlloc(a *structs.Allocation) error {
+	if err := t.delete(TableAllocs, a); err != nil {
+		return err
+	}
+	t.countShares(a, nil)
+	return nil
+}
+
+// countShares records that old (nil: none) was replaced by a (nil:
+// deleted).
+func (t *WriteTxn) countShares(old, a *structs.Allocation) {
+	var was, is structs.AllocDeploymentShare
+	if old != nil && old.DeploymentID != "" {
+		was = old.DeploymentShare(t.placedCanary(old.DeploymentID))
+	}
+	if a != nil && a.DeploymentID != "" {
+		is = a.DeploymentShare(t.placedCanary(a.DeploymentID))
+	}
+	if old != nil && a != nil && old.DeploymentID == a.DeploymentID && was == is {
+		return
+	}
+	if old != nil && old.DeploymentID != "" {
+		t.liveDeltaOf(old.DeploymentID).add(was, -1)
+	}
+	if a != nil && a.DeploymentID != "" {
+		t.liveDeltaOf(a.DeploymentID).add(is, 1)
+	}
+}
+
+// placedCanary returns the predicate of the deployment's placed canaries,
+// read from the deployment as it stands in the transaction. The IDs are
+// read once per transaction and deployment (and again after the
+// deployment is written), and only when an allocation is healthy but not
+// flagged as a canary.
+func (t *WriteTxn) placedCanary(deploymentID string) func(string) bool {
+	return func(id string) bool {
+		if t.canaries == nil {
+			t.canaries = map[string]map[string]bool{}
+		}
+		ids, ok := t.canaries[deploymentID]
+		if !ok {
+			ids = map[string]bool{}
+			if d, err := t.reader().DeploymentByID(deploymentID); err == nil && d != nil {
+				for _, s := range d.TaskGroups {
+					if s == nil {
+						continue
+					}
+					for _, c := range s.PlacedCanaries {
+						ids[c] = true
+					}
+				}
+			}
+			t.canaries[deploymentID] = ids
+		}
+		return ids[id]
+	}
+}
+
+// applyLive applies the pending delta of c's live figures (c is the
+// caller's copy of an active deployment) and reports whether a figure
+// changed. When a removed share may have held the highest health index,
+// the figures are counted again from the allocations instead.
+func (t *WriteTxn) applyLive(c *structs.Deployment, l *liveDelta) (bool, error) {
+	if l.removed > 0 && l.removed >= c.HealthIndex {
+		before := liveFigures(c)
+		if err := t.recountLive(c); err != nil {
+			return false, err
+		}
+		return !equalFigures(before, liveFigures(c)), nil
+	}
+	changed := false
+	for name, g := range l.groups {
+		st := c.TaskGroups[name]
+		if st == nil || *g == (groupLive{}) {
+			continue
+		}
+		st.LiveHealthyAllocs += g.healthy
+		st.LiveHealthyCanaries += g.canaries
+		st.MarkedUnhealthyAllocs += g.unhealthy
+		changed = true
+	}
+	if l.added > c.HealthIndex {
+		c.HealthIndex = l.added
+		changed = true
+	}
+	return changed, nil
+}
+
+// recountLive sets c's live figures (c is the caller's copy) from the
+// deployment's allocations as they stand in the transaction, and drops
+// the pending delta of c, which the count includes.
+func (t *WriteTxn) recountLive(c *structs.Deployment) error {
+	allocs, err := t.reader().AllocsByDeployment(c.ID)
+	if err != nil {
+		return err
+	}
+	c.ClearLiveFigures()
+	canary := c.PlacedCanaryIDs()
+	for _, a := range allocs {
+		s := a.DeploymentShare(canary)
+		if s.Healthy {
+			c.HealthIndex = max(c.HealthIndex, s.HealthIndex)
+		}
+		st := c.TaskGroups[s.Group]
+		if st == nil {
+			continue
+		}
+		if s.Healthy {
+			st.LiveHealthyAllocs++
+		}
+		if s.Canary {
+			st.LiveHealthyCanaries++
+		}
+		if s.Unhealthy {
+			st.MarkedUnhealthyAllocs++
+		}
+	}
+	delete(t.live, c.ID)
+	return nil
+}
+
+// figures is a deployment's live figures, for comparison.
+type figures struct {
+	index  uint64
+	groups map[string]groupLive
+}
+
+func liveFigures(d *structs.Deployment) figures {
+	f := figures{index: d.HealthIndex, groups: make(map[string]groupLive, len(d.TaskGroups))}
+	for name, s := range d.TaskGroups {
+		if s != nil {
+			f.groups[name] = groupLive{s.LiveHealthyAllocs, s.LiveHealthyCanaries, s.MarkedUnhealthyAllocs}
+		}
+	}
+	return f
+}
+
+func equalFigures(a, b figures) bool {
+	if a.index != b.index || len(a.groups) != len(b.groups) {
+		return false
+	}
+	for name, g := range a.groups {
+		if h, ok := b.groups[name]; !ok || h != g {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,80 @@
+package structs
+
+// AllocDeploymentShare is what one allocation adds to the live figures of
+// its deployment (DeploymentState.LiveHealthyAllocs, LiveHealthyCanaries,
+// MarkedUnhealthyAllocs and Deployment.HealthIndex). The state store keeps
+// the figures as the sum of the shares of a deployment's allocations,
+// applying the share of an allocation's new version minus that of its old
+// one on every write; the deployment watcher decides from the sums. The
+// zero value adds nothing.
+type AllocDeploymentShare struct {
+	// Group is the allocation's task group.
+	Group string
+	// Healthy: the allocation is healthy and not terminal.
+	Healthy bool
+	// Canary: Healthy, and the allocation is a canary.
+	Canary bool
+	// Unhealthy: the allocation is marked unhealthy, terminal or not.
+	Unhealthy bool
+	// HealthIndex is, when Healthy, the index its health was recorded at:
+	// DeploymentStatus.ModifyIndex, or ModifyIndex when that is 0.
+	HealthIndex uint64
+}
+
+// DeploymentShare returns the allocation's share of its deployment's live
+// figures. placedCanary reports whether the deployment lists an
+// allocation ID among its placed canaries (nil: none); an allocation is a
+// canary when listed or flagged (IsCanary). A nil allocation, or one of
+// no deployment, has the zero share.
+func (a *Allocation) DeploymentShare(placedCanary func(id string) bool) AllocDeploymentShare {
+	if a == nil || a.DeploymentID == "" {
+		return AllocDeploymentShare{}
+	}
+	s := AllocDeploymentShare{Group: a.TaskGroup, Unhealthy: a.IsUnhealthy()}
+	if !a.IsHealthy() || a.TerminalStatus() {
+		return s
+	}
+	s.Healthy = true
+	s.Canary = a.IsCanary() || (placedCanary != nil && placedCanary(a.ID))
+	s.HealthIndex = a.DeploymentStatus.ModifyIndex
+	if s.HealthIndex == 0 {
+		s.HealthIndex = a.ModifyIndex
+	}
+	return s
+}
+
+// ClearLiveFigures zeroes the live figures of the deployment and of each
+// of its groups (d is a copy its caller owns), for a store about to count
+// them from the allocations.
+func (d *Deployment) ClearLiveFigures() {
+	d.HealthIndex = 0
+	for _, s := range d.TaskGroups {
+		if s != nil {
+			s.LiveHealthyAllocs, s.LiveHealthyCanaries, s.MarkedUnhealthyAllocs = 0, 0, 0
+		}
+	}
+}
+
+// PlacedCanaryIDs returns a predicate reporting whether an allocation ID
+// is listed among the placed canaries of any group of d; nil when none is.
+func (d *Deployment) PlacedCanaryIDs() func(id string) bool {
+	if d == nil {
+		return nil
+	}
+	var ids map[string]bool
+	for _, s := range d.TaskGroups {
+		if s == nil {
+			continue
+		}
+		for _, id := range s.PlacedCanaries {
+			if ids == nil {
+				ids = map[string]bool{}
+			}
+			ids[id] = true
+		}
+	}
+	if ids == nil {
+		return nil
+	}
+	return func(id string) bool { return ids[id] }
+}
