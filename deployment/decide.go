@@ -35,7 +35,7 @@ func Decide(obs Observation) Decision {
 	if desc, ok := cancelReason(obs); ok {
 		return Decision{Status: structs.DeploymentStatusCancelled, StatusDescription: desc}
 	}
-	groups := viewGroups(d, obs.Allocs)
+	groups := viewGroups(obs)
 	paused := d.Status == structs.DeploymentStatusPaused
 
 	unhealthy := checkUnhealthy(obs)
@@ -150,6 +150,9 @@ func revertTarget(base string, job, stable *structs.Job) (string, *structs.Job) 
 // newHealth reports whether an allocation turned healthy after the job's
 // latest evaluation was created, so the next batch can start (A.3).
 func newHealth(obs Observation) bool {
+	if obs.FromFigures {
+		return obs.Deployment.HealthIndex > obs.LatestEvalIndex
+	}
 	for _, a := range obs.Allocs {
 		if a == nil || a.TerminalStatus() || !a.IsHealthy() {
 			continue

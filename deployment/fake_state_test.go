@@ -3,6 +3,7 @@ package deployment
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -44,6 +45,7 @@ func (f *fakeStore) mutate(fn func(index uint64)) {
 	defer f.mu.Unlock()
 	f.index++
 	fn(f.index)
+	f.refigure()
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
@@ -262,4 +264,24 @@ func (f *fakeStore) deployment(id string) *structs.Deployment {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.deps[id].Copy()
+}
+
+// refigure sets the live figures of every active deployment from the
+// allocations, as the real store keeps them (the caller holds f.mu, or
+// owns f). A deployment whose figures did not move is left as it is.
+func (f *fakeStore) refigure() {
+	for id, d := range f.deps {
+		if !d.Active() {
+			continue
+		}
+		c := d.Copy()
+		var allocs []*structs.Allocation
+		for _, a := range f.allocs {
+			allocs = append(allocs, a)
+		}
+		c.CountLiveFigures(allocs)
+		if !reflect.DeepEqual(c, d) {
+			f.deps[id] = c
+		}
+	}
 }

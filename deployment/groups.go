@@ -74,9 +74,16 @@ func (g *groupView) failsDeadline(now time.Time) bool {
 	return !(g.awaitingPromotion() && g.canariesHealthy())
 }
 
-// viewGroups builds a view of every group of the deployment, sorted by
-// name so that decisions come out in a stable order.
-func viewGroups(d *structs.Deployment, allocs []*structs.Allocation) []*groupView {
+// viewGroups builds a view of every group of the observed deployment,
+// sorted by name so that decisions come out in a stable order. The
+// healthy counts come from the allocations, or from the deployment's live
+// figures when obs.FromFigures.
+func viewGroups(obs Observation) []*groupView {
+	d := obs.Deployment
+	allocs := obs.Allocs
+	if obs.FromFigures {
+		allocs = nil
+	}
 	byName := make(map[string]*groupView, len(d.TaskGroups))
 	canary := make(map[string]bool)
 	var created time.Time
@@ -87,7 +94,12 @@ func viewGroups(d *structs.Deployment, allocs []*structs.Allocation) []*groupVie
 		if s == nil {
 			continue
 		}
-		byName[name] = &groupView{name: name, state: s, created: created}
+		g := &groupView{name: name, state: s, created: created}
+		byName[name] = g
+		if obs.FromFigures {
+			g.healthy, g.healthyCanaries = s.LiveHealthyAllocs, s.LiveHealthyCanaries
+			continue
+		}
 		for _, id := range s.PlacedCanaries {
 			canary[id] = true
 		}

@@ -21,8 +21,15 @@ type Observation struct {
 	// StableJob is the latest version marked stable, or nil.
 	StableJob *structs.Job
 	// Allocs are the deployment's allocations, with the deployment health
-	// their clients (or an operator) reported.
+	// their clients (or an operator) reported. Ignored when FromFigures.
 	Allocs []*structs.Allocation
+	// FromFigures says the allocations were not read: Decide takes each
+	// group's healthy allocations and canaries, and the newest health,
+	// from the live figures the store keeps in the deployment
+	// (DeploymentState.LiveHealthyAllocs, LiveHealthyCanaries and
+	// Deployment.HealthIndex). Only valid when no allocation is unhealthy
+	// (see NeedsAllocs): unhealthy allocations are decided one by one.
+	FromFigures bool
 	// LatestEvalIndex is the newest state index a scheduling pass of the
 	// job has read or will read: the highest CreateIndex among the job's
 	// evaluations, or the SnapshotIndex a completed one was scheduled

@@ -23,6 +23,10 @@ type unhealthyResult struct {
 func checkUnhealthy(obs Observation) unhealthyResult {
 	d := obs.Deployment
 	var res unhealthyResult
+	if obs.FromFigures {
+		// The watcher reads the allocations whenever one is unhealthy.
+		return res
+	}
 	failing := make(map[string]bool)
 	for _, a := range obs.Allocs {
 		if a == nil || !a.IsUnhealthy() {

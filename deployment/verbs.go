@@ -36,7 +36,7 @@ func Promote(d *structs.Deployment, groups []string, allocs []*structs.Allocatio
 			return nil, fmt.Errorf("%w: %q", ErrUnknownGroup, name)
 		}
 	}
-	views := viewGroups(d, allocs)
+	views := viewGroups(Observation{Deployment: d, Allocs: allocs})
 	var lagging []string
 	var chosen []*groupView
 	for _, g := range views {

@@ -154,7 +154,10 @@ func (w *Watcher) step(ctx context.Context, ws memdb.WatchSet, id string) (time.
 	return dec.WakeAt, nil
 }
 
-// observe reads everything Decide needs about one deployment.
+// observe reads everything Decide needs about one deployment. The
+// allocations are read (and watched) only when NeedsAllocs; otherwise the
+// deployment's live figures stand for them, and the deployment row, which
+// the store rewrites whenever a figure moves, is what wakes the watcher.
 func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observation, error) {
 	obs := Observation{Now: now}
 	d, err := w.state.DeploymentByID(ws, id)
@@ -174,8 +177,12 @@ func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observat
 	if obs.StableJob, err = w.state.LatestStableJob(ws, d.Namespace, d.JobID); err != nil {
 		return obs, wrapRead("stable job", err)
 	}
-	if obs.Allocs, err = w.state.AllocsByDeployment(ws, id); err != nil {
-		return obs, wrapRead("allocs", err)
+	if NeedsAllocs(d) {
+		if obs.Allocs, err = w.state.AllocsByDeployment(ws, id); err != nil {
+			return obs, wrapRead("allocs", err)
+		}
+	} else {
+		obs.FromFigures = true
 	}
 	evals, err := w.state.EvalsByJob(ws, d.Namespace, d.JobID)
 	if err != nil {

@@ -57,6 +57,7 @@ func seed(start time.Time, o seedOpts) *fakeStore {
 	}
 	f.evals = []*structs.Evaluation{{ID: "e0", JobID: "web", CreateIndex: 2, ModifyIndex: 2}}
 	f.index = 2
+	f.refigure()
 	return f
 }
 

@@ -177,27 +177,7 @@ func (t *WriteTxn) recountLive(c *structs.Deployment) error {
 	if err != nil {
 		return err
 	}
-	c.ClearLiveFigures()
-	canary := c.PlacedCanaryIDs()
-	for _, a := range allocs {
-		s := a.DeploymentShare(canary)
-		if s.Healthy {
-			c.HealthIndex = max(c.HealthIndex, s.HealthIndex)
-		}
-		st := c.TaskGroups[s.Group]
-		if st == nil {
-			continue
-		}
-		if s.Healthy {
-			st.LiveHealthyAllocs++
-		}
-		if s.Canary {
-			st.LiveHealthyCanaries++
-		}
-		if s.Unhealthy {
-			st.MarkedUnhealthyAllocs++
-		}
-	}
+	c.CountLiveFigures(allocs)
 	delete(t.live, c.ID)
 	return nil
 }

@@ -78,3 +78,34 @@ func (d *Deployment) PlacedCanaryIDs() func(id string) bool {
 	}
 	return func(id string) bool { return ids[id] }
 }
+
+// CountLiveFigures sets the live figures of d (a copy its caller owns)
+// from allocs, the deployment's allocations (others are skipped): the sum
+// of their shares, over the groups d has for the group figures, over all
+// for HealthIndex.
+func (d *Deployment) CountLiveFigures(allocs []*Allocation) {
+	d.ClearLiveFigures()
+	canary := d.PlacedCanaryIDs()
+	for _, a := range allocs {
+		if a == nil || a.DeploymentID != d.ID {
+			continue
+		}
+		s := a.DeploymentShare(canary)
+		if s.Healthy {
+			d.HealthIndex = max(d.HealthIndex, s.HealthIndex)
+		}
+		st := d.TaskGroups[s.Group]
+		if st == nil {
+			continue
+		}
+		if s.Healthy {
+			st.LiveHealthyAllocs++
+		}
+		if s.Canary {
+			st.LiveHealthyCanaries++
+		}
+		if s.Unhealthy {
+			st.MarkedUnhealthyAllocs++
+		}
+	}
+}

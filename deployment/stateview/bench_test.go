@@ -66,3 +66,62 @@ func BenchmarkWatcherPass(b *testing.B) {
 		b.Fatalf("%d writes in steady state", n-before)
 	}
 }
+
+// BenchmarkWatcherPassLarge measures one watcher pass (read, decide, no
+// write) over one active deployment of 10,000 allocations, 5,000 of them
+// healthy, read from the real store: the shape of a large rollout half
+// way through.
+func BenchmarkWatcherPassLarge(b *testing.B) {
+	const total, healthy = 10000, 5000
+	s, err := state.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &storeWriter{s: s}
+	now := time.Now()
+	yes := true
+	job := &structs.Job{ID: "big", Namespace: "default", Type: structs.JobTypeService,
+		Priority: 50, TaskGroups: []*structs.TaskGroup{{Name: "web", Count: total,
+			ReschedulePolicy: &structs.ReschedulePolicy{Unlimited: true}}}}
+	if _, err := s.RegisterJob(w.next("setup"), &structs.JobRegisterRequest{Job: job,
+		Eval: &structs.Evaluation{ID: "e-big", Namespace: "default", JobID: job.ID}}); err != nil {
+		b.Fatal(err)
+	}
+	d := &structs.Deployment{ID: "d-big", Namespace: "default", JobID: job.ID,
+		Status: structs.DeploymentStatusRunning, StatusDescription: structs.DeploymentStatusDescriptionRunning,
+		TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: total, ProgressDeadline: time.Hour}}}
+	var placed, health []*structs.Allocation
+	for a := range total {
+		id := fmt.Sprintf("%s-a%05d", d.ID, a)
+		placed = append(placed, &structs.Allocation{ID: id, Namespace: "default", JobID: job.ID,
+			TaskGroup: "web", NodeID: "n1", Name: structs.AllocName(job.ID, "web", a), DeploymentID: d.ID,
+			DesiredStatus: structs.AllocDesiredStatusRun, DeploymentStatus: &structs.AllocDeploymentStatus{}})
+		if a < healthy {
+			health = append(health, &structs.Allocation{ID: id, ClientStatus: structs.AllocClientStatusRunning,
+				DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: &yes}})
+		}
+	}
+	if err := s.ApplyPlanResults(w.next("setup"), &structs.ApplyPlanResultsRequest{EvalID: "e-big",
+		Job: job, AllocsPlaced: placed, Deployment: d, UpdatedAt: now.UnixNano()}); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.UpdateAllocsFromClient(w.next("setup"), &structs.AllocClientUpdateRequest{
+		Allocs: health, UpdatedAt: now.UnixNano()}); err != nil {
+		b.Fatal(err)
+	}
+	watcher, err := deployment.NewWatcher(deployment.Config{State: New(w.store), Writer: w})
+	if err != nil {
+		b.Fatal(err)
+	}
+	watcher.RunOnce(b.Context()) // the first pass writes the health eval
+	before := len(w.writes())
+	b.ReportAllocs()
+	for b.Loop() {
+		if wake := watcher.RunOnce(b.Context()); wake.IsZero() {
+			b.Fatal("no wake time")
+		}
+	}
+	if n := len(w.writes()); n != before {
+		b.Fatalf("%d writes in steady state", n-before)
+	}
+}
