@@ -302,3 +302,64 @@ func TestLiveFiguresMatchRecount(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreCountsMissingLiveFigures: a snapshot whose deployment rows
+// lack the live figures (written before the store kept them) is restored
+// with them counted, and with the rows' indexes kept; a current snapshot
+// is restored as it was.
+func TestRestoreCountsMissingLiveFigures(t *testing.T) {
+	src := newStore(t)
+	dep, allocs := deployed(t, src, 3, 1)
+	must(t, src.UpdateAllocsFromClient(3, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{
+		health(allocs[0].ID, true, statetest.T0), health(allocs[1].ID, true, statetest.T0), health(allocs[2].ID, false, statetest.T0)}}))
+	want := get[*structs.Deployment](t)(src.Snapshot().DeploymentByID(dep.ID))
+	if g := want.TaskGroups["web"]; g.LiveHealthyAllocs != 2 || g.LiveHealthyCanaries != 1 || g.MarkedUnhealthyAllocs != 1 || want.HealthIndex != 3 {
+		t.Fatalf("source figures %+v, health index %d", g, want.HealthIndex)
+	}
+	for _, strip := range []bool{false, true} {
+		dst := newStore(t)
+		r := dst.Restorer()
+		must(t, src.Snapshot().Each(TableAllocs, func(obj any) error { return r.Insert(TableAllocs, obj) }))
+		row := want.Copy()
+		if strip {
+			row.ClearLiveFigures()
+		}
+		must(t, r.Insert(TableDeployments, row))
+		r.Commit()
+		got := get[*structs.Deployment](t)(dst.Snapshot().DeploymentByID(dep.ID))
+		if !equalFigures(liveFigures(got), liveFigures(want)) || got.ModifyIndex != want.ModifyIndex {
+			t.Fatalf("stripped %v: restored figures %+v (index %d), want %+v (index %d)",
+				strip, liveFigures(got), got.ModifyIndex, liveFigures(want), want.ModifyIndex)
+		}
+	}
+}
+
+// TestNewGroupCountsExistingAllocs: a group added to an active deployment
+// by a plan has its live figures counted from the allocations already
+// there, never taken from the plan.
+func TestNewGroupCountsExistingAllocs(t *testing.T) {
+	s := newStore(t)
+	job := registerJob(t, s, 1, liveJob())
+	dep := statetest.Deployment(job, 0) // group web only
+	n := statetest.Node("a")
+	var placed []*structs.Allocation
+	for i := range 3 {
+		a := statetest.Alloc(job, n, "e", dep.ID, i)
+		a.TaskGroup = "api"
+		a.DeploymentStatus.Healthy = statetest.Bool(i > 0)
+		placed = append(placed, a)
+	}
+	must(t, s.ApplyPlanResults(2, &structs.ApplyPlanResultsRequest{Deployment: dep, AllocsPlaced: placed, UpdatedAt: statetest.T0.UnixNano()}))
+	d := get[*structs.Deployment](t)(s.Snapshot().DeploymentByID(dep.ID))
+	if d.HealthIndex != 2 || d.TaskGroups["api"] != nil {
+		t.Fatalf("before the group: health index %d, groups %v", d.HealthIndex, d.TaskGroups)
+	}
+	more := dep.Copy()
+	more.TaskGroups["api"] = &structs.DeploymentState{DesiredTotal: 3, LiveHealthyAllocs: 99, MarkedUnhealthyAllocs: 99}
+	must(t, s.ApplyPlanResults(3, &structs.ApplyPlanResultsRequest{Deployment: more, UpdatedAt: statetest.T0.UnixNano()}))
+	d = get[*structs.Deployment](t)(s.Snapshot().DeploymentByID(dep.ID))
+	if g := d.TaskGroups["api"]; g.LiveHealthyAllocs != 2 || g.MarkedUnhealthyAllocs != 1 || d.HealthIndex != 2 {
+		t.Fatalf("new group figures %+v, health index %d", g, d.HealthIndex)
+	}
+	checkFigures(t, s, 0, "new group")
+}

@@ -82,8 +82,13 @@ func (r *Restorer) Insert(table string, obj any) error {
 	return nil
 }
 
-// Commit makes the restored objects visible.
+// Commit makes the restored objects visible. The live figures of active
+// deployments are counted again from their allocations first: equal to
+// the restored ones, unless the snapshot was written before the store
+// kept them (then the rows are corrected, their indexes kept). A count
+// that fails leaves the restored figures.
 func (r *Restorer) Commit() {
+	r.recountLive()
 	r.done = true
 	r.txn.done = true
 	r.txn.txn.Commit()
@@ -94,5 +99,28 @@ func (r *Restorer) Abort() {
 	if !r.done {
 		r.done = true
 		r.txn.Abort()
+	}
+}
+
+// recountLive sets the live figures of every restored active deployment
+// from its allocations, rewriting only the rows whose figures differ.
+func (r *Restorer) recountLive() {
+	deps, err := r.txn.reader().Deployments()
+	if err != nil {
+		return
+	}
+	for _, d := range deps {
+		if !d.Active() {
+			continue
+		}
+		allocs, err := r.txn.reader().AllocsByDeployment(d.ID)
+		if err != nil {
+			return
+		}
+		c := d.Copy()
+		c.CountLiveFigures(allocs)
+		if !equalFigures(liveFigures(d), liveFigures(c)) {
+			_ = r.txn.txn.Insert(TableDeployments, c) // a failed insert keeps d
+		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 // status and the counters derived from allocation updates (placed,
 // canaries, healthy, unhealthy, promoted, require-progress-by) stay as
 // stored, so that a plan made from an older snapshot cannot undo them.
+// The live figures are never taken from dep: an active deployment that is
+// new, or gains a group, has them counted from its allocations.
 func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placedAt int64) error {
 	if dep == nil || dep.ID == "" || dep.JobID == "" {
 		return fmt.Errorf("state: deployment without ID or job ID: %w", ErrInvalid)
@@ -55,7 +57,9 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			}
 			cur, ok := c.TaskGroups[name]
 			if !ok {
-				c.TaskGroups[name] = g.Copy()
+				ng := g.Copy()
+				ng.LiveHealthyAllocs, ng.LiveHealthyCanaries, ng.MarkedUnhealthyAllocs = 0, 0, 0
+				c.TaskGroups[name] = ng
 				recount = true
 				continue
 			}
@@ -66,16 +70,15 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			cur.ProgressDeadline = g.ProgressDeadline
 		}
 	}
-	if recount {
-		// Live figures are the store's to derive, never the plan's, and
-		// the deployment's allocations may exist already (an alloc
-		// written before its deployment, or a group new to it).
-		if c.Active() {
-			if err := t.recountLive(c); err != nil {
-				return err
-			}
-		} else {
-			c.ClearLiveFigures()
+	switch {
+	case existing == nil && !c.Active():
+		// Live figures are the store's to derive, never the plan's.
+		c.ClearLiveFigures()
+	case recount && c.Active():
+		// The deployment's allocations may exist already: written
+		// before their deployment, or of a group new to it.
+		if err := t.recountLive(c); err != nil {
+			return err
 		}
 	}
 	return s.putDeployment(t, c, placedAt)
