@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/droverhq/drover/fsm"
@@ -35,6 +36,8 @@ type clientBatcher struct {
 	// queue holds the batches waiting to be written, oldest first.
 	queue    []*clientBatch
 	flushing bool
+	// wake tells the writing caller that a batch is waiting (capacity 1).
+	wake chan struct{}
 	// onJoin, when set (tests), is called after a caller joins a batch
 	// that another caller will write.
 	onJoin func()
@@ -44,14 +47,18 @@ type clientBatcher struct {
 // (status, task states, deployment health) at once, stamping the time;
 // reports of concurrent callers are coalesced into one entry. An alloc
 // that turned failed gets a retry-failed-alloc evaluation for its job
-// (one per job), so that the scheduler reschedules it. An alloc that
-// finished frees capacity: blocked evaluations are woken. It returns the
+// (one per job), so that the scheduler reschedules it; an alloc's first
+// healthy verdict in a running deployment gets the evaluation of the
+// deployment's next pass (see healthEvals). An alloc that finished frees
+// capacity: blocked evaluations are woken. It returns the
 // index of the entry that carried the updates.
 func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.Allocation) (uint64, error) {
 	snap := l.store().Snapshot()
-	now := l.clock.Now().UnixNano()
+	clock := l.clock.Now()
+	now := clock.UnixNano()
 	var updates []*structs.Allocation
 	var evals []*structs.Evaluation
+	var healthy map[healthKey]bool
 	freed := false
 	for _, u := range allocs {
 		if u == nil || u.ID == "" {
@@ -61,6 +68,12 @@ func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.A
 		existing, err := snap.AllocByID(u.ID)
 		if err != nil {
 			return 0, err
+		}
+		if turnsHealthy(existing, u) {
+			if healthy == nil {
+				healthy = map[healthKey]bool{}
+			}
+			healthy[healthKey{existing.Namespace, existing.JobID, existing.DeploymentID}] = true
 		}
 		if existing == nil || existing.ClientTerminalStatus() || !u.ClientTerminalStatus() {
 			continue
@@ -80,6 +93,13 @@ func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.A
 	}
 	if len(updates) == 0 {
 		return 0, nil
+	}
+	if len(healthy) > 0 {
+		more, err := healthEvals(snap, healthy, clock, l.newID)
+		if err != nil {
+			return 0, err
+		}
+		evals = append(evals, more...)
 	}
 	b, lead := l.clients.join(updates, evals, freed)
 	if lead {
@@ -121,6 +141,12 @@ func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Eval
 	lead := !c.flushing
 	c.flushing = true
 	onJoin := c.onJoin
+	if !lead {
+		select {
+		case c.wakeCh() <- struct{}{}:
+		default:
+		}
+	}
 	c.mu.Unlock()
 	if !lead && onJoin != nil {
 		onJoin()
@@ -128,37 +154,99 @@ func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Eval
 	return b, lead
 }
 
+// wakeCh returns the wake channel; c.mu must be held.
+func (c *clientBatcher) wakeCh() chan struct{} {
+	if c.wake == nil {
+		c.wake = make(chan struct{}, 1)
+	}
+	return c.wake
+}
+
 // clientWriteTimeout bounds one batch's write (a variable for tests).
 var clientWriteTimeout = waitIndexTimeout
 
+// clientEntriesInFlight is how many client update entries the batcher
+// hands to Raft before waiting for the oldest: a report that arrives while
+// one entry commits is written at once in the next, instead of waiting a
+// whole commit (an fsync on each of two servers) for its turn.
+const clientEntriesInFlight = 4
+
 // flushClientUpdates writes the waiting batches in order until none is
-// left. The
-// writes outlive the leading caller's cancellation, since they carry
-// other callers' updates; each batch gets its own clientWriteTimeout, so
-// that under sustained load the later batches of a long flush do not
-// fail for the time the earlier ones took.
+// left and none is in flight. With a Raft that can enqueue, up to
+// clientEntriesInFlight batches are in flight together (Raft keeps their
+// order), and a batch that forms while they commit is handed over at
+// once; otherwise one is written at a time. Callers are answered in
+// order. The writes outlive the leading caller's cancellation, since they
+// carry other callers' updates; each batch gets its own
+// clientWriteTimeout, so that under sustained load the later batches of a
+// long flush do not fail for the time the earlier ones took.
 func (l *Leader) flushClientUpdates(ctx context.Context) {
 	base := context.WithoutCancel(ctx)
+	enq, _ := l.raft.(Enqueuer)
+	limit := 1
+	if enq != nil {
+		limit = clientEntriesInFlight
+	}
+	type write struct {
+		b    *clientBatch
+		done chan struct{}
+	}
+	var pending []write
 	for {
 		l.clients.mu.Lock()
-		if len(l.clients.queue) == 0 {
+		if len(l.clients.queue) == 0 && len(pending) == 0 {
 			l.clients.flushing = false
 			l.clients.mu.Unlock()
 			return
 		}
-		b := l.clients.queue[0]
-		l.clients.queue[0] = nil
-		l.clients.queue = l.clients.queue[1:]
-		l.clients.mu.Unlock()
-		req := &structs.AllocClientUpdateRequest{Allocs: b.allocs, Evals: b.evals, UpdatedAt: l.clock.Now().UnixNano()}
-		wctx, cancel := context.WithTimeout(base, clientWriteTimeout)
-		_, b.index, b.err = l.apply(wctx, fsm.AllocClientUpdateRequestType, req)
-		cancel()
-		if b.err == nil && b.freed {
-			if t, err := l.term(); err == nil {
-				l.unblock(t, b.index)
-			}
+		var b *clientBatch
+		if len(l.clients.queue) > 0 && len(pending) < limit {
+			b = l.clients.queue[0]
+			l.clients.queue[0] = nil
+			l.clients.queue = l.clients.queue[1:]
 		}
-		close(b.done)
+		wake := l.clients.wakeCh()
+		l.clients.mu.Unlock()
+		if b != nil {
+			w := write{b: b, done: make(chan struct{})}
+			l.startClientWrite(base, enq, b, w.done)
+			pending = append(pending, w)
+			continue
+		}
+		select {
+		case <-pending[0].done:
+			w := pending[0]
+			pending = pending[1:]
+			if w.b.err == nil && w.b.freed {
+				if t, err := l.term(); err == nil {
+					l.unblock(t, w.b.index)
+				}
+			}
+			close(w.b.done)
+		case <-wake:
+		}
 	}
+}
+
+// startClientWrite hands one batch to Raft and closes done once its
+// entry is applied (or failed), with the batch's index and error set.
+func (l *Leader) startClientWrite(base context.Context, enq Enqueuer, b *clientBatch, done chan struct{}) {
+	req := &structs.AllocClientUpdateRequest{Allocs: b.allocs, Evals: b.evals, UpdatedAt: l.clock.Now().UnixNano()}
+	wctx, cancel := context.WithTimeout(base, clientWriteTimeout)
+	if enq == nil {
+		go func() {
+			defer close(done)
+			defer cancel()
+			_, b.index, b.err = l.apply(wctx, fsm.AllocClientUpdateRequestType, req)
+		}()
+		return
+	}
+	wait := enq.Enqueue(wctx, fsm.AllocClientUpdateRequestType, req)
+	go func() {
+		defer close(done)
+		defer cancel()
+		if _, b.index, b.err = wait(); b.err != nil {
+			b.err = fmt.Errorf("server: applying %s: %w", fsm.AllocClientUpdateRequestType, b.err)
+		}
+	}()
 }

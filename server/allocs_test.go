@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -167,4 +168,95 @@ func heldClientWrite(t *testing.T, n int) (h *harness, allocs []*structs.Allocat
 	h.leader.clients.onJoin = func() { joined <- struct{}{} }
 	h.leader.clients.mu.Unlock()
 	return h, allocs, entered, release, joined
+}
+
+// heldEnqueueRaft is a fakeRaft that can enqueue; client update entries
+// are announced on handed when enqueued and applied, in the order they
+// were enqueued, only once release is closed.
+type heldEnqueueRaft struct {
+	*fakeRaft
+	handed  chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	last    chan struct{} // closed once the last enqueued entry is applied
+}
+
+func (r *heldEnqueueRaft) Enqueue(ctx context.Context, t fsm.MessageType, req any) func() (any, uint64, error) {
+	if t != fsm.AllocClientUpdateRequestType {
+		resp, idx, err := r.Apply(ctx, t, req)
+		return func() (any, uint64, error) { return resp, idx, err }
+	}
+	r.mu.Lock()
+	prev, done := r.last, make(chan struct{})
+	r.last = done
+	r.mu.Unlock()
+	var resp any
+	var idx uint64
+	var err error
+	go func() {
+		defer close(done)
+		<-r.release
+		if prev != nil {
+			<-prev
+		}
+		resp, idx, err = r.Apply(ctx, t, req)
+	}()
+	r.handed <- struct{}{}
+	return func() (any, uint64, error) {
+		<-done
+		return resp, idx, err
+	}
+}
+
+// With a Raft that can enqueue, a report that arrives while an entry is
+// in flight is handed over at once in the next entry, without waiting for
+// the first to commit; both callers get their own entry's index, in order.
+func TestClientUpdatesPipelineWithAnEnqueuingRaft(t *testing.T) {
+	held := &heldEnqueueRaft{handed: make(chan struct{}, 8), release: make(chan struct{})}
+	h := newHarness(t, func(c *Config) {
+		held.fakeRaft = c.Raft.(*fakeRaft)
+		c.Raft = held
+	})
+	h.start()
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
+	must(t, err)
+	h.waitFor("2 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
+	h.idle()
+	allocs := allocsOf(h.store().Snapshot(), "web")
+
+	var wg sync.WaitGroup
+	results := make([]uint64, len(allocs))
+	call := func(i int) {
+		defer wg.Done()
+		idx, err := h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: allocs[i].ID, ClientStatus: structs.AllocClientStatusRunning}})
+		if err != nil {
+			t.Error(err)
+		}
+		results[i] = idx
+	}
+	handed := func(n int) {
+		t.Helper()
+		select {
+		case <-held.handed:
+		case <-time.After(testTimeout):
+			t.Fatalf("entry %d was not handed to Raft while the one before it was in flight", n)
+		}
+	}
+	wg.Add(2)
+	go call(0)
+	handed(1)
+	go call(1)
+	handed(2)
+	close(held.release)
+	wg.Wait()
+	if results[0] == 0 || results[1] <= results[0] {
+		t.Fatalf("entry indexes %v, want two entries in order", results)
+	}
+	for _, a := range allocsOf(h.store().Snapshot(), "web") {
+		if a.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
+		}
+	}
 }

@@ -89,7 +89,8 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 		p.resp <- planResult{err: err}
 		return nil
 	}
-	reqs := l.planRequests(p, accepted, stops)
+	finished := len(rejected) == 0 && len(p.outcome) > 0
+	reqs := l.planRequests(p, accepted, stops, finished)
 	if len(reqs) == 0 {
 		l.stats.rejected.Add(uint64(len(rejected)))
 		idx, err := snap.LatestIndex()
@@ -121,7 +122,7 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 		if len(p.stops) > 0 {
 			l.unblock(t, index)
 		}
-		p.resp <- planResult{index: index, rejected: rejected}
+		p.resp <- planResult{index: index, rejected: rejected, finished: finished}
 	}()
 	return cur
 }

@@ -22,6 +22,12 @@ type planSubmission struct {
 	deployment        *structs.Deployment
 	deploymentUpdates []*structs.DeploymentStatusUpdate
 	followupEvals     []*structs.Evaluation
+	// outcome is the evaluation's own status update (and the evaluations
+	// it creates or cancels), written with the plan's last entry when the
+	// applier accepts every placement, so that finishing the evaluation
+	// costs no Raft round trip of its own. Otherwise the worker plans
+	// again and writes the outcome of its last attempt itself.
+	outcome []*structs.Evaluation
 
 	resp chan planResult
 }
@@ -33,6 +39,9 @@ type planResult struct {
 	index uint64
 	// rejected are the IDs of placed allocs that no longer fit.
 	rejected []string
+	// finished reports that the submission's outcome was written with
+	// the plan.
+	finished bool
 	err      error
 }
 

@@ -15,8 +15,10 @@ import "github.com/droverhq/drover/structs"
 //   - the plan's own stops come before any placement, so a placement never
 //     lands on capacity that a later entry frees;
 //   - a placement and the stop of the alloc it replaces share an entry, so
-//     an old alloc is never stopped without its replacement.
-func (l *Leader) planRequests(p *planSubmission, accepted []*structs.Allocation, stops []*structs.AllocStopUpdate) []*structs.ApplyPlanResultsRequest {
+//     an old alloc is never stopped without its replacement;
+//   - with complete (nothing rejected), the evaluation's outcome rides in
+//     the last entry: the evaluation is complete once all of its plan is.
+func (l *Leader) planRequests(p *planSubmission, accepted []*structs.Allocation, stops []*structs.AllocStopUpdate, complete bool) []*structs.ApplyPlanResultsRequest {
 	now := l.clock.Now().UnixNano()
 	limit := max(l.cfg.PlanEntryAllocs, 1)
 	first := &structs.ApplyPlanResultsRequest{
@@ -74,6 +76,10 @@ func (l *Leader) planRequests(p *planSubmission, accepted []*structs.Allocation,
 		len(first.AllocsStopped) == 0 && first.Deployment == nil && len(first.DeploymentUpdates) == 0 &&
 		len(first.FollowupEvals) == 0 {
 		return nil
+	}
+	if complete && len(p.outcome) > 0 {
+		last := reqs[len(reqs)-1]
+		last.FollowupEvals = append(last.FollowupEvals[:len(last.FollowupEvals):len(last.FollowupEvals)], p.outcome...)
 	}
 	return reqs
 }

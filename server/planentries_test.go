@@ -62,7 +62,7 @@ func TestPlanRequestsCutLargePlans(t *testing.T) {
 	// accepted placements.
 	stops := append(slices.Clone(p.stops), p.replaces["new-1"], p.replaces["new-2"], p.replaces["new-4"])
 
-	reqs := l.planRequests(p, accepted, stops)
+	reqs := l.planRequests(p, accepted, stops, false)
 
 	type entry struct{ stopped, updated, placed []string }
 	var got []entry
@@ -104,6 +104,27 @@ func TestPlanRequestsCutLargePlans(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("entries =\n%v\nwant\n%v", got, want)
 	}
+
+	// With every placement accepted, the evaluation's outcome rides in
+	// the last entry, after everything it reports on.
+	p.outcome = []*structs.Evaluation{{ID: "e1", Status: structs.EvalStatusComplete}}
+	reqs = l.planRequests(p, accepted, stops, true)
+	for i, r := range reqs {
+		var ids []string
+		for _, e := range r.FollowupEvals {
+			ids = append(ids, e.ID)
+		}
+		want := map[bool][]string{true: {"e1"}, false: nil}[i == len(reqs)-1]
+		if i == 0 {
+			want = append([]string{"f1"}, want...)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(want) {
+			t.Fatalf("entry %d of %d carries evals %v, want %v", i, len(reqs), ids, want)
+		}
+	}
+	if len(p.followupEvals) != 1 {
+		t.Fatalf("the submission's follow-ups became %v", p.followupEvals)
+	}
 }
 
 func TestPlanRequestsOneEntryWhenItFits(t *testing.T) {
@@ -112,10 +133,10 @@ func TestPlanRequestsOneEntryWhenItFits(t *testing.T) {
 	job := testJob("web", 2, 1)
 	p := &planSubmission{evalID: "e1", job: job, replaces: map[string]*structs.AllocStopUpdate{}}
 	accepted := []*structs.Allocation{{ID: "a"}, {ID: "b"}}
-	if reqs := l.planRequests(p, accepted, nil); len(reqs) != 1 || len(reqs[0].AllocsPlaced) != 2 {
+	if reqs := l.planRequests(p, accepted, nil, false); len(reqs) != 1 || len(reqs[0].AllocsPlaced) != 2 {
 		t.Fatalf("entries = %+v, want one with both placements", reqs)
 	}
-	if reqs := l.planRequests(p, nil, nil); reqs != nil {
+	if reqs := l.planRequests(p, nil, nil, false); reqs != nil {
 		t.Fatalf("an empty plan gives %d entries, want none", len(reqs))
 	}
 }

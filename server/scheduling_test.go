@@ -43,6 +43,12 @@ func TestJobPlacedOnReadyNodes(t *testing.T) {
 	if n := h.raft.entries(fsmPlanType); n != 1 {
 		t.Fatalf("%d plan entries, want 1", n)
 	}
+	// The evaluation completed in its plan's entry, not in one of its own.
+	for _, a := range allocsOf(snap, "web") {
+		if a.CreateIndex != e.ModifyIndex {
+			t.Fatalf("alloc %s created at %d, eval completed at %d: want one entry", a.Name, a.CreateIndex, e.ModifyIndex)
+		}
+	}
 }
 
 func TestBlockedEvalPlacedWhenNodeJoins(t *testing.T) {
@@ -119,8 +125,9 @@ func TestPlanRejectedWhenNodeWentDown(t *testing.T) {
 	if downed == "" || a.NodeID == downed {
 		t.Fatalf("alloc on %s, the node taken down was %q", a.NodeID, downed)
 	}
-	if e, _ := snap.EvalByID(res.EvalID); e.Status != structs.EvalStatusComplete {
-		t.Fatalf("eval status %s", e.Status)
+	e, _ := snap.EvalByID(res.EvalID)
+	if e.Status != structs.EvalStatusComplete || e.ModifyIndex != a.CreateIndex {
+		t.Fatalf("eval status %s at %d, alloc placed at %d: want complete with the accepted plan", e.Status, e.ModifyIndex, a.CreateIndex)
 	}
 	all, _ := snap.AllocsByNode(downed)
 	if len(all) != 0 {

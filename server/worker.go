@@ -50,11 +50,14 @@ type pass struct {
 	job       *structs.Job
 	placed    *scheduler.PlaceResult
 	rejected  int
+	// afterOutcome, when set, runs once the outcome submitted with the
+	// plan is written.
+	afterOutcome func()
 }
 
 // process schedules one evaluation: reconcile, place, submit, re-plan
 // while the applier rejects placements (bounded), then write the
-// evaluation's outcome.
+// evaluation's outcome, unless it was written with the plan.
 func (l *Leader) process(t *term, eval *structs.Evaluation) error {
 	if err := l.waitIndex(t.ctx, eval.ModifyIndex); err != nil {
 		return err
@@ -67,6 +70,12 @@ func (l *Leader) process(t *term, eval *structs.Evaluation) error {
 			return err
 		}
 		last = p
+		if res.finished {
+			if p.afterOutcome != nil {
+				p.afterOutcome()
+			}
+			return nil
+		}
 		if len(res.rejected) == 0 {
 			exhausted = false
 			break
@@ -101,6 +110,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	if sub.noop() {
 		return p, planResult{index: p.snapIndex}, nil
 	}
+	sub.outcome, p.afterOutcome = l.evalOutcome(t, eval, p, false)
 	res := l.submitPlan(t, sub)
 	if res.err != nil {
 		return p, res, res.err
@@ -155,11 +165,27 @@ func seedOf(id string, attempt int) uint64 {
 	return h.Sum64() + uint64(attempt)
 }
 
-// finishEval writes the evaluation's outcome: complete with the queued
-// allocations; with placements that found no node, also a blocked
-// evaluation that capacity changes wake (as Nomad does); after too many
-// rejected plans, failed with a follow-up.
+// finishEval writes the evaluation's outcome (see evalOutcome) as an
+// entry of its own.
 func (l *Leader) finishEval(t *term, eval *structs.Evaluation, last pass, exhausted bool) error {
+	out, after := l.evalOutcome(t, eval, last, exhausted)
+	if _, _, err := l.apply(t.ctx, fsm.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: out}); err != nil {
+		return err
+	}
+	if after != nil {
+		after()
+	}
+	return nil
+}
+
+// evalOutcome returns the evaluation updates that finish eval after its
+// last pass: complete with the queued allocations; with placements that
+// found no node, also a blocked evaluation that capacity changes wake (as
+// Nomad does); after too many rejected plans, failed with a follow-up.
+// Once everything is placed, a blocked evaluation of the job is moot: it
+// is cancelled, and after (to run once the updates are written) stops
+// tracking it.
+func (l *Leader) evalOutcome(t *term, eval *structs.Evaluation, last pass, exhausted bool) ([]*structs.Evaluation, func()) {
 	now := l.clock.Now()
 	e := eval.Copy()
 	e.SnapshotIndex = last.snapIndex
@@ -173,6 +199,7 @@ func (l *Leader) finishEval(t *term, eval *structs.Evaluation, last pass, exhaus
 	if ns == "" {
 		ns = structs.DefaultNamespace
 	}
+	var after func()
 	switch {
 	case exhausted:
 		follow := l.followupEval(eval, structs.EvalTriggerMaxPlans, now.Add(MaxPlansFollowupDelay))
@@ -190,20 +217,20 @@ func (l *Leader) finishEval(t *term, eval *structs.Evaluation, last pass, exhaus
 		e.BlockedEval = b.ID
 		out = append(out, b)
 	default:
-		// Everything placed: a blocked evaluation of the job is moot.
 		if b, ok := t.blocked.Tracked(ns, eval.JobID); ok && b.ID != eval.ID {
-			t.blocked.Untrack(ns, eval.JobID)
 			c := b.Copy()
 			c.Status = structs.EvalStatusCancelled
 			c.StatusDescription = "allocations placed by a later evaluation"
 			c.ModifyTime = now.UnixNano()
 			out = append(out, c)
+			after = func() {
+				if cur, ok := t.blocked.Tracked(ns, eval.JobID); ok && cur.ID == b.ID {
+					t.blocked.Untrack(ns, eval.JobID)
+				}
+			}
 		}
 	}
-	if _, _, err := l.apply(t.ctx, fsm.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: out}); err != nil {
-		return err
-	}
-	return nil
+	return out, after
 }
 
 // queued counts, per group, the placements that found no node.
