@@ -96,6 +96,9 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 		e.res.Add("rollout_s", round(took.Seconds()), "s", "")
 		e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
 		e.res.Add("rollout_over_lower_bound", round(took.Seconds()/lb.Seconds()), "x", "<= 1.2")
+		if err := e.addStages(ctx, v1.ID, 1); err != nil {
+			e.res.Note("rollout stages not read: %v", err)
+		}
 	}
 	return took, nil
 }
