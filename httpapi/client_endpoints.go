@@ -211,15 +211,35 @@ func (s *Server) nodeAllocsIndex(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	id := r.PathValue("id")
+	// The query watches the node's entry of the servers' changes (see
+	// state.Snapshot.NodeAllocsIndex), not its allocations, so that the
+	// node's own reports do not wake it: the answer only changes with
+	// the servers' changes. It reads the allocations (unwatched) when
+	// that entry moved since its last run.
+	var last *NodeAllocsIndexResponse
+	var lastEntry uint64
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		allocs, idx, err := nodeAllocs(snap, id)
+		entry, err := snap.NodeAllocsIndex(id)
 		if err != nil {
 			return nil, 0, err
 		}
+		if last != nil && entry != 0 && entry == lastEntry {
+			return last, last.Index, nil
+		}
+		read := snap
+		if entry != 0 {
+			read = snap.WithWatch(nil)
+		}
+		allocs, idx, err := nodeAllocs(read, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx = max(idx, entry)
 		out := &NodeAllocsIndexResponse{Allocs: make(map[string]uint64, len(allocs)), Index: idx}
 		for _, a := range allocs {
 			out.Allocs[a.ID] = allocIndex(a)
 		}
+		last, lastEntry = out, entry
 		return out, idx, nil
 	})
 }

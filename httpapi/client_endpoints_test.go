@@ -253,6 +253,27 @@ func TestNodeAllocsIndex(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the blocking query did not answer")
 	}
+
+	// A query that times out after only the client's own reports answers
+	// in full, though it did not read the allocations again.
+	go func() {
+		c, bd, h := do(t, "GET", fmt.Sprintf("%s/v1/internal/node/n-1/allocs-index?index=%d&wait=200ms", srv.URL, second), "")
+		done <- answer{c, bd, h.Get("X-Nomad-Index")}
+	}()
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/allocs/update",
+		`{"Allocs":[{"ID":"a-2","ClientStatus":"running"}]}`); code != 200 {
+		t.Fatalf("update: %d %s", code, body)
+	}
+	select {
+	case a := <-done:
+		ix = NodeAllocsIndexResponse{}
+		if a.code != 200 || json.Unmarshal([]byte(a.body), &ix) != nil || len(ix.Allocs) != 2 ||
+			ix.Allocs["a-2"] != second || a.index != strconv.FormatUint(second, 10) {
+			t.Fatalf("answer at the wait's end %d %s (index %s)", a.code, a.body, a.index)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the blocking query did not answer")
+	}
 }
 
 func TestAllocsGet(t *testing.T) {

@@ -76,6 +76,7 @@ func (t *WriteTxn) putAlloc(old, a *structs.Allocation) error {
 	}
 	t.tables[TableAllocs] = true
 	t.countShares(old, a)
+	t.markNodeAllocs(old, a)
 	return nil
 }
 
@@ -86,6 +87,7 @@ func (t *WriteTxn) deleteAlloc(a *structs.Allocation) error {
 		return err
 	}
 	t.countShares(a, nil)
+	t.markNodeAllocs(a, nil)
 	return nil
 }
 

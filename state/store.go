@@ -79,6 +79,10 @@ type WriteTxn struct {
 	// deployment_live.go.
 	live     map[string]*liveDelta
 	canaries map[string]map[string]bool
+
+	// nodeAllocs holds the nodes whose allocations the servers changed;
+	// see node_allocs_index.go.
+	nodeAllocs map[string]bool
 }
 
 // sharedValues are the values a transaction's allocations share; the
@@ -144,6 +148,10 @@ func (t *WriteTxn) Commit() error {
 			t.Abort()
 			return err
 		}
+	}
+	if err := t.writeNodeAllocsIndexes(); err != nil {
+		t.Abort()
+		return fmt.Errorf("state: index table: %w", err)
 	}
 	for _, table := range Tables {
 		if !t.tables[table] || table == TableIndex {
