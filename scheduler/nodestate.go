@@ -17,6 +17,14 @@ type nodeState struct {
 	maxPort  int
 	// jobs counts live allocs per job ID and per job ID + group.
 	jobs map[string]int
+	// loaded is set once the node's live allocs are counted in; until
+	// then (a lazy placer, see lazy.go) the fields above hold the node's
+	// reservations only and own lists the placer's known allocs on it.
+	loaded bool
+	// loadErr, when set, makes the node unusable: its allocs could not
+	// be read.
+	loadErr error
+	own     []string
 }
 
 func newNodeState(n *structs.Node) *nodeState {
@@ -45,9 +53,9 @@ func (ns *nodeState) add(a *structs.Allocation, sign int) {
 	if a.AllocatedResources != nil {
 		for _, p := range a.AllocatedResources.Shared.Ports {
 			if sign > 0 {
-				ns.ports[p.Value] = struct{}{}
+				ns.ports.take(p.Value)
 			} else {
-				delete(ns.ports, p.Value)
+				ns.ports.free(p.Value)
 			}
 		}
 	}

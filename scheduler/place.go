@@ -18,11 +18,16 @@ import (
 // and ranks at most Limit nodes that fit, as Nomad does, so a placement
 // costs O(log n) node checks rather than O(n).
 type Placer struct {
-	nodes  []*nodeState
-	byID   map[string]int
+	nodes []*nodeState
+	byID  map[string]int
+	// allocs are the live allocs the placer knows by ID: every one given
+	// to NewPlacer, or the job's given to NewPlacerLazy; plus the ones it
+	// placed. A released alloc's node is stored as -1-node.
 	allocs map[string]allocRef
-	rng    *rand.Rand
-	cache  *constraintCache
+	// load reads one node's allocs for a lazy placer (nil otherwise).
+	load  func(nodeID string) ([]*structs.Allocation, error)
+	rng   *rand.Rand
+	cache *constraintCache
 	// Limit overrides the number of fitting nodes ranked per placement
 	// (default max(2, ceil(log2 n))).
 	Limit int
@@ -35,10 +40,33 @@ type allocRef struct {
 
 // NewPlacer builds usage from allocs (terminal ones are ignored) over
 // nodes. seed makes the node order, and so every choice, reproducible.
+// It reads every alloc up front; NewPlacerLazy reads a node's allocs only
+// when a placement looks at the node.
 func NewPlacer(nodes []*structs.Node, allocs []*structs.Allocation, seed uint64) *Placer {
+	p := newPlacer(nodes, len(allocs), seed)
+	for _, ns := range p.nodes {
+		ns.loaded = true
+	}
+	for _, a := range allocs {
+		if a == nil || a.TerminalStatus() {
+			continue
+		}
+		i, ok := p.byID[a.NodeID]
+		if !ok {
+			continue
+		}
+		p.nodes[i].add(a, 1)
+		p.allocs[a.ID] = allocRef{a, i}
+	}
+	return p
+}
+
+// newPlacer indexes nodes (nil and duplicate IDs skipped) with no usage
+// counted yet.
+func newPlacer(nodes []*structs.Node, allocs int, seed uint64) *Placer {
 	p := &Placer{
 		byID:   make(map[string]int, len(nodes)),
-		allocs: make(map[string]allocRef, len(allocs)),
+		allocs: make(map[string]allocRef, allocs),
 		rng:    rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		cache:  newConstraintCache(),
 	}
@@ -51,17 +79,6 @@ func NewPlacer(nodes []*structs.Node, allocs []*structs.Allocation, seed uint64)
 		}
 		p.byID[n.ID] = len(p.nodes)
 		p.nodes = append(p.nodes, newNodeState(n))
-	}
-	for _, a := range allocs {
-		if a == nil || a.TerminalStatus() {
-			continue
-		}
-		i, ok := p.byID[a.NodeID]
-		if !ok {
-			continue
-		}
-		p.nodes[i].add(a, 1)
-		p.allocs[a.ID] = allocRef{a, i}
 	}
 	return p
 }
@@ -181,20 +198,26 @@ func (p *Placer) unplace(res *PlaceResult, pl Placement) {
 	}
 }
 
-// release frees a live alloc's resources, remembering it was freed.
+// release frees a live alloc's resources, remembering it was freed. On a
+// node not loaded yet only the mark changes: loading counts the alloc in
+// only if it is live then.
 func (p *Placer) release(id string) {
 	r, ok := p.allocs[id]
 	if !ok || r.node < 0 {
 		return
 	}
-	p.nodes[r.node].add(r.alloc, -1)
+	if ns := p.nodes[r.node]; ns.loaded {
+		ns.add(r.alloc, -1)
+	}
 	p.allocs[id] = allocRef{r.alloc, -1 - r.node}
 }
 
 func (p *Placer) restore(id string) {
 	r := p.allocs[id]
 	i := -1 - r.node
-	p.nodes[i].add(r.alloc, 1)
+	if ns := p.nodes[i]; ns.loaded {
+		ns.add(r.alloc, 1)
+	}
 	p.allocs[id] = allocRef{r.alloc, i}
 }
 
@@ -227,7 +250,7 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 		}
 		s := newSpreadState(sp, p, pool)
 		for _, r := range p.allocs {
-			if r.node >= 0 && r.alloc.JobID == job.ID && r.alloc.TaskGroup == tg.Name {
+			if r.node >= 0 && r.alloc.JobID == job.ID && r.alloc.TaskGroup == tg.Name && sameNamespace(r.alloc.Namespace, job.Namespace) {
 				s.count(r.node)
 			}
 		}
@@ -252,6 +275,10 @@ func (p *Placer) check(g *groupCtx, i int, m *structs.AllocationMetric) bool {
 	}
 	if g.feas[i] == 2 {
 		filter(m, g.reasons[i])
+		return false
+	}
+	if !p.usable(i) {
+		filter(m, ReasonNodeAllocsUnavailable)
 		return false
 	}
 	if g.distinctJob && ns.jobs[jobKeyOf(g.key)] > 0 || g.distinctTG && ns.jobs[g.key] > 0 {

@@ -14,10 +14,27 @@ const (
 	dimDynamicPorts  = "network: dynamic port selection failed"
 )
 
-// portSet is the host ports taken on one node.
-type portSet map[int]struct{}
+// portSet is the host ports taken on one node, each with the number of
+// holders (the node's reservation and live allocs). Counting holders makes
+// taking and freeing ports commute: freeing one holder's port leaves it
+// taken while another holder (or the node's reservation) still has it, and
+// the set depends only on which allocs are live, not on the order they
+// were added and removed in.
+type portSet map[int]int
 
-func (s portSet) has(p int) bool { _, ok := s[p]; return ok }
+func (s portSet) has(p int) bool { return s[p] > 0 }
+
+// take records one more holder of port p.
+func (s portSet) take(p int) { s[p]++ }
+
+// free drops one holder of port p.
+func (s portSet) free(p int) {
+	if n := s[p]; n > 1 {
+		s[p] = n - 1
+	} else {
+		delete(s, p)
+	}
+}
 
 // parsePortSpec reads a reserved-ports list such as "22,80,8000-8010";
 // malformed parts are skipped.
@@ -39,7 +56,7 @@ func parsePortSpec(spec string, into portSet) {
 			}
 		}
 		for p := a; p <= b; p++ {
-			into[p] = struct{}{}
+			into[p] = 1
 		}
 	}
 }

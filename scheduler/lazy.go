@@ -1,0 +1,110 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// ReasonNodeAllocsUnavailable is the AllocationMetric.ConstraintFiltered
+// key of nodes a lazy placer left out because their allocs could not be
+// read.
+const ReasonNodeAllocsUnavailable = "node allocations unavailable"
+
+// ErrNodeAllocs wraps the loader's error for a node whose allocs could
+// not be read (see Placer.LoadErrors).
+var ErrNodeAllocs = errors.New("scheduler: node allocations unavailable")
+
+// NewPlacerLazy is NewPlacer for a pass that knows the job's allocs but
+// not the rest of the cluster's: jobAllocs are all of the job's allocs
+// (terminal ones are ignored), and nodeAllocs reads the allocs of one
+// node, of every job, the first time a placement needs that node's usage
+// (to check distinct hosts or fit, rank it, or place on it). Feasibility
+// needs no usage, so infeasible nodes are never read. Both must come from
+// one consistent snapshot; the placer reads each node at most once.
+//
+// For the same nodes, seed and snapshot, every choice and metric is the
+// one NewPlacer would make with all the allocs. A node whose allocs cannot
+// be read is filtered for the rest of the placer's life, with the reason
+// ReasonNodeAllocsUnavailable. A nil nodeAllocs means no other allocs.
+func NewPlacerLazy(nodes []*structs.Node, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
+	p := newPlacer(nodes, len(jobAllocs), seed)
+	p.load = nodeAllocs
+	for _, a := range jobAllocs {
+		if a == nil || a.TerminalStatus() {
+			continue
+		}
+		i, ok := p.byID[a.NodeID]
+		if !ok {
+			continue
+		}
+		p.allocs[a.ID] = allocRef{a, i}
+		p.nodes[i].own = append(p.nodes[i].own, a.ID)
+	}
+	return p
+}
+
+// usable loads node i's usage if it is not loaded yet, and reports
+// whether the node's allocs are known.
+func (p *Placer) usable(i int) bool {
+	ns := p.nodes[i]
+	if !ns.loaded {
+		p.loadNode(ns)
+	}
+	return ns.loadErr == nil
+}
+
+// loadNode counts in the node's live allocs: those the loader returns
+// that the placer does not know by ID, and the known ones still live
+// (not released by this plan). Known allocs are taken from the placer,
+// not the loader, so a released one stays released.
+func (p *Placer) loadNode(ns *nodeState) {
+	ns.loaded = true
+	i := p.byID[ns.node.ID]
+	if p.load != nil {
+		allocs, err := p.load(ns.node.ID)
+		if err != nil {
+			ns.loadErr = fmt.Errorf("%w: node %s: %w", ErrNodeAllocs, ns.node.ID, err)
+			return
+		}
+		for _, a := range allocs {
+			if a == nil || a.TerminalStatus() || a.NodeID != ns.node.ID {
+				continue
+			}
+			if _, known := p.allocs[a.ID]; known {
+				continue
+			}
+			ns.add(a, 1)
+		}
+	}
+	for _, id := range ns.own {
+		if r := p.allocs[id]; r.node == i {
+			ns.add(r.alloc, 1)
+		}
+	}
+	ns.own = nil
+}
+
+// LoadErrors returns the errors of nodes whose allocs could not be read,
+// each wrapping ErrNodeAllocs, in node order.
+func (p *Placer) LoadErrors() []error {
+	var out []error
+	for _, ns := range p.nodes {
+		if ns.loadErr != nil {
+			out = append(out, ns.loadErr)
+		}
+	}
+	return out
+}
+
+// sameNamespace compares namespaces, the empty one being the default.
+func sameNamespace(a, b string) bool {
+	if a == "" {
+		a = structs.DefaultNamespace
+	}
+	if b == "" {
+		b = structs.DefaultNamespace
+	}
+	return a == b
+}
