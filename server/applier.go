@@ -89,8 +89,7 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 		p.resp <- planResult{err: err}
 		return nil
 	}
-	finished := len(rejected) == 0 && len(p.outcome) > 0
-	reqs := l.planRequests(p, accepted, stops, finished)
+	reqs, finished := l.planRequests(p, accepted, stops, len(rejected) == 0)
 	if len(reqs) == 0 {
 		l.stats.rejected.Add(uint64(len(rejected)))
 		idx, err := snap.LatestIndex()

@@ -1,6 +1,10 @@
 package server
 
-import "github.com/droverhq/drover/structs"
+import (
+	"slices"
+
+	"github.com/droverhq/drover/structs"
+)
 
 // planRequests builds the log entries for the accepted part of p, stamped
 // with the leader's time, each with at most cfg.PlanEntryAllocs
@@ -16,9 +20,13 @@ import "github.com/droverhq/drover/structs"
 //     lands on capacity that a later entry frees;
 //   - a placement and the stop of the alloc it replaces share an entry, so
 //     an old alloc is never stopped without its replacement;
-//   - with complete (nothing rejected), the evaluation's outcome rides in
-//     the last entry: the evaluation is complete once all of its plan is.
-func (l *Leader) planRequests(p *planSubmission, accepted []*structs.Allocation, stops []*structs.AllocStopUpdate, complete bool) []*structs.ApplyPlanResultsRequest {
+//
+// With complete (nothing rejected) and a plan that fits one entry, the
+// evaluation's outcome rides in that entry, stamped with its time, and
+// finished is true; a larger plan takes long enough to commit that one
+// more entry after it costs nothing worth saving, and its outcome's time
+// should say when the whole plan was in.
+func (l *Leader) planRequests(p *planSubmission, accepted []*structs.Allocation, stops []*structs.AllocStopUpdate, complete bool) (reqs []*structs.ApplyPlanResultsRequest, finished bool) {
 	now := l.clock.Now().UnixNano()
 	limit := max(l.cfg.PlanEntryAllocs, 1)
 	first := &structs.ApplyPlanResultsRequest{
@@ -26,7 +34,7 @@ func (l *Leader) planRequests(p *planSubmission, accepted []*structs.Allocation,
 		Deployment: p.deployment, DeploymentUpdates: p.deploymentUpdates,
 		FollowupEvals: p.followupEvals, UpdatedAt: now,
 	}
-	reqs := []*structs.ApplyPlanResultsRequest{first}
+	reqs = []*structs.ApplyPlanResultsRequest{first}
 	cur, size := first, 0
 	// room starts a new entry unless the current one has space for n more.
 	room := func(n int) {
@@ -75,11 +83,17 @@ func (l *Leader) planRequests(p *planSubmission, accepted []*structs.Allocation,
 	if len(reqs) == 1 && len(first.AllocsPlaced) == 0 && len(first.AllocsUpdated) == 0 &&
 		len(first.AllocsStopped) == 0 && first.Deployment == nil && len(first.DeploymentUpdates) == 0 &&
 		len(first.FollowupEvals) == 0 {
-		return nil
+		return nil, false
 	}
-	if complete && len(p.outcome) > 0 {
-		last := reqs[len(reqs)-1]
-		last.FollowupEvals = append(last.FollowupEvals[:len(last.FollowupEvals):len(last.FollowupEvals)], p.outcome...)
+	if complete && len(p.outcome) > 0 && len(reqs) == 1 {
+		evals := slices.Clip(first.FollowupEvals)
+		for _, e := range p.outcome {
+			c := *e // shallow: only the time changes
+			c.ModifyTime = now
+			evals = append(evals, &c)
+		}
+		first.FollowupEvals = evals
+		return reqs, true
 	}
-	return reqs
+	return reqs, false
 }

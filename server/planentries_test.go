@@ -62,7 +62,10 @@ func TestPlanRequestsCutLargePlans(t *testing.T) {
 	// accepted placements.
 	stops := append(slices.Clone(p.stops), p.replaces["new-1"], p.replaces["new-2"], p.replaces["new-4"])
 
-	reqs := l.planRequests(p, accepted, stops, false)
+	reqs, finished := l.planRequests(p, accepted, stops, false)
+	if finished {
+		t.Fatal("an incomplete plan reports its outcome written")
+	}
 
 	type entry struct{ stopped, updated, placed []string }
 	var got []entry
@@ -105,25 +108,12 @@ func TestPlanRequestsCutLargePlans(t *testing.T) {
 		t.Fatalf("entries =\n%v\nwant\n%v", got, want)
 	}
 
-	// With every placement accepted, the evaluation's outcome rides in
-	// the last entry, after everything it reports on.
+	// A plan of several entries leaves its outcome to a write of its own,
+	// stamped once the whole plan is in.
 	p.outcome = []*structs.Evaluation{{ID: "e1", Status: structs.EvalStatusComplete}}
-	reqs = l.planRequests(p, accepted, stops, true)
-	for i, r := range reqs {
-		var ids []string
-		for _, e := range r.FollowupEvals {
-			ids = append(ids, e.ID)
-		}
-		want := map[bool][]string{true: {"e1"}, false: nil}[i == len(reqs)-1]
-		if i == 0 {
-			want = append([]string{"f1"}, want...)
-		}
-		if fmt.Sprint(ids) != fmt.Sprint(want) {
-			t.Fatalf("entry %d of %d carries evals %v, want %v", i, len(reqs), ids, want)
-		}
-	}
-	if len(p.followupEvals) != 1 {
-		t.Fatalf("the submission's follow-ups became %v", p.followupEvals)
+	reqs, finished = l.planRequests(p, accepted, stops, true)
+	if finished || len(reqs) != 4 || len(reqs[0].FollowupEvals) != 1 || len(reqs[3].FollowupEvals) != 0 {
+		t.Fatalf("a plan of %d entries: finished %v, evals %v ... %v", len(reqs), finished, reqs[0].FollowupEvals, reqs[len(reqs)-1].FollowupEvals)
 	}
 }
 
@@ -133,11 +123,30 @@ func TestPlanRequestsOneEntryWhenItFits(t *testing.T) {
 	job := testJob("web", 2, 1)
 	p := &planSubmission{evalID: "e1", job: job, replaces: map[string]*structs.AllocStopUpdate{}}
 	accepted := []*structs.Allocation{{ID: "a"}, {ID: "b"}}
-	if reqs := l.planRequests(p, accepted, nil, false); len(reqs) != 1 || len(reqs[0].AllocsPlaced) != 2 {
+	if reqs, _ := l.planRequests(p, accepted, nil, false); len(reqs) != 1 || len(reqs[0].AllocsPlaced) != 2 {
 		t.Fatalf("entries = %+v, want one with both placements", reqs)
 	}
-	if reqs := l.planRequests(p, nil, nil, false); reqs != nil {
+	if reqs, _ := l.planRequests(p, nil, nil, false); reqs != nil {
 		t.Fatalf("an empty plan gives %d entries, want none", len(reqs))
+	}
+
+	// Accepted in full, a plan of one entry carries the evaluation's
+	// outcome, stamped with the entry's time, after its follow-ups.
+	p.followupEvals = []*structs.Evaluation{{ID: "f1"}}
+	p.outcome = []*structs.Evaluation{{ID: "e1", Status: structs.EvalStatusComplete, ModifyTime: 1}}
+	reqs, finished := l.planRequests(p, accepted, nil, true)
+	if !finished || len(reqs) != 1 {
+		t.Fatalf("finished %v with %d entries, want one entry carrying the outcome", finished, len(reqs))
+	}
+	evals := reqs[0].FollowupEvals
+	if len(evals) != 2 || evals[0].ID != "f1" || evals[1].ID != "e1" || evals[1].ModifyTime != reqs[0].UpdatedAt {
+		t.Fatalf("entry evals %+v, want f1 then e1 stamped %d", evals, reqs[0].UpdatedAt)
+	}
+	if len(p.followupEvals) != 1 || p.outcome[0].ModifyTime != 1 {
+		t.Fatalf("the submission changed: follow-ups %v, outcome %+v", p.followupEvals, p.outcome[0])
+	}
+	if _, finished := l.planRequests(p, accepted, nil, false); finished {
+		t.Fatal("a plan with rejected placements reports its outcome written")
 	}
 }
 
