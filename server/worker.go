@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strings"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -96,14 +98,16 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	if p.snapIndex, err = snap.LatestIndex(); err != nil {
 		return p, planResult{}, err
 	}
-	in, all, err := l.input(snap, eval)
+	in, err := l.input(snap, eval)
 	if err != nil {
 		return p, planResult{}, err
 	}
 	p.job = in.Job
 	plan := scheduler.Reconcile(in)
 	if len(plan.Place) > 0 && in.Job != nil {
-		placer := scheduler.NewPlacer(in.Nodes, all, seedOf(eval.ID, attempt))
+		// The placer reads a node's allocs from the same snapshot only
+		// when a placement looks at the node.
+		placer := scheduler.NewPlacerLazy(in.Nodes, in.Allocs, snap.AllocsByNode, seedOf(eval.ID, attempt))
 		p.placed = placer.Place(in.Job, plan, in.Now)
 	}
 	sub := newSubmission(in.Job, plan, p.placed, in.Allocs)
@@ -119,9 +123,11 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	return p, res, nil
 }
 
-// input reads what the reconciler needs from one snapshot; all are every
-// allocation in the cluster, for the placer's view of node usage.
-func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (scheduler.Input, []*structs.Allocation, error) {
+// input reads what the reconciler needs from one snapshot: the job, its
+// latest deployment, the nodes and the job's allocations. The rest of the
+// cluster's allocations are left to the placer, which reads them node by
+// node as it needs them.
+func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (scheduler.Input, error) {
 	ns := eval.Namespace
 	if ns == "" {
 		ns = structs.DefaultNamespace
@@ -129,34 +135,34 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (schedule
 	in := scheduler.Input{JobID: eval.JobID, Now: l.clock.Now(), IDs: l.newID, EvalID: eval.ID, EvalPriority: eval.Priority}
 	var err error
 	if in.Job, err = snap.JobByID(ns, eval.JobID); err != nil {
-		return in, nil, err
+		return in, err
 	}
 	if in.Deployment, err = snap.LatestDeploymentByJob(ns, eval.JobID); err != nil {
-		return in, nil, err
+		return in, err
 	}
 	if in.Nodes, err = snap.Nodes(); err != nil {
-		return in, nil, err
+		return in, err
 	}
-	all, err := snap.Allocs()
-	if err != nil {
-		return in, nil, err
+	if in.Allocs, err = jobAllocs(snap, ns, eval.JobID); err != nil {
+		return in, err
 	}
-	in.Allocs = jobAllocs(all, ns, eval.JobID)
-	return in, all, nil
+	return in, nil
 }
 
-// jobAllocs picks the job's allocations out of all of them, in the same
-// (ID) order as the store's job index gives them. Walking the store once
-// instead of twice matters: a pass of a 10,000-alloc rollout reads every
-// alloc of the job, old ones included, and the placer reads them all.
-func jobAllocs(all []*structs.Allocation, namespace, jobID string) []*structs.Allocation {
-	var out []*structs.Allocation
-	for _, a := range all {
-		if a != nil && a.JobID == jobID && a.Namespace == namespace {
-			out = append(out, a)
-		}
+// jobAllocs reads the job's allocations through the store's job index, in
+// ID order: the order the reconciler is given (its plan may depend on it).
+// The index orders a job's entries by ID already; the check costs one
+// walk and guards against an index that would not.
+func jobAllocs(snap *state.Snapshot, namespace, jobID string) ([]*structs.Allocation, error) {
+	allocs, err := snap.AllocsByJob(namespace, jobID)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	byID := func(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(allocs, byID) {
+		slices.SortFunc(allocs, byID)
+	}
+	return allocs, nil
 }
 
 func seedOf(id string, attempt int) uint64 {

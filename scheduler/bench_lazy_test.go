@@ -1,0 +1,151 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/droverhq/drover/scheduler"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/state/statetest"
+	"github.com/droverhq/drover/structs"
+)
+
+// rolloutWorld is one pass of a big rollout: a 10,000-alloc job at
+// version 0 on 1,000 nodes that also run 20,000 allocs of 20 other jobs,
+// and version 1 of the job (a destructive change) replacing maxParallel
+// allocs per pass. The same world is in a real store.
+type rolloutWorld struct {
+	nodes  []*structs.Node
+	job    *structs.Job // version 1
+	mine   []*structs.Allocation
+	all    []*structs.Allocation
+	byNode map[string][]*structs.Allocation
+	snap   *state.Snapshot
+}
+
+func newRolloutWorld(b *testing.B, maxParallel int) *rolloutWorld {
+	b.Helper()
+	const nodes, jobAllocs, others, otherJobs = 1000, 10_000, 20_000, 20
+	w := &rolloutWorld{byNode: map[string][]*structs.Allocation{}}
+	s, err := state.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range nodes {
+		n := statetest.Node(fmt.Sprintf("node-%04d", i))
+		w.nodes = append(w.nodes, n)
+		if err := s.UpsertNode(uint64(1+i), n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	old := statetest.Job("web", jobAllocs)
+	for i := range jobAllocs {
+		a := statetest.Alloc(old, w.nodes[i%nodes], "e", "", i)
+		a.ClientStatus = structs.AllocClientStatusRunning
+		w.mine = append(w.mine, a)
+	}
+	var rest []*structs.Allocation
+	for k := range otherJobs {
+		j := statetest.Job(fmt.Sprintf("other-%02d", k), others/otherJobs)
+		for i := range others / otherJobs {
+			a := statetest.Alloc(j, w.nodes[(i*otherJobs+k)%nodes], "e", "", i)
+			a.ClientStatus = structs.AllocClientStatusRunning
+			for _, t := range a.AllocatedResources.Tasks {
+				t.Cpu.CpuShares, t.Memory.MemoryMB = 50, 150
+			}
+			rest = append(rest, a)
+		}
+	}
+	if err := s.UpsertAllocs(uint64(nodes+1), append(append([]*structs.Allocation{}, w.mine...), rest...), 1); err != nil {
+		b.Fatal(err)
+	}
+	w.snap = s.Snapshot()
+	// The placer sees the stored allocs, as the worker does.
+	if w.mine, err = w.snap.AllocsByJob(structs.DefaultNamespace, "web"); err != nil {
+		b.Fatal(err)
+	}
+	if w.all, err = w.snap.Allocs(); err != nil {
+		b.Fatal(err)
+	}
+	for _, a := range w.all {
+		w.byNode[a.NodeID] = append(w.byNode[a.NodeID], a)
+	}
+	w.job = old.Copy()
+	w.job.Version = 1
+	w.job.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"}
+	w.job.TaskGroups[0].Update.MaxParallel = maxParallel
+	return w
+}
+
+func (w *rolloutWorld) reconcile(allocs []*structs.Allocation) *scheduler.Plan {
+	n := 0
+	return scheduler.Reconcile(scheduler.Input{
+		Job: w.job, Allocs: allocs, Nodes: w.nodes, Now: statetest.T0, EvalID: "eval",
+		IDs: func() string { n++; return fmt.Sprint("new-", n) },
+	})
+}
+
+func checkPlaced(b *testing.B, res *scheduler.PlaceResult, want int) {
+	if len(res.Allocs) != want {
+		b.Fatalf("placed %d of %d: %+v", len(res.Allocs), want, res.Failed)
+	}
+}
+
+// BenchmarkRolloutPass times one pass of a rollout replacing 500 (and 50)
+// allocs of a 10,000-alloc job on 1,000 nodes that hold 20,000 other
+// allocs, with the eager placer (every alloc read and counted) and the lazy
+// one (the job's allocs, and each node's when a placement looks at it).
+//
+//	placer: placement only, allocs in memory
+//	store:  what a worker pass does from a store snapshot: read allocs,
+//	        reconcile, build the placer, place
+func BenchmarkRolloutPass(b *testing.B) {
+	for _, mp := range []int{500, 50} {
+		w := newRolloutWorld(b, mp)
+		plan := w.reconcile(w.mine)
+		if len(plan.Place) != mp {
+			b.Fatalf("plan places %d, want %d", len(plan.Place), mp)
+		}
+		load := func(id string) ([]*structs.Allocation, error) { return w.byNode[id], nil }
+		b.Run(fmt.Sprintf("replace=%d/placer/eager", mp), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				checkPlaced(b, scheduler.NewPlacer(w.nodes, w.all, uint64(i)).Place(w.job, plan, statetest.T0), mp)
+			}
+		})
+		b.Run(fmt.Sprintf("replace=%d/placer/lazy", mp), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				checkPlaced(b, scheduler.NewPlacerLazy(w.nodes, w.mine, load, uint64(i)).Place(w.job, plan, statetest.T0), mp)
+			}
+		})
+		b.Run(fmt.Sprintf("replace=%d/store/eager", mp), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				all, err := w.snap.Allocs()
+				if err != nil {
+					b.Fatal(err)
+				}
+				var mine []*structs.Allocation
+				for _, a := range all {
+					if a.JobID == "web" && a.Namespace == structs.DefaultNamespace {
+						mine = append(mine, a)
+					}
+				}
+				p := w.reconcile(mine)
+				checkPlaced(b, scheduler.NewPlacer(w.nodes, all, uint64(i)).Place(w.job, p, statetest.T0), mp)
+			}
+		})
+		b.Run(fmt.Sprintf("replace=%d/store/lazy", mp), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				mine, err := w.snap.AllocsByJob(structs.DefaultNamespace, "web")
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := w.reconcile(mine)
+				checkPlaced(b, scheduler.NewPlacerLazy(w.nodes, mine, w.snap.AllocsByNode, uint64(i)).Place(w.job, p, statetest.T0), mp)
+			}
+		})
+	}
+}
