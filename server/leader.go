@@ -107,6 +107,12 @@ func (l *Leader) Run(ctx context.Context) {
 	t.blocked.SetEnabled(true)
 	l.cur.Store(t)
 
+	// Heartbeat timers are armed before the feeder runs: its first pass
+	// arms a timer for any node that has none, with the plain TTL, and
+	// must not race the term's first, longer arming.
+	if err := t.beats.start(t); err != nil {
+		l.logger.Error("cannot arm heartbeat timers", "error", err)
+	}
 	var loops sync.WaitGroup
 	start := func(fn func()) {
 		loops.Add(1)
@@ -124,9 +130,6 @@ func (l *Leader) Run(ctx context.Context) {
 		l.logger.Error("cannot start deployment watcher", "error", err)
 	} else {
 		start(func() { _ = w.Run(ctx) })
-	}
-	if err := t.beats.start(t); err != nil {
-		l.logger.Error("cannot arm heartbeat timers", "error", err)
 	}
 	if l.onTermStart != nil {
 		l.onTermStart()
