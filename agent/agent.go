@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -175,10 +177,23 @@ func (a *Agent) openServer() error {
 	return nil
 }
 
+// spreadServers returns the configured servers in a random order (intn
+// is rand.IntN), as Nomad's clients shuffle theirs: a client talks to the
+// first that answers, and clients configured with the same list would
+// otherwise all talk to the same server.
+func spreadServers(addrs []string, intn func(int) int) []string {
+	out := slices.Clone(addrs)
+	for i := len(out) - 1; i > 0; i-- {
+		j := intn(i + 1)
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
 // openClient prepares the client: it talks to the configured servers, or
 // to this agent's own HTTP API.
 func (a *Agent) openClient() error {
-	servers := a.cfg.Servers
+	servers := spreadServers(a.cfg.Servers, rand.IntN)
 	if len(servers) == 0 {
 		servers = []string{a.HTTPAddr()}
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,4 +197,28 @@ func TestLeaderServicesProcessEvaluations(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Clients configured with the same servers spread over them: each gets
+// every server once, in an order of its own.
+func TestSpreadServersShufflesEveryServerOnce(t *testing.T) {
+	addrs := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
+	firsts := map[string]int{}
+	for range 200 {
+		got := spreadServers(addrs, rand.IntN)
+		sorted := slices.Sorted(slices.Values(got))
+		if !slices.Equal(sorted, addrs) {
+			t.Fatalf("spread %v, want a permutation of %v", got, addrs)
+		}
+		firsts[got[0]]++
+	}
+	if len(firsts) != len(addrs) {
+		t.Fatalf("first servers over 200 clients: %v, want every server", firsts)
+	}
+	if addrs[0] != "127.0.0.1:1" {
+		t.Fatal("the configured list was reordered in place")
+	}
+	if got := spreadServers(nil, rand.IntN); len(got) != 0 {
+		t.Fatalf("no servers: %v", got)
+	}
 }
