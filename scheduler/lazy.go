@@ -41,8 +41,55 @@ func NewPlacerLazy(nodes []*structs.Node, jobAllocs []*structs.Allocation, nodeA
 		}
 		p.allocs[a.ID] = allocRef{a, i}
 		p.nodes[i].own = append(p.nodes[i].own, a.ID)
+		p.noteKnownJob(a)
 	}
 	return p
+}
+
+// maxKnownJobs bounds the jobs a lazy placer tells apart cheaply; past it
+// every loaded alloc is looked up by ID.
+const maxKnownJobs = 4
+
+// nsJob is a job's identity.
+type nsJob struct{ namespace, id string }
+
+// noteKnownJob records the job of an alloc given up front, so that
+// loading a node looks up by ID only the allocs of those jobs.
+func (p *Placer) noteKnownJob(a *structs.Allocation) {
+	if p.anyJobKnown {
+		return
+	}
+	k := nsJob{a.Namespace, a.JobID}
+	for _, j := range p.knownJobs {
+		if j == k {
+			return
+		}
+	}
+	if len(p.knownJobs) == maxKnownJobs {
+		p.anyJobKnown, p.knownJobs = true, nil
+		return
+	}
+	p.knownJobs = append(p.knownJobs, k)
+}
+
+// known reports whether a is one of the allocs the placer was given up
+// front (or placed). Allocs of other jobs are told apart by their job,
+// sparing a map lookup for most of a node's allocs.
+func (p *Placer) known(a *structs.Allocation) bool {
+	if !p.anyJobKnown {
+		mine := false
+		for _, j := range p.knownJobs {
+			if a.JobID == j.id && a.Namespace == j.namespace {
+				mine = true
+				break
+			}
+		}
+		if !mine {
+			return false
+		}
+	}
+	_, ok := p.allocs[a.ID]
+	return ok
 }
 
 // usable loads node i's usage if it is not loaded yet, and reports
@@ -72,10 +119,9 @@ func (p *Placer) loadNode(ns *nodeState) {
 			if a == nil || a.TerminalStatus() || a.NodeID != ns.node.ID {
 				continue
 			}
-			if _, known := p.allocs[a.ID]; known {
-				continue
+			if !p.known(a) {
+				ns.add(a, 1)
 			}
-			ns.add(a, 1)
 		}
 	}
 	for _, id := range ns.own {

@@ -16,7 +16,7 @@ type nodeState struct {
 	minPort  int
 	maxPort  int
 	// jobs counts live allocs per job ID and per job ID + group.
-	jobs map[string]int
+	jobs map[jobGroup]int
 	// loaded is set once the node's live allocs are counted in; until
 	// then (a lazy placer, see lazy.go) the fields above hold the node's
 	// reservations only and own lists the placer's known allocs on it.
@@ -42,7 +42,17 @@ func newNodeState(n *structs.Node) *nodeState {
 	return ns
 }
 
-func groupKey(job, group string) string { return job + "\x00" + group }
+// jobGroup keys a node's live alloc counts: one job's group, or with
+// whole set, the whole job. A struct key costs no string building per
+// counted alloc.
+type jobGroup struct {
+	job, group string
+	whole      bool
+}
+
+func groupKey(job, group string) jobGroup { return jobGroup{job: job, group: group} }
+
+func jobKey(job string) jobGroup { return jobGroup{job: job, whole: true} }
 
 // add counts an alloc's reservation on the node; sign -1 removes it.
 func (ns *nodeState) add(a *structs.Allocation, sign int) {
@@ -60,9 +70,9 @@ func (ns *nodeState) add(a *structs.Allocation, sign int) {
 		}
 	}
 	if ns.jobs == nil {
-		ns.jobs = map[string]int{}
+		ns.jobs = map[jobGroup]int{}
 	}
-	ns.jobs[a.JobID] += sign
+	ns.jobs[jobKey(a.JobID)] += sign
 	ns.jobs[groupKey(a.JobID, a.TaskGroup)] += sign
 }
 

@@ -25,9 +25,13 @@ type Placer struct {
 	// placed. A released alloc's node is stored as -1-node.
 	allocs map[string]allocRef
 	// load reads one node's allocs for a lazy placer (nil otherwise).
-	load  func(nodeID string) ([]*structs.Allocation, error)
-	rng   *rand.Rand
-	cache *constraintCache
+	load func(nodeID string) ([]*structs.Allocation, error)
+	// knownJobs are the jobs of the allocs a lazy placer was given up
+	// front; anyJobKnown is set when there were too many to list.
+	knownJobs   []nsJob
+	anyJobKnown bool
+	rng         *rand.Rand
+	cache       *constraintCache
 	// Limit overrides the number of fitting nodes ranked per placement
 	// (default max(2, ceil(log2 n))).
 	Limit int
@@ -105,7 +109,7 @@ type groupCtx struct {
 	feas        []uint8 // 0 unknown, 1 feasible, 2 filtered
 	reasons     []string
 	spreads     []*spreadState
-	key         string
+	key         jobGroup
 }
 
 // Place finds a node for each of plan's placements of job. Stopped allocs
@@ -281,7 +285,7 @@ func (p *Placer) check(g *groupCtx, i int, m *structs.AllocationMetric) bool {
 		filter(m, ReasonNodeAllocsUnavailable)
 		return false
 	}
-	if g.distinctJob && ns.jobs[jobKeyOf(g.key)] > 0 || g.distinctTG && ns.jobs[g.key] > 0 {
+	if g.distinctJob && ns.jobs[jobKey(g.key.job)] > 0 || g.distinctTG && ns.jobs[g.key] > 0 {
 		filter(m, structs.ConstraintDistinctHosts)
 		return false
 	}
@@ -290,15 +294,6 @@ func (p *Placer) check(g *groupCtx, i int, m *structs.AllocationMetric) bool {
 		return false
 	}
 	return true
-}
-
-func jobKeyOf(key string) string {
-	for i := 0; i < len(key); i++ {
-		if key[i] == 0 {
-			return key[:i]
-		}
-	}
-	return key
 }
 
 func filter(m *structs.AllocationMetric, why string) {

@@ -26,7 +26,7 @@ func pow10(x float64) float64 { return math.Exp(x * math.Ln10) }
 
 // antiAffinity penalises nodes already running allocs of the same job and
 // group: -(collisions+1)/count, as Nomad's. ok is false without collisions.
-func antiAffinity(ns *nodeState, key string, count int) (float64, bool) {
+func antiAffinity(ns *nodeState, key jobGroup, count int) (float64, bool) {
 	c := ns.jobs[key]
 	if c <= 0 {
 		return 0, false
