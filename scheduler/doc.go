@@ -12,7 +12,9 @@
 //     datacenter, node pool, constraints, drivers), then scoring (bin
 //     packing, spread, anti-affinity) among a bounded number of candidates,
 //     with per-node usage kept as placements are made. Failures are
-//     explained per group as Nomad's AllocationMetric.
+//     explained per group as Nomad's AllocationMetric. NewPlacerLazy needs
+//     only the job's allocations and a function that returns one node's,
+//     called the first time a placement needs that node's usage.
 //
 // The eval broker, workers and plan applier wrap these functions; nothing
 // here reads state, Raft or HTTP.

@@ -10,8 +10,9 @@ import (
 )
 
 // Placer finds nodes for a plan's placements. It holds every node's usage
-// (from the live allocs it was given) and updates it as it places, so one
-// Placer can serve many plans in turn against the same snapshot.
+// (from the live allocs it was given, or for a lazy placer, read node by
+// node when a placement first needs it) and updates it as it places, so
+// one Placer can serve many plans in turn against the same snapshot.
 //
 // Each placement looks at nodes in a shuffled order from a rotating
 // cursor, skips infeasible ones (feasibility is cached per group and node)

@@ -109,6 +109,9 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 		// when a placement looks at the node.
 		placer := scheduler.NewPlacerLazy(in.Nodes, in.Allocs, snap.AllocsByNode, seedOf(eval.ID, attempt))
 		p.placed = placer.Place(in.Job, plan, in.Now)
+		for _, err := range placer.LoadErrors() {
+			l.logger.Warn("node left out of placement", "eval_id", eval.ID, "error", err)
+		}
 	}
 	sub := newSubmission(in.Job, plan, p.placed, in.Allocs)
 	if sub.noop() {
