@@ -271,9 +271,21 @@ func allAutoPromote(d *structs.Deployment) bool {
 	return true
 }
 
+// allocsByGroup returns the job's allocs by group, each group sorted (see
+// sortAllocs). Allocs the servers stopped or evicted are left out: every
+// use of the groups' allocs skips them (classify, the system pass, the
+// stop of groups no longer in the job), and a rollout's replaced allocs
+// are half of the job's until they are collected, so sorting them was
+// half of each pass's sort.
 func (r *reconciler) allocsByGroup() map[string][]*structs.Allocation {
+	wanted := make([]*structs.Allocation, 0, len(r.in.Allocs))
+	for _, a := range r.in.Allocs {
+		if a != nil && a.DesiredStatus != structs.AllocDesiredStatusStop && a.DesiredStatus != structs.AllocDesiredStatusEvict {
+			wanted = append(wanted, a)
+		}
+	}
 	m := map[string][]*structs.Allocation{}
-	for _, a := range sortAllocs(r.in.Allocs) {
+	for _, a := range sortAllocs(wanted) {
 		m[a.TaskGroup] = append(m[a.TaskGroup], a)
 	}
 	return m
