@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -119,8 +120,11 @@ type Fleet struct {
 	cfg     FleetConfig
 	tempDir string
 	http    *http.Client
-	api     client.ServerAPI
-	driver  drivers.Driver
+	// apis holds one server API per rotation of the server list: node i
+	// uses apis[i%len(apis)], so that the nodes spread over the servers
+	// as real clients, each with its own shuffled list, do.
+	apis   []client.ServerAPI
+	driver drivers.Driver
 	// jobs is shared by all nodes: one decoded copy of each job version
 	// for the whole fleet.
 	jobs *client.JobCache
@@ -158,14 +162,28 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 		ReadBufferSize:      4 << 10,
 	}
 	f.http = &http.Client{Transport: tr}
-	nc, err := apiclient.NewNodeClientWithHTTPClient(cfg.Servers, f.http)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-	}
-	if f.api, err = client.NewHTTPServersFrom(nc); err != nil {
-		return nil, err
+	for _, rotated := range rotations(cfg.Servers) {
+		nc, err := apiclient.NewNodeClientWithHTTPClient(rotated, f.http)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+		api, err := client.NewHTTPServersFrom(nc)
+		if err != nil {
+			return nil, err
+		}
+		f.apis = append(f.apis, api)
 	}
 	return f, nil
+}
+
+// rotations returns every rotation of servers, the i-th starting with
+// servers[i].
+func rotations(servers []string) [][]string {
+	out := make([][]string, 0, len(servers))
+	for i := range servers {
+		out = append(out, append(slices.Clone(servers[i:]), servers[:i]...))
+	}
+	return out
 }
 
 // Start creates and runs the nodes, at most StartRate per second, and
@@ -214,7 +232,7 @@ func (f *Fleet) agentConfig(i int) client.Config {
 		Datacenter:    client.DefaultDatacenter,
 		NodePool:      f.cfg.NodePool,
 		Meta:          map[string]string{"zone": Zone(f.cfg.Zones, i), MetaSim: "true"},
-		ServerAPI:     f.api,
+		ServerAPI:     f.apis[i%len(f.apis)],
 		Drivers:       []drivers.Driver{f.driver},
 		Logger:        f.cfg.Logger.With("node", NodeName(i)),
 		CPUTotalMHz:   f.cfg.CPUMHz,

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -251,5 +252,13 @@ func TestShortScenario(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRotationsStartOnEveryServer(t *testing.T) {
+	got := rotations([]string{"a", "b", "c"})
+	want := [][]string{{"a", "b", "c"}, {"b", "c", "a"}, {"c", "a", "b"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rotations = %v, want %v", got, want)
 	}
 }
