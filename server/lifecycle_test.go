@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -45,6 +46,16 @@ func TestFailedAllocRescheduledAfterDelay(t *testing.T) {
 	})
 	if n := len(allocsOf(h.store().Snapshot(), "web")); n != 0 {
 		t.Fatalf("%d live allocs before the reschedule delay", n)
+	}
+	// The follow-up lands in the same entry as its evaluation's outcome;
+	// the clock moves only once the broker holds it (its delay timer is
+	// armed), or the timer would be armed after the move and never fire.
+	deadline := time.Now().Add(testTimeout)
+	for !slices.ContainsFunc(h.clock.pending(), func(d time.Duration) bool { return d > 0 && d <= 31*time.Second }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker armed no timer for the follow-up; pending %v", h.clock.pending())
+		}
+		time.Sleep(time.Millisecond)
 	}
 	h.clock.Advance(31 * time.Second)
 	h.waitFor("the replacement", func(s *state.Snapshot) bool {
