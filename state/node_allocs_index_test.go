@@ -5,21 +5,10 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/internal/memdbtest"
 	"github.com/droverhq/drover/state/statetest"
 	"github.com/droverhq/drover/structs"
 )
-
-// fired reports whether a channel of ws has fired.
-func fired(ws memdb.WatchSet) bool {
-	for ch := range ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
-}
 
 // A node's entry moves with the servers' changes to its allocations
 // (placement, stop, deletion), not with its client's reports; another
@@ -47,14 +36,14 @@ func TestNodeAllocsIndexMovesOnlyWithServerChanges(t *testing.T) {
 	must(t, s.UpdateAllocsFromClient(3, &structs.AllocClientUpdateRequest{
 		Allocs: []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}}, UpdatedAt: 3,
 	}))
-	if idx(n1) != 2 || fired(ws) {
-		t.Fatalf("the client's report moved n1's entry (%d) or fired its watch (%v)", idx(n1), fired(ws))
+	if idx(n1) != 2 || memdbtest.Fired(ws) {
+		t.Fatalf("the client's report moved n1's entry (%d) or fired its watch (%v)", idx(n1), memdbtest.Fired(ws))
 	}
 	must(t, s.update(4, func(tx *WriteTxn) error {
 		return s.StopAllocTxn(tx, &structs.AllocStopUpdate{AllocID: a.ID, DesiredDescription: structs.AllocNotNeeded}, 4)
 	}))
-	if idx(n1) != 4 || idx(n2) != 2 || !fired(ws) {
-		t.Fatalf("after the stop: n1 %d, n2 %d, watch fired %v; want 4, 2, true", idx(n1), idx(n2), fired(ws))
+	if idx(n1) != 4 || idx(n2) != 2 || !memdbtest.Fired(ws) {
+		t.Fatalf("after the stop: n1 %d, n2 %d, watch fired %v; want 4, 2, true", idx(n1), idx(n2), memdbtest.Fired(ws))
 	}
 	must(t, s.update(5, func(tx *WriteTxn) error { return s.deleteAllocsTxn(tx, []string{b.ID}) }))
 	if idx(n2) != 5 || idx(n1) != 4 {

@@ -3,22 +3,12 @@ package stateview
 import (
 	"testing"
 
-	"github.com/droverhq/drover/deployment"
-	"github.com/droverhq/drover/structs"
 	memdb "github.com/hashicorp/go-memdb"
-)
 
-// fired reports whether a channel of ws is closed.
-func fired(ws memdb.WatchSet) bool {
-	for ch := range ws {
-		select {
-		case <-ch:
-			return true
-		default:
-		}
-	}
-	return false
-}
+	"github.com/droverhq/drover/deployment"
+	"github.com/droverhq/drover/internal/memdbtest"
+	"github.com/droverhq/drover/structs"
+)
 
 // watchAsWatcher reads what a watcher pass reads of deployment d1 when no
 // allocation is unhealthy, into a new watch set.
@@ -60,7 +50,7 @@ func TestRunningReportsDoNotWakeWatcher(t *testing.T) {
 		Allocs: []*structs.Allocation{{ID: "a2", ClientStatus: structs.AllocClientStatusRunning}}}); err != nil {
 		t.Fatal(err)
 	}
-	if fired(ws) {
+	if memdbtest.Fired(ws) {
 		t.Fatal("a report with no news woke the watcher")
 	}
 	d, err := w.s.Snapshot().DeploymentByID("d1")
@@ -72,12 +62,12 @@ func TestRunningReportsDoNotWakeWatcher(t *testing.T) {
 	}
 
 	w.reportHealth(t, "a2", true)
-	if !fired(ws) {
+	if !memdbtest.Fired(ws) {
 		t.Fatal("a new healthy alloc did not wake the watcher")
 	}
 	ws = watchAsWatcher(t, v)
 	w.reportHealth(t, "a2", false)
-	if !fired(ws) {
+	if !memdbtest.Fired(ws) {
 		t.Fatal("an alloc turning unhealthy did not wake the watcher")
 	}
 	if d, _ := w.s.Snapshot().DeploymentByID("d1"); !deployment.NeedsAllocs(d) {
