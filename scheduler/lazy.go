@@ -32,10 +32,7 @@ func NewPlacerLazy(nodes []*structs.Node, jobAllocs []*structs.Allocation, nodeA
 	p := newPlacer(nodes, len(jobAllocs), seed)
 	p.load = nodeAllocs
 	for _, a := range jobAllocs {
-		if a == nil || a.TerminalStatus() {
-			continue
-		}
-		i, ok := p.byID[a.NodeID]
+		i, ok := p.liveOn(a)
 		if !ok {
 			continue
 		}

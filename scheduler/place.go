@@ -43,6 +43,16 @@ type allocRef struct {
 	node  int
 }
 
+// liveOn returns the index of the node a live (not terminal) alloc is on,
+// and false for a terminal alloc or one on a node the placer lacks.
+func (p *Placer) liveOn(a *structs.Allocation) (int, bool) {
+	if a == nil || a.TerminalStatus() {
+		return 0, false
+	}
+	i, ok := p.byID[a.NodeID]
+	return i, ok
+}
+
 // NewPlacer builds usage from allocs (terminal ones are ignored) over
 // nodes. seed makes the node order, and so every choice, reproducible.
 // It reads every alloc up front; NewPlacerLazy reads a node's allocs only
@@ -53,15 +63,10 @@ func NewPlacer(nodes []*structs.Node, allocs []*structs.Allocation, seed uint64)
 		ns.loaded = true
 	}
 	for _, a := range allocs {
-		if a == nil || a.TerminalStatus() {
-			continue
+		if i, ok := p.liveOn(a); ok {
+			p.nodes[i].add(a, 1)
+			p.allocs[a.ID] = allocRef{a, i}
 		}
-		i, ok := p.byID[a.NodeID]
-		if !ok {
-			continue
-		}
-		p.nodes[i].add(a, 1)
-		p.allocs[a.ID] = allocRef{a, i}
 	}
 	return p
 }
