@@ -208,7 +208,7 @@ func passIndex(evals []*structs.Evaluation, now time.Time) uint64 {
 		if e == nil {
 			continue
 		}
-		if e.Status == structs.EvalStatusPending && e.Wait <= 0 && !e.WaitUntil.After(now) {
+		if e.DueBy(now) {
 			return math.MaxUint64
 		}
 		idx = max(idx, e.CreateIndex)

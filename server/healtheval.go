@@ -66,7 +66,7 @@ func healthEvals(snap *state.Snapshot, keys map[healthKey]bool, now time.Time, n
 		if err != nil {
 			return nil, err
 		}
-		if slices.ContainsFunc(evals, func(e *structs.Evaluation) bool { return waitsToRun(e, now) }) {
+		if slices.ContainsFunc(evals, func(e *structs.Evaluation) bool { return e.DueBy(now) }) {
 			continue
 		}
 		seen[[2]string{k.namespace, k.jobID}] = true
@@ -88,10 +88,4 @@ func awaitsPromotion(d *structs.Deployment) bool {
 		}
 	}
 	return false
-}
-
-// waitsToRun reports whether e is pending and due: the broker has it, or
-// will have it, to schedule now.
-func waitsToRun(e *structs.Evaluation, now time.Time) bool {
-	return e != nil && e.Status == structs.EvalStatusPending && e.Wait <= 0 && !e.WaitUntil.After(now)
 }

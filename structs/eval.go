@@ -64,6 +64,12 @@ func (e *Evaluation) Terminal() bool {
 	return false
 }
 
+// DueBy reports whether e is pending with no delay left at now: the
+// broker has it, or will have it, to schedule at once.
+func (e *Evaluation) DueBy(now time.Time) bool {
+	return e != nil && e.Status == EvalStatusPending && e.Wait <= 0 && !e.WaitUntil.After(now)
+}
+
 // Copy returns a deep copy.
 func (e *Evaluation) Copy() *Evaluation {
 	if e == nil {
