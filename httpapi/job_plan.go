@@ -164,10 +164,6 @@ func planJob(snap *state.Snapshot, job *structs.Job, now time.Time, withDiff boo
 	if in.Nodes, err = snap.Nodes(); err != nil {
 		return nil, err
 	}
-	all, err := snap.Allocs()
-	if err != nil {
-		return nil, err
-	}
 	plan := scheduler.Reconcile(in)
 	out := &JobPlanResponse{Annotations: &PlanAnnotations{DesiredTGUpdates: map[string]*scheduler.DesiredUpdates{}}}
 	if existing != nil {
@@ -185,7 +181,9 @@ func planJob(snap *state.Snapshot, job *structs.Job, now time.Time, withDiff boo
 	if len(plan.Place) > 0 && !candidate.Stopped() {
 		h := fnv.New64a()
 		_, _ = h.Write([]byte(job.ID))
-		placed := scheduler.NewPlacer(in.Nodes, all, h.Sum64()).Place(candidate, plan, now)
+		// As a scheduling pass: the job's allocs, and a node's others
+		// only when a placement looks at that node.
+		placed := scheduler.NewPlacerLazy(in.Nodes, in.Allocs, snap.AllocsByNode, h.Sum64()).Place(candidate, plan, now)
 		if len(placed.Failed) > 0 {
 			out.FailedTGAllocs = placed.Failed
 		}
