@@ -23,6 +23,10 @@ type Stages struct {
 	EvalToPlaced        time.Duration // evaluation created → its placements stamped (the scheduling pass)
 	HealthyToNextPlaced time.Duration // k-th healthy → (k + max_parallel)-th placed
 	Cycles              int           // pairs the last two means are over
+	// FirstPlaced and LastHealthy are the earliest placement and the
+	// latest healthy verdict of the version (zero without allocs): the
+	// rollout's head and tail are measured from them.
+	FirstPlaced, LastHealthy time.Time
 }
 
 // rolloutStages computes the stages of the allocs of jobVersion, given
@@ -58,6 +62,12 @@ func rolloutStages(allocs []*structs.AllocationListStub, evals []*structs.Evalua
 	}
 	var m [5]mean
 	for _, r := range rows {
+		if s.FirstPlaced.IsZero() || r.placed < s.FirstPlaced.UnixNano() {
+			s.FirstPlaced = time.Unix(0, r.placed)
+		}
+		if r.healthy > s.LastHealthy.UnixNano() {
+			s.LastHealthy = time.Unix(0, r.healthy)
+		}
 		if r.started != 0 {
 			m[0].add(r.started - r.placed)
 			m[1].add(r.healthy - r.started - int64(minHealthy))
@@ -102,8 +112,9 @@ func (m *mean) get() time.Duration {
 }
 
 // addStages reads the job's allocs and evaluations and adds the stages of
-// jobVersion's rollout to the result.
-func (e *env) addStages(ctx context.Context, jobID string, jobVersion uint64) error {
+// jobVersion's rollout, registered at start and seen successful at end,
+// to the result.
+func (e *env) addStages(ctx context.Context, jobID string, jobVersion uint64, start, end time.Time) error {
 	var allocs []*structs.AllocationListStub
 	var evals []*structs.Evaluation
 	err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
@@ -128,8 +139,18 @@ func (e *env) addStages(ctx context.Context, jobID string, jobVersion uint64) er
 		{"stage_applied_to_eval_ms", s.AppliedToEval},
 		{"stage_eval_to_placed_ms", s.EvalToPlaced},
 		{"stage_healthy_to_next_placed_ms", s.HealthyToNextPlaced},
+		{"stage_registered_to_first_placed_ms", sinceIf(start, s.FirstPlaced)},
+		{"stage_last_healthy_to_seen_done_ms", sinceIf(s.LastHealthy, end)},
 	} {
 		e.res.Add(f.name, round(ms(f.d)), "ms", "")
 	}
 	return nil
+}
+
+// sinceIf is to - from, or 0 when either is unknown.
+func sinceIf(from, to time.Time) time.Duration {
+	if from.IsZero() || to.IsZero() {
+		return 0
+	}
+	return to.Sub(from)
 }

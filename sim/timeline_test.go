@@ -38,9 +38,17 @@ func TestRolloutStages(t *testing.T) {
 		PlacedToStarted: 10 * time.Millisecond, StartedToHealthy: 5 * time.Millisecond,
 		HealthyToApplied: 20 * time.Millisecond, AppliedToEval: 50 * time.Millisecond,
 		EvalToPlaced: 30 * time.Millisecond, HealthyToNextPlaced: 100 * time.Millisecond, Cycles: 2,
+		FirstPlaced: time.Unix(0, at(0)), LastHealthy: time.Unix(0, at(1115+1015)),
 	}
+	if !s.FirstPlaced.Equal(want.FirstPlaced) || !s.LastHealthy.Equal(want.LastHealthy) {
+		t.Fatalf("first placed %v, last healthy %v; want %v, %v", s.FirstPlaced, s.LastHealthy, want.FirstPlaced, want.LastHealthy)
+	}
+	s.FirstPlaced, s.LastHealthy, want.FirstPlaced, want.LastHealthy = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	if s != want {
 		t.Fatalf("stages = %+v\nwant     %+v", s, want)
+	}
+	if d := sinceIf(time.Time{}, base); d != 0 {
+		t.Fatalf("sinceIf with an unknown start = %v", d)
 	}
 	if got := rolloutStages(nil, nil, 1, 2, time.Second); got != (Stages{}) {
 		t.Fatalf("no allocs: %+v", got)
