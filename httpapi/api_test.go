@@ -2,9 +2,13 @@ package httpapi
 
 import (
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,5 +218,75 @@ func TestPanicBecomes500(t *testing.T) {
 	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/test/panic", nil))
 	if rec.Code != 500 || !strings.Contains(rec.Body.String(), "boom") {
 		t.Fatalf("panic answer: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// A follower keeps its connections to the leader for the next forwarded
+// requests, however many ran at once: a second burst as large as the
+// first opens no new connection.
+func TestForwardingReusesConnectionsToTheLeader(t *testing.T) {
+	const burst = 100
+	leader := newFakeBackend()
+	var opened atomic.Int64
+	// The leader answers a burst only once all of it has arrived, so that
+	// every burst holds burst connections at once.
+	var mu sync.Mutex
+	arrived, release := 0, make(chan struct{})
+	api := New(leader, nil).Handler()
+	barrier := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived++
+		ch := release
+		if arrived == burst {
+			arrived, release = 0, make(chan struct{})
+			close(ch)
+		}
+		mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(20 * time.Second):
+		}
+		api.ServeHTTP(w, r)
+	})
+	leaderSrv := httptest.NewUnstartedServer(barrier)
+	leaderSrv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	leaderSrv.Start()
+	t.Cleanup(leaderSrv.Close)
+	follower, followerSrv := newTestAPI(t)
+	follower.leader = false
+	follower.leaderHTTP = strings.TrimPrefix(leaderSrv.URL, "http://")
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: burst}}
+	t.Cleanup(client.CloseIdleConnections)
+	round := func() int64 {
+		before := opened.Load()
+		var wg sync.WaitGroup
+		for range burst {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := client.Get(followerSrv.URL + "/v1/jobs")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Errorf("forwarded read: %d", resp.StatusCode)
+				}
+			}()
+		}
+		wg.Wait()
+		return opened.Load() - before
+	}
+	first := round()
+	second := round()
+	if first != burst || second != 0 {
+		t.Fatalf("connections opened to the leader: %d in the first burst, %d in the second; want the second to reuse them", first, second)
 	}
 }
