@@ -91,16 +91,7 @@ func TestBlockingQueryWaitsForChange(t *testing.T) {
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs", webJob); code != 200 {
 		t.Fatalf("register: %d %s", code, body)
 	}
-	type answer struct {
-		code  int
-		body  string
-		index string
-	}
-	done := make(chan answer, 1)
-	go func() {
-		code, body, hdr := do(t, "GET", srv.URL+"/v1/jobs?index=1&wait=30s", "")
-		done <- answer{code, body, hdr.Get("X-Nomad-Index")}
-	}()
+	done := doAsync(t, "GET", srv.URL+"/v1/jobs?index=1&wait=30s", "")
 	select {
 	case a := <-done:
 		t.Fatalf("blocking query returned before any change: %+v", a)

@@ -108,6 +108,25 @@ func newTestAPI(t *testing.T) (*fakeBackend, *httptest.Server) {
 	return b, srv
 }
 
+// answer is what a request sent in the background got: its status, body
+// and X-Nomad-Index.
+type answer struct {
+	code  int
+	body  string
+	index string
+}
+
+// doAsync sends one request in the background (a blocking query, say);
+// its answer arrives on the channel.
+func doAsync(t *testing.T, method, url, body string) <-chan answer {
+	ch := make(chan answer, 1)
+	go func() {
+		code, b, hdr := do(t, method, url, body)
+		ch <- answer{code, b, hdr.Get("X-Nomad-Index")}
+	}()
+	return ch
+}
+
 // do sends one request and returns the status, body and headers.
 func do(t *testing.T, method, url, body string) (int, string, http.Header) {
 	t.Helper()

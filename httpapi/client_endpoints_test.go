@@ -169,16 +169,7 @@ func TestNodeAllocationsBlocksUntilItsAllocsChange(t *testing.T) {
 		t.Fatalf("client update passed server fields on: %+v", got)
 	}
 
-	type answer struct {
-		code  int
-		body  string
-		index string
-	}
-	done := make(chan answer, 1)
-	go func() {
-		c, bd, h := do(t, "GET", fmt.Sprintf("%s/v1/node/n-1/allocations?index=%d&wait=20s", srv.URL, first), "")
-		done <- answer{c, bd, h.Get("X-Nomad-Index")}
-	}()
+	done := doAsync(t, "GET", fmt.Sprintf("%s/v1/node/n-1/allocations?index=%d&wait=20s", srv.URL, first), "")
 	// A change to another node's allocs does not answer the query; the
 	// servers stopping this node's alloc does.
 	placeAlloc(t, b, "a-other-2", "n-2")
@@ -220,16 +211,7 @@ func TestNodeAllocsIndex(t *testing.T) {
 		t.Fatalf("allocs index: %d %s (index %s), want a-1 at %d", code, body, hdr.Get("X-Nomad-Index"), first)
 	}
 
-	type answer struct {
-		code  int
-		body  string
-		index string
-	}
-	done := make(chan answer, 1)
-	go func() {
-		c, bd, h := do(t, "GET", fmt.Sprintf("%s/v1/internal/node/n-1/allocs-index?index=%d&wait=20s", srv.URL, first), "")
-		done <- answer{c, bd, h.Get("X-Nomad-Index")}
-	}()
+	done := doAsync(t, "GET", fmt.Sprintf("%s/v1/internal/node/n-1/allocs-index?index=%d&wait=20s", srv.URL, first), "")
 	// Neither the client's own report nor another node's change answers
 	// the query; a second alloc placed on the node does.
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/allocs/update",
@@ -256,10 +238,7 @@ func TestNodeAllocsIndex(t *testing.T) {
 
 	// A query that times out after only the client's own reports answers
 	// in full, though it did not read the allocations again.
-	go func() {
-		c, bd, h := do(t, "GET", fmt.Sprintf("%s/v1/internal/node/n-1/allocs-index?index=%d&wait=200ms", srv.URL, second), "")
-		done <- answer{c, bd, h.Get("X-Nomad-Index")}
-	}()
+	done = doAsync(t, "GET", fmt.Sprintf("%s/v1/internal/node/n-1/allocs-index?index=%d&wait=200ms", srv.URL, second), "")
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/allocs/update",
 		`{"Allocs":[{"ID":"a-2","ClientStatus":"running"}]}`); code != 200 {
 		t.Fatalf("update: %d %s", code, body)
