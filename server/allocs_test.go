@@ -16,14 +16,11 @@ func TestClientUpdatesCoalesceWhileAWriteIsInFlight(t *testing.T) {
 	h, allocs, entered, release, joined := heldClientWrite(t, 6)
 	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
 
-	running := func(a *structs.Allocation) []*structs.Allocation {
-		return []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}}
-	}
 	var wg sync.WaitGroup
 	results := make([]uint64, len(allocs))
 	call := func(i int) {
 		defer wg.Done()
-		idx, err := h.leader.UpdateAllocsFromClient(h.ctx, running(allocs[i]))
+		idx, err := h.reportRunning(allocs[i])
 		if err != nil {
 			t.Error(err)
 		}
@@ -70,7 +67,7 @@ func TestClientUpdateBatchesEachGetTheirOwnTimeout(t *testing.T) {
 	errs := make(chan error, 2)
 	for i, a := range allocs {
 		go func() {
-			_, err := h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}})
+			_, err := h.reportRunning(a)
 			errs <- err
 		}()
 		if i == 0 {
@@ -105,7 +102,7 @@ func TestClientUpdateBatchesAreBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	call := func(i int) {
 		defer wg.Done()
-		if _, err := h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: allocs[i].ID, ClientStatus: structs.AllocClientStatusRunning}}); err != nil {
+		if _, err := h.reportRunning(allocs[i]); err != nil {
 			t.Error(err)
 		}
 	}
@@ -136,6 +133,12 @@ func TestClientUpdateBatchesAreBounded(t *testing.T) {
 			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
 		}
 	}
+}
+
+// reportRunning reports a running, as its client would,, and returns the
+// index of the entry that carried the report.
+func (h *harness) reportRunning(a *structs.Allocation) (uint64, error) {
+	return h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}})
 }
 
 // heldClientWrite starts a leader with one node running n allocs of
@@ -230,7 +233,7 @@ func TestClientUpdatesPipelineWithAnEnqueuingRaft(t *testing.T) {
 	results := make([]uint64, len(allocs))
 	call := func(i int) {
 		defer wg.Done()
-		idx, err := h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: allocs[i].ID, ClientStatus: structs.AllocClientStatusRunning}})
+		idx, err := h.reportRunning(allocs[i])
 		if err != nil {
 			t.Error(err)
 		}

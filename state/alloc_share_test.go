@@ -278,13 +278,7 @@ func TestRestoreSharesWithoutChangingTheSource(t *testing.T) {
 	if sa.AllocatedResources == sb.AllocatedResources {
 		t.Fatal("setup: reservations still shared")
 	}
-	dst := newStore(t)
-	r := dst.Restorer()
-	snap := src.Snapshot()
-	for _, table := range Tables {
-		must(t, snap.Each(table, func(obj any) error { return r.Insert(table, obj) }))
-	}
-	r.Commit()
+	dst := restoredCopy(t, src)
 	da, db := stored(t, dst, a.ID), stored(t, dst, b.ID)
 	if da.AllocatedResources != db.AllocatedResources {
 		t.Fatal("restored allocs of one group do not share their equal reservation")

@@ -37,13 +37,7 @@ func TestRestorerCopiesVerbatim(t *testing.T) {
 	src := newStore(t)
 	registerJob(t, src, 7, statetest.Job("web", 1))
 	must(t, src.UpsertNode(9, statetest.Node("a")))
-	dst := newStore(t)
-	r := dst.Restorer()
-	snap := src.Snapshot()
-	for _, table := range Tables {
-		must(t, snap.Each(table, func(obj any) error { return r.Insert(table, obj) }))
-	}
-	r.Commit()
+	dst := restoredCopy(t, src)
 	if string(get[[]byte](t)(src.Snapshot().Dump())) != string(get[[]byte](t)(dst.Snapshot().Dump())) {
 		t.Fatal("restored store differs")
 	}

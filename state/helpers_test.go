@@ -43,3 +43,17 @@ func registerJob(t *testing.T, s *Store, index uint64, job *structs.Job) *struct
 	must(t, err)
 	return j
 }
+
+// restoredCopy returns a new store restored, table by table, from a
+// snapshot of src, as a snapshot restore fills one.
+func restoredCopy(t *testing.T, src *Store) *Store {
+	t.Helper()
+	dst := newStore(t)
+	r := dst.Restorer()
+	snap := src.Snapshot()
+	for _, table := range Tables {
+		must(t, snap.Each(table, func(obj any) error { return r.Insert(table, obj) }))
+	}
+	r.Commit()
+	return dst
+}
