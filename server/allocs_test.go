@@ -135,7 +135,7 @@ func TestClientUpdateBatchesAreBounded(t *testing.T) {
 	}
 }
 
-// reportRunning reports a running, as its client would,, and returns the
+// reportRunning reports the alloc running, as its client would, and returns the
 // index of the entry that carried the report.
 func (h *harness) reportRunning(a *structs.Allocation) (uint64, error) {
 	return h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}})
