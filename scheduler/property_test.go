@@ -250,37 +250,3 @@ func dumpInput(in Input) string {
 	}
 	return s
 }
-
-// TestReconcileWithoutStoppedAllocs checks, over random worlds, that
-// leaving out the allocs the servers stopped (as a worker does) changes no
-// plan, given StoppedRunVersion.
-func TestReconcileWithoutStoppedAllocs(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	dropped := 0
-	for i := 0; i < 3000; i++ {
-		in := randomWorld(r)
-		ids := func() func() string {
-			n := 0
-			return func() string { n++; return fmt.Sprintf("id%d", n) }
-		}
-		in.IDs = ids()
-		want := Reconcile(in).String()
-
-		var kept []*structs.Allocation
-		for _, a := range in.Allocs {
-			if a.DesiredStatus == structs.AllocDesiredStatusStop || a.DesiredStatus == structs.AllocDesiredStatusEvict {
-				in.StoppedRunVersion = in.StoppedRunVersion || RunsVersion(a, in.Job)
-				dropped++
-				continue
-			}
-			kept = append(kept, a)
-		}
-		in.Allocs, in.IDs = kept, ids()
-		if got := Reconcile(in).String(); got != want {
-			t.Fatalf("case %d: plan without stopped allocs differs:\n%s\nwant:\n%s\ninput:\n%s", i, got, want, dumpInput(in))
-		}
-	}
-	if dropped == 0 {
-		t.Fatal("no random world had a stopped alloc to leave out")
-	}
-}

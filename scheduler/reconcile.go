@@ -16,14 +16,8 @@ type Input struct {
 	Job *structs.Job
 	// JobID names the job when Job is nil.
 	JobID string
-	// Allocs are the job's allocations, of every version. Those the
-	// servers stopped (DesiredStatus stop or evict) may be left out: the
-	// reconciler needs them only to know whether the job's version was
-	// ever placed, which StoppedRunVersion then tells.
+	// Allocs are all of the job's allocations, of every version.
 	Allocs []*structs.Allocation
-	// StoppedRunVersion reports that an alloc left out of Allocs because
-	// the servers stopped it runs the job's version (see RunsVersion).
-	StoppedRunVersion bool
 	// Deployment is the job's latest deployment, possibly terminal or for
 	// an older version.
 	Deployment *structs.Deployment
@@ -37,12 +31,6 @@ type Input struct {
 	// EvalID and EvalPriority describe the evaluation being processed.
 	EvalID       string
 	EvalPriority int
-}
-
-// RunsVersion reports whether alloc a was placed for job's version (the
-// same version of the same incarnation of the job).
-func RunsVersion(a *structs.Allocation, job *structs.Job) bool {
-	return a != nil && a.Job != nil && job != nil && a.Job.Version == job.Version && a.Job.CreateIndex == job.CreateIndex
 }
 
 // Reconcile compares the job with its allocations and returns the changes
@@ -114,12 +102,11 @@ func (r *reconciler) run() {
 		return
 	}
 	r.pickDeployment()
-	r.hadRunning = r.in.StoppedRunVersion
 	for _, a := range r.in.Allocs {
-		if r.hadRunning {
+		if a != nil && a.Job != nil && a.Job.Version == r.job.Version && a.Job.CreateIndex == r.job.CreateIndex {
+			r.hadRunning = true
 			break
 		}
-		r.hadRunning = RunsVersion(a, r.job)
 	}
 	byGroup := r.allocsByGroup()
 	if r.job.Type == structs.JobTypeSystem {

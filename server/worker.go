@@ -127,11 +127,9 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 }
 
 // input reads what the reconciler needs from one snapshot: the job, its
-// latest deployment, the nodes and the job's allocations the servers have
-// not stopped: a pass ignores stopped allocs, and a rollout leaves as many
-// of them as it places, so reading them would double a pass's reads. The
-// rest of the cluster's allocations are left to the placer, which reads
-// them node by node as it needs them.
+// latest deployment, the nodes and the job's allocations. The rest of the
+// cluster's allocations are left to the placer, which reads them node by
+// node as it needs them.
 func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (scheduler.Input, error) {
 	ns := eval.Namespace
 	if ns == "" {
@@ -148,36 +146,18 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (schedule
 	if in.Nodes, err = snap.Nodes(); err != nil {
 		return in, err
 	}
-	if in.Allocs, err = jobAllocs(snap.AllocsByJobDesiredRun, ns, eval.JobID); err != nil {
-		return in, err
-	}
-	if in.StoppedRunVersion, err = stoppedRunVersion(snap, in.Job, in.Allocs); err != nil {
+	if in.Allocs, err = jobAllocs(snap, ns, eval.JobID); err != nil {
 		return in, err
 	}
 	return in, nil
 }
 
-// stoppedRunVersion tells the reconciler whether a stopped alloc, left out
-// of the pass's allocs, runs job's version. Only when none of the allocs
-// read does (the first pass of a version, or all of its allocs stopped)
-// are the stopped ones read.
-func stoppedRunVersion(snap *state.Snapshot, job *structs.Job, read []*structs.Allocation) (bool, error) {
-	if job == nil || slices.ContainsFunc(read, func(a *structs.Allocation) bool { return scheduler.RunsVersion(a, job) }) {
-		return false, nil
-	}
-	all, err := snap.AllocsByJob(job.Namespace, job.ID)
-	if err != nil {
-		return false, err
-	}
-	return slices.ContainsFunc(all, func(a *structs.Allocation) bool { return scheduler.RunsVersion(a, job) }), nil
-}
-
-// jobAllocs reads a job's allocations through one of the store's job
-// indexes, in ID order: the order the reconciler is given (its plan may
-// depend on it). The indexes order a job's entries by ID already; the
-// check costs one walk and guards against an index that would not.
-func jobAllocs(read func(namespace, jobID string) ([]*structs.Allocation, error), namespace, jobID string) ([]*structs.Allocation, error) {
-	allocs, err := read(namespace, jobID)
+// jobAllocs reads the job's allocations through the store's job index, in
+// ID order: the order the reconciler is given (its plan may depend on it).
+// The index orders a job's entries by ID already; the check costs one
+// walk and guards against an index that would not.
+func jobAllocs(snap *state.Snapshot, namespace, jobID string) ([]*structs.Allocation, error) {
+	allocs, err := snap.AllocsByJob(namespace, jobID)
 	if err != nil {
 		return nil, err
 	}

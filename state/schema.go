@@ -1,11 +1,7 @@
 package state
 
 import (
-	"fmt"
-
 	memdb "github.com/hashicorp/go-memdb"
-
-	"github.com/droverhq/drover/structs"
 )
 
 // Table names.
@@ -67,17 +63,14 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	jobs         id (Namespace, ID)
 //	job_versions id (Namespace, ID, Version), job (Namespace, ID)
 //	evals        id, job (Namespace, JobID)
-//	allocs       id, job (Namespace, JobID), job_run (the same, only allocs
-//	             the servers have not stopped), node, deployment
+//	allocs       id, job (Namespace, JobID), node, deployment
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), so allocations are
-// indexed only for the lookups on hot paths: by job (API, job status),
-// by job without the allocs the servers stopped (scheduler, every pass: a
-// rollout leaves as many stopped allocs as it places), node (clients) and
-// deployment (deployment watcher, every pass). The
+// indexed only for the lookups on hot paths: by job (scheduler), node
+// (clients) and deployment (deployment watcher, every pass). The
 // allocations of an eval, read only by the HTTP API, are found through
 // the eval's job (see AllocsByEval).
 func Schema() *memdb.DBSchema {
@@ -106,7 +99,6 @@ func Schema() *memdb.DBSchema {
 		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
 			"id":         idIndex("ID"),
 			"job":        nsIndex("job", "JobID", false, false),
-			"job_run":    desiredRunIndex(nsIndex("job_run", "JobID", false, true)),
 			"node":       fieldIndex("node", "NodeID"),
 			"deployment": fieldIndex("deployment", "DeploymentID"),
 		}},
@@ -118,29 +110,4 @@ func Schema() *memdb.DBSchema {
 			"id": idIndex("Key"),
 		}},
 	}}
-}
-
-// desiredRunIndex narrows an alloc index to the allocs the servers have
-// not stopped (DesiredStatus neither stop nor evict); the others have no
-// entry, so the index must allow missing values.
-func desiredRunIndex(is *memdb.IndexSchema) *memdb.IndexSchema {
-	is.AllowMissing = true
-	is.Indexer = &desiredRunIndexer{is.Indexer.(*memdb.CompoundIndex)}
-	return is
-}
-
-type desiredRunIndexer struct {
-	*memdb.CompoundIndex
-}
-
-// FromObject implements memdb.SingleIndexer.
-func (x *desiredRunIndexer) FromObject(obj any) (bool, []byte, error) {
-	a, ok := obj.(*structs.Allocation)
-	if !ok {
-		return false, nil, fmt.Errorf("state: job_run index: %T is not an allocation", obj)
-	}
-	if a.DesiredStatus == structs.AllocDesiredStatusStop || a.DesiredStatus == structs.AllocDesiredStatusEvict {
-		return false, nil, nil
-	}
-	return x.CompoundIndex.FromObject(obj)
 }

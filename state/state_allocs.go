@@ -228,14 +228,6 @@ func (s *Snapshot) AllocsByJob(namespace, jobID string) ([]*structs.Allocation, 
 	return list[*structs.Allocation](s, TableAllocs, "job", namespace, jobID)
 }
 
-// AllocsByJobDesiredRun returns the job's allocations the servers have not
-// stopped (DesiredStatus neither stop nor evict), all versions, by ID:
-// what a scheduling pass works on. Client-terminal ones (failed,
-// complete, lost) are included.
-func (s *Snapshot) AllocsByJobDesiredRun(namespace, jobID string) ([]*structs.Allocation, error) {
-	return list[*structs.Allocation](s, TableAllocs, "job_run", namespace, jobID)
-}
-
 // AllocsByNode returns the allocations placed on the node.
 func (s *Snapshot) AllocsByNode(nodeID string) ([]*structs.Allocation, error) {
 	return list[*structs.Allocation](s, TableAllocs, "node", nodeID)
