@@ -86,17 +86,20 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 	}
 	first := time.Since(start)
 	e.progress.Done()
+	meter := startCPUMeter(e.serverPIDs())
 	registered := time.Now()
 	took, err := rollTo(ctx, e, name, "2", 1, nil)
 	if err != nil {
 		return 0, err
 	}
+	use, useErr := meter.stop()
 	if !quiet {
 		lb := lowerBound(e.cfg.Count, e.cfg.MaxParallel, e.cfg.MinHealthyTime)
 		e.res.Add("first_version_healthy_s", round(first.Seconds()), "s", "")
 		e.res.Add("rollout_s", round(took.Seconds()), "s", "")
 		e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
 		e.res.Add("rollout_over_lower_bound", round(took.Seconds()/lb.Seconds()), "x", "<= 1.2")
+		e.addCPUFigures("rollout_", use, useErr)
 		if err := e.addStages(ctx, v1.ID, 1, registered, registered.Add(took)); err != nil {
 			e.res.Note("rollout stages not read: %v", err)
 		}

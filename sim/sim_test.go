@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -245,6 +246,9 @@ func TestShortScenario(t *testing.T) {
 			want := []string{"time_to_all_placed_s", "placements_per_s", "sim_rss_per_node_kb"}
 			if sc.Scenario == ScenarioRollout {
 				want = []string{"rollout_s", "lower_bound_s", "rollout_over_lower_bound"}
+				if runtime.GOOS == "linux" {
+					want = append(want, "rollout_cpu_process_s", "rollout_cpu_min_s", "rollout_machine_busy_pct")
+				}
 			}
 			for _, name := range want {
 				if v, ok := res.Figure(name); !ok || v <= 0 {
