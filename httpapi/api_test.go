@@ -281,3 +281,49 @@ func TestForwardingReusesConnectionsToTheLeader(t *testing.T) {
 		t.Fatalf("connections opened to the leader: %d in the first burst, %d in the second; want the second to reuse them", first, second)
 	}
 }
+
+// The forwarder's proxy copies answers with pooled buffers of the size
+// io.Copy would allocate; a buffer of another size is not kept.
+func TestForwarderPoolsItsCopyBuffers(t *testing.T) {
+	f := newForwarder(nil)
+	pool, ok := f.proxy.BufferPool.(*proxyBuffers)
+	if !ok {
+		t.Fatalf("proxy buffer pool %T, want *proxyBuffers", f.proxy.BufferPool)
+	}
+	b := pool.Get()
+	if len(b) != proxyBufferSize {
+		t.Fatalf("buffer of %d bytes, want %d", len(b), proxyBufferSize)
+	}
+	pool.Put(make([]byte, 10))
+	if got := pool.Get(); len(got) != proxyBufferSize {
+		t.Fatalf("after a foreign Put: buffer of %d bytes, want %d", len(got), proxyBufferSize)
+	}
+}
+
+// BenchmarkForwardedWrite times a job registration a follower forwards
+// to the leader (both in this process, on loopback), with its bytes
+// allocated per request.
+func BenchmarkForwardedWrite(b *testing.B) {
+	leader := newFakeBackend()
+	leaderSrv := httptest.NewServer(New(leader, nil).Handler())
+	b.Cleanup(leaderSrv.Close)
+	follower := newFakeBackend()
+	follower.leader = false
+	follower.leaderHTTP = strings.TrimPrefix(leaderSrv.URL, "http://")
+	followerSrv := httptest.NewServer(New(follower, nil).Handler())
+	b.Cleanup(followerSrv.Close)
+	client := &http.Client{}
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest("PUT", followerSrv.URL+"/v1/jobs", strings.NewReader(webJob))
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -75,8 +76,35 @@ func newForwarder(logger hclog.Logger) *forwarder {
 		},
 		FlushInterval: -1,
 		ErrorHandler:  f.failed,
+		// Without a pool the proxy allocates a 32 KB buffer to copy each
+		// answer: a sixth of what a follower allocated during a
+		// 1,000-node rollout, every client write being forwarded.
+		BufferPool: &proxyBuffers{},
 	}
 	return f
+}
+
+// proxyBuffers lends the forwarder's proxy its copy buffers.
+type proxyBuffers struct{ pool sync.Pool }
+
+// proxyBufferSize is the size io.Copy would allocate.
+const proxyBufferSize = 32 << 10
+
+// Get implements httputil.BufferPool.
+func (p *proxyBuffers) Get() []byte {
+	if b, ok := p.pool.Get().([]byte); ok {
+		return b
+	}
+	return make([]byte, proxyBufferSize)
+}
+
+// Put implements httputil.BufferPool.
+func (p *proxyBuffers) Put(b []byte) {
+	if cap(b) == proxyBufferSize {
+		// Boxing the slice costs a small allocation per Put, against 32 KB
+		// per answer without the pool.
+		p.pool.Put(b[:proxyBufferSize])
+	}
 }
 
 func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string) {
