@@ -287,3 +287,34 @@ func TestRestoreSharesWithoutChangingTheSource(t *testing.T) {
 		t.Fatal("the restore changed or reused the source's objects")
 	}
 }
+
+func TestAllocsByDeploymentThroughTheJob(t *testing.T) {
+	s := newStore(t)
+	web := registerJob(t, s, 1, statetest.Job("web", 3))
+	api := registerJob(t, s, 2, statetest.Job("api", 1))
+	d := statetest.Deployment(web, 0)
+	must(t, s.update(3, func(tx *WriteTxn) error { return s.UpsertDeploymentTxn(tx, d, 0) }))
+	n := statetest.Node("a")
+	in := []*structs.Allocation{
+		statetest.Alloc(web, n, "e", d.ID, 0),
+		statetest.Alloc(web, n, "e", d.ID, 1),
+		statetest.Alloc(web, n, "e", "gone", 2),
+		// Another job's alloc naming the deployment (never written by
+		// the scheduler) is not the deployment's: not listed.
+		statetest.Alloc(api, n, "e", d.ID, 0),
+	}
+	must(t, s.UpsertAllocs(4, in, 10))
+	snap := s.Snapshot()
+	got := get[[]*structs.Allocation](t)(snap.AllocsByDeployment(d.ID))
+	if len(got) != 2 || got[0].ID >= got[1].ID {
+		t.Fatalf("%d allocs (want web's 0 and 1, by ID)", len(got))
+	}
+	for _, a := range got {
+		if a.JobID != "web" || a.Index() > 1 {
+			t.Fatalf("unexpected alloc %s", a.Name)
+		}
+	}
+	if got := get[[]*structs.Allocation](t)(snap.AllocsByDeployment("gone")); len(got) != 1 || got[0].Index() != 2 {
+		t.Fatalf("by a deployment that is not stored: %d allocs, want 1", len(got))
+	}
+}

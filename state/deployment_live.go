@@ -175,7 +175,7 @@ func (t *WriteTxn) applyLive(c *structs.Deployment, l *liveDelta) (bool, error) 
 // deployment's allocations as they stand in the transaction, and drops
 // the pending delta of c, which the count includes.
 func (t *WriteTxn) recountLive(c *structs.Deployment) error {
-	allocs, err := t.reader().AllocsByDeployment(c.ID)
+	allocs, err := t.reader().deploymentAllocs(c)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func (r *Restorer) recountLive() {
 		if !d.Active() {
 			continue
 		}
-		allocs, err := r.txn.reader().AllocsByDeployment(d.ID)
+		allocs, err := r.txn.reader().deploymentAllocs(d)
 		if err != nil {
 			return
 		}

@@ -63,16 +63,18 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	jobs         id (Namespace, ID)
 //	job_versions id (Namespace, ID, Version), job (Namespace, ID)
 //	evals        id, job (Namespace, JobID)
-//	allocs       id, job (Namespace, JobID), node, deployment
+//	allocs       id, job (Namespace, JobID), node
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
-// leaf, each with a watch channel, and the key), so allocations are
-// indexed only for the lookups on hot paths: by job (scheduler), node
-// (clients) and deployment (deployment watcher, every pass). The
-// allocations of an eval, read only by the HTTP API, are found through
-// the eval's job (see AllocsByEval).
+// leaf, each with a watch channel, and the key), and every server writes
+// every index of an allocation on each of its changes, so allocations are
+// indexed only for the lookups on hot paths: by job (scheduler) and node
+// (clients). The allocations of an eval or of a deployment, read by the
+// HTTP API, by deployment operations, and by the deployment watcher only
+// while one is unhealthy, are found through their job (see AllocsByEval
+// and AllocsByDeployment).
 func Schema() *memdb.DBSchema {
 	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
@@ -100,7 +102,6 @@ func Schema() *memdb.DBSchema {
 			"id":         idIndex("ID"),
 			"job":        nsIndex("job", "JobID", false, false),
 			"node":       fieldIndex("node", "NodeID"),
-			"deployment": fieldIndex("deployment", "DeploymentID"),
 		}},
 		TableDeployments: {Name: TableDeployments, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),

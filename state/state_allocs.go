@@ -233,9 +233,25 @@ func (s *Snapshot) AllocsByNode(nodeID string) ([]*structs.Allocation, error) {
 	return list[*structs.Allocation](s, TableAllocs, "node", nodeID)
 }
 
-// AllocsByDeployment returns the deployment's allocations, by ID.
+// AllocsByDeployment returns the deployment's allocations, by ID. They
+// are found through the job index (a deployment's allocations are its
+// job's), as AllocsByEval finds an eval's; a deployment no longer stored
+// is looked for in every allocation.
 func (s *Snapshot) AllocsByDeployment(deploymentID string) ([]*structs.Allocation, error) {
-	return list[*structs.Allocation](s, TableAllocs, "deployment", deploymentID)
+	d, err := s.DeploymentByID(deploymentID)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return filterAllocs(s, func(a *structs.Allocation) bool { return a.DeploymentID == deploymentID }, "id")
+	}
+	return s.deploymentAllocs(d)
+}
+
+// deploymentAllocs returns d's allocations through its job's, whether or
+// not d itself is stored yet.
+func (s *Snapshot) deploymentAllocs(d *structs.Deployment) ([]*structs.Allocation, error) {
+	return filterAllocs(s, func(a *structs.Allocation) bool { return a.DeploymentID == d.ID }, "job", d.Namespace, d.JobID)
 }
 
 // AllocsByEval returns the allocations the evaluation placed, by ID. They
