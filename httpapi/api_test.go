@@ -312,18 +312,8 @@ func BenchmarkForwardedWrite(b *testing.B) {
 	follower.leaderHTTP = strings.TrimPrefix(leaderSrv.URL, "http://")
 	followerSrv := httptest.NewServer(New(follower, nil).Handler())
 	b.Cleanup(followerSrv.Close)
-	client := &http.Client{}
 	b.ReportAllocs()
 	for b.Loop() {
-		req, _ := http.NewRequest("PUT", followerSrv.URL+"/v1/jobs", strings.NewReader(webJob))
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
+		benchDo(b, http.MethodPut, followerSrv.URL+"/v1/jobs", webJob)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/fsm"
@@ -46,16 +47,24 @@ func benchAPI(b *testing.B, n int) (*httptest.Server, []*structs.Allocation) {
 	return srv, allocs
 }
 
-func benchGet(b *testing.B, url string) {
+func benchGet(b *testing.B, url string) { benchDo(b, http.MethodGet, url, "") }
+
+// benchDo sends one request, reads the whole answer and fails the
+// benchmark unless it is a 200.
+func benchDo(b *testing.B, method, url, body string) {
 	b.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		b.Fatalf("GET %s: %d", url, resp.StatusCode)
+		b.Fatalf("%s %s: %d", method, url, resp.StatusCode)
 	}
 }
 

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -77,33 +76,26 @@ func readMachineTimes() (machineTimes, error) {
 // Steal, time the hypervisor gave to others, counts as busy: the machine
 // did not have it.
 func parseMachineTimes(r io.Reader) (machineTimes, error) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "cpu ")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) < 4 {
-			return machineTimes{}, fmt.Errorf("%w: cpu line %q", ErrNoCPUTime, sc.Text())
-		}
-		var t machineTimes
-		for k, s := range f[:min(len(f), 8)] {
-			v, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || v < 0 {
-				return machineTimes{}, fmt.Errorf("%w: cpu line %q", ErrNoCPUTime, sc.Text())
-			}
-			t.total += v
-			if k == 3 || k == 4 { // idle, iowait
-				t.idle += v
-			}
-		}
-		return t, nil
-	}
-	if err := sc.Err(); err != nil {
+	line, rest, err := findLine(r, "cpu ")
+	if err != nil {
 		return machineTimes{}, fmt.Errorf("%w: %w", ErrNoCPUTime, err)
 	}
-	return machineTimes{}, fmt.Errorf("%w: no cpu line", ErrNoCPUTime)
+	f := strings.Fields(rest)
+	if len(f) < 4 {
+		return machineTimes{}, fmt.Errorf("%w: cpu line %q", ErrNoCPUTime, line)
+	}
+	var t machineTimes
+	for k, s := range f[:min(len(f), 8)] {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			return machineTimes{}, fmt.Errorf("%w: cpu line %q", ErrNoCPUTime, line)
+		}
+		t.total += v
+		if k == 3 || k == 4 { // idle, iowait
+			t.idle += v
+		}
+	}
+	return t, nil
 }
 
 // cpuMeter measures the CPU time a stretch of a scenario costs: each

@@ -31,24 +31,32 @@ func RSS(pid int) (int64, error) {
 // parseVmRSS reads the VmRSS line ("VmRSS:   123456 kB") of a status
 // file.
 func parseVmRSS(r io.Reader) (int64, error) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("%w: VmRSS line %q", ErrNoRSS, sc.Text())
-		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || kb < 0 {
-			return 0, fmt.Errorf("%w: VmRSS line %q", ErrNoRSS, sc.Text())
-		}
-		return kb << 10, nil
-	}
-	if err := sc.Err(); err != nil {
+	line, rest, err := findLine(r, "VmRSS:")
+	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrNoRSS, err)
 	}
-	return 0, fmt.Errorf("%w: no VmRSS line", ErrNoRSS)
+	fields := strings.Fields(rest)
+	if len(fields) != 2 || fields[1] != "kB" {
+		return 0, fmt.Errorf("%w: VmRSS line %q", ErrNoRSS, line)
+	}
+	kb, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil || kb < 0 {
+		return 0, fmt.Errorf("%w: VmRSS line %q", ErrNoRSS, line)
+	}
+	return kb << 10, nil
+}
+
+// findLine returns the first line of r that starts with prefix, and the
+// rest of it after the prefix.
+func findLine(r io.Reader, prefix string) (line, rest string, err error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			return sc.Text(), rest, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", "", err
+	}
+	return "", "", fmt.Errorf("no %q line", strings.TrimSpace(prefix))
 }

@@ -203,40 +203,6 @@ func TestAllocsPointToTheStoredJob(t *testing.T) {
 	}
 }
 
-func TestAllocsByEvalThroughTheJob(t *testing.T) {
-	s := newStore(t)
-	web := registerJob(t, s, 1, statetest.Job("web", 3))
-	api := registerJob(t, s, 2, statetest.Job("api", 1))
-	evals := get[[]*structs.Evaluation](t)(s.Snapshot().EvalsByJob("default", "web"))
-	if len(evals) == 0 {
-		t.Fatal("no eval stored for web")
-	}
-	ev := evals[0].ID
-	n := statetest.Node("a")
-	in := []*structs.Allocation{
-		statetest.Alloc(web, n, ev, "", 0),
-		statetest.Alloc(web, n, ev, "", 1),
-		statetest.Alloc(web, n, "other-eval", "", 2),
-		// Another job's alloc naming the eval (never written by the
-		// scheduler) is not the eval's: not listed.
-		statetest.Alloc(api, n, ev, "", 0),
-	}
-	must(t, s.UpsertAllocs(4, in, 10))
-	snap := s.Snapshot()
-	got := get[[]*structs.Allocation](t)(snap.AllocsByEval(ev))
-	if len(got) != 2 || got[0].ID >= got[1].ID {
-		t.Fatalf("%d allocs (want web's 0 and 1, by ID)", len(got))
-	}
-	for _, a := range got {
-		if a.JobID != "web" || a.Index() > 1 {
-			t.Fatalf("unexpected alloc %s", a.Name)
-		}
-	}
-	if got := get[[]*structs.Allocation](t)(snap.AllocsByEval("other-eval")); len(got) != 1 || got[0].Index() != 2 {
-		t.Fatalf("by an eval that is not stored: %d allocs, want 1", len(got))
-	}
-}
-
 func TestClientUpdateKeepsStoredEvents(t *testing.T) {
 	s := newStore(t)
 	_, a, _ := placeTwo(t, s)
@@ -288,33 +254,50 @@ func TestRestoreSharesWithoutChangingTheSource(t *testing.T) {
 	}
 }
 
-func TestAllocsByDeploymentThroughTheJob(t *testing.T) {
+// TestAllocLookupsThroughTheJob reads an eval's and a deployment's
+// allocations, which are found through their job's: exactly theirs, by
+// ID, and for one no longer stored, by a scan of every allocation.
+func TestAllocLookupsThroughTheJob(t *testing.T) {
 	s := newStore(t)
 	web := registerJob(t, s, 1, statetest.Job("web", 3))
 	api := registerJob(t, s, 2, statetest.Job("api", 1))
+	evals := get[[]*structs.Evaluation](t)(s.Snapshot().EvalsByJob("default", "web"))
+	if len(evals) == 0 {
+		t.Fatal("no eval stored for web")
+	}
+	ev := evals[0].ID
 	d := statetest.Deployment(web, 0)
 	must(t, s.update(3, func(tx *WriteTxn) error { return s.UpsertDeploymentTxn(tx, d, 0) }))
 	n := statetest.Node("a")
 	in := []*structs.Allocation{
-		statetest.Alloc(web, n, "e", d.ID, 0),
-		statetest.Alloc(web, n, "e", d.ID, 1),
-		statetest.Alloc(web, n, "e", "gone", 2),
-		// Another job's alloc naming the deployment (never written by
-		// the scheduler) is not the deployment's: not listed.
-		statetest.Alloc(api, n, "e", d.ID, 0),
+		statetest.Alloc(web, n, ev, d.ID, 0),
+		statetest.Alloc(web, n, ev, d.ID, 1),
+		statetest.Alloc(web, n, "other-eval", "gone", 2),
+		// Another job's alloc naming the eval and the deployment (never
+		// written by the scheduler) is not theirs: not listed.
+		statetest.Alloc(api, n, ev, d.ID, 0),
 	}
 	must(t, s.UpsertAllocs(4, in, 10))
 	snap := s.Snapshot()
-	got := get[[]*structs.Allocation](t)(snap.AllocsByDeployment(d.ID))
-	if len(got) != 2 || got[0].ID >= got[1].ID {
-		t.Fatalf("%d allocs (want web's 0 and 1, by ID)", len(got))
-	}
-	for _, a := range got {
-		if a.JobID != "web" || a.Index() > 1 {
-			t.Fatalf("unexpected alloc %s", a.Name)
+	for _, c := range []struct {
+		name          string
+		lookup        func(string) ([]*structs.Allocation, error)
+		stored, other string
+	}{
+		{"eval", snap.AllocsByEval, ev, "other-eval"},
+		{"deployment", snap.AllocsByDeployment, d.ID, "gone"},
+	} {
+		got := get[[]*structs.Allocation](t)(c.lookup(c.stored))
+		if len(got) != 2 || got[0].ID >= got[1].ID {
+			t.Fatalf("%s: %d allocs (want web's 0 and 1, by ID)", c.name, len(got))
 		}
-	}
-	if got := get[[]*structs.Allocation](t)(snap.AllocsByDeployment("gone")); len(got) != 1 || got[0].Index() != 2 {
-		t.Fatalf("by a deployment that is not stored: %d allocs, want 1", len(got))
+		for _, a := range got {
+			if a.JobID != "web" || a.Index() > 1 {
+				t.Fatalf("%s: unexpected alloc %s", c.name, a.Name)
+			}
+		}
+		if got := get[[]*structs.Allocation](t)(c.lookup(c.other)); len(got) != 1 || got[0].Index() != 2 {
+			t.Fatalf("%s not stored: %d allocs, want 1", c.name, len(got))
+		}
 	}
 }
