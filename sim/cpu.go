@@ -21,11 +21,7 @@ const userHZ = 100
 // CPUTime returns the user plus system CPU time process pid (0: this
 // process) has used, from /proc/<pid>/stat.
 func CPUTime(pid int) (time.Duration, error) {
-	path := "/proc/self/stat"
-	if pid > 0 {
-		path = fmt.Sprintf("/proc/%d/stat", pid)
-	}
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(procFile(pid, "stat"))
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrNoCPUTime, err)
 	}

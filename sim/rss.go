@@ -16,16 +16,21 @@ var ErrNoRSS = errors.New("cannot read resident set size")
 // RSS returns the resident set size in bytes of process pid (0: this
 // process), from /proc/<pid>/status.
 func RSS(pid int) (int64, error) {
-	path := "/proc/self/status"
-	if pid > 0 {
-		path = fmt.Sprintf("/proc/%d/status", pid)
-	}
-	f, err := os.Open(path)
+	f, err := os.Open(procFile(pid, "status"))
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrNoRSS, err)
 	}
 	defer f.Close()
 	return parseVmRSS(f)
+}
+
+// procFile is the path of a file of process pid's /proc directory (0:
+// this process's).
+func procFile(pid int, name string) string {
+	if pid > 0 {
+		return fmt.Sprintf("/proc/%d/%s", pid, name)
+	}
+	return "/proc/self/" + name
 }
 
 // parseVmRSS reads the VmRSS line ("VmRSS:   123456 kB") of a status
