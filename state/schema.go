@@ -99,9 +99,9 @@ func Schema() *memdb.DBSchema {
 			"job": nsIndex("job", "JobID", false, true),
 		}},
 		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
-			"id":         idIndex("ID"),
-			"job":        nsIndex("job", "JobID", false, false),
-			"node":       fieldIndex("node", "NodeID"),
+			"id":   idIndex("ID"),
+			"job":  nsIndex("job", "JobID", false, false),
+			"node": fieldIndex("node", "NodeID"),
 		}},
 		TableDeployments: {Name: TableDeployments, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),
