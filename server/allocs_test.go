@@ -17,15 +17,7 @@ func TestClientUpdatesCoalesceWhileAWriteIsInFlight(t *testing.T) {
 	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
 
 	var wg sync.WaitGroup
-	results := make([]uint64, len(allocs))
-	call := func(i int) {
-		defer wg.Done()
-		idx, err := h.reportRunning(allocs[i])
-		if err != nil {
-			t.Error(err)
-		}
-		results[i] = idx
-	}
+	results, call := concurrentReports(t, h, allocs, &wg)
 	wg.Add(1)
 	go call(0)
 	<-entered
@@ -230,15 +222,7 @@ func TestClientUpdatesPipelineWithAnEnqueuingRaft(t *testing.T) {
 	allocs := allocsOf(h.store().Snapshot(), "web")
 
 	var wg sync.WaitGroup
-	results := make([]uint64, len(allocs))
-	call := func(i int) {
-		defer wg.Done()
-		idx, err := h.reportRunning(allocs[i])
-		if err != nil {
-			t.Error(err)
-		}
-		results[i] = idx
-	}
+	results, call := concurrentReports(t, h, allocs, &wg)
 	handed := func(n int) {
 		t.Helper()
 		select {
@@ -261,5 +245,20 @@ func TestClientUpdatesPipelineWithAnEnqueuingRaft(t *testing.T) {
 		if a.ClientStatus != structs.AllocClientStatusRunning {
 			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
 		}
+	}
+}
+
+// concurrentReports returns the indexes of allocs' running reports and the
+// function that sends the i-th (in a goroutine counted by wg) and records
+// its index.
+func concurrentReports(t *testing.T, h *harness, allocs []*structs.Allocation, wg *sync.WaitGroup) ([]uint64, func(i int)) {
+	results := make([]uint64, len(allocs))
+	return results, func(i int) {
+		defer wg.Done()
+		idx, err := h.reportRunning(allocs[i])
+		if err != nil {
+			t.Error(err)
+		}
+		results[i] = idx
 	}
 }
