@@ -78,7 +78,8 @@ type Servers struct {
 	tempDir string
 	procs   []*ServerProc
 
-	mu sync.Mutex
+	mu         sync.Mutex
+	lastLeader *ServerProc
 }
 
 // StartServers starts the servers and waits (bounded by ctx) until they
@@ -214,11 +215,25 @@ func (s *Servers) Leader(ctx context.Context) (*ServerProc, error) {
 		}
 		for _, l := range s.procs {
 			if addr != "" && l.RaftAddr == strings.TrimSpace(addr) && !l.Exited() {
+				s.mu.Lock()
+				s.lastLeader = l
+				s.mu.Unlock()
 				return l, nil
 			}
 		}
 	}
 	return nil, errors.Join(append([]error{ErrNoLeader}, errs...)...)
+}
+
+// LastLeader returns the leader Leader last found, if that process still
+// runs: for when the servers are too busy to answer who leads.
+func (s *Servers) LastLeader() *ServerProc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastLeader == nil || s.lastLeader.Exited() {
+		return nil
+	}
+	return s.lastLeader
 }
 
 // WaitLeader waits until the servers agree on a running leader and it

@@ -270,3 +270,20 @@ func TestRotationsStartOnEveryServer(t *testing.T) {
 		t.Fatalf("rotations = %v, want %v", got, want)
 	}
 }
+
+// The leader last seen is given only while its process runs.
+func TestLastLeaderOnlyWhileItRuns(t *testing.T) {
+	s := &Servers{}
+	if got := s.LastLeader(); got != nil {
+		t.Fatalf("no leader seen yet: got %s", got.Name)
+	}
+	p := &ServerProc{Name: "server-2", done: make(chan struct{})}
+	s.lastLeader = p
+	if got := s.LastLeader(); got != p {
+		t.Fatalf("running leader: got %v", got)
+	}
+	close(p.done)
+	if got := s.LastLeader(); got != nil {
+		t.Fatalf("exited leader: got %s", got.Name)
+	}
+}
