@@ -92,12 +92,7 @@ func TestClientUpdateBatchesAreBounded(t *testing.T) {
 	var sizes []int
 
 	var wg sync.WaitGroup
-	call := func(i int) {
-		defer wg.Done()
-		if _, err := h.reportRunning(allocs[i]); err != nil {
-			t.Error(err)
-		}
-	}
+	_, call := concurrentReports(t, h, allocs, &wg)
 	wg.Add(1)
 	go call(0)
 	<-entered
