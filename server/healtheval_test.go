@@ -15,23 +15,7 @@ import (
 func TestHealthReportCarriesTheNextPass(t *testing.T) {
 	h := newHarness(t)
 	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
-	must(t, err)
-	v1 := testJob("web", 2, 100)
-	_, err = h.leader.RegisterJob(h.ctx, v1)
-	must(t, err)
-	h.waitFor("two v0 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
-	h.markHealthy(allocsOf(h.store().Snapshot(), "web"))
-	h.waitFor("the first deployment successful", func(s *state.Snapshot) bool {
-		d := deploymentOf(s, "web", 0)
-		return d != nil && d.Status == structs.DeploymentStatusSuccessful
-	})
-	v2 := v1.Copy()
-	v2.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
-	_, err = h.leader.RegisterJob(h.ctx, v2)
-	must(t, err)
-	h.waitFor("the first replacement", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
-	h.idle()
+	startRollout(t, h)
 	first := byVersion(allocsOf(h.store().Snapshot(), "web"), 1)[0]
 
 	yes := true

@@ -103,3 +103,29 @@ func TestRollingUpdateAdvancesOnHealth(t *testing.T) {
 		t.Fatalf("deployment counters: %+v", s)
 	}
 }
+
+// startRollout runs v0 of a three-alloc job to a successful deployment,
+// registers a destructive v1 and waits for its first replacement.
+func startRollout(t *testing.T, h *harness) *structs.Job {
+	t.Helper()
+	for _, n := range []string{"a", "b"} {
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(n, 4000, 4096))
+		must(t, err)
+	}
+	v0 := testJob("web", 3, 100)
+	_, err := h.leader.RegisterJob(h.ctx, v0)
+	must(t, err)
+	h.waitFor("three v0 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 3 })
+	h.markHealthy(allocsOf(h.store().Snapshot(), "web"))
+	h.waitFor("v0 successful", func(s *state.Snapshot) bool {
+		d := deploymentOf(s, "web", 0)
+		return d != nil && d.Status == structs.DeploymentStatusSuccessful
+	})
+	v1 := v0.Copy()
+	v1.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
+	_, err = h.leader.RegisterJob(h.ctx, v1)
+	must(t, err)
+	h.waitFor("the first v1 alloc", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
+	h.idle()
+	return v1
+}
