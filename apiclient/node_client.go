@@ -137,24 +137,44 @@ func (n *NodeClient) AllocsIndex(ctx context.Context, nodeID string, q *QueryOpt
 // allocsGetRequest is the body of GetAllocs.
 type allocsGetRequest struct {
 	AllocIDs []string
+	HeldJobs []structs.JobRef `json:",omitempty"`
 }
 
 // GetAllocs returns the named allocations with their jobs, sorted by ID;
 // IDs the servers do not know are left out (PUT /v1/internal/allocs/get).
-// With q.WaitIndex it blocks until one of them is past that index (at
-// most q.WaitTime), so that a server behind the index map it answers
-// from catches up first.
-func (n *NodeClient) GetAllocs(ctx context.Context, ids []string, q *QueryOptions) ([]*structs.Allocation, *QueryMeta, error) {
-	var out struct{ Allocs []*structs.Allocation }
+// held are jobs the caller already has: the servers send an alloc of one
+// of them without the job, and GetAllocs points it at the caller's copy,
+// which saves sending and decoding the job again. With q.WaitIndex it
+// blocks until one of them is past that index (at most q.WaitTime), so
+// that a server behind the index map it answers from catches up first.
+func (n *NodeClient) GetAllocs(ctx context.Context, ids []string, held []*structs.Job, q *QueryOptions) ([]*structs.Allocation, *QueryMeta, error) {
+	req := &allocsGetRequest{AllocIDs: ids}
+	for _, j := range held {
+		req.HeldJobs = append(req.HeldJobs, j.Ref())
+	}
+	var out struct {
+		Allocs   []*structs.Allocation
+		FromHeld map[string]int
+	}
 	var meta *QueryMeta
 	err := n.try(ctx, func(c *Client) error {
-		out.Allocs = nil
+		out.Allocs, out.FromHeld = nil, nil
 		var err error
-		meta, err = c.do(ctx, http.MethodPut, "/v1/internal/allocs/get", q.values(), &allocsGetRequest{AllocIDs: ids}, &out)
+		meta, err = c.do(ctx, http.MethodPut, "/v1/internal/allocs/get", q.values(), req, &out)
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, a := range out.Allocs {
+		i, ok := out.FromHeld[a.ID]
+		if !ok {
+			continue
+		}
+		if i < 0 || i >= len(held) || held[i] == nil {
+			return nil, nil, fmt.Errorf("alloc %s: the servers named held job %d of %d", a.ID, i, len(held))
+		}
+		a.Job = held[i]
 	}
 	return out.Allocs, meta, nil
 }

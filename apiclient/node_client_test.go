@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func TestNodeClientEndpoints(t *testing.T) {
 	if got := f.last.Load().(string); got != "GET /v1/internal/node/n1/allocs-index?index=7&stale=true&wait=1m0s" {
 		t.Fatalf("query %q", got)
 	}
-	allocs, _, err = n.GetAllocs(ctx(t), []string{"a1"}, &QueryOptions{WaitIndex: 40, WaitTime: time.Minute, AllowStale: true})
+	allocs, _, err = n.GetAllocs(ctx(t), []string{"a1"}, nil, &QueryOptions{WaitIndex: 40, WaitTime: time.Minute, AllowStale: true})
 	if err != nil || len(allocs) != 1 || allocs[0].Job.ID != "web" {
 		t.Fatalf("get allocs: %v %v", allocs, err)
 	}
@@ -108,6 +109,39 @@ func TestNodeClientEndpoints(t *testing.T) {
 	idx, err := n.UpdateAllocs(ctx(t), []*structs.Allocation{{ID: "a1", ClientStatus: "running"}})
 	if err != nil || idx != 9 {
 		t.Fatalf("update: %d %v", idx, err)
+	}
+}
+
+// An alloc the servers send without its job gets the caller's copy of
+// it; a position past the held jobs is an error, not a nil job.
+func TestNodeClientGetAllocsHeldJobs(t *testing.T) {
+	var body atomic.Value
+	answer := `{"Allocs": [{"ID": "a1", "Job": {"ID": "web", "Version": 3}}, {"ID": "a2", "Job": null}], "FromHeld": {"a2": 1}, "Index": 41}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body.Store(string(b))
+		_, _ = w.Write([]byte(answer))
+	}))
+	t.Cleanup(srv.Close)
+	n, err := NewNodeClient([]string{srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := []*structs.Job{
+		{Namespace: "default", ID: "api", Version: 1, JobModifyIndex: 5},
+		{Namespace: "default", ID: "web", Version: 2, JobModifyIndex: 9},
+	}
+	allocs, _, err := n.GetAllocs(ctx(t), []string{"a1", "a2"}, held, nil)
+	if err != nil || len(allocs) != 2 || allocs[0].Job.Version != 3 || allocs[1].Job != held[1] {
+		t.Fatalf("get allocs: %+v %v", allocs, err)
+	}
+	want := `{"AllocIDs":["a1","a2"],"HeldJobs":[{"Namespace":"default","ID":"api","Version":1,"JobModifyIndex":5},` +
+		`{"Namespace":"default","ID":"web","Version":2,"JobModifyIndex":9}]}`
+	if got := body.Load().(string); got != want {
+		t.Fatalf("body %s\nwant %s", got, want)
+	}
+	if _, _, err := n.GetAllocs(ctx(t), []string{"a1", "a2"}, held[:1], nil); err == nil || !strings.Contains(err.Error(), "held job 1 of 1") {
+		t.Fatalf("a position past the held jobs: %v", err)
 	}
 }
 

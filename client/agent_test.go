@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -324,6 +325,14 @@ func TestFetchesOnlyAllocsTheServersChanged(t *testing.T) {
 		gets := srv.fetched()[before:]
 		if len(gets) != 1 || len(gets[0]) != 1 || gets[0][0] != "a2" {
 			t.Fatalf("fetched %v after a2 changed, want [[a2]]", gets)
+		}
+		// It said it holds the job of the allocs it runs, once: the
+		// servers need not send it again.
+		if held, want := srv.heldJobs()[before:], srv.alloc("a2").Job.Ref(); len(held) != 1 || !slices.Equal(held[0], []structs.JobRef{want}) {
+			t.Fatalf("held %v when fetching a2, want [[%v]]", held, want)
+		}
+		if first := srv.heldJobs()[0]; len(first) != 0 {
+			t.Fatalf("held %v before running anything", first)
 		}
 		if s := srv.alloc("a2").ClientStatus; s != structs.AllocClientStatusComplete {
 			t.Fatalf("a2 is %s after its stop", s)

@@ -56,7 +56,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 			// Ask for a copy at least as new as the index just read: a
 			// stale server waits until it has caught up.
 			qctx, cancel := context.WithTimeout(ctx, bound)
-			allocs, err = a.api.GetAllocs(qctx, pull, newest-1, a.cfg.AllocWait)
+			allocs, err = a.api.GetAllocs(qctx, pull, a.heldJobs(), newest-1, a.cfg.AllocWait)
 			cancel()
 			if err != nil {
 				if !retry("fetching changed allocations", err) {
@@ -79,6 +79,26 @@ func (a *Agent) watchLoop(ctx context.Context) {
 		// follow it. Never ask with 0 again, which would not block.
 		index = max(idx, 1)
 	}
+}
+
+// heldJobs returns the distinct job versions of the allocs the agent
+// runs: the servers need not send them again with an alloc.
+func (a *Agent) heldJobs() []*structs.Job {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []*structs.Job
+	seen := map[structs.JobRef]bool{}
+	for _, e := range a.allocs {
+		e.mu.Lock()
+		j := e.alloc.Job
+		e.mu.Unlock()
+		if j == nil || seen[j.Ref()] {
+			continue
+		}
+		seen[j.Ref()] = true
+		out = append(out, j)
+	}
+	return out
 }
 
 // changedAllocs returns, sorted, the IDs of the allocs whose index is

@@ -35,8 +35,10 @@ type fakeServer struct {
 	changed   chan struct{}
 	// updates records each UpdateAllocs call with the time it arrived.
 	updates []fakeUpdate
-	// gets records the IDs asked for by each GetAllocs call.
+	// gets records the IDs asked for by each GetAllocs call, and held
+	// the jobs the client said it held in each.
 	gets [][]string
+	held [][]structs.JobRef
 }
 
 type fakeUpdate struct {
@@ -116,17 +118,28 @@ func (f *fakeServer) AllocsIndex(ctx context.Context, nodeID string, minIndex ui
 }
 
 // GetAllocs answers at once: the fake is never stale.
-func (f *fakeServer) GetAllocs(_ context.Context, ids []string, _ uint64, _ time.Duration) ([]*structs.Allocation, error) {
+// An alloc of a held job is given the client's copy of the job, as the
+// HTTP client does with the servers' answer.
+func (f *fakeServer) GetAllocs(_ context.Context, ids []string, held []*structs.Job, _ uint64, _ time.Duration) ([]*structs.Allocation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
 		return nil, errUnavailable
 	}
 	f.gets = append(f.gets, slices.Clone(ids))
+	refs := []structs.JobRef{}
+	for _, j := range held {
+		refs = append(refs, j.Ref())
+	}
+	f.held = append(f.held, refs)
 	var out []*structs.Allocation
 	for _, id := range ids {
 		if a := f.allocs[id]; a != nil {
-			out = append(out, a.Copy())
+			c := a.Copy()
+			if i := slices.Index(refs, a.Job.Ref()); i >= 0 && a.Job != nil {
+				c.Job = held[i]
+			}
+			out = append(out, c)
 		}
 	}
 	return out, nil
@@ -137,6 +150,13 @@ func (f *fakeServer) fetched() [][]string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.gets)
+}
+
+// heldJobs returns the jobs the client held in each GetAllocs call so far.
+func (f *fakeServer) heldJobs() [][]structs.JobRef {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.held)
 }
 
 func (f *fakeServer) UpdateAllocs(_ context.Context, allocs []*structs.Allocation) error {
@@ -264,7 +284,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "bad body", 400)
 			return
 		}
-		allocs, err := f.GetAllocs(r.Context(), req.AllocIDs, 0, 0)
+		allocs, err := f.GetAllocs(r.Context(), req.AllocIDs, nil, 0, 0)
 		reply(map[string]any{"Allocs": allocs}, err)
 	case p == "/v1/internal/allocs/update":
 		var req struct{ Allocs []*structs.Allocation }

@@ -21,17 +21,12 @@ import (
 // of many nodes in one process (Config.Jobs).
 type JobCache struct {
 	mu   sync.Mutex
-	jobs map[jobVersionKey]weak.Pointer[structs.Job]
-}
-
-type jobVersionKey struct {
-	namespace, id   string
-	version, modify uint64
+	jobs map[structs.JobRef]weak.Pointer[structs.Job]
 }
 
 // NewJobCache returns an empty cache.
 func NewJobCache() *JobCache {
-	return &JobCache{jobs: map[jobVersionKey]weak.Pointer[structs.Job]{}}
+	return &JobCache{jobs: map[structs.JobRef]weak.Pointer[structs.Job]{}}
 }
 
 // Share returns the cached copy of job's version if one is live, else
@@ -40,7 +35,7 @@ func (c *JobCache) Share(job *structs.Job) *structs.Job {
 	if c == nil || job == nil {
 		return job
 	}
-	k := jobVersionKey{job.Namespace, job.ID, job.Version, job.JobModifyIndex}
+	k := job.Ref()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if wp, ok := c.jobs[k]; ok {
@@ -55,7 +50,7 @@ func (c *JobCache) Share(job *structs.Job) *structs.Job {
 }
 
 type jobCacheEntry struct {
-	key jobVersionKey
+	key structs.JobRef
 	wp  weak.Pointer[structs.Job]
 }
 

@@ -24,9 +24,11 @@ type ServerAPI interface {
 	// most wait.
 	AllocsIndex(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) (map[string]uint64, uint64, error)
 	// GetAllocs returns the named allocations with their jobs, leaving
-	// out those the servers do not know. It waits (at most wait) until
-	// one of them is past minIndex when minIndex > 0.
-	GetAllocs(ctx context.Context, ids []string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, error)
+	// out those the servers do not know. An alloc whose job is one of
+	// held may be given that copy of it (the servers need not send it
+	// again). It waits (at most wait) until one of them is past minIndex
+	// when minIndex > 0.
+	GetAllocs(ctx context.Context, ids []string, held []*structs.Job, minIndex uint64, wait time.Duration) ([]*structs.Allocation, error)
 	// UpdateAllocs reports the client's view of its allocations.
 	UpdateAllocs(ctx context.Context, allocs []*structs.Allocation) error
 }
@@ -82,8 +84,8 @@ func (h *HTTPServers) AllocsIndex(ctx context.Context, nodeID string, minIndex u
 }
 
 // GetAllocs implements ServerAPI, with ?stale as AllocsIndex.
-func (h *HTTPServers) GetAllocs(ctx context.Context, ids []string, minIndex uint64, wait time.Duration) ([]*structs.Allocation, error) {
-	allocs, _, err := h.nc.GetAllocs(ctx, ids, &apiclient.QueryOptions{
+func (h *HTTPServers) GetAllocs(ctx context.Context, ids []string, held []*structs.Job, minIndex uint64, wait time.Duration) ([]*structs.Allocation, error) {
+	allocs, _, err := h.nc.GetAllocs(ctx, ids, held, &apiclient.QueryOptions{
 		WaitIndex: minIndex, WaitTime: wait, AllowStale: true,
 	})
 	return allocs, err

@@ -32,10 +32,13 @@ import (
 //	      that a client learns which allocs changed and fetches only those;
 //	      an unknown node has an empty map
 //	PUT /v1/internal/allocs/get?index=&wait=  body AllocsGetRequest
-//	    {"AllocIDs": [...]} → AllocsGetResponse {"Allocs": [...], each with
-//	      its Job, "Index": n}; IDs unknown to state are left out. With
-//	      index, it blocks until one of the allocs is past it, so that a
-//	      stale server does not answer from before the index map it gave
+//	    {"AllocIDs": [...], "HeldJobs": [JobRef...]} → AllocsGetResponse
+//	      {"Allocs": [...], each with its Job, "FromHeld": {allocID: i},
+//	      "Index": n}; IDs unknown to state are left out. An alloc whose
+//	      job is one the client holds (HeldJobs[i]) comes without it
+//	      ("Job": null) and is listed in FromHeld. With index, it blocks
+//	      until one of the allocs is past it, so that a stale server does
+//	      not answer from before the index map it gave
 //	PUT /v1/internal/allocs/update        body AllocUpdateRequest
 //	    {"Allocs": [{ID, ClientStatus, ClientDescription, TaskStates,
 //	      DeploymentStatus}]} → {"Index": n}
@@ -96,12 +99,19 @@ type NodeAllocsIndexResponse struct {
 // AllocsGetRequest is the body of PUT /v1/internal/allocs/get.
 type AllocsGetRequest struct {
 	AllocIDs []string
+	// HeldJobs are the job versions the client already holds. An alloc
+	// of one of them is sent without its job, which is most of an
+	// alloc's size: the client has it from an alloc it runs.
+	HeldJobs []structs.JobRef `json:",omitempty"`
 }
 
 // AllocsGetResponse answers PUT /v1/internal/allocs/get.
 type AllocsGetResponse struct {
 	Allocs []*structs.Allocation
-	Index  uint64
+	// FromHeld maps the ID of each alloc sent without its job to the
+	// position of that job in the request's HeldJobs.
+	FromHeld map[string]int `json:",omitempty"`
+	Index    uint64
 }
 
 // AllocUpdateRequest is the body of PUT /v1/internal/allocs/update.
@@ -244,7 +254,8 @@ func (s *Server) nodeAllocsIndex(w http.ResponseWriter, r *http.Request) (any, e
 	})
 }
 
-// allocsGet answers the named allocations with their jobs, sorted by ID.
+// allocsGet answers the named allocations with their jobs, sorted by ID,
+// leaving out the jobs the client holds.
 func (s *Server) allocsGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
@@ -253,6 +264,12 @@ func (s *Server) allocsGet(w http.ResponseWriter, r *http.Request) (any, error) 
 	var req AllocsGetRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
+	}
+	held := make(map[structs.JobRef]int, len(req.HeldJobs))
+	for i, ref := range req.HeldJobs {
+		if _, dup := held[ref]; !dup {
+			held[ref] = i
+		}
 	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		out := &AllocsGetResponse{Allocs: make([]*structs.Allocation, 0, len(req.AllocIDs))}
@@ -264,8 +281,17 @@ func (s *Server) allocsGet(w http.ResponseWriter, r *http.Request) (any, error) 
 			if a == nil {
 				continue
 			}
-			out.Allocs = append(out.Allocs, a)
 			out.Index = max(out.Index, allocIndex(a))
+			if i, ok := held[a.Job.Ref()]; ok && a.Job != nil {
+				if out.FromHeld == nil {
+					out.FromHeld = map[string]int{}
+				}
+				out.FromHeld[a.ID] = i
+				c := *a
+				c.Job = nil
+				a = &c
+			}
+			out.Allocs = append(out.Allocs, a)
 		}
 		if len(out.Allocs) == 0 {
 			if out.Index, err = snap.Index(state.TableAllocs); err != nil {

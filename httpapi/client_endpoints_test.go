@@ -301,3 +301,39 @@ func TestAllocsGet(t *testing.T) {
 		t.Fatal("the blocking get did not answer")
 	}
 }
+
+// An alloc whose job the client holds comes without it, named in
+// FromHeld; the stored alloc keeps its job.
+func TestAllocsGetLeavesOutHeldJobs(t *testing.T) {
+	b, srv := newClientTestAPI(t)
+	placeAlloc(t, b, "a-1", "n-1")
+	placeAlloc(t, b, "a-2", "n-1")
+	get := func(body string) AllocsGetResponse {
+		t.Helper()
+		code, out, _ := do(t, "PUT", srv.URL+"/v1/internal/allocs/get", body)
+		var r AllocsGetResponse
+		if code != 200 || json.Unmarshal([]byte(out), &r) != nil || len(r.Allocs) != 2 {
+			t.Fatalf("get %s: %d %s", body, code, out)
+		}
+		return r
+	}
+	full := get(`{"AllocIDs":["a-1","a-2"]}`)
+	if full.FromHeld != nil || full.Allocs[0].Job == nil {
+		t.Fatalf("without held jobs: %+v", full)
+	}
+	ref, err := json.Marshal(full.Allocs[0].Job.Ref())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := `{"Namespace":"default","ID":"web","Version":7,"JobModifyIndex":1}`
+	r := get(`{"AllocIDs":["a-1","a-2"],"HeldJobs":[` + other + `,` + string(ref) + `]}`)
+	if r.Allocs[0].Job != nil || r.Allocs[1].Job != nil || r.FromHeld["a-1"] != 1 || r.FromHeld["a-2"] != 1 || r.Index != full.Index {
+		t.Fatalf("with the job held: %+v", r)
+	}
+	if r := get(`{"AllocIDs":["a-1","a-2"],"HeldJobs":[` + other + `]}`); r.FromHeld != nil || r.Allocs[1].Job == nil {
+		t.Fatalf("with another version held: %+v", r)
+	}
+	if again := get(`{"AllocIDs":["a-1","a-2"]}`); again.Allocs[0].Job == nil || again.Allocs[1].Job == nil {
+		t.Fatal("the stored allocs lost their job")
+	}
+}
