@@ -84,7 +84,7 @@ func New(cfg Config) (*Agent, error) {
 		a.drivers[d.Name()] = d
 	}
 	a.node = buildNode(cfg, id)
-	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval)
+	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval, reportWindow)
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a, nil
 }

@@ -126,6 +126,15 @@ func TestRunsAllocAndReportsHealthAtOnce(t *testing.T) {
 		synctest.Wait()
 		srv.put(serviceAlloc("a1", a.NodeID(), "dep-1", 0))
 		synctest.Wait()
+		if n := srv.reports(); n != 0 {
+			t.Fatalf("%d reports of a start before the report window passed", n)
+		}
+		time.Sleep(reportWindow)
+		synctest.Wait()
+		// Received, set up and started: one report.
+		if n := srv.reports(); n != 1 {
+			t.Fatalf("%d reports of a start, want 1", n)
+		}
 		got := srv.alloc("a1")
 		if got.ClientStatus != structs.AllocClientStatusRunning || got.TaskStates["srv"].State != structs.TaskStateRunning {
 			t.Fatalf("alloc %s %+v", got.ClientStatus, got.TaskStates)
@@ -166,6 +175,7 @@ func TestStopsAndCollectsAllocs(t *testing.T) {
 		srv.put(serviceAlloc("stopme", a.NodeID(), "", 0))
 		srv.put(serviceAlloc("dropme", a.NodeID(), "", 0))
 		srv.put(serviceAlloc("notmine", "other-node", "", 0))
+		time.Sleep(reportWindow)
 		synctest.Wait()
 		for _, id := range []string{"stopme", "dropme"} {
 			if s := srv.alloc(id).ClientStatus; s != structs.AllocClientStatusRunning {
@@ -179,6 +189,7 @@ func TestStopsAndCollectsAllocs(t *testing.T) {
 			al.DesiredStatus, al.DesiredDescription = structs.AllocDesiredStatusStop, structs.AllocNotNeeded
 		})
 		srv.remove("dropme")
+		time.Sleep(reportWindow)
 		synctest.Wait()
 		got := srv.alloc("stopme")
 		st := got.TaskStates["srv"]
@@ -303,9 +314,7 @@ func TestFetchesOnlyAllocsTheServersChanged(t *testing.T) {
 		if s := srv.alloc("a2").ClientStatus; s != structs.AllocClientStatusRunning {
 			t.Fatalf("a2 is %s", s)
 		}
-		srv.mu.Lock()
-		reports := len(srv.updates)
-		srv.mu.Unlock()
+		reports := srv.reports()
 		if reports == 0 {
 			t.Fatal("no status report")
 		}

@@ -37,6 +37,8 @@ type allocEntry struct {
 	trackerRes *health.Result
 	stopChecks context.CancelFunc
 	failedAt   time.Time // when a failure without health was first reported
+	verdict    int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
+	verdictDep string    // the deployment of the last report
 }
 
 // healthUndecided reports whether the servers have no health for alloc in
@@ -75,10 +77,23 @@ func (e *allocEntry) onRunnerUpdate(u allocrunner.Update) {
 
 // report builds the allocation's report and queues it. Both happen under
 // e.mu, so reports reach the queue in the order of the state they carry.
+// A new health verdict and a failure are urgent: a rollout or a
+// reschedule waits on them.
 func (e *allocEntry) report() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.a.reporter.enqueue(e.reportLocked())
+	rep := e.reportLocked()
+	var verdict int8
+	if ds := rep.DeploymentStatus; ds != nil && ds.Healthy != nil {
+		verdict = 2
+		if *ds.Healthy {
+			verdict = 1
+		}
+	}
+	newVerdict := verdict != 0 && (verdict != e.verdict || e.alloc.DeploymentID != e.verdictDep)
+	urgent := newVerdict || rep.ClientStatus == structs.AllocClientStatusFailed
+	e.verdict, e.verdictDep = verdict, e.alloc.DeploymentID
+	e.a.reporter.enqueue(rep, urgent)
 }
 
 func (e *allocEntry) reportLocked() *structs.Allocation {

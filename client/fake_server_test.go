@@ -152,6 +152,13 @@ func (f *fakeServer) fetched() [][]string {
 	return slices.Clone(f.gets)
 }
 
+// reports returns the number of UpdateAllocs calls so far.
+func (f *fakeServer) reports() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.updates)
+}
+
 // heldJobs returns the jobs the client held in each GetAllocs call so far.
 func (f *fakeServer) heldJobs() [][]structs.JobRef {
 	f.mu.Lock()

@@ -13,38 +13,97 @@ import (
 )
 
 // reporter sends the allocations' status to the servers. One goroutine
-// sends; a change is sent the moment the previous send has returned, and
-// everything that changed while a send was in flight goes together in the
-// next one (the latest state of each allocation). There is no timer
-// between a change and its send: a rollout waits on every health report.
+// sends; everything that changed while a send was in flight goes together
+// in the next one (the latest state of each allocation).
+//
+// A change that a rollout or a reschedule waits on (urgent: a new health
+// verdict, a failure) is sent the moment the previous send has returned.
+// Any other change (a task received, started, killed) waits up to window
+// for more, as Nomad's clients batch theirs: the steps of one transition
+// (pending then running, killing then complete) and the allocs placed
+// together go in one write through the servers' log, not several.
 type reporter struct {
 	send   func(context.Context, []*structs.Allocation) error
 	clock  clock.Clock
 	logger hclog.Logger
 	retry  time.Duration
+	window time.Duration
 
 	mu      sync.Mutex
-	pending map[string]*structs.Allocation
+	pending map[string]pendingReport
 	wake    chan struct{}
+	urgent  chan struct{}
 }
 
-func newReporter(send func(context.Context, []*structs.Allocation) error, c clock.Clock, logger hclog.Logger, retry time.Duration) *reporter {
+// pendingReport is an allocation's latest state not sent yet, and whether
+// one of the states it replaced (or it) was urgent.
+type pendingReport struct {
+	alloc  *structs.Allocation
+	urgent bool
+}
+
+// reportWindow is how long a change that is not urgent waits for others
+// before it is sent.
+const reportWindow = 50 * time.Millisecond
+
+func newReporter(send func(context.Context, []*structs.Allocation) error, c clock.Clock, logger hclog.Logger, retry, window time.Duration) *reporter {
 	return &reporter{
-		send: send, clock: c, logger: logger, retry: retry,
-		pending: map[string]*structs.Allocation{}, wake: make(chan struct{}, 1),
+		send: send, clock: c, logger: logger, retry: retry, window: window,
+		pending: map[string]pendingReport{}, wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1),
 	}
 }
 
-// enqueue records an allocation's latest state for the next send. It
-// never blocks.
-func (r *reporter) enqueue(a *structs.Allocation) {
+// enqueue records an allocation's latest state for the next send; urgent
+// ends the wait of the window. It never blocks.
+func (r *reporter) enqueue(a *structs.Allocation, urgent bool) {
 	r.mu.Lock()
-	r.pending[a.ID] = a
+	r.pending[a.ID] = pendingReport{a, urgent || r.pending[a.ID].urgent}
 	r.mu.Unlock()
+	signal(r.wake)
+	if urgent {
+		signal(r.urgent)
+	}
+}
+
+// signal wakes whoever waits on ch, without blocking.
+func signal(ch chan struct{}) {
 	select {
-	case r.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
+}
+
+// hasUrgent reports whether a pending state is urgent.
+func (r *reporter) hasUrgent() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.pending {
+		if p.urgent {
+			return true
+		}
+	}
+	return false
+}
+
+// hold waits out the window unless an urgent change is (or becomes)
+// pending; false if ctx ended.
+func (r *reporter) hold(ctx context.Context) bool {
+	select {
+	case <-r.urgent: // drain a signal already sent
+	default:
+	}
+	if r.window <= 0 || r.hasUrgent() {
+		return ctx.Err() == nil
+	}
+	t := r.clock.NewTimer(r.window)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+	case <-r.urgent:
+	}
+	return true
 }
 
 // maxBatch bounds the allocations of one send, so that a request stays
@@ -61,8 +120,8 @@ func (r *reporter) take() []*structs.Allocation {
 		return nil
 	}
 	out := make([]*structs.Allocation, 0, len(r.pending))
-	for _, a := range r.pending {
-		out = append(out, a)
+	for _, p := range r.pending {
+		out = append(out, p.alloc)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	if len(out) > maxBatch {
@@ -75,13 +134,14 @@ func (r *reporter) take() []*structs.Allocation {
 }
 
 // putBack returns a failed batch to the pending set, unless a newer state
-// of an allocation arrived meanwhile.
+// of an allocation arrived meanwhile. It is sent again after the retry
+// pause, without a window.
 func (r *reporter) putBack(batch []*structs.Allocation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, a := range batch {
 		if _, newer := r.pending[a.ID]; !newer {
-			r.pending[a.ID] = a
+			r.pending[a.ID] = pendingReport{alloc: a}
 		}
 	}
 }
@@ -94,6 +154,9 @@ func (r *reporter) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-r.wake:
+		}
+		if !r.hold(ctx) {
+			return
 		}
 		for {
 			batch := r.take()

@@ -47,20 +47,20 @@ func status(id, s string) *structs.Allocation { return &structs.Allocation{ID: i
 func TestReporterSendsAtOnceAndCoalescesWhileInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := &gatedSend{gate: make(chan error)}
-		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second)
+		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, reportWindow)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go r.run(ctx)
 		start := time.Now()
-		r.enqueue(status("a", "pending"))
+		r.enqueue(status("a", "running"), true)
 		synctest.Wait()
 		if b := g.sent(); len(b) != 1 || len(b[0]) != 1 || !g.at[0].Equal(start) {
-			t.Fatalf("first change not sent at once: %v", b)
+			t.Fatalf("urgent change not sent at once: %v", b)
 		}
 		// While the first send is in flight, three changes to two allocs.
-		r.enqueue(status("a", "running"))
-		r.enqueue(status("b", "pending"))
-		r.enqueue(status("b", "running"))
+		r.enqueue(status("a", "complete"), false)
+		r.enqueue(status("b", "pending"), false)
+		r.enqueue(status("b", "running"), false)
 		synctest.Wait()
 		if n := len(g.sent()); n != 1 {
 			t.Fatalf("%d sends while one was in flight", n)
@@ -68,11 +68,11 @@ func TestReporterSendsAtOnceAndCoalescesWhileInFlight(t *testing.T) {
 		g.gate <- nil
 		synctest.Wait()
 		b := g.sent()
-		if len(b) != 2 || len(b[1]) != 2 || b[1][0].ClientStatus != "running" || b[1][1].ClientStatus != "running" {
+		if len(b) != 2 || len(b[1]) != 2 || b[1][0].ClientStatus != "complete" || b[1][1].ClientStatus != "running" {
 			t.Fatalf("second batch %v", b)
 		}
 		if !g.at[1].Equal(start) {
-			t.Fatal("the second batch waited for a timer")
+			t.Fatal("what piled up during a send waited for a timer")
 		}
 		g.gate <- nil
 		synctest.Wait()
@@ -82,17 +82,57 @@ func TestReporterSendsAtOnceAndCoalescesWhileInFlight(t *testing.T) {
 	})
 }
 
-func TestReporterRetriesWithoutLosingNewerState(t *testing.T) {
+// A change nobody waits on is held for the window, and goes with what
+// follows it; an urgent change ends the wait.
+func TestReporterHoldsChangesThatAreNotUrgent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := &gatedSend{gate: make(chan error)}
-		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second)
+		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, reportWindow)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go r.run(ctx)
-		r.enqueue(status("a", "pending"))
-		r.enqueue(status("b", "pending"))
+		start := time.Now()
+		r.enqueue(status("a", "pending"), false)
+		time.Sleep(reportWindow / 2)
+		r.enqueue(status("a", "running"), false)
+		r.enqueue(status("b", "running"), false)
 		synctest.Wait()
-		r.enqueue(status("a", "running")) // newer than the failing batch
+		if n := len(g.sent()); n != 0 {
+			t.Fatalf("%d sends within the window", n)
+		}
+		time.Sleep(reportWindow / 2)
+		synctest.Wait()
+		b := g.sent()
+		if len(b) != 1 || len(b[0]) != 2 || b[0][0].ClientStatus != "running" || !g.at[0].Equal(start.Add(reportWindow)) {
+			t.Fatalf("batch %v at %v, want both running at the window's end", b, g.at)
+		}
+		g.gate <- nil
+		synctest.Wait()
+
+		start = time.Now()
+		r.enqueue(status("c", "pending"), false)
+		time.Sleep(reportWindow / 5)
+		r.enqueue(status("a", "running"), true) // healthy, say
+		synctest.Wait()
+		b = g.sent()
+		if len(b) != 2 || len(b[1]) != 2 || !g.at[1].Equal(start.Add(reportWindow/5)) {
+			t.Fatalf("batches %v at %v, want the urgent change to take the held one along at once", b, g.at)
+		}
+		g.gate <- nil
+	})
+}
+
+func TestReporterRetriesWithoutLosingNewerState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedSend{gate: make(chan error)}
+		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, 0)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go r.run(ctx)
+		r.enqueue(status("a", "pending"), false)
+		r.enqueue(status("b", "pending"), false)
+		synctest.Wait()
+		r.enqueue(status("a", "running"), false) // newer than the failing batch
 		g.gate <- errors.New("server gone")
 		synctest.Wait()
 		time.Sleep(time.Second) // the retry pause
@@ -108,11 +148,11 @@ func TestReporterRetriesWithoutLosingNewerState(t *testing.T) {
 func TestReporterSplitsLargeBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := &gatedSend{gate: make(chan error)}
-		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second)
+		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, 0)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		for i := range maxBatch + 10 {
-			r.enqueue(status(fmt.Sprintf("a%04d", i), "running"))
+			r.enqueue(status(fmt.Sprintf("a%04d", i), "running"), false)
 		}
 		go r.run(ctx)
 		synctest.Wait()
