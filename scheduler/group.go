@@ -130,7 +130,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	for _, h := range destructive[:budget] {
 		replace = append(replace, &Placement{
 			Index: h.index, PreviousAlloc: h.alloc.ID, PreviousNode: h.alloc.NodeID,
-			Replaces: h.alloc.ID, ReplaceDescription: structs.AllocUpdating,
+			Replaces: h.alloc.ID, ReplaceDescription: structs.AllocUpdating, replaced: h.alloc,
 		})
 	}
 	du.DestructiveUpdate += uint64(len(replace))

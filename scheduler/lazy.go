@@ -24,23 +24,47 @@ var ErrNodeAllocs = errors.New("scheduler: node allocations unavailable")
 // needs no usage, so infeasible nodes are never read. Both must come from
 // one consistent snapshot; the placer reads each node at most once.
 //
+// The job's allocs are not indexed up front: a node's are counted from
+// what nodeAllocs returns, less those the plan stops or replaces (Place
+// releases them by the pointers the plan holds, which must be among
+// jobAllocs). Only an alloc known by its ID alone (a replacement planned
+// by hand, without the reconciler) or a spread to count makes the placer
+// index them all.
+//
 // For the same nodes, seed and snapshot, every choice and metric is the
 // one NewPlacer would make with all the allocs. A node whose allocs cannot
 // be read is filtered for the rest of the placer's life, with the reason
 // ReasonNodeAllocsUnavailable. A nil nodeAllocs means no other allocs.
 func NewPlacerLazy(nodes []*structs.Node, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
-	p := newPlacer(nodes, len(jobAllocs), seed)
+	p := newPlacer(nodes, 0, seed)
 	p.load = nodeAllocs
+	p.jobAllocs = jobAllocs
 	for _, a := range jobAllocs {
-		i, ok := p.liveOn(a)
-		if !ok {
-			continue
+		if a != nil {
+			p.noteKnownJob(a)
 		}
-		p.allocs[a.ID] = allocRef{a, i}
-		p.nodes[i].own = append(p.nodes[i].own, a.ID)
-		p.noteKnownJob(a)
+	}
+	if p.anyJobKnown {
+		p.indexJobAllocs()
 	}
 	return p
+}
+
+// indexJobAllocs puts the job's live allocs in p.allocs, keeping the
+// entries already there (released, restored or placed).
+func (p *Placer) indexJobAllocs() {
+	if p.indexed {
+		return
+	}
+	p.indexed = true
+	for _, a := range p.jobAllocs {
+		if _, seen := p.allocs[a.ID]; seen {
+			continue
+		}
+		if i, ok := p.liveOn(a); ok {
+			p.allocs[a.ID] = allocRef{a, i}
+		}
+	}
 }
 
 // maxKnownJobs bounds the jobs a lazy placer tells apart cheaply; past it
@@ -69,24 +93,19 @@ func (p *Placer) noteKnownJob(a *structs.Allocation) {
 	p.knownJobs = append(p.knownJobs, k)
 }
 
-// known reports whether a is one of the allocs the placer was given up
-// front (or placed). Allocs of other jobs are told apart by their job,
+// ofKnownJob reports whether a is of a job whose allocs the placer was
+// given up front. Allocs of other jobs are told apart by their job,
 // sparing a map lookup for most of a node's allocs.
-func (p *Placer) known(a *structs.Allocation) bool {
-	if !p.anyJobKnown {
-		mine := false
-		for _, j := range p.knownJobs {
-			if a.JobID == j.id && a.Namespace == j.namespace {
-				mine = true
-				break
-			}
-		}
-		if !mine {
-			return false
+func (p *Placer) ofKnownJob(a *structs.Allocation) bool {
+	if p.anyJobKnown {
+		return true
+	}
+	for _, j := range p.knownJobs {
+		if a.JobID == j.id && a.Namespace == j.namespace {
+			return true
 		}
 	}
-	_, ok := p.allocs[a.ID]
-	return ok
+	return false
 }
 
 // usable loads node i's usage if it is not loaded yet, and reports
@@ -99,34 +118,34 @@ func (p *Placer) usable(i int) bool {
 	return ns.loadErr == nil
 }
 
-// loadNode counts in the node's live allocs: those the loader returns
-// that the placer does not know by ID, and the known ones still live
-// (not released by this plan). Known allocs are taken from the placer,
-// not the loader, so a released one stays released.
+// loadNode counts in the node's live allocs, as the loader returns them,
+// except that an alloc the placer holds an entry for (released by this
+// plan, or restored) counts only if that entry has it live on the node.
 func (p *Placer) loadNode(ns *nodeState) {
 	ns.loaded = true
+	if p.load == nil {
+		return
+	}
 	i := p.byID[ns.node.ID]
-	if p.load != nil {
-		allocs, err := p.load(ns.node.ID)
-		if err != nil {
-			ns.loadErr = fmt.Errorf("%w: node %s: %w", ErrNodeAllocs, ns.node.ID, err)
-			return
+	allocs, err := p.load(ns.node.ID)
+	if err != nil {
+		ns.loadErr = fmt.Errorf("%w: node %s: %w", ErrNodeAllocs, ns.node.ID, err)
+		return
+	}
+	for _, a := range allocs {
+		if a == nil || a.TerminalStatus() || a.NodeID != ns.node.ID {
+			continue
 		}
-		for _, a := range allocs {
-			if a == nil || a.TerminalStatus() || a.NodeID != ns.node.ID {
+		if p.ofKnownJob(a) {
+			if r, ok := p.allocs[a.ID]; ok {
+				if r.node == i {
+					ns.add(r.alloc, 1)
+				}
 				continue
 			}
-			if !p.known(a) {
-				ns.add(a, 1)
-			}
 		}
+		ns.add(a, 1)
 	}
-	for _, id := range ns.own {
-		if r := p.allocs[id]; r.node == i {
-			ns.add(r.alloc, 1)
-		}
-	}
-	ns.own = nil
 }
 
 // LoadErrors returns the errors of nodes whose allocs could not be read,

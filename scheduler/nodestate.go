@@ -19,12 +19,11 @@ type nodeState struct {
 	jobs map[jobGroup]int
 	// loaded is set once the node's live allocs are counted in; until
 	// then (a lazy placer, see lazy.go) the fields above hold the node's
-	// reservations only and own lists the placer's known allocs on it.
+	// reservations only.
 	loaded bool
 	// loadErr, when set, makes the node unusable: its allocs could not
 	// be read.
 	loadErr error
-	own     []string
 }
 
 func newNodeState(n *structs.Node) *nodeState {

@@ -22,11 +22,16 @@ type Placer struct {
 	nodes []*nodeState
 	byID  map[string]int
 	// allocs are the live allocs the placer knows by ID: every one given
-	// to NewPlacer, or the job's given to NewPlacerLazy; plus the ones it
-	// placed. A released alloc's node is stored as -1-node.
+	// to NewPlacer; for NewPlacerLazy, those of the job it released or
+	// restored (all of them once indexed); plus the ones it placed. A
+	// released alloc's node is stored as -1-node.
 	allocs map[string]allocRef
 	// load reads one node's allocs for a lazy placer (nil otherwise).
 	load func(nodeID string) ([]*structs.Allocation, error)
+	// jobAllocs are the allocs given to NewPlacerLazy; indexed is set
+	// once the live ones are all in allocs.
+	jobAllocs []*structs.Allocation
+	indexed   bool
 	// knownJobs are the jobs of the allocs a lazy placer was given up
 	// front; anyJobKnown is set when there were too many to list.
 	knownJobs   []nsJob
@@ -59,6 +64,7 @@ func (p *Placer) liveOn(a *structs.Allocation) (int, bool) {
 // when a placement looks at the node.
 func NewPlacer(nodes []*structs.Node, allocs []*structs.Allocation, seed uint64) *Placer {
 	p := newPlacer(nodes, len(allocs), seed)
+	p.indexed = true
 	for _, ns := range p.nodes {
 		ns.loaded = true
 	}
@@ -128,7 +134,7 @@ func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult
 	}
 	for _, s := range plan.Stop {
 		if s.Alloc != nil {
-			p.release(s.Alloc.ID)
+			p.releaseAlloc(s.Alloc)
 		}
 	}
 	pool, avail := p.pool(job)
@@ -156,7 +162,10 @@ func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult
 		}
 		// A replaced alloc's resources are free to its own replacement
 		// only: if the replacement fails, the old alloc keeps running.
-		if pl.Replaces != "" {
+		switch {
+		case pl.replaced != nil && pl.replaced.ID == pl.Replaces:
+			p.releaseAlloc(pl.replaced)
+		case pl.Replaces != "":
 			p.release(pl.Replaces)
 		}
 		start := time.Now()
@@ -208,11 +217,28 @@ func (p *Placer) unplace(res *PlaceResult, pl Placement) {
 	}
 }
 
+// releaseAlloc releases one of the allocs the placer was given, found by
+// its pointer: a lazy placer need not index the job's allocs for it.
+func (p *Placer) releaseAlloc(a *structs.Allocation) {
+	if _, ok := p.allocs[a.ID]; !ok && !p.indexed {
+		i, live := p.liveOn(a)
+		if !live {
+			return
+		}
+		p.allocs[a.ID] = allocRef{a, i}
+	}
+	p.release(a.ID)
+}
+
 // release frees a live alloc's resources, remembering it was freed. On a
 // node not loaded yet only the mark changes: loading counts the alloc in
 // only if it is live then.
 func (p *Placer) release(id string) {
 	r, ok := p.allocs[id]
+	if !ok && !p.indexed {
+		p.indexJobAllocs()
+		r, ok = p.allocs[id]
+	}
 	if !ok || r.node < 0 {
 		return
 	}
@@ -259,6 +285,7 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 			continue
 		}
 		s := newSpreadState(sp, p, pool)
+		p.indexJobAllocs()
 		for _, r := range p.allocs {
 			if r.node >= 0 && r.alloc.JobID == job.ID && r.alloc.TaskGroup == tg.Name && sameNamespace(r.alloc.Namespace, job.Namespace) {
 				s.count(r.node)

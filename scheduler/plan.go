@@ -54,6 +54,9 @@ type Placement struct {
 	// fails.
 	Replaces           string
 	ReplaceDescription string
+	// replaced is the alloc Replaces names, when the reconciler had it at
+	// hand: a lazy placer releases it without looking it up.
+	replaced *structs.Allocation
 	// NodeID pins the placement to a node (system jobs).
 	NodeID string
 	// DeploymentID is the deployment the new allocation belongs to.

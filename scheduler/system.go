@@ -109,7 +109,7 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 	for _, h := range destructive[:budget] {
 		r.emit(tg, &Placement{
 			NodeID: h.alloc.NodeID, PreviousAlloc: h.alloc.ID, PreviousNode: h.alloc.NodeID,
-			Replaces: h.alloc.ID, ReplaceDescription: structs.AllocUpdating,
+			Replaces: h.alloc.ID, ReplaceDescription: structs.AllocUpdating, replaced: h.alloc,
 		})
 		du.DestructiveUpdate++
 	}
