@@ -44,13 +44,20 @@ func (g *gatedSend) sent() [][]*structs.Allocation {
 
 func status(id, s string) *structs.Allocation { return &structs.Allocation{ID: id, ClientStatus: s} }
 
+// runReporter starts a reporter with the given window that sends through
+// a gated send, until the test ends. Call it inside a synctest bubble.
+func runReporter(t *testing.T, window time.Duration) (*gatedSend, *reporter) {
+	g := &gatedSend{gate: make(chan error)}
+	r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, window)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go r.run(ctx)
+	return g, r
+}
+
 func TestReporterSendsAtOnceAndCoalescesWhileInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := &gatedSend{gate: make(chan error)}
-		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, reportWindow)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go r.run(ctx)
+		g, r := runReporter(t, reportWindow)
 		start := time.Now()
 		r.enqueue(status("a", "running"), true)
 		synctest.Wait()
@@ -86,11 +93,7 @@ func TestReporterSendsAtOnceAndCoalescesWhileInFlight(t *testing.T) {
 // follows it; an urgent change ends the wait.
 func TestReporterHoldsChangesThatAreNotUrgent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := &gatedSend{gate: make(chan error)}
-		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, reportWindow)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go r.run(ctx)
+		g, r := runReporter(t, reportWindow)
 		start := time.Now()
 		r.enqueue(status("a", "pending"), false)
 		time.Sleep(reportWindow / 2)
@@ -124,11 +127,7 @@ func TestReporterHoldsChangesThatAreNotUrgent(t *testing.T) {
 
 func TestReporterRetriesWithoutLosingNewerState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := &gatedSend{gate: make(chan error)}
-		r := newReporter(g.send, clock.Real{}, hclog.NewNullLogger(), time.Second, 0)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go r.run(ctx)
+		g, r := runReporter(t, 0)
 		r.enqueue(status("a", "pending"), false)
 		r.enqueue(status("b", "pending"), false)
 		synctest.Wait()
