@@ -73,26 +73,27 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// hasUrgent reports whether a pending state is urgent.
-func (r *reporter) hasUrgent() bool {
+// mustWait reports whether something is pending and none of it urgent.
+func (r *reporter) mustWait() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range r.pending {
 		if p.urgent {
-			return true
+			return false
 		}
 	}
-	return false
+	return len(r.pending) > 0
 }
 
-// hold waits out the window unless an urgent change is (or becomes)
-// pending; false if ctx ended.
+// hold waits out the window while what is pending is not urgent, until
+// something urgent is; false if ctx ended. A wake-up with nothing pending
+// (its change went with the previous send) does not wait.
 func (r *reporter) hold(ctx context.Context) bool {
 	select {
 	case <-r.urgent: // drain a signal already sent
 	default:
 	}
-	if r.window <= 0 || r.hasUrgent() {
+	if r.window <= 0 || !r.mustWait() {
 		return ctx.Err() == nil
 	}
 	t := r.clock.NewTimer(r.window)

@@ -86,6 +86,17 @@ func TestReporterSendsAtOnceAndCoalescesWhileInFlight(t *testing.T) {
 		if n := len(g.sent()); n != 2 {
 			t.Fatalf("%d sends with nothing new", n)
 		}
+		// The wake-ups of the changes that went with the second send
+		// start no window: a later change waits its own in full.
+		time.Sleep(reportWindow / 5)
+		later := time.Now()
+		r.enqueue(status("c", "pending"), false)
+		time.Sleep(reportWindow)
+		synctest.Wait()
+		if b := g.sent(); len(b) != 3 || !g.at[2].Equal(later.Add(reportWindow)) {
+			t.Fatalf("sends at %v, want the third at %v", g.at, later.Add(reportWindow))
+		}
+		g.gate <- nil
 	})
 }
 
