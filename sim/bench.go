@@ -26,6 +26,8 @@ var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, Scenario
 // size (see Sizes).
 type BenchConfig struct {
 	Scenario string
+	// Build is the running binary's version, recorded with the result.
+	Build string
 	// Servers, when set, are existing servers' HTTP addresses; otherwise
 	// the bench starts its own (Mode, Binary).
 	Servers []string
@@ -128,6 +130,8 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		Scenario: cfg.Scenario, Servers: "external", Started: time.Now().UTC(), Machine: ReadMachine(),
 		Params: map[string]any{"nodes": cfg.Nodes, "count": cfg.Count},
 	}
+	res.Machine.Build = cfg.Build
+	res.Machine.CalibrationMS = Calibrate()
 	switch cfg.Scenario {
 	case ScenarioRollout, ScenarioFailover:
 		res.Params["max_parallel"] = cfg.MaxParallel

@@ -28,7 +28,15 @@ type Machine struct {
 	MemoryMB  int64  `json:"memory_mb"`
 	CPU       string `json:"cpu,omitempty"`
 	GoVersion string `json:"go_version"`
-	Commit    string `json:"git_commit,omitempty"`
+	// Commit is the checkout the run started in; Build is the version
+	// of the drover binary that ran (its git describe), which differs
+	// when an older build is measured from a newer checkout.
+	Commit string `json:"git_commit,omitempty"`
+	Build  string `json:"build,omitempty"`
+	// CalibrationMS is Calibrate's figure at the start of the run: the
+	// time of a fixed workload on one core, higher on a slower machine
+	// or hour.
+	CalibrationMS float64 `json:"calibration_ms,omitempty"`
 	// LoadAvg is /proc/loadavg when the run started (the machine may be
 	// shared).
 	LoadAvg string `json:"loadavg,omitempty"`
@@ -77,7 +85,8 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "note: %s\n", n)
 	}
 	m := r.Machine
-	fmt.Fprintf(tw, "machine: %d cores, %d MB, %s, commit %s, load %s\n", m.Cores, m.MemoryMB, m.GoVersion, m.Commit, m.LoadAvg)
+	fmt.Fprintf(tw, "machine: %d cores, %d MB, %s, commit %s, build %s, calibration %s ms, load %s\n",
+		m.Cores, m.MemoryMB, m.GoVersion, m.Commit, m.Build, formatValue(m.CalibrationMS), m.LoadAvg)
 	return tw.Flush()
 }
 

@@ -180,7 +180,7 @@ func TestBenchConfigChecks(t *testing.T) {
 
 func TestResultJSONAndTable(t *testing.T) {
 	r := &Result{Scenario: "place", Servers: "dev", Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Params: map[string]any{"nodes": 5}, Machine: Machine{Cores: 2, GoVersion: "go1"}}
+		Params: map[string]any{"nodes": 5}, Machine: Machine{Cores: 2, GoVersion: "go1", Build: "c5aabb9", CalibrationMS: 61.5}}
 	r.Add("placements_per_s", 1234.5, "allocs/s", ">= 5000")
 	r.Note("hello %d", 1)
 	dir := t.TempDir()
@@ -200,7 +200,10 @@ func TestResultJSONAndTable(t *testing.T) {
 	if err := r.WriteTable(&tb); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"placements_per_s", "1234.500", ">= 5000", "note: hello 1", "2 cores"} {
+	if back.Machine.Build != "c5aabb9" || back.Machine.CalibrationMS != 61.5 {
+		t.Errorf("machine round trip: %+v", back.Machine)
+	}
+	for _, want := range []string{"placements_per_s", "1234.500", ">= 5000", "note: hello 1", "2 cores", "build c5aabb9", "calibration 61.500 ms"} {
 		if !strings.Contains(tb.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tb.String())
 		}
@@ -208,6 +211,16 @@ func TestResultJSONAndTable(t *testing.T) {
 	if v, ok := r.Figure("placements_per_s"); !ok || v != 1234.5 {
 		t.Errorf("Figure = %v, %v", v, ok)
 	}
+}
+
+// The calibration workload runs and takes some time; its figure is not
+// held to any value (the machine decides it).
+func TestCalibrate(t *testing.T) {
+	ms := Calibrate()
+	if ms <= 0 {
+		t.Fatalf("Calibrate = %v ms", ms)
+	}
+	t.Logf("calibration: %v ms", ms)
 }
 
 func TestMemTotal(t *testing.T) {

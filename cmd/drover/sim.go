@@ -184,6 +184,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Servers = splitAddrs(servers)
+			cfg.Build = Version
 			switch {
 			case btoi(dev)+btoi(cluster3)+btoi(inProcess) > 1:
 				return errors.New("-dev, -cluster3 and -inprocess exclude each other")
