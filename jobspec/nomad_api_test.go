@@ -250,11 +250,11 @@ func TestUpdateSpecRows(t *testing.T) {
 			f.lay(got, u)
 			exp := &structs.UpdateStrategy{}
 			reflect.ValueOf(exp).Elem().FieldByName(f.JSON).Set(reflect.ValueOf(want))
-			if *got != *exp {
+			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("lay: got %+v, want %+v", got, exp)
 			}
 			f.lay(got, &specUpdate{})
-			if *got != *exp {
+			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("lay of an unwritten field changed the strategy: %+v", got)
 			}
 		})

@@ -70,6 +70,20 @@ type Deployment struct {
 	// that is 0); 0 when none is healthy. An index above the latest
 	// scheduling pass of the job means the next batch may start.
 	HealthIndex uint64
+
+	// Rollout bookkeeping (drover, part C of the rollout design), every
+	// value stamped by the leader into the log so that a new leader
+	// resumes exactly there.
+
+	// RevertOf is the stable version a revert restores, when the
+	// deployment rolls out a revert: canaries, first batch and checkpoints
+	// are skipped.
+	RevertOf *uint64 `json:",omitempty"`
+	// PausedAt is when the current pause began; zero while running.
+	PausedAt time.Time
+	// ResumeAt is when a checkpoint pause resumes by itself
+	// (checkpoint_delay); zero when it waits for an operator.
+	ResumeAt time.Time
 }
 
 // Active reports whether the deployment is still running or paused.
@@ -110,6 +124,10 @@ func (d *Deployment) Copy() *Deployment {
 		return nil
 	}
 	c := *d
+	if d.RevertOf != nil {
+		v := *d.RevertOf
+		c.RevertOf = &v
+	}
 	if d.TaskGroups != nil {
 		c.TaskGroups = make(map[string]*DeploymentState, len(d.TaskGroups))
 		for k, v := range d.TaskGroups {
@@ -148,6 +166,19 @@ type DeploymentState struct {
 	// MarkedUnhealthyAllocs counts the group's allocations whose health
 	// is unhealthy, terminal or not.
 	MarkedUnhealthyAllocs int
+
+	// Rollout policies (drover, part C).
+
+	// OnFailure is the group's failure action ("fail", "pause", "revert"),
+	// copied from its update block when the deployment is created.
+	OnFailure string
+	// CheckpointsReached counts the group's checkpoints the rollout has
+	// reached (paused at, or passed): the next batch stops at the next one.
+	CheckpointsReached int
+	// FailuresAtPause is UnhealthyAllocs (the failures of the new version
+	// so far) when the deployment last paused on a failure. A resume keeps
+	// the count; only a newer failure pauses it again.
+	FailuresAtPause int
 }
 
 // Copy returns a deep copy.
@@ -158,4 +189,22 @@ func (s *DeploymentState) Copy() *DeploymentState {
 	c := *s
 	c.PlacedCanaries = copySlice(s.PlacedCanaries)
 	return &c
+}
+
+// RollbackDescription is the running description of a deployment that
+// rolls out a revert (C.5).
+func RollbackDescription(version uint64) string {
+	return fmt.Sprintf("Rollback to version %d: canaries and checkpoints skipped", version)
+}
+
+// CheckpointDescription is the description of a deployment paused at a
+// checkpoint of a group (C.3); checkpoint is as written ("10%" or "3").
+func CheckpointDescription(checkpoint, group string, healthy, count int) string {
+	return fmt.Sprintf("Deployment paused at checkpoint %s of group %s (%d/%d healthy)", checkpoint, group, healthy, count)
+}
+
+// MaxFailedPauseDescription is the description of a deployment paused
+// because too many allocs of the new version failed (C.2).
+func MaxFailedPauseDescription(failed, count, maxFailed int) string {
+	return fmt.Sprintf("Deployment paused: %d of %d allocations of the new version failed, over max_failed %d", failed, count, maxFailed)
 }

@@ -55,6 +55,10 @@ type Job struct {
 	CreateIndex       uint64
 	ModifyIndex       uint64
 	JobModifyIndex    uint64
+	// RevertOf, set by the servers on a version that a revert (job revert,
+	// auto_revert, on_failure = "revert") registered, names the version it
+	// restores. Its deployment skips canaries, first batch and checkpoints.
+	RevertOf *uint64 `json:",omitempty"`
 }
 
 // LookupTaskGroup returns the named group, or nil.
@@ -90,6 +94,10 @@ func (j *Job) Copy() *Job {
 	}
 	c.Update = j.Update.Copy()
 	c.Meta = copyMap(j.Meta)
+	if j.RevertOf != nil {
+		v := *j.RevertOf
+		c.RevertOf = &v
+	}
 	return &c
 }
 
@@ -107,6 +115,7 @@ func (j *Job) SpecChanged(other *Job) bool {
 		c.Version = 0
 		c.SubmitTime = 0
 		c.CreateIndex, c.ModifyIndex, c.JobModifyIndex = 0, 0, 0
+		c.RevertOf = nil
 	}
 	return !deepEqualJSON(a, b)
 }

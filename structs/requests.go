@@ -95,6 +95,18 @@ type DeploymentStatusUpdate struct {
 	DeploymentID      string
 	Status            string
 	StatusDescription string
+
+	// Rollout bookkeeping (drover, part C), applied with the status.
+	// Absent groups keep their values.
+
+	// CheckpointsReached sets DeploymentState.CheckpointsReached per group.
+	CheckpointsReached map[string]int `json:",omitempty"`
+	// FailuresAtPause sets DeploymentState.FailuresAtPause per group.
+	FailuresAtPause map[string]int `json:",omitempty"`
+	// ResumeAt, on an update that leaves the deployment paused, is when it
+	// resumes by itself (zero: it waits for an operator, which is how an
+	// operator's pause holds a checkpoint delay).
+	ResumeAt time.Time `json:",omitzero"`
 }
 
 // ApplyPlanResultsRequest commits the accepted part of a scheduling plan.

@@ -36,6 +36,37 @@ type UpdateStrategy struct {
 	AutoRevert       bool
 	AutoPromote      bool
 	Canary           int
+
+	// Drover's rollout policies (see update_policies.go); nil or empty
+	// when not written.
+
+	// MaxParallelPercent is max_parallel written as a percent of the
+	// group's count; MaxParallel is then that share resolved (ParallelFor).
+	MaxParallelPercent *int `json:",omitempty"`
+	// MaxSurge: how many of a batch's replacements start before their old
+	// allocs stop (kops' maxSurge).
+	MaxSurge *Amount
+	// FirstBatch: the size of a group's first batch, which must be wholly
+	// healthy before the next one starts (kops' single first instance).
+	FirstBatch *Amount
+	// UnhealthyFirst replaces every failed or unhealthy old alloc first,
+	// all at once (Azure's prioritizeUnhealthyInstances).
+	UnhealthyFirst bool
+	// MaxUnhealthy: no batch starts while more allocs of the group than
+	// this serve nothing (Azure's maxUnhealthyInstancePercent).
+	MaxUnhealthy *Amount
+	// MaxFailed: how many new allocs may fail during the deployment before
+	// it takes its OnFailure action (Azure's maxUnhealthyUpgradedInstance-
+	// Percent, hawkBit's error threshold).
+	MaxFailed *Amount
+	// OnFailure is "fail", "pause" or "revert" (FailureAction resolves it).
+	OnFailure string
+	// Checkpoints pause the deployment when that many new allocs of the
+	// group are healthy (hawkBit's groups, Argo's pause steps).
+	Checkpoints []Amount
+	// CheckpointDelay resumes a checkpoint pause by itself after that long;
+	// zero waits for an operator.
+	CheckpointDelay time.Duration
 }
 
 // DefaultUpdateStrategy returns the defaults every service and system group
@@ -57,6 +88,15 @@ func (u *UpdateStrategy) Copy() *UpdateStrategy {
 		return nil
 	}
 	c := *u
+	if u.MaxParallelPercent != nil {
+		p := *u.MaxParallelPercent
+		c.MaxParallelPercent = &p
+	}
+	c.MaxSurge = copyAmount(u.MaxSurge)
+	c.FirstBatch = copyAmount(u.FirstBatch)
+	c.MaxUnhealthy = copyAmount(u.MaxUnhealthy)
+	c.MaxFailed = copyAmount(u.MaxFailed)
+	c.Checkpoints = copySlice(u.Checkpoints)
 	return &c
 }
 
