@@ -3,10 +3,12 @@ package scheduler
 import "time"
 
 // BudgetInput is what one group's rollout budget depends on in a pass.
-// Part C of the rollout design (percent max_parallel, max_surge, zones,
-// failure budgets) extends this struct and Budget, and nothing else.
+// The rollout policies of part C of the rollout design (percent widths,
+// surge, first batch, checkpoints, failure thresholds) enter here and in
+// Budget; the reconciler only gathers the counts and picks the allocs.
 type BudgetInput struct {
-	// MaxParallel is the group's max_parallel (> 0 for a rolling group).
+	// MaxParallel is the group's batch width, resolved against its count
+	// (UpdateStrategy.ParallelFor; > 0 for a rolling group).
 	MaxParallel int
 	// Count is the number of slots the group fills now (existing allocs
 	// and their replacements, at most the desired count).
@@ -34,47 +36,108 @@ type BudgetInput struct {
 	LastHealthy time.Time
 	// Now is the time of the pass.
 	Now time.Time
+
+	// Surge is max_surge resolved (UpdateStrategy.SurgeFor): how many of
+	// the batch's replacements may start before their old allocs stop.
+	Surge int
+	// Extra counts old allocs still running beside a replacement started
+	// by surge (they stop once it is healthy).
+	Extra int
+	// FirstBatch is first_batch resolved (UpdateStrategy.FirstBatchFor);
+	// 0 when not set. Until that many new allocs are healthy, no more than
+	// that many are started.
+	FirstBatch int
+	// NewAllocs counts live allocs of the current deployment, of any
+	// health; NewHealthy those of them marked healthy.
+	NewAllocs  int
+	NewHealthy int
+	// Checkpoint is the next checkpoint of the group (healthy new allocs
+	// at which the rollout pauses); 0 when none is ahead. No batch starts
+	// more new allocs than it leaves room for.
+	Checkpoint int
+	// ToleratesFailures is set when max_failed is: an unhealthy new alloc
+	// then stops nothing (it is replaced per its reschedule policy) and
+	// holds its place in the batch until replaced.
+	ToleratesFailures bool
+	// LimitUnhealthy says MaxUnhealthy is set: no batch starts while more
+	// than MaxUnhealthy of the group's allocs (any version) are not
+	// serving (NotServing).
+	LimitUnhealthy bool
+	MaxUnhealthy   int
+	NotServing     int
 }
 
-// Budget returns how many destructive replacements a group may start in
-// this pass:
+// Batch is what a group may start in one pass.
+type Batch struct {
+	// Start is how many replacements may start.
+	Start int
+	// Surge is how many of them start before their old allocs stop; the
+	// rest stop their old alloc in the same plan. Failed old allocs (Down)
+	// are always among the rest.
+	Surge int
+	// Wake, when not zero, is when the pass should run again: the next
+	// batch waits for its stagger.
+	Wake time.Time
+}
+
+// Budget returns what a group may start in this pass. Its width is
 //
-//	max_parallel − allocs of the deployment with unknown health,
+//	max_parallel − new allocs in flight (health not yet known),
 //
-// zero when blocked or when any alloc of the deployment is unhealthy, and
-// never so many that the allocs still serving fall below
-// count − max_parallel: a failing new version (whose allocs die rather than
-// turn unhealthy) cannot eat into the old capacity. Failed old allocs
-// (Down) may always be replaced within max_parallel.
+// cut to what the first batch and the next checkpoint leave room for, and
+// to what capacity allows: failed old allocs (Down) may always be
+// replaced; up to Surge − Extra replacements start beside their old
+// allocs; the rest stop old allocs only while those still serving stay at
+// or above count − max(0, max_parallel − surge) (with no surge: a failing
+// new version, whose allocs die rather than turn unhealthy, cannot eat into
+// the old capacity below count − max_parallel).
+//
+// Nothing starts when blocked, when more allocs than max_unhealthy serve
+// nothing, or — unless failures are tolerated (max_failed) — when any new
+// alloc is unhealthy.
 //
 // With a stagger the rollout goes in batches: nothing starts while an alloc
-// of the deployment has unknown health, and the next batch starts at
-// LastHealthy + Stagger. Before then Budget returns 0 and that time as
-// wake, when the pass should run again; wake is zero otherwise.
-func Budget(in BudgetInput) (n int, wake time.Time) {
-	if in.Blocked || in.Unhealthy > 0 || in.MaxParallel <= 0 {
-		return 0, time.Time{}
+// of the deployment is in flight, and the next batch starts at
+// LastHealthy + Stagger; before then the batch is empty with that Wake.
+func Budget(in BudgetInput) Batch {
+	if in.Blocked || in.MaxParallel <= 0 {
+		return Batch{}
+	}
+	if in.Unhealthy > 0 && !in.ToleratesFailures {
+		return Batch{}
+	}
+	if in.LimitUnhealthy && in.NotServing > in.MaxUnhealthy {
+		return Batch{}
+	}
+	inflight := in.Unknown
+	if in.ToleratesFailures {
+		inflight += in.Unhealthy
 	}
 	if in.Stagger > 0 {
-		if in.Unknown > 0 {
-			return 0, time.Time{}
+		if inflight > 0 {
+			return Batch{}
 		}
 		if !in.LastHealthy.IsZero() {
 			if at := in.LastHealthy.Add(in.Stagger); in.Now.Before(at) {
-				return 0, at
+				return Batch{Wake: at}
 			}
 		}
 	}
-	limit := in.MaxParallel - in.Unknown
-	floor := in.Count - in.MaxParallel
-	if floor < 0 {
-		floor = 0
+	limit := in.MaxParallel - inflight
+	if in.FirstBatch > 0 && in.NewHealthy < in.FirstBatch {
+		limit = min(limit, in.FirstBatch-in.NewAllocs)
 	}
-	if spare := in.Down + max(in.Available-floor, 0); spare < limit {
-		limit = spare
+	if in.Checkpoint > 0 {
+		limit = min(limit, in.Checkpoint-in.NewAllocs)
 	}
-	if limit < 0 {
-		return 0, time.Time{}
+	if limit <= 0 {
+		return Batch{}
 	}
-	return limit, time.Time{}
+	down := min(in.Down, limit)
+	limit -= down
+	surge := max(0, min(limit, in.Surge-in.Extra))
+	limit -= surge
+	floor := max(in.Count-max(0, in.MaxParallel-in.Surge), 0)
+	destroy := max(0, min(limit, in.Available-floor))
+	return Batch{Start: down + surge + destroy, Surge: surge}
 }

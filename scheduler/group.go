@@ -31,6 +31,19 @@ type groupPass struct {
 	holders   []*holder
 	canaries  []*holder
 	followups []pendingFollowup
+	// surged maps an index to the alloc of the current spec that holds it
+	// while an old alloc still runs there (max_surge); nil when the group
+	// has no surge.
+	surged map[int]*structs.Allocation
+	// aside are old allocs running beside their surge replacement: they
+	// serve, hold no index, and stop once the replacement is healthy.
+	aside []*structs.Allocation
+	// count is the number of allocs the group's width and thresholds are
+	// resolved against.
+	count int
+	// notServing counts the group's allocs, of any version, that serve
+	// nothing as the pass starts (structs.Allocation.NotServing).
+	notServing int
 }
 
 type pendingFollowup struct {
@@ -43,14 +56,21 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	du := r.plan.desired(tg.Name)
 	batch := r.job.Type == structs.JobTypeBatch
 	rolling := !batch && tg.Update.Rolling()
-	g := &groupPass{tg: tg}
+	g := &groupPass{tg: tg, count: tg.Count}
+	if rolling && tg.Update.SurgeFor(tg.Count) > 0 {
+		g.surged = r.surgedIndexes(allocs)
+	}
 	for _, a := range allocs {
+		if a.NotServing() {
+			g.notServing++
+		}
 		r.classify(g, a)
 	}
 	r.queueFollowups(g.followups)
 
 	state := r.groupState(tg.Name)
 	promoted := state != nil && state.Promoted
+	revert := r.job.RevertOf != nil
 
 	// After promotion a canary takes over its index: the old alloc there
 	// stops without a replacement, and the canary counts toward count.
@@ -72,6 +92,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 
 	r.scaleDown(g)
+	r.settleAside(g)
 
 	var destructive, inplace []*holder
 	for _, h := range g.holders {
@@ -95,7 +116,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 
 	// Canaries: needed while a destructive change waits for promotion.
 	desiredCanaries := 0
-	if rolling && len(destructive) > 0 && tg.Update.Canary > 0 && !promoted {
+	if rolling && len(destructive) > 0 && tg.Update.Canary > 0 && !promoted && !revert {
 		desiredCanaries = tg.Update.Canary
 	}
 	var newCanaries []*Placement
@@ -115,24 +136,42 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 
 	// Destructive replacements within the budget.
-	budget := len(destructive)
+	budget, surge := len(destructive), 0
+	var first []*holder
 	if rolling {
-		var wake time.Time
-		budget, wake = Budget(r.budgetInput(g, canarying))
+		in := r.budgetInput(g, canarying)
+		if tg.Update.UnhealthyFirst {
+			// Broken old allocs go first, all at once, whatever the
+			// width (Azure's unhealthy-first); the healthy ones wait for
+			// the next pass.
+			destructive, first = splitBroken(destructive)
+			if len(first) > 0 && (in.Blocked || in.LimitUnhealthy && in.NotServing > in.MaxUnhealthy) {
+				destructive, first = append(first, destructive...), nil
+			}
+		}
+		batch := Budget(in)
+		budget, surge = batch.Start, batch.Surge
+		if len(first) > 0 {
+			budget = 0
+		}
 		if len(destructive) > 0 {
-			r.wakeForStagger(wake)
+			r.wakeForStagger(batch.Wake)
 		}
 	}
-	if budget > len(destructive) {
-		budget = len(destructive)
-	}
+	budget = min(budget, len(destructive))
 	var replace []*Placement
-	for _, h := range destructive[:budget] {
-		replace = append(replace, &Placement{
-			Index: h.index, PreviousAlloc: h.alloc.ID, PreviousNode: h.alloc.NodeID,
-			Replaces: h.alloc.ID, ReplaceDescription: structs.AllocUpdating, replaced: h.alloc,
-		})
+	for _, h := range first {
+		replace = append(replace, replacePlacement(h, false))
 	}
+	for _, h := range destructive[:budget] {
+		s := surge > 0 && !h.down
+		if s {
+			surge--
+		}
+		replace = append(replace, replacePlacement(h, s))
+	}
+	destructive = append(first, destructive...)
+	budget += len(first)
 	du.DestructiveUpdate += uint64(len(replace))
 	du.Ignore += uint64(len(destructive) - len(replace))
 	for _, h := range inplace {
@@ -178,13 +217,86 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 }
 
-// classify sorts one alloc into the pass: ignored, held, a canary, or
-// replaced now.
+// replacePlacement replaces h's alloc by the new version: destructively
+// (the old alloc stops in the same plan), or by surge (it keeps running
+// until the replacement is healthy).
+func replacePlacement(h *holder, surge bool) *Placement {
+	p := &Placement{Index: h.index, PreviousAlloc: h.alloc.ID, PreviousNode: h.alloc.NodeID, Surge: surge}
+	if !surge {
+		p.Replaces, p.ReplaceDescription, p.replaced = h.alloc.ID, structs.AllocUpdating, h.alloc
+	}
+	return p
+}
+
+// splitBroken splits the old allocs to replace into those that serve and
+// those that are failed or marked unhealthy, keeping their order.
+func splitBroken(hs []*holder) (serving, broken []*holder) {
+	for _, h := range hs {
+		if h.down || h.alloc.IsUnhealthy() {
+			broken = append(broken, h)
+		} else {
+			serving = append(serving, h)
+		}
+	}
+	return serving, broken
+}
+
+// surgedIndexes finds, in a group with max_surge, the indexes held by an
+// alloc that already has the job's spec (not a canary, not replaced yet,
+// neither complete nor lost): an old alloc at such an index runs beside
+// its surge replacement, and is set aside rather than held (classify).
+func (r *reconciler) surgedIndexes(allocs []*structs.Allocation) map[int]*structs.Allocation {
+	m := map[int]*structs.Allocation{}
+	for _, a := range allocs {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun || a.NextAllocation != "" || a.IsCanary() ||
+			a.ClientStatus == structs.AllocClientStatusComplete || a.ClientStatus == structs.AllocClientStatusLost {
+			continue
+		}
+		if idx := a.Index(); idx >= 0 && r.updateKind(a) != UpdateDestructive {
+			m[idx] = a
+		}
+	}
+	return m
+}
+
+// settleAside stops each old alloc set aside for surge whose replacement
+// is healthy, or whose index the group no longer holds (scaled down); the
+// others keep running.
+func (r *reconciler) settleAside(g *groupPass) {
+	if len(g.aside) == 0 {
+		return
+	}
+	held := make(map[int]bool, len(g.holders))
+	for _, h := range g.holders {
+		held[h.index] = true
+	}
+	kept := g.aside[:0]
+	for _, a := range g.aside {
+		idx := a.Index()
+		if n := g.surged[idx]; !held[idx] || n != nil && n.IsHealthy() && !n.TerminalStatus() {
+			r.stop(a, structs.AllocUpdating, "")
+			continue
+		}
+		kept = append(kept, a)
+	}
+	g.aside = kept
+}
+
+// classify sorts one alloc into the pass: ignored, held, a canary, set
+// aside beside its surge replacement, or replaced now.
 func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 	if a.DesiredStatus != structs.AllocDesiredStatusRun {
 		return
 	}
 	tg := g.tg
+	if n := g.surged[a.Index()]; n != nil && n != a && !a.IsCanary() && r.updateKind(a) == UpdateDestructive {
+		// An old alloc beside its surge replacement: it serves until the
+		// replacement is healthy; failed, it needs nothing more.
+		if !a.ClientTerminalStatus() {
+			g.aside = append(g.aside, a)
+		}
+		return
+	}
 	canary := a.IsCanary() && a.DeploymentID != "" && a.DeploymentID == r.deploymentID()
 	if a.IsCanary() && !canary && r.unpromotedCanaryOfCancelled(a) || canary && r.failed && !r.promoted(tg.Name) {
 		if !a.TerminalStatus() {
@@ -349,12 +461,23 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 	// Count is the slots the group holds now (allocs and their
 	// replacements), not the target: allocs still to be placed for a scale
 	// up cannot be unavailable, and must not hold the rollout back.
+	u := g.tg.Update
 	in := BudgetInput{
-		MaxParallel: g.tg.Update.MaxParallel,
-		Count:       min(g.tg.Count, len(g.holders)),
+		MaxParallel: u.ParallelFor(g.count),
+		Count:       min(g.count, len(g.holders)),
 		Blocked:     r.paused || r.failed || canarying,
-		Stagger:     g.tg.Update.BatchPause(),
+		Stagger:     u.BatchPause(),
 		Now:         r.in.Now,
+		Surge:       u.SurgeFor(g.count),
+		Extra:       len(g.aside),
+	}
+	_, in.ToleratesFailures = u.MaxFailedFor(g.count)
+	in.MaxUnhealthy, in.LimitUnhealthy = u.MaxUnhealthyFor(g.count)
+	if r.job.RevertOf == nil {
+		// A revert restores a version that was stable: no first batch,
+		// no checkpoints (C.5).
+		in.FirstBatch = u.FirstBatchFor(g.count)
+		in.Checkpoint = r.nextCheckpoint(g)
 	}
 	dep := r.deploymentID()
 	for _, hs := range [][]*holder{g.holders, g.canaries} {
@@ -363,6 +486,9 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 				continue
 			}
 			a := h.alloc
+			if dep != "" && a.DeploymentID == dep && !h.down {
+				in.NewAllocs++
+			}
 			switch {
 			case h.down:
 				in.Down++
@@ -370,6 +496,7 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 				in.Available++
 			case a.IsHealthy():
 				in.Available++
+				in.NewHealthy++
 				if ts := a.DeploymentStatus.Timestamp; ts.After(in.LastHealthy) {
 					in.LastHealthy = ts
 				}
@@ -380,7 +507,33 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 			}
 		}
 	}
+	for _, a := range g.aside {
+		if !a.NotServing() {
+			in.Available++
+		}
+	}
+	in.NotServing = g.notServing
 	return in
+}
+
+// nextCheckpoint is the group's next checkpoint (C.3): the first of its
+// resolved checkpoints the deployment has not reached yet, skipping those
+// its canaries already cover (promotion was that check); 0 when none.
+func (r *reconciler) nextCheckpoint(g *groupPass) int {
+	cps := g.tg.Update.CheckpointsFor(g.count)
+	if len(cps) == 0 {
+		return 0
+	}
+	reached, canaries := 0, 0
+	if s := r.groupState(g.tg.Name); s != nil {
+		reached, canaries = s.CheckpointsReached, s.DesiredCanaries
+	}
+	for _, c := range cps[min(reached, len(cps)):] {
+		if c > canaries {
+			return c
+		}
+	}
+	return 0
 }
 
 // canaryIndexes names n new canaries: the indexes of the allocs they will

@@ -15,14 +15,17 @@ import (
 // The scenario language of testdata/reconcile:
 //
 //	job [id=example] [type=service] [version=N] [stop]   (body: one group per line)
-//	  web count=3 [max_parallel=1] [canary=N] [auto_promote] [auto_revert] [stagger=30s]
+//	  web count=3 [max_parallel=1|25%] [canary=N] [auto_promote] [auto_revert] [stagger=30s]
+//	      [max_surge=N|N%] [first_batch=N|N%] [unhealthy_first] [max_unhealthy=N|N%] [max_failed=N|N%]
+//	      [on_failure=fail|pause|revert] [checkpoints=N|N%,...]
 //	      [config=v1] [meta=x] [resched=attempts/interval/delay/function/max_delay|unlimited/delay/function/max_delay|none]
+//	job ... [revert_of=N]                                 (the version a revert registered)
 //	nodes                                                (body: "<id> ready|down|drain|ineligible")
 //	allocs <group> count=N [version=V] [nodes=n1,n2] [client=running] [health=healthy] [deployment=D] [canary] [from=I]
 //	alloc <group>[i] [id=..] [node=..] [version=V] [client=..] [desired=..] [health=..] [deployment=D]
 //	      [canary] [finished=30s] [reschedule] [force] [migrate] [events=0s:5s,...] [followup=E] [next=A]
 //	      [health_at=20s]                                  (also on allocs: when health was set)
-//	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted]
+//	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted] [checkpoints_reached=N]
 //	clear                                                (drops all allocs)
 //	reconcile [now=90s]
 //
@@ -156,6 +159,10 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 		Datacenters: []string{"dc1"}, Version: v, CreateIndex: 1, JobModifyIndex: 10 + v, ModifyIndex: 10 + v,
 	}
 	_, j.Stop = args["stop"]
+	if rv, ok := args["revert_of"]; ok {
+		v := uint64(atoi(t, rv, 0))
+		j.RevertOf = &v
+	}
 	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 {
@@ -176,7 +183,29 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 		}
 		if typ != structs.JobTypeBatch {
 			u := structs.DefaultUpdateStrategy()
-			u.MaxParallel = atoi(t, g["max_parallel"], 1)
+			if mp := g["max_parallel"]; strings.HasSuffix(mp, "%") {
+				p := amount(t, mp).Value
+				u.MaxParallelPercent = &p
+				u.MaxParallel = u.ParallelFor(atoi(t, g["count"], 1))
+			} else {
+				u.MaxParallel = atoi(t, mp, 1)
+			}
+			for k, f := range map[string]**structs.Amount{
+				"max_surge": &u.MaxSurge, "first_batch": &u.FirstBatch,
+				"max_unhealthy": &u.MaxUnhealthy, "max_failed": &u.MaxFailed,
+			} {
+				if v, ok := g[k]; ok {
+					a := amount(t, v)
+					*f = &a
+				}
+			}
+			_, u.UnhealthyFirst = g["unhealthy_first"]
+			u.OnFailure = g["on_failure"]
+			if cps := g["checkpoints"]; cps != "" {
+				for _, c := range strings.Split(cps, ",") {
+					u.Checkpoints = append(u.Checkpoints, amount(t, c))
+				}
+			}
 			u.Canary = atoi(t, g["canary"], 0)
 			_, u.AutoPromote = g["auto_promote"]
 			_, u.AutoRevert = g["auto_revert"]
@@ -192,6 +221,14 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 	}
 	s.versions[v] = j
 	s.job = j
+}
+
+func amount(t testing.TB, s string) structs.Amount {
+	a, err := structs.ParseAmount(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func testResched(t testing.TB, s string) *structs.ReschedulePolicy {
@@ -318,6 +355,7 @@ func testDeployment(t testing.TB, m map[string]string) *structs.Deployment {
 		Status: status,
 		TaskGroups: map[string]*structs.DeploymentState{group: {
 			DesiredTotal: atoi(t, m["total"], 0), DesiredCanaries: atoi(t, m["canaries"], 0), Promoted: promoted,
+			CheckpointsReached: atoi(t, m["checkpoints_reached"], 0),
 		}},
 	}
 }

@@ -12,7 +12,9 @@ import (
 //     canaries (system jobs: one per node);
 //   - no two live allocs share an index, except a canary beside the alloc
 //     it will replace;
-//   - destructive replacements never exceed max_parallel in a rolling group.
+//   - destructive replacements never exceed max_parallel in a rolling group;
+//   - with max_surge, an old alloc may run beside its surge replacement, and
+//     live allocs stay within count + canaries + surge.
 func checkPlan(in Input, p *Plan) error {
 	byID := map[string]*structs.Allocation{}
 	for _, a := range in.Allocs {
@@ -60,21 +62,28 @@ func checkPlan(in Input, p *Plan) error {
 		}
 		return nil
 	}
-	type slot struct{ live, canary int }
+	type slot struct{ live, canary, old int }
 	for _, tg := range in.Job.TaskGroups {
 		slots := map[int]*slot{}
 		nodes := map[string]int{}
 		total, canaries := 0, 0
-		add := func(idx int, canary bool, node string) {
+		surge := 0
+		if tg.Update != nil && in.Job.Type != structs.JobTypeSystem {
+			surge = tg.Update.SurgeFor(tg.Count)
+		}
+		add := func(idx int, canary, old bool, node string) {
 			s := slots[idx]
 			if s == nil {
 				s = &slot{}
 				slots[idx] = s
 			}
-			if canary {
+			switch {
+			case canary:
 				s.canary++
 				canaries++
-			} else {
+			case old && surge > 0:
+				s.old++
+			default:
 				s.live++
 			}
 			total++
@@ -85,11 +94,12 @@ func checkPlan(in Input, p *Plan) error {
 				continue
 			}
 			add(a.Index(), a.IsCanary() && a.DeploymentID != "" && in.Deployment != nil &&
-				a.DeploymentID == in.Deployment.ID && !in.Deployment.TaskGroups[tg.Name].Promoted, a.NodeID)
+				a.DeploymentID == in.Deployment.ID && !in.Deployment.TaskGroups[tg.Name].Promoted,
+				a.Job != nil && UpdateKindFor(a.Job, in.Job, tg.Name) == UpdateDestructive, a.NodeID)
 		}
 		for _, pl := range p.Place {
 			if pl.TaskGroup == tg.Name {
-				add(pl.Index, pl.Canary, pl.NodeID)
+				add(pl.Index, pl.Canary, false, pl.NodeID)
 			}
 		}
 		if in.Job.Type == structs.JobTypeSystem {
@@ -102,18 +112,18 @@ func checkPlan(in Input, p *Plan) error {
 		}
 		want := tg.Count
 		if tg.Update != nil {
-			want += tg.Update.Canary
+			want += tg.Update.Canary + surge
 		}
 		if total > want {
 			return fmt.Errorf("group %s: %d live allocs, count %d", tg.Name, total, want)
 		}
 		for idx, s := range slots {
-			if s.live > 1 || s.canary > 1 {
-				return fmt.Errorf("group %s: index %d held %d times (+%d canaries)", tg.Name, idx, s.live, s.canary)
+			if s.live+s.old > 1 && (s.live > 1 || surge == 0) || s.old > 1 || s.canary > 1 {
+				return fmt.Errorf("group %s: index %d held %d times (+%d old beside, +%d canaries)", tg.Name, idx, s.live, s.old, s.canary)
 			}
 		}
-		if tg.Update.Rolling() && destructive[tg.Name] > tg.Update.MaxParallel {
-			return fmt.Errorf("group %s: %d destructive updates, max_parallel %d", tg.Name, destructive[tg.Name], tg.Update.MaxParallel)
+		if tg.Update.Rolling() && !tg.Update.UnhealthyFirst && destructive[tg.Name] > tg.Update.ParallelFor(tg.Count) {
+			return fmt.Errorf("group %s: %d destructive updates, max_parallel %d", tg.Name, destructive[tg.Name], tg.Update.ParallelFor(tg.Count))
 		}
 	}
 	return nil

@@ -54,6 +54,9 @@ type Placement struct {
 	// fails.
 	Replaces           string
 	ReplaceDescription string
+	// Surge marks a replacement started before the alloc it replaces
+	// (PreviousAlloc) stops: that alloc stops once this one is healthy.
+	Surge bool
 	// replaced is the alloc Replaces names, when the reconciler had it at
 	// hand: a lazy placer releases it without looking it up.
 	replaced *structs.Allocation
@@ -151,6 +154,9 @@ func (p *Plan) String() string {
 		}
 		if pl.Replaces != "" {
 			fmt.Fprintf(&b, " replaces=%s (%s)", pl.Replaces, pl.ReplaceDescription)
+		}
+		if pl.Surge {
+			b.WriteString(" surge")
 		}
 		if pl.Reschedule && pl.RescheduleTracker != nil {
 			fmt.Fprintf(&b, " reschedule-attempt=%d", len(pl.RescheduleTracker.Events))

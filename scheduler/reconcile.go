@@ -198,6 +198,7 @@ func (r *reconciler) wantState(tg *structs.TaskGroup, total, canaries int) *stru
 		AutoRevert:       tg.Update.AutoRevert,
 		AutoPromote:      tg.Update.AutoPromote,
 		ProgressDeadline: tg.Update.ProgressDeadline,
+		OnFailure:        tg.Update.FailureAction(),
 		DesiredTotal:     total,
 		DesiredCanaries:  canaries,
 	}
@@ -225,6 +226,11 @@ func (r *reconciler) finishDeployment() {
 			StatusDescription:  structs.DeploymentStatusDescriptionRunning,
 			CreateTime:         r.in.Now.UnixNano(),
 			ModifyTime:         r.in.Now.UnixNano(),
+		}
+		if v := r.job.RevertOf; v != nil {
+			rv := *v
+			d.RevertOf = &rv
+			d.StatusDescription = structs.RollbackDescription(rv)
 		}
 		r.plan.Deployment = d
 	case len(r.newStates) > 0:

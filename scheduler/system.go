@@ -29,6 +29,9 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 		if a.DesiredStatus != structs.AllocDesiredStatusRun {
 			continue
 		}
+		if a.NotServing() {
+			g.notServing++
+		}
 		node := r.nodes[a.NodeID]
 		if a.ClientTerminalStatus() {
 			// A finished alloc of this version keeps its node served.
@@ -67,6 +70,7 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 		}
 	}
 	count := len(g.holders) + len(missing)
+	g.count = count
 
 	var destructive, inplace []*holder
 	for _, h := range g.holders {
@@ -88,10 +92,10 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 	})
 	budget := len(destructive)
 	if rolling {
-		n, wake := Budget(r.budgetInput(g, false))
-		budget = min(budget, n)
+		batch := Budget(r.budgetInput(g, false))
+		budget = min(budget, batch.Start)
 		if len(destructive) > 0 {
-			r.wakeForStagger(wake)
+			r.wakeForStagger(batch.Wake)
 		}
 	}
 	for _, h := range inplace {

@@ -111,4 +111,6 @@ func (u *UpdateStrategy) BatchPause() time.Duration {
 
 // Rolling reports whether changes to the group roll out through a
 // deployment (max_parallel > 0).
-func (u *UpdateStrategy) Rolling() bool { return u != nil && u.MaxParallel > 0 }
+func (u *UpdateStrategy) Rolling() bool {
+	return u != nil && (u.MaxParallel > 0 || u.MaxParallelPercent != nil)
+}
