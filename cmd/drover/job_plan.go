@@ -149,6 +149,18 @@ func printPlan(w, errw io.Writer, job *structs.Job, resp *apiclient.JobPlanRespo
 		}
 		fmt.Fprintln(w, line)
 	}
+	var widths []string
+	for _, tg := range job.TaskGroups {
+		if l := rolloutWidths(tg, job.Type); l != "" {
+			widths = append(widths, l)
+		}
+	}
+	if len(widths) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range widths {
+			fmt.Fprintln(w, l)
+		}
+	}
 
 	fmt.Fprintf(w, "\nScheduler dry-run:\n")
 	if len(resp.FailedTGAllocs) == 0 {
