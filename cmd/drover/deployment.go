@@ -172,6 +172,9 @@ func (f *opFlags) printDeploymentStatus(w io.Writer, d *structs.Deployment) {
 	fmt.Fprintf(tw, "Job Version\t= %d\n", d.JobVersion)
 	fmt.Fprintf(tw, "Status\t= %s\n", d.Status)
 	fmt.Fprintf(tw, "Description\t= %s\n", d.StatusDescription)
+	if d.Status == structs.DeploymentStatusPaused && !d.ResumeAt.IsZero() {
+		fmt.Fprintf(tw, "Resumes At\t= %s\n", fmtTime(d.ResumeAt))
+	}
 	_ = tw.Flush()
 	if len(d.TaskGroups) == 0 {
 		return

@@ -341,13 +341,23 @@ func (t *deploymentTable) draw(stamp string, d *structs.Deployment) {
 // every line indented by four spaces.
 func renderDeployment(d *structs.Deployment) string {
 	var b strings.Builder
-	printKV(&b, [][2]string{
+	kv := [][2]string{
 		{"ID", idShort(d.ID)},
 		{"Job ID", d.JobID},
 		{"Job Version", fmt.Sprint(d.JobVersion)},
 		{"Status", d.Status},
 		{"Description", d.StatusDescription},
-	})
+	}
+	if d.Status == structs.DeploymentStatusPaused {
+		// A pause (an operator's, a checkpoint's, a failure's) waits for
+		// someone: say what continues it.
+		next := "drover deployment resume " + idShort(d.ID) + " (or fail)"
+		if !d.ResumeAt.IsZero() {
+			next = "resumes by itself at " + fmtTime(d.ResumeAt) + "; drover deployment pause " + idShort(d.ID) + " holds it"
+		}
+		kv = append(kv, [2]string{"Next", next})
+	}
+	printKV(&b, kv)
 	b.WriteString("\nDeployed\n")
 	printDeploymentGroups(&b, d)
 	var out strings.Builder
