@@ -196,6 +196,11 @@ func specField(t reflect.Type, name string) (reflect.StructField, bool) {
 
 // value checks that n fits type t, descending into supported structs.
 func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
+	if t == reflect.TypeFor[structs.Amount]() {
+		// An element of a list of amounts, where null means nothing.
+		w.amount(n, path, w.at(n.off, path))
+		return
+	}
 	if n.kind == 'z' {
 		return
 	}
@@ -203,6 +208,10 @@ func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
 		t = t.Elem()
 	}
 	l := w.at(n.off, path)
+	if t == reflect.TypeFor[structs.Amount]() {
+		w.amount(n, path, l)
+		return
+	}
 	want := func(k byte) bool {
 		if n.kind != k {
 			w.r.fieldErr(w.lc, l, "must be %s (got %s)", kindName(k), kindName(n.kind))
@@ -252,6 +261,29 @@ func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
 			w.walk(n, t, path)
 		}
 	case reflect.Interface:
+	}
+}
+
+// amount checks a count or a percentage (structs.Amount): a whole number,
+// or a string "N%" or "N". Its place is recorded, so that the checks of
+// the merged strategy can point at one element of a list (Checkpoints[1]).
+func (w *jsonWalker) amount(n *jnode, path string, l loc) {
+	w.lc.set(path, l)
+	switch n.kind {
+	case 'n':
+		i, err := n.num.Int64()
+		if err != nil {
+			w.r.fieldErr(w.lc, l, "%v (got %s)", structs.ErrAmount, n.num)
+		} else if i > 1<<31-1 || i < -(1<<31) {
+			w.r.fieldErr(w.lc, l, "is out of range (got %s)", n.num)
+		}
+	case 's':
+		a, err := structs.ParseAmount(n.str)
+		if err != nil || a.Value > 1<<31-1 || a.Value < -(1<<31) {
+			w.r.fieldErr(w.lc, l, "%v (got %q)", structs.ErrAmount, n.str)
+		}
+	default:
+		w.r.fieldErr(w.lc, l, "%v (got %s)", structs.ErrAmount, kindName(n.kind))
 	}
 }
 

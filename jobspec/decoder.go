@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -414,4 +415,115 @@ func ctyZero(v cty.Value) bool {
 		return v.LengthInt() == 0
 	}
 	return false
+}
+
+// amount decodes a count or a share of the group's count: a whole number
+// N, or a string "N%" (or "N"). The range of a percentage is checked with
+// the merged strategy (checkPolicies), where the error can name the block
+// the value came from.
+func (d *decoder) amount(a *hclsyntax.Attribute, path, field string) *structs.Amount {
+	if a == nil {
+		return nil
+	}
+	d.record(a, path, field)
+	v, ok := d.value(a, field, cty.DynamicPseudoType)
+	if !ok {
+		d.lc.bad[path] = true
+		return nil
+	}
+	am, ok := d.amountValue(v, a.Expr.Range(), field)
+	if !ok {
+		d.lc.bad[path] = true
+		return nil
+	}
+	return &am
+}
+
+// amountValue reads one evaluated count or percentage written at rng.
+func (d *decoder) amountValue(v cty.Value, rng hcl.Range, field string) (structs.Amount, bool) {
+	switch {
+	case v.IsNull():
+		d.r.errorf(d.at(rng, field), "%s must not be null", field)
+	case v.Type() == cty.Number:
+		bf := v.AsBigFloat()
+		if !bf.IsInt() {
+			d.r.errorf(d.at(rng, field), "%s must be a whole number or a percentage \"N%%\" (got %s)", field, bf.Text('g', -1))
+			break
+		}
+		i, acc := bf.Int64()
+		if acc != big.Exact || i > 1<<31-1 || i < -(1<<31) {
+			d.r.errorf(d.at(rng, field), "%s is out of range (got %s)", field, bf.Text('g', -1))
+			break
+		}
+		return structs.Amount{Value: int(i)}, true
+	case v.Type() == cty.String:
+		am, err := structs.ParseAmount(v.AsString())
+		if err != nil || am.Value > 1<<31-1 || am.Value < -(1<<31) {
+			d.r.errorf(d.at(rng, field), "%s %v (got %q)", field, structs.ErrAmount, v.AsString())
+			break
+		}
+		return am, true
+	default:
+		d.r.errorf(d.at(rng, field), "%s %v (got %s)", field, structs.ErrAmount, v.Type().FriendlyName())
+	}
+	return structs.Amount{}, false
+}
+
+// amounts decodes a list of counts and percentages (checkpoints =
+// [1, "50%"]), recording where each element is written as path[i].
+func (d *decoder) amounts(a *hclsyntax.Attribute, path, field string) *[]structs.Amount {
+	if a == nil {
+		return nil
+	}
+	d.record(a, path, field)
+	v, ok := d.value(a, field, cty.DynamicPseudoType)
+	if !ok {
+		d.lc.bad[path] = true
+		return nil
+	}
+	t := v.Type()
+	if v.IsNull() || !(t.IsListType() || t.IsTupleType()) {
+		d.r.errorf(d.at(a.Expr.Range(), field), "%s must be a list of whole numbers or percentages \"N%%\" (got %s)", field, t.FriendlyName())
+		d.lc.bad[path] = true
+		return nil
+	}
+	var elems []hclsyntax.Expression
+	if tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
+		elems = tuple.Exprs
+	}
+	out := []structs.Amount{}
+	bad := false
+	for i, e := range v.AsValueSlice() {
+		rng := a.Expr.Range()
+		if len(elems) == v.LengthInt() {
+			rng = elems[i].Range()
+		}
+		d.lc.set(fmt.Sprintf("%s[%d]", path, i), d.at(rng, field))
+		am, ok := d.amountValue(e, rng, field)
+		if !ok {
+			bad = true
+			continue
+		}
+		out = append(out, am)
+	}
+	if bad {
+		d.lc.bad[path] = true
+		return nil
+	}
+	return &out
+}
+
+// maxParallel decodes max_parallel: a count into MaxParallel, or "N%"
+// into MaxParallelPercent (whose place is recorded too, under the same
+// job-file name).
+func (d *decoder) maxParallel(a *hclsyntax.Attribute, path, field string, u *specUpdate) {
+	am := d.amount(a, path, field)
+	switch {
+	case am == nil:
+	case am.Percent:
+		d.record(a, path+"Percent", field)
+		u.MaxParallelPercent = &am.Value
+	default:
+		u.MaxParallel = &am.Value
+	}
 }

@@ -16,6 +16,13 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"Job":{"ID":"x","TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}}`))
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    task \"t\" { driver = \"${NOMAD_X}\" }\n  }\n}"))
+	// The rollout policies: counts, percentages, lists of both, the edges.
+	f.Add([]byte("job \"x\" {\n  update {\n    max_parallel = \"25%\"\n    max_surge = \"100%\"\n    first_batch = 1\n    unhealthy_first = true\n" +
+		"    max_unhealthy = \"0%\"\n    max_failed = 2\n    on_failure = \"pause\"\n    checkpoints = [1, \"50%\", \"100%\"]\n    checkpoint_delay = \"1m\"\n  }\n" +
+		"  group \"g\" {\n    count = 3\n    update {\n      max_parallel = \"0%\"\n      checkpoints = []\n      checkpoint_delay = \"0s\"\n    }\n" +
+		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  type = \"system\"\n  update {\n    max_surge = \"-0%\"\n    max_parallel = \"5\"\n    on_failure = \"\"\n    checkpoints = [\"2\", 3]\n  }\n" +
+		"  group \"g\" {\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		job, _, err := Parse("fuzz.hcl", src, Options{})
 		if err != nil {
@@ -48,6 +55,12 @@ func FuzzParseAPIJob(f *testing.F) {
 	}
 	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Volumes":{"d":{}},"Tasks":[{"Name":"t","Driver":"mock","Config":{"a":[1,2.5,{"b":null}]}}]}]}`))
 	f.Add([]byte(`[]`))
+	// The rollout policies: counts, percentages, lists of both, the edges.
+	f.Add([]byte(`{"ID":"x","Update":{"MaxParallelPercent":25,"MaxSurge":"25%","FirstBatch":1,"UnhealthyFirst":true,"MaxUnhealthy":"10%",` +
+		`"MaxFailed":2,"OnFailure":"pause","Checkpoints":["25%",3],"CheckpointDelay":60000000000},` +
+		`"TaskGroups":[{"Name":"a","Count":8,"Update":{"MaxParallel":7,"MaxParallelPercent":0,"Checkpoints":[]},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	f.Add([]byte(`{"ID":"x","Type":"system","Update":{"MaxSurge":"-0%","FirstBatch":"2147483648","MaxFailed":1e3,"Checkpoints":[null,"x%",true]},` +
+		`"RevertOf":2,"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		job, _, err := ParseAPIJob(data)
 		if err != nil {

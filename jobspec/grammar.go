@@ -85,6 +85,8 @@ var grammar = map[string][]element{
 		{"", "ModifyIndex", attr, serverSet, ""},
 		{"", "JobModifyIndex", attr, serverSet, ""},
 		{"", "VersionTag", attr, serverSet, ""},
+		// drover's own: the version a revert restored (structs.Job.RevertOf).
+		{"", "RevertOf", attr, serverSet, ""},
 	},
 	"group": {
 		{"", "Name", attr, supported, ""},

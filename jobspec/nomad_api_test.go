@@ -44,6 +44,18 @@ var nomadBlockOf = map[reflect.Type]string{
 var droverOnly = map[string]bool{
 	// API JSON alone: whether the job wrote stagger (a pause between batches).
 	"update.StaggerSet": true,
+	// The rollout policies (ROLLOUT.md part C).
+	"update.MaxParallelPercent": true,
+	"update.MaxSurge":           true,
+	"update.FirstBatch":         true,
+	"update.UnhealthyFirst":     true,
+	"update.MaxUnhealthy":       true,
+	"update.MaxFailed":          true,
+	"update.OnFailure":          true,
+	"update.Checkpoints":        true,
+	"update.CheckpointDelay":    true,
+	// Server-set: the version a revert restored.
+	"job.RevertOf": true,
 }
 
 // nomadType returns Nomad's API type of a block.
@@ -215,6 +227,10 @@ func TestUpdateSpecRows(t *testing.T) {
 				src, want = `"x"`, "x"
 			case reflect.TypeFor[bool]():
 				src, want = `true`, true
+			case reflect.TypeFor[structs.Amount]():
+				src, want = `"7%"`, structs.Amount{Value: 7, Percent: true}
+			case reflect.TypeFor[[]structs.Amount]():
+				src, want = `[7, "7%"]`, []structs.Amount{{Value: 7}, {Value: 7, Percent: true}}
 			default:
 				t.Fatalf("no sample for %s", field.Type.Elem())
 			}
@@ -235,7 +251,7 @@ func TestUpdateSpecRows(t *testing.T) {
 			for i := 0; i < uv.NumField(); i++ {
 				name, p := uv.Type().Field(i).Name, uv.Field(i)
 				switch {
-				case name == f.JSON && (p.IsNil() || p.Elem().Interface() != want):
+				case name == f.JSON && (p.IsNil() || !reflect.DeepEqual(p.Elem().Interface(), want)):
 					t.Errorf("decode set %s to %v, want %v", name, p, want)
 				case name != f.JSON && !p.IsNil():
 					t.Errorf("decode of %s also set %s", f.HCL, name)
@@ -249,7 +265,13 @@ func TestUpdateSpecRows(t *testing.T) {
 			got := &structs.UpdateStrategy{}
 			f.lay(got, u)
 			exp := &structs.UpdateStrategy{}
-			reflect.ValueOf(exp).Elem().FieldByName(f.JSON).Set(reflect.ValueOf(want))
+			out := reflect.ValueOf(exp).Elem().FieldByName(f.JSON)
+			if out.Kind() == reflect.Pointer {
+				// The strategy holds an unset policy as nil.
+				out.Set(reflect.New(out.Type().Elem()))
+				out = out.Elem()
+			}
+			out.Set(reflect.ValueOf(want))
 			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("lay: got %+v, want %+v", got, exp)
 			}

@@ -1,6 +1,8 @@
 package jobspec
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/structs"
@@ -24,11 +26,14 @@ import (
 //     builds both for a plain value. The row also puts it in the grammar
 //     table, so that job files and API JSON accept it, and makes the
 //     merge and the error locations cover it;
-//  4. add its rules to checkUpdate.
+//  4. add its rules to checkUpdate (Nomad's fields) or checkPolicies
+//     (drover's own, ROLLOUT.md C.8), and name it in droverOnly
+//     (nomad_api_test.go) when Nomad's API lacks it.
 //
 // A field whose JSON form is not one of Nomad's plain kinds (a count or a
 // percentage, say) gets a type of its own with an UnmarshalJSON method,
-// and the JSON walker (jsonWalker.value) learns to check that kind.
+// and the JSON walker (jsonWalker.value) learns to check that kind, as it
+// does for structs.Amount (amountField builds the row of such a field).
 
 // specUpdate is an update block (job or group) as written.
 type specUpdate struct {
@@ -41,6 +46,23 @@ type specUpdate struct {
 	Canary           *int
 	AutoRevert       *bool
 	AutoPromote      *bool
+
+	// Drover's rollout policies (ROLLOUT.md part C).
+
+	// MaxParallelPercent is max_parallel written as "N%". In API JSON it is
+	// a field of its own (MaxParallel stays Nomad's integer); when a block
+	// sets it, it wins over the block's MaxParallel, which is recomputed
+	// from the group's count. Job files write max_parallel = "25%".
+	MaxParallelPercent *int
+	MaxSurge           *structs.Amount
+	FirstBatch         *structs.Amount
+	UnhealthyFirst     *bool
+	MaxUnhealthy       *structs.Amount
+	MaxFailed          *structs.Amount
+	OnFailure          *string
+	Checkpoints        *[]structs.Amount
+	CheckpointDelay    *time.Duration
+
 	// StaggerSet is drover's own field, in API JSON only: drover's job
 	// JSON carries it so that it reads back as it was.
 	StaggerSet *bool
@@ -62,9 +84,19 @@ var updateSpec = []updateField{
 	plainField("stagger", "Stagger", (*decoder).dur,
 		func(u *specUpdate) **time.Duration { return &u.Stagger },
 		func(s *structs.UpdateStrategy) *time.Duration { return &s.Stagger }),
-	plainField("max_parallel", "MaxParallel", (*decoder).int,
-		func(u *specUpdate) **int { return &u.MaxParallel },
-		func(s *structs.UpdateStrategy) *int { return &s.MaxParallel }),
+	{
+		// A count, or "N%" (MaxParallelPercent). Either one replaces the
+		// other: a group's max_parallel = 3 overrides the job's "25%".
+		HCL:    "max_parallel",
+		JSON:   "MaxParallel",
+		decode: (*decoder).maxParallel,
+		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
+			if u.MaxParallel != nil {
+				s.MaxParallel = *u.MaxParallel
+				s.MaxParallelPercent = nil
+			}
+		},
+	},
 	plainField("health_check", "HealthCheck", (*decoder).str,
 		func(u *specUpdate) **string { return &u.HealthCheck },
 		func(s *structs.UpdateStrategy) *string { return &s.HealthCheck }),
@@ -86,6 +118,54 @@ var updateSpec = []updateField{
 	plainField("auto_promote", "AutoPromote", (*decoder).bool,
 		func(u *specUpdate) **bool { return &u.AutoPromote },
 		func(s *structs.UpdateStrategy) *bool { return &s.AutoPromote }),
+	{
+		// API JSON alone: job files write max_parallel = "N%", which the
+		// max_parallel row decodes. Laid after MaxParallel, so that a block
+		// setting both takes the percentage.
+		HCL:    "",
+		JSON:   "MaxParallelPercent",
+		decode: func(*decoder, *hclsyntax.Attribute, string, string, *specUpdate) {},
+		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
+			if u.MaxParallelPercent != nil {
+				p := *u.MaxParallelPercent
+				s.MaxParallelPercent = &p
+			}
+		},
+	},
+	amountField("max_surge", "MaxSurge",
+		func(u *specUpdate) **structs.Amount { return &u.MaxSurge },
+		func(s *structs.UpdateStrategy) **structs.Amount { return &s.MaxSurge }),
+	amountField("first_batch", "FirstBatch",
+		func(u *specUpdate) **structs.Amount { return &u.FirstBatch },
+		func(s *structs.UpdateStrategy) **structs.Amount { return &s.FirstBatch }),
+	plainField("unhealthy_first", "UnhealthyFirst", (*decoder).bool,
+		func(u *specUpdate) **bool { return &u.UnhealthyFirst },
+		func(s *structs.UpdateStrategy) *bool { return &s.UnhealthyFirst }),
+	amountField("max_unhealthy", "MaxUnhealthy",
+		func(u *specUpdate) **structs.Amount { return &u.MaxUnhealthy },
+		func(s *structs.UpdateStrategy) **structs.Amount { return &s.MaxUnhealthy }),
+	amountField("max_failed", "MaxFailed",
+		func(u *specUpdate) **structs.Amount { return &u.MaxFailed },
+		func(s *structs.UpdateStrategy) **structs.Amount { return &s.MaxFailed }),
+	plainField("on_failure", "OnFailure", (*decoder).str,
+		func(u *specUpdate) **string { return &u.OnFailure },
+		func(s *structs.UpdateStrategy) *string { return &s.OnFailure }),
+	{
+		HCL:  "checkpoints",
+		JSON: "Checkpoints",
+		decode: func(d *decoder, a *hclsyntax.Attribute, path, field string, u *specUpdate) {
+			u.Checkpoints = d.amounts(a, path, field)
+		},
+		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
+			if u.Checkpoints != nil {
+				// An empty list written by a group clears the job's.
+				s.Checkpoints = slices.Clone(*u.Checkpoints)
+			}
+		},
+	},
+	plainField("checkpoint_delay", "CheckpointDelay", (*decoder).dur,
+		func(u *specUpdate) **time.Duration { return &u.CheckpointDelay },
+		func(s *structs.UpdateStrategy) *time.Duration { return &s.CheckpointDelay }),
 	// API JSON alone: job files say it by writing stagger (staggerSet).
 	plainField("", "StaggerSet", (*decoder).bool,
 		func(u *specUpdate) **bool { return &u.StaggerSet },
@@ -106,6 +186,24 @@ func plainField[T any](hcl, json string, dec func(*decoder, *hclsyntax.Attribute
 		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
 			if v := *in(u); v != nil {
 				*out(s) = *v
+			}
+		},
+	}
+}
+
+// amountField is the row of a count-or-percentage field (structs.Amount),
+// held by pointer in the strategy: nil when no block writes it.
+func amountField(hcl, json string, in func(*specUpdate) **structs.Amount, out func(*structs.UpdateStrategy) **structs.Amount) updateField {
+	return updateField{
+		HCL:  hcl,
+		JSON: json,
+		decode: func(d *decoder, a *hclsyntax.Attribute, path, field string, u *specUpdate) {
+			*in(u) = d.amount(a, path, field)
+		},
+		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
+			if v := *in(u); v != nil {
+				c := *v
+				*out(s) = &c
 			}
 		},
 	}
@@ -176,7 +274,7 @@ func (b *builder) jobUpdate(jobType string, ju *specUpdate) *structs.UpdateStrat
 	u := structs.DefaultUpdateStrategy()
 	layUpdate(u, ju)
 	b.staggerSet(u, ju)
-	b.checkUpdate("", "Job.Update", u, 0, nil)
+	b.checkUpdate("", jobType, "Job.Update", u, 0, nil)
 	return u
 }
 
@@ -213,20 +311,31 @@ func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup
 		}
 	}
 	b.staggerSet(u, ju, gu)
-	b.checkUpdate(tg.Name, path+".Update", u, tg.Count, src)
+	b.checkUpdate(tg.Name, jobType, path+".Update", u, tg.Count, src)
 	return u
 }
 
-// checkUpdate applies the rules of ROLLOUT.md part A to a merged strategy.
-// src maps each field to the path it came from (nil: updPath.Field);
-// count > 0 enables the max_parallel > count warning.
-func (b *builder) checkUpdate(group, updPath string, u *structs.UpdateStrategy, count int, src map[string]string) {
+// checkUpdate applies the rules of ROLLOUT.md part A and C.8 to a merged
+// strategy and resolves what the job wrote into what the servers read:
+// max_parallel "N%" into MaxParallel for count allocs (ParallelFor; the
+// job-level block has no count and gets 1, as a percentage is at least one
+// alloc), and on_failure, once checked as written, into FailureAction. An
+// empty checkpoint list stays empty, not nil: in API JSON, [] clears the
+// job-level list where null would inherit it. src maps each field to the
+// path it came from (nil: updPath.Field); count > 0 enables the checks
+// that need the group's count.
+func (b *builder) checkUpdate(group, jobType, updPath string, u *structs.UpdateStrategy, count int, src map[string]string) {
 	at := func(f string) string {
 		if p, ok := src[f]; ok {
 			return p
 		}
 		return updPath + "." + f
 	}
+	if p := u.MaxParallelPercent; p != nil && *p >= 0 && *p <= 100 {
+		u.MaxParallel = u.ParallelFor(count)
+	}
+	defer func() { u.OnFailure = u.FailureAction() }()
+	b.checkPolicies(group, jobType, u, count, at)
 	switch u.HealthCheck {
 	case structs.UpdateHealthCheckChecks, structs.UpdateHealthCheckTaskStates, structs.UpdateHealthCheckManual:
 	default:
@@ -264,5 +373,124 @@ func (b *builder) checkUpdate(group, updPath string, u *structs.UpdateStrategy, 
 	}
 	if count > 0 && u.MaxParallel > count {
 		b.r.fieldWarn(b.lc, b.lc.get(at("MaxParallel")), "is greater than the count of group %q (%d > %d)", group, u.MaxParallel, count)
+	}
+}
+
+// checkPolicies applies the rules of ROLLOUT.md C.8 to drover's rollout
+// policies, on the values as written (on_failure not yet resolved).
+func (b *builder) checkPolicies(group, jobType string, u *structs.UpdateStrategy, count int, at func(string) string) {
+	if p := u.MaxParallelPercent; p != nil && (*p < 0 || *p > 100) {
+		b.err(at("MaxParallelPercent"), "must be a percentage from 0%% to 100%% (got %d%%)", *p)
+	}
+	for _, f := range []struct {
+		name string
+		a    *structs.Amount
+	}{{"MaxSurge", u.MaxSurge}, {"FirstBatch", u.FirstBatch}, {"MaxUnhealthy", u.MaxUnhealthy}, {"MaxFailed", u.MaxFailed}} {
+		if f.a != nil {
+			b.checkAmount(at(f.name), *f.a)
+		}
+	}
+	if jobType == structs.JobTypeSystem && u.MaxSurge != nil && u.MaxSurge.Value > 0 {
+		b.err(at("MaxSurge"), "is not supported for system jobs: a system job runs one allocation per node")
+	}
+	if u.FirstBatch != nil && u.Canary > 0 {
+		b.err(at("FirstBatch"), "cannot be set together with canary (a canary is already a first batch)")
+	}
+	switch u.OnFailure {
+	case "", structs.OnFailureRevert:
+	case structs.OnFailureFail, structs.OnFailurePause:
+		if u.AutoRevert {
+			b.err(at("OnFailure"), "must be revert or left unset when auto_revert = true (got %q)", u.OnFailure)
+		}
+	default:
+		b.err(at("OnFailure"), "must be fail, pause or revert (got %q)", u.OnFailure)
+	}
+	b.checkCheckpoints(group, u, count, at("Checkpoints"))
+	switch {
+	case u.CheckpointDelay < 0:
+		b.err(at("CheckpointDelay"), "must not be negative (got %s)", u.CheckpointDelay)
+	case u.CheckpointDelay > 0 && len(u.Checkpoints) == 0:
+		b.err(at("CheckpointDelay"), "needs checkpoints (it is how long a rollout waits at each)")
+	}
+	if u.FirstBatch != nil && u.FirstBatch.ValidPercent() && u.FirstBatch.Value >= 0 && u.MaxParallel > 0 &&
+		(u.MaxParallelPercent == nil || *u.MaxParallelPercent >= 0 && *u.MaxParallelPercent <= 100) {
+		switch {
+		case !u.FirstBatch.Percent && u.MaxParallelPercent == nil:
+			// Both counts: the same for every group, so a job-level value
+			// is warned about once.
+			if u.FirstBatch.Value > u.MaxParallel {
+				b.warn(at("FirstBatch"), "is greater than max_parallel (%d > %d): the first batch is capped at max_parallel", u.FirstBatch.Value, u.MaxParallel)
+			}
+		case count > 0:
+			if fb, par := max(1, u.FirstBatch.Of(count, true)), u.ParallelFor(count); fb > par {
+				b.warn(at("FirstBatch"), "is greater than max_parallel for group %q of count %d (%s is %d, max_parallel %d): the first batch is capped at max_parallel",
+					group, count, u.FirstBatch, fb, par)
+			}
+		}
+	}
+}
+
+// checkAmount checks a count-or-percentage field: a count not negative, a
+// percentage within 0–100.
+func (b *builder) checkAmount(path string, a structs.Amount) bool {
+	switch {
+	case !a.ValidPercent():
+		b.err(path, "must be a percentage from 0%% to 100%% (got %s)", a)
+	case !a.Percent && a.Value < 0:
+		b.err(path, "must not be negative (got %d)", a.Value)
+	default:
+		return true
+	}
+	return false
+}
+
+// checkCheckpoints checks the checkpoints at path: each a percentage
+// within 0–100 or a count from 1 to the group's count, strictly
+// increasing — as written when all are of one kind, else as resolved for
+// the group's count.
+func (b *builder) checkCheckpoints(group string, u *structs.UpdateStrategy, count int, path string) {
+	cps := u.Checkpoints
+	valid := true
+	kinds := map[bool]bool{}
+	for i, c := range cps {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		kinds[c.Percent] = true
+		switch {
+		case !b.checkAmount(p, c):
+			valid = false
+		case !c.Percent && c.Value < 1:
+			b.err(p, "must be at least 1 (got %d)", c.Value)
+			valid = false
+		case !c.Percent && count > 0 && c.Value > count:
+			b.err(p, "is more than the count of group %q (%d > %d)", group, c.Value, count)
+			valid = false
+		}
+	}
+	if !valid {
+		return
+	}
+	if len(kinds) == 1 {
+		for i := 1; i < len(cps); i++ {
+			if cps[i].Value <= cps[i-1].Value {
+				b.err(fmt.Sprintf("%s[%d]", path, i), "must be strictly increasing (got %s after %s)", cps[i], cps[i-1])
+			}
+		}
+		return
+	}
+	if count <= 0 {
+		return // counts and percentages compare only for a group's count
+	}
+	res := u.CheckpointsFor(count)
+	show := func(i int) string {
+		if cps[i].Percent {
+			return fmt.Sprintf("%s = %d", cps[i], res[i])
+		}
+		return cps[i].String()
+	}
+	for i := 1; i < len(res); i++ {
+		if res[i] <= res[i-1] {
+			b.err(fmt.Sprintf("%s[%d]", path, i), "must be strictly increasing for group %q of count %d (got %s after %s)",
+				group, count, show(i), show(i-1))
+		}
 	}
 }

@@ -81,35 +81,40 @@ func rules() []rule {
 
 func TestValidationRules(t *testing.T) {
 	for _, c := range rules() {
-		t.Run(c.name, func(t *testing.T) {
-			job, warns, err := Parse("v.hcl", []byte(c.src), Options{})
-			var list []Diagnostic
-			if c.warn {
-				if err != nil {
-					t.Fatalf("unexpected error: %v", err)
-				}
-				list = warns
-			} else {
-				var errs *Errors
-				if !errors.As(err, &errs) {
-					t.Fatalf("want *Errors, got %v (job %v)\n%s", err, job, c.src)
-				}
-				if job != nil {
-					t.Errorf("job returned with errors")
-				}
-				list = errs.Diagnostics
-			}
-			for _, d := range list {
-				if strings.Contains(d.Message, c.msg) && d.Line == c.line && (c.field == "" || d.Field == c.field) {
-					if d.File != "v.hcl" || d.Column < 1 {
-						t.Errorf("bad location %+v", d)
-					}
-					return
-				}
-			}
-			t.Errorf("no diagnostic %q on line %d field %q in:\n%v\nsource:\n%s", c.msg, c.line, c.field, list, c.src)
-		})
+		t.Run(c.name, func(t *testing.T) { checkRule(t, "v.hcl", c) })
 	}
+}
+
+// checkRule parses c.src as file and looks for c's diagnostic: on c.line,
+// naming c.field, its message containing c.msg.
+func checkRule(t *testing.T, file string, c rule) {
+	t.Helper()
+	job, warns, err := Parse(file, []byte(c.src), Options{})
+	var list []Diagnostic
+	if c.warn {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		list = warns
+	} else {
+		var errs *Errors
+		if !errors.As(err, &errs) {
+			t.Fatalf("want *Errors, got %v (job %v)\n%s", err, job, c.src)
+		}
+		if job != nil {
+			t.Errorf("job returned with errors")
+		}
+		list = errs.Diagnostics
+	}
+	for _, d := range list {
+		if strings.Contains(d.Message, c.msg) && d.Line == c.line && (c.field == "" || d.Field == c.field) {
+			if d.File != file || d.Column < 1 {
+				t.Errorf("bad location %+v", d)
+			}
+			return
+		}
+	}
+	t.Errorf("no diagnostic %q on line %d field %q in:\n%v\nsource:\n%s", c.msg, c.line, c.field, list, c.src)
 }
 
 // TestVarsAndFiles: -var typed per the variable, later wins, var files in
