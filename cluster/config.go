@@ -40,6 +40,12 @@ type Config struct {
 	// power loss. Off by default.
 	NoSync bool
 
+	// RecoveryFSM returns a fresh, empty state machine for a recovery from
+	// raft/peers.json (see PeersJSONFile), which replays the log into a
+	// state machine that is then thrown away. Nil uses FSM, which is then
+	// restored again from the recovery's snapshot.
+	RecoveryFSM func() raft.FSM
+
 	// Raft overrides the tuned Raft configuration (LANRaftConfig) when set.
 	// LocalID is always set from ID.
 	Raft *raft.Config

@@ -81,6 +81,13 @@ func New(cfg Config) (*Server, error) {
 	notify := make(chan bool, 16)
 	rc.NotifyCh = notify
 
+	if !cfg.InMemory {
+		if err := s.recoverFromPeersJSON(cfg, rc, logs, stable, snaps, trans); err != nil {
+			s.closeAll()
+			return nil, err
+		}
+	}
+
 	r, err := raft.NewRaft(rc, cfg.FSM, logs, stable, snaps, trans)
 	if err != nil {
 		s.closeAll()
@@ -221,28 +228,66 @@ func (s *Server) Configuration() ([]Peer, uint64, error) {
 	return out, f.Index(), nil
 }
 
-// AddVoter adds a server to the configuration as a voter, or updates the
-// address of a voter already in it. Leader only. A different server
-// already holding the address (a replaced machine with a fresh data
-// directory) is removed first, as the configuration cannot hold one
-// address twice.
+// AddVoter adds a server to the configuration as a voter, promotes a
+// non-voter, or updates the address of a voter already in it. Leader
+// only. A different server already holding the address (a replaced
+// machine with a fresh data directory) is removed first, as the
+// configuration cannot hold one address twice.
+//
+// A new server should join as a non-voter (AddNonvoter) and be promoted
+// once it has caught up: a voter that cannot be reached counts against
+// the quorum from the moment it is added.
 func (s *Server) AddVoter(id, addr string) error {
-	peers, _, err := s.Configuration()
-	if err != nil {
+	done, err := s.freeAddress(id, addr, true)
+	if err != nil || done {
 		return err
 	}
+	return translate(s.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error())
+}
+
+// AddNonvoter adds a server to the configuration as a non-voter: it
+// receives the log but has no vote, so it cannot cost the cluster its
+// quorum however slow or unreachable it is. A server already in the
+// configuration at that address, voter or not, is left as it is; one
+// there at another address has its address updated (keeping its
+// suffrage). Leader only. As AddVoter, a different server holding the
+// address is removed first, unless it is the leader.
+func (s *Server) AddNonvoter(id, addr string) error {
+	done, err := s.freeAddress(id, addr, false)
+	if err != nil || done {
+		return err
+	}
+	return translate(s.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error())
+}
+
+// ErrAddressTaken: a server asked to join at the leader's own Raft
+// address.
+var ErrAddressTaken = errors.New("the address is the leader's")
+
+// freeAddress prepares adding id at addr: done when the server is already
+// in the configuration as asked (a voter when voter is set, in it at all
+// otherwise); a different server at addr is removed first.
+func (s *Server) freeAddress(id, addr string, voter bool) (done bool, err error) {
+	peers, _, err := s.Configuration()
+	if err != nil {
+		return false, err
+	}
+	_, leaderID := s.Leader()
 	for _, p := range peers {
-		if p.ID == id && p.Address == addr && p.Voter {
-			return nil
+		if p.ID == id && p.Address == addr && (p.Voter || !voter) {
+			return true, nil
 		}
 		if p.ID != id && p.Address == addr {
+			if p.ID == leaderID || p.ID == s.id {
+				return false, fmt.Errorf("adding server %s at %s: %w", id, addr, ErrAddressTaken)
+			}
 			s.logger.Info("removing server replaced at its address", "old_id", p.ID, "new_id", id, "address", addr)
 			if err := s.RemoveServer(p.ID); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	return translate(s.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error())
+	return false, nil
 }
 
 // RemoveServer removes a server from the configuration. Leader only.
