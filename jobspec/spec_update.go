@@ -319,7 +319,8 @@ func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup
 // strategy and resolves what the job wrote into what the servers read:
 // max_parallel "N%" into MaxParallel for count allocs (ParallelFor; the
 // job-level block has no count and gets 1, as a percentage is at least one
-// alloc), and on_failure, once checked as written, into FailureAction. An
+// alloc, and so does a system group, whose share is of its nodes), and
+// on_failure, once checked as written, into FailureAction. An
 // empty checkpoint list stays empty, not nil: in API JSON, [] clears the
 // job-level list where null would inherit it. src maps each field to the
 // path it came from (nil: updPath.Field); count > 0 enables the checks
@@ -331,11 +332,17 @@ func (b *builder) checkUpdate(group, jobType, updPath string, u *structs.UpdateS
 		}
 		return updPath + "." + f
 	}
+	// A system group's shares are of the nodes it runs on, which only the
+	// scheduler knows: its policies are checked as for no count.
+	pcount := count
+	if jobType == structs.JobTypeSystem {
+		pcount = 0
+	}
 	if p := u.MaxParallelPercent; p != nil && *p >= 0 && *p <= 100 {
-		u.MaxParallel = u.ParallelFor(count)
+		u.MaxParallel = u.ParallelFor(pcount)
 	}
 	defer func() { u.OnFailure = u.FailureAction() }()
-	b.checkPolicies(group, jobType, u, count, at)
+	b.checkPolicies(group, jobType, u, pcount, at)
 	switch u.HealthCheck {
 	case structs.UpdateHealthCheckChecks, structs.UpdateHealthCheckTaskStates, structs.UpdateHealthCheckManual:
 	default:

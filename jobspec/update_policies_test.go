@@ -81,6 +81,20 @@ func TestPolicyValidationRules(t *testing.T) {
 	}
 }
 
+// TestSystemJobPolicies: a system group's shares are of its nodes, which
+// the job does not say: no check compares its policies with its count,
+// and a percent width shows as 1 until the scheduler resolves it.
+func TestSystemJobPolicies(t *testing.T) {
+	src := jobWith("  type = \"system\"\n  update {\n    max_parallel = \"50%\"\n    first_batch = \"50%\"\n    checkpoints = [5, \"10%\", 40]\n  }", "")
+	j, warns, err := Parse("s.hcl", []byte(src), Options{})
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("%v %v", err, warns)
+	}
+	if u := j.TaskGroups[0].Update; u.MaxParallel != 1 || *u.MaxParallelPercent != 50 {
+		t.Errorf("got %+v", u)
+	}
+}
+
 // TestPolicyErrorsAllAtOnce: every broken policy of a job is reported in
 // one go, each at its own line.
 func TestPolicyErrorsAllAtOnce(t *testing.T) {
