@@ -173,6 +173,10 @@ func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
 		err = s.DeleteNodesTxn(txn, r.NodeIDs)
 	case *structs.EvalReapRequest:
 		err = s.ReapTxn(txn, r)
+	case *structs.AutopilotSetConfigRequest:
+		var ok bool
+		ok, err = s.SetAutopilotConfigTxn(txn, r)
+		resp = ok
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

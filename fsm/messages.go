@@ -39,6 +39,7 @@ const (
 	AllocUpdateDesiredTransitionRequestType                    // structs.AllocUpdateDesiredTransitionRequest
 	NodeDeregisterRequestType                                  // structs.NodeDeregisterRequest
 	EvalReapRequestType                                        // structs.EvalReapRequest
+	AutopilotSetConfigRequestType                              // structs.AutopilotSetConfigRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -56,6 +57,7 @@ var typeNames = map[MessageType]string{
 	AllocUpdateDesiredTransitionRequestType: "AllocUpdateDesiredTransition",
 	NodeDeregisterRequestType:               "NodeDeregister",
 	EvalReapRequestType:                     "EvalReap",
+	AutopilotSetConfigRequestType:           "AutopilotSetConfig",
 }
 
 // String names the type, for logs.
@@ -161,6 +163,8 @@ func newRequest(t MessageType) any {
 		return &structs.NodeDeregisterRequest{}
 	case EvalReapRequestType:
 		return &structs.EvalReapRequest{}
+	case AutopilotSetConfigRequestType:
+		return &structs.AutopilotSetConfigRequest{}
 	}
 	return nil
 }

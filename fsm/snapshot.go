@@ -31,6 +31,7 @@ const (
 	endTag          = 0xff
 	allocsTag       = 5
 	allocJobTag     = 8
+	autopilotTag    = 9
 )
 
 // allocJobRecord is a job embedded in allocations, written once.
@@ -55,7 +56,7 @@ type snapshotHeader struct {
 var tableTags = map[string]uint8{
 	state.TableNodes: 1, state.TableJobs: 2, state.TableJobVersions: 3,
 	state.TableEvals: 4, state.TableAllocs: 5, state.TableDeployments: 6,
-	state.TableIndex: 7,
+	state.TableIndex: 7, state.TableAutopilot: autopilotTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -77,6 +78,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableDeployments, &structs.Deployment{}
 	case 7:
 		return state.TableIndex, &state.IndexEntry{}
+	case autopilotTag:
+		return state.TableAutopilot, &state.AutopilotRecord{}
 	}
 	return "", nil
 }

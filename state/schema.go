@@ -13,13 +13,14 @@ const (
 	TableAllocs      = "allocs"
 	TableDeployments = "deployments"
 	TableIndex       = "index"
+	TableAutopilot   = "autopilot"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
 // dumps.
 var Tables = []string{
 	TableNodes, TableJobs, TableJobVersions, TableEvals,
-	TableAllocs, TableDeployments, TableIndex,
+	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -66,6 +67,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	allocs       id, job (Namespace, JobID), node
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
+//	autopilot    id (Key; one row, the autopilot configuration)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -108,6 +110,9 @@ func Schema() *memdb.DBSchema {
 			"job": nsIndex("job", "JobID", false, false),
 		}},
 		TableIndex: {Name: TableIndex, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Key"),
+		}},
+		TableAutopilot: {Name: TableAutopilot, Indexes: map[string]*memdb.IndexSchema{
 			"id": idIndex("Key"),
 		}},
 	}}
