@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 
 	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/cluster"
@@ -46,6 +47,8 @@ type Agent struct {
 	leader  *server.Leader
 	members *members
 	api     *httpapi.Server
+	// autopilot holds the leader's latest view of the servers' health.
+	autopilot autopilotState
 
 	// The client; nil when the agent runs none.
 	client *client.Agent
@@ -157,6 +160,7 @@ func (a *Agent) openServer() error {
 	}
 	srv, err := cluster.New(cluster.Config{
 		DataDir: a.cfg.DataDir, RaftAddr: a.cfg.RaftAddr, FSM: a.fsm, Logger: a.logger, NoSync: a.cfg.NoSync, Raft: rc,
+		RecoveryFSM: func() raft.FSM { return fsm.New(a.logger.Named("recovery")) },
 	})
 	if err != nil {
 		return err
@@ -171,9 +175,14 @@ func (a *Agent) openServer() error {
 	}
 	srv.OnLeadership("scheduler", leader.Run)
 	srv.OnLeadership("reaper", a.runReaper)
+	srv.OnLeadership("autopilot", a.runAutopilot)
 	a.raft, a.leader = srv, leader
 	a.members = newMembers(a.self())
-	a.api = httpapi.New(a, a.logger)
+	access := httpapi.Access{JoinToken: a.cfg.JoinToken, AllowRemote: a.cfg.AllowRemoteOperator}
+	if a.cfg.Dev {
+		access.RefuseJoins = "a dev agent is a one-server cluster"
+	}
+	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access))
 	return nil
 }
 
@@ -229,12 +238,15 @@ func (a *Agent) handler() http.Handler {
 		mux.Handle("/", a.api.Handler())
 	}
 	if a.cfg.Dev || a.cfg.EnableDebug {
-		// As Nomad's enable_debug, which its dev mode turns on.
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		// As Nomad's enable_debug, which its dev mode turns on; served to
+		// loopback addresses only unless allow_remote_operator (profiles
+		// show the process's command line and memory).
+		local := func(h http.HandlerFunc) http.Handler { return httpapi.LocalOnly(h, a.cfg.AllowRemoteOperator) }
+		mux.Handle("/debug/pprof/", local(pprof.Index))
+		mux.Handle("/debug/pprof/cmdline", local(pprof.Cmdline))
+		mux.Handle("/debug/pprof/profile", local(pprof.Profile))
+		mux.Handle("/debug/pprof/symbol", local(pprof.Symbol))
+		mux.Handle("/debug/pprof/trace", local(pprof.Trace))
 	}
 	return mux
 }

@@ -29,14 +29,28 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// startAgent runs one server agent in-process on loopback.
+// startAgent runs one server agent in-process on loopback, with
+// autopilot's stabilization time at 1s.
 func startAgent(t *testing.T, name string, expect int, join ...string) *Agent {
 	t.Helper()
-	a, err := New(Config{
+	return startAgentWith(t, testConfig(t, name, expect, join...))
+}
+
+// testConfig is startAgent's configuration, to adjust before
+// startAgentWith.
+func testConfig(t *testing.T, name string, expect int, join ...string) Config {
+	ap := structs.DefaultAutopilotConfig()
+	ap.ServerStabilizationTime = time.Second
+	return Config{
 		Server: true, BootstrapExpect: expect, RetryJoin: join, DataDir: filepath.Join(t.TempDir(), name),
-		HTTPAddr: loopback.Addr(t), RaftAddr: loopback.Addr(t), NodeName: name, NoSync: true,
+		HTTPAddr: loopback.Addr(t), RaftAddr: loopback.Addr(t), NodeName: name, NoSync: true, Autopilot: &ap,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: name, Output: tWriter{t}, Level: hclog.Debug}),
-	})
+	}
+}
+
+func startAgentWith(t *testing.T, cfg Config) *Agent {
+	t.Helper()
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

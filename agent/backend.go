@@ -79,8 +79,9 @@ func (a *Agent) Self() *structs.AgentSelf {
 	}
 }
 
-// Join records another server's announcement; the leader adds it as a
-// voter if it is not one yet.
+// Join records another server's announcement, which the HTTP layer has
+// authenticated (see httpapi's access.go); the leader adds the server as a
+// non-voter if it is not in the Raft configuration yet.
 func (a *Agent) Join(_ context.Context, req *structs.ServerJoinRequest) (*structs.ServerJoinResponse, error) {
 	a.members.learnDirect(req.Self)
 	a.members.learnIndirect(req.Known)
@@ -89,7 +90,7 @@ func (a *Agent) Join(_ context.Context, req *structs.ServerJoinRequest) (*struct
 		return nil, err
 	}
 	if has {
-		a.ensureVoter(req.Self)
+		a.ensureServer(req.Self)
 	}
 	_, leaderID := a.raft.Leader()
 	return &structs.ServerJoinResponse{
@@ -98,9 +99,12 @@ func (a *Agent) Join(_ context.Context, req *structs.ServerJoinRequest) (*struct
 	}, nil
 }
 
-// ensureVoter makes m a voter when this server leads and m is not one yet
-// at its address.
-func (a *Agent) ensureVoter(m structs.ServerMember) {
+// ensureServer adds m as a non-voter when this server leads and m is not
+// in the Raft configuration at its address yet. A non-voter receives the
+// log but does not count towards the quorum: autopilot promotes it once it
+// has caught up and stayed healthy, so a server that never does (a wrong
+// address, a slow machine) cannot cost the cluster its leader.
+func (a *Agent) ensureServer(m structs.ServerMember) {
 	if !a.raft.IsLeader() || m.ID == "" || m.RaftAddr == "" {
 		return
 	}
@@ -109,12 +113,12 @@ func (a *Agent) ensureVoter(m structs.ServerMember) {
 		return
 	}
 	for _, p := range peers {
-		if p.ID == m.ID && p.Address == m.RaftAddr && p.Voter {
+		if p.ID == m.ID && p.Address == m.RaftAddr {
 			return
 		}
 	}
-	a.logger.Info("adding server as a voter", "id", m.ID, "name", m.Name, "raft", m.RaftAddr)
-	if err := a.raft.AddVoter(m.ID, m.RaftAddr); err != nil {
+	a.logger.Info("adding server as a non-voter", "id", m.ID, "name", m.Name, "raft", m.RaftAddr)
+	if err := a.raft.AddNonvoter(m.ID, m.RaftAddr); err != nil {
 		a.logger.Warn("adding server failed", "id", m.ID, "error", err)
 	}
 }

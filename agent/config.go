@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/config"
+	"github.com/droverhq/drover/structs"
 )
 
 // Config is the agent's configuration: what it runs (a server, a client
@@ -58,6 +59,18 @@ type Config struct {
 	// 0 is the default.
 	MinHeartbeatTTL        time.Duration
 	MaxHeartbeatsPerSecond int
+	// JoinToken is the cluster's join secret (server.join_token): a
+	// server must sign its join requests with it to be added, and this
+	// server signs its own. Empty: joins are accepted from loopback
+	// addresses only (and AllowRemoteOperator). Never logged.
+	JoinToken string
+	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/ and
+	// /debug/pprof/ to non-loopback addresses (allow_remote_operator).
+	AllowRemoteOperator bool
+	// Autopilot is the autopilot configuration the first leader writes to
+	// the replicated state when there is none yet; nil means Nomad's
+	// defaults (structs.DefaultAutopilotConfig).
+	Autopilot *structs.AutopilotConfig
 	// Raft timing; 0 keeps the cluster package's LAN tuning.
 	RaftHeartbeatTimeout   time.Duration
 	RaftElectionTimeout    time.Duration

@@ -24,11 +24,12 @@ var (
 	_ httpapi.RaftPeerBackend      = (*Agent)(nil)
 	_ httpapi.SnapshotBackend      = (*Agent)(nil)
 	_ httpapi.ServerMembersBackend = (*Agent)(nil)
+	_ httpapi.AutopilotBackend     = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend", "OperatorBackend",
+	"AutopilotBackend", "Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend", "OperatorBackend",
 	"RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 

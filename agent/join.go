@@ -34,7 +34,9 @@ const (
 // Raft state, (2) it knows exactly BootstrapExpect servers, (3) each of the
 // others answered it in this round, reporting the very same set of servers
 // and no Raft state. Any server that reports Raft state disables bootstrap:
-// the cluster exists and its leader adds newcomers as voters. So the
+// the cluster exists, and its leader adds a newcomer that announces itself
+// (a signed join, see httpapi's access.go) as a non-voter, which autopilot
+// promotes once it has caught up (see package autopilot). So the
 // configurations cannot differ, and a restarted server never bootstraps.
 // The alternative, only the lowest ID bootstrapping, makes one server a
 // single point of failure during formation.
@@ -71,7 +73,6 @@ func (a *Agent) joinRound(ctx context.Context, errLogged map[string]string) bool
 		}
 		delete(errLogged, addr)
 		answers[resp.Self.ID] = resp
-		a.ensureVoter(resp.Self)
 	}
 	has, err := a.raft.HasState()
 	if err != nil || has {
@@ -113,7 +114,7 @@ func (a *Agent) JoinServer(ctx context.Context, addr string) (*structs.ServerJoi
 	}
 	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	resp, err := c.Join(ctx, &structs.ServerJoinRequest{Self: a.members.self, Known: a.members.list()})
+	resp, err := c.Join(ctx, &structs.ServerJoinRequest{Self: a.members.self, Known: a.members.list()}, a.cfg.JoinToken)
 	var se *apiclient.StatusError
 	switch {
 	case errors.As(err, &se) && (se.Code == 404 || se.Code == 405):

@@ -140,23 +140,32 @@ func (c *Client) Delete(ctx context.Context, path string, q *QueryOptions, out a
 }
 
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) (*QueryMeta, error) {
+	if in == nil {
+		return c.doBody(ctx, method, path, q, nil, nil, out)
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("encoding request: %w", err)
+	}
+	return c.doBody(ctx, method, path, q, b, http.Header{"Content-Type": {"application/json"}}, out)
+}
+
+// doBody sends body (none when nil) with the given headers and decodes the
+// answer into out (when non-nil).
+func (c *Client) doBody(ctx context.Context, method, path string, q url.Values, in []byte, h http.Header, out any) (*QueryMeta, error) {
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	u.RawQuery = q.Encode()
 	var body io.Reader
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("encoding request: %w", err)
-		}
-		body = bytes.NewReader(b)
+		body = bytes.NewReader(in)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return nil, err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -2,8 +2,12 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/url"
 
+	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -100,10 +104,19 @@ func (j *Jobs) Info(ctx context.Context, id string, q *QueryOptions) (*structs.J
 }
 
 // Join announces a server to the server behind this client
-// (POST /v1/internal/join).
-func (c *Client) Join(ctx context.Context, req *structs.ServerJoinRequest) (*structs.ServerJoinResponse, error) {
+// (POST /v1/internal/join), signing the request with the cluster's join
+// secret when token is not empty (see package joinauth).
+func (c *Client) Join(ctx context.Context, req *structs.ServerJoinRequest, token string) (*structs.ServerJoinResponse, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encoding request: %w", err)
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	if token != "" {
+		h.Set(joinauth.Header, joinauth.Sign(token, body))
+	}
 	var out structs.ServerJoinResponse
-	if _, err := c.Post(ctx, "/v1/internal/join", req, &out); err != nil {
+	if _, err := c.doBody(ctx, http.MethodPost, "/v1/internal/join", nil, body, h, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/droverhq/drover/cluster"
@@ -38,10 +40,23 @@ func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) (any, error
 }
 
 // internalJoin is the server discovery exchange (see the package doc).
+// The join must prove it comes from a server of the cluster (checkJoin)
+// before anything of it is used.
 func (s *Server) internalJoin(_ http.ResponseWriter, r *http.Request) (any, error) {
-	var req structs.ServerJoinRequest
-	if err := decodeBody(r, &req); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if statusFor(err) == http.StatusRequestEntityTooLarge {
+			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err)
+		}
+		return nil, Errorf(http.StatusBadRequest, "reading the request body: %w", err)
+	}
+	if err := s.checkJoin(r, body); err != nil {
+		s.logger.Warn("join refused", "remote", r.RemoteAddr, "error", err)
 		return nil, err
+	}
+	var req structs.ServerJoinRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "malformed request body: %w", err)
 	}
 	if req.Self.ID == "" || req.Self.RaftAddr == "" || req.Self.HTTPAddr == "" {
 		return nil, Errorf(http.StatusBadRequest, "join request without ID, RaftAddr or HTTPAddr")

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/cluster"
+	"github.com/droverhq/drover/internal/joinauth"
 )
 
 // ForwardedHeader marks a request a follower forwarded to the leader; a
@@ -56,13 +57,20 @@ type forwarder struct {
 
 type leaderAddrKey struct{}
 
-func newForwarder(logger hclog.Logger) *forwarder {
+func newForwarder(logger hclog.Logger, joinToken string) *forwarder {
 	f := &forwarder{logger: logger}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			addr, _ := pr.In.Context().Value(leaderAddrKey{}).(string)
 			pr.SetURL(&url.URL{Scheme: "http", Host: addr})
 			pr.Out.Header.Set(ForwardedHeader, "1")
+			pr.Out.Header.Del(joinauth.ForwardHeader)
+			if joinToken != "" {
+				// Proves to the leader that a server forwards the request
+				// (the local-only routes; see access.go).
+				pr.Out.Header.Set(joinauth.ForwardHeader,
+					joinauth.SignForward(joinToken, time.Now().Unix(), pr.Out.Method, pr.Out.URL.RequestURI()))
+			}
 		},
 		Transport: &http.Transport{
 			Proxy: nil,

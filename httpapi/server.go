@@ -50,6 +50,7 @@ type Server struct {
 	now     func() time.Time
 	mux     *http.ServeMux
 	proxy   *forwarder
+	access  Access
 }
 
 // Option configures a Server.
@@ -67,7 +68,7 @@ func New(backend Backend, logger hclog.Logger, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.proxy = newForwarder(s.logger)
+	s.proxy = newForwarder(s.logger, s.access.JoinToken)
 	for _, rt := range routes {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
 	}
@@ -121,6 +122,12 @@ func register(rs ...route) { routes = append(routes, rs...) }
 // otherwise runs the handler and writes its answer.
 func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if routeAccess[rt.pattern] == localOnly {
+			if err := s.checkLocal(r); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
 		if s.forward(w, r, rt.kind) {
 			return
 		}
