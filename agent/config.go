@@ -116,6 +116,16 @@ func FromConfig(c *config.Config) Config {
 		MinHeartbeatTTL:        c.Server.MinHeartbeatTTL,
 		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,
 
+		JoinToken:           c.Server.JoinToken,
+		AllowRemoteOperator: c.AllowRemoteOperator,
+		Autopilot: &structs.AutopilotConfig{
+			CleanupDeadServers:      c.Autopilot.CleanupDeadServers,
+			LastContactThreshold:    c.Autopilot.LastContactThreshold,
+			MaxTrailingLogs:         uint64(max(c.Autopilot.MaxTrailingLogs, 0)),
+			MinQuorum:               uint(max(c.Autopilot.MinQuorum, 0)),
+			ServerStabilizationTime: c.Autopilot.ServerStabilizationTime,
+		},
+
 		RaftHeartbeatTimeout:   hb,
 		RaftElectionTimeout:    election,
 		RaftLeaderLeaseTimeout: lease,

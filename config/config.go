@@ -65,6 +65,12 @@ type Config struct {
 	Advertise Advertise
 	Server    Server
 	Client    Client
+	Autopilot Autopilot
+	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
+	// (without a join token) and /debug/pprof/ to non-loopback addresses.
+	// Off: until drover has ACLs they answer loopback (and other servers)
+	// only.
+	AllowRemoteOperator bool
 
 	// set holds the paths ("server.bootstrap_expect") of the fields a
 	// file, a flag or Set gave; at is where each was given.
@@ -107,11 +113,33 @@ type Server struct {
 	// server's defaults (10s, 50).
 	MinHeartbeatTTL        time.Duration
 	MaxHeartbeatsPerSecond int
+	// JoinToken is the cluster's join secret: servers sign their join
+	// requests with it and refuse unsigned ones.
+	JoinToken string
 	// Raft timing; 0 means RaftHeartbeatTimeout and the others.
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 }
+
+// Autopilot seeds the cluster's autopilot configuration: the first leader
+// of a new cluster writes it to the replicated state, where `drover
+// operator autopilot set-config` changes it later. Nomad's block and
+// defaults.
+type Autopilot struct {
+	CleanupDeadServers      bool
+	LastContactThreshold    time.Duration
+	MaxTrailingLogs         int
+	MinQuorum               int
+	ServerStabilizationTime time.Duration
+}
+
+// Nomad's autopilot defaults.
+const (
+	DefaultLastContactThreshold    = 200 * time.Millisecond
+	DefaultMaxTrailingLogs         = 250
+	DefaultServerStabilizationTime = 10 * time.Second
+)
 
 // Client configures the client, which runs allocations.
 type Client struct {
@@ -142,6 +170,10 @@ func Default() *Config {
 		BindAddr:   DefaultBindAddr,
 		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
 		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace},
+		Autopilot: Autopilot{
+			CleanupDeadServers: true, LastContactThreshold: DefaultLastContactThreshold,
+			MaxTrailingLogs: DefaultMaxTrailingLogs, ServerStabilizationTime: DefaultServerStabilizationTime,
+		},
 		Client: Client{
 			NodePool:       DefaultNodePool,
 			MinDynamicPort: DefaultMinDynamicPort,

@@ -6,7 +6,7 @@ import (
 )
 
 // blocks are the blocks of the file grammar, by path; "" is the top level.
-var blocks = map[string]bool{"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true}
+var blocks = map[string]bool{"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true}
 
 // aliases are Nomad's names for drover's fields: Nomad's RPC port and
 // address are the ones drover gives Raft.
@@ -31,7 +31,6 @@ type foreign struct {
 var unsupported = map[string]foreign{
 	"acl":                         {true, true, "there are no ACL tokens; the HTTP API is open"},
 	"audit":                       {true, true, "there is no audit log"},
-	"autopilot":                   {true, false, "dead servers are not removed automatically"},
 	"consul":                      {true, true, "there is no Consul integration"},
 	"vault":                       {true, true, "there is no Vault integration"},
 	"tls":                         {true, true, "HTTP and Raft traffic is not encrypted"},
@@ -59,6 +58,10 @@ var unsupported = map[string]foreign{
 	"ports.serf":                  {false, false, "servers find each other over HTTP; there is no gossip"},
 	"addresses.serf":              {false, false, "servers find each other over HTTP; there is no gossip"},
 	"advertise.serf":              {false, false, "servers find each other over HTTP; there is no gossip"},
+
+	"autopilot.enable_redundancy_zones":   {false, false, "there are no redundancy zones (Nomad Enterprise)"},
+	"autopilot.disable_upgrade_migration": {false, false, "there are no upgrade migrations (Nomad Enterprise)"},
+	"autopilot.enable_custom_upgrades":    {false, false, "there are no upgrade migrations (Nomad Enterprise)"},
 
 	"server.data_dir":                 {false, true, "use the top-level data_dir"},
 	"server.start_join":               {false, true, "use server.retry_join with HTTP addresses"},

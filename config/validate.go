@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // logLevels are the levels log_level accepts, in any case.
@@ -26,6 +27,7 @@ func (c *Config) Check() ([]Warning, error) {
 	v.general()
 	v.network()
 	v.server()
+	v.autopilot()
 	v.client()
 	return v.r.result()
 }
@@ -96,6 +98,26 @@ func (v *validator) network() {
 	}
 }
 
+func (v *validator) autopilot() {
+	a := v.c.Autopilot
+	for _, d := range []struct {
+		path string
+		d    time.Duration
+	}{{"autopilot.last_contact_threshold", a.LastContactThreshold}, {"autopilot.server_stabilization_time", a.ServerStabilizationTime}} {
+		if d.d < 0 {
+			v.errorf(d.path, "%s must not be negative (got %s)", d.path, d.d)
+		}
+	}
+	for _, n := range []struct {
+		path string
+		n    int
+	}{{"autopilot.max_trailing_logs", a.MaxTrailingLogs}, {"autopilot.min_quorum", a.MinQuorum}} {
+		if n.n < 0 {
+			v.errorf(n.path, "%s must not be negative (got %d)", n.path, n.n)
+		}
+	}
+}
+
 func (v *validator) server() {
 	s := v.c.Server
 	if !s.Enabled {
@@ -114,6 +136,14 @@ func (v *validator) server() {
 	}
 	for i, a := range s.RetryJoin {
 		v.hostPort("server.retry_join", "["+strconv.Itoa(i)+"]", a, false)
+	}
+	if s.JoinToken == "" && !v.c.AllowRemoteOperator {
+		for _, a := range s.RetryJoin {
+			if host, _, err := net.SplitHostPort(a); err == nil && !isLoopbackHost(host) {
+				v.warnf("server.retry_join", "server.join_token is empty: the servers at %s will refuse this server's joins, which they accept from loopback addresses only without a join token", a)
+				break
+			}
+		}
 	}
 	if s.BootstrapExpect > 1 && len(s.RetryJoin) == 0 {
 		v.warnf("server.bootstrap_expect", "server.bootstrap_expect is %d but server.retry_join is empty: this server waits for the others to join it", s.BootstrapExpect)
@@ -229,4 +259,13 @@ func firstOf(v *validator, paths ...string) Location {
 func unspecified(ip string) bool {
 	p := net.ParseIP(ip)
 	return p != nil && p.IsUnspecified()
+}
+
+// isLoopbackHost reports whether host is a loopback IP or "localhost".
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
