@@ -75,7 +75,7 @@ func registerMockJob(t *testing.T, a *Agent, id string, count int) {
 		"TaskGroups": []any{map[string]any{
 			"Name": "web", "Count": count,
 			"Update": map[string]any{"MaxParallel": 1, "MinHealthyTime": 0, "HealthyDeadline": 60e9, "ProgressDeadline": 120e9},
-			"Tasks": []any{map[string]any{"Name": "app", "Driver": "mock", "Config": map[string]any{"run_for": "1h"}}},
+			"Tasks":  []any{map[string]any{"Name": "app", "Driver": "mock", "Config": map[string]any{"run_for": "1h"}}},
 		}},
 	}
 	if _, err := api(t, a).Jobs().Register(bounded(t), job); err != nil {
