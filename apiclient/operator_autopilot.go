@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/droverhq/drover/structs"
@@ -23,12 +25,17 @@ func (o *Operator) AutopilotConfiguration(ctx context.Context) (*structs.Autopil
 // SetAutopilotConfiguration replaces it (PUT); with cas, only if its
 // ModifyIndex is still c.ModifyIndex. It reports whether it was written.
 func (o *Operator) SetAutopilotConfiguration(ctx context.Context, c *structs.AutopilotConfig, cas bool) (bool, error) {
-	path := "/v1/operator/autopilot/configuration"
+	q := url.Values{}
 	if cas {
-		path += "?cas=" + strconv.FormatUint(c.ModifyIndex, 10)
+		q.Set("cas", strconv.FormatUint(c.ModifyIndex, 10))
+	}
+	body, err := json.Marshal(c)
+	if err != nil {
+		return false, fmt.Errorf("encoding request: %w", err)
 	}
 	var ok bool
-	if _, err := o.c.Put(ctx, path, c, &ok); err != nil {
+	h := http.Header{"Content-Type": {"application/json"}}
+	if _, err := o.c.doBody(ctx, http.MethodPut, "/v1/operator/autopilot/configuration", q, body, h, &ok); err != nil {
 		return false, err
 	}
 	return ok, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
 )
 
 func init() { registerCommand("operator", newOperatorCommand) }
@@ -43,14 +44,32 @@ func newRaftListPeersCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("reading the Raft configuration: %w", err)
 			}
+			// The leader's autopilot adds each server's log index and
+			// health; "-" where it has none (no leader, or not yet).
+			health := map[string]structs.ServerHealth{}
+			if h, err := c.Operator().AutopilotHealth(cmd.Context()); err == nil {
+				for _, s := range h.Servers {
+					health[s.ID] = s
+				}
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "Node\tID\tAddress\tState\tVoter\tRaftProtocol")
+			fmt.Fprintln(w, "Node\tID\tAddress\tState\tVoter\tRaftProtocol\tLastIndex\tHealth")
 			for _, s := range cfg.Servers {
 				st := "follower"
 				if s.Leader {
 					st = "leader"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%t\t%s\n", s.Node, s.ID, s.Address, st, s.Voter, s.RaftProtocol)
+				index, healthy := "-", "-"
+				if h, ok := health[s.ID]; ok {
+					healthy = "unhealthy"
+					if h.Healthy {
+						healthy = "healthy"
+					}
+					if h.SerfStatus == "alive" {
+						index = fmt.Sprint(h.LastIndex)
+					}
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%t\t%s\t%s\t%s\n", s.Node, s.ID, s.Address, st, s.Voter, s.RaftProtocol, index, healthy)
 			}
 			return w.Flush()
 		},

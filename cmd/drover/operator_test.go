@@ -29,9 +29,9 @@ func TestRaftListPeersPrintsNomadColumns(t *testing.T) {
 		t.Fatalf("output:\n%s", out)
 	}
 	for i, want := range [][]string{
-		{"Node", "ID", "Address", "State", "Voter", "RaftProtocol"},
-		{"s1", "id-1", "127.0.0.1:4647", "leader", "true", "3"},
-		{"s2", "id-2", "127.0.0.2:4647", "follower", "true", "3"},
+		{"Node", "ID", "Address", "State", "Voter", "RaftProtocol", "LastIndex", "Health"},
+		{"s1", "id-1", "127.0.0.1:4647", "leader", "true", "3", "-", "-"},
+		{"s2", "id-2", "127.0.0.2:4647", "follower", "true", "3", "-", "-"},
 	} {
 		if got := strings.Fields(lines[i]); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Fatalf("line %d = %q, want %q", i, got, want)
