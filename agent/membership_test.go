@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -351,4 +353,30 @@ func TestPeersJSONRecoveryKeepsEveryJobAndDeployment(t *testing.T) {
 		t.Fatalf("configuration after recovery %+v", rc.Servers)
 	}
 	registerMockJob(t, recovered, "after-recovery", 1)
+}
+
+// With a join token, a server trusts only answers signed with it: an
+// impostor at a retry-join address cannot feed it members or stop its
+// bootstrap.
+func TestJoinAnswerMustBeSignedWithTheToken(t *testing.T) {
+	cfg := testConfig(t, "s1", 3)
+	cfg.JoinToken = "s3cret"
+	a := startAgentWith(t, cfg)
+	impostor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"Self":{"ID":"imp","RaftAddr":"127.0.0.1:1","HTTPAddr":"127.0.0.1:1"},
+			"Known":[{"ID":"fake","RaftAddr":"127.0.0.1:2","HTTPAddr":"127.0.0.1:2"}],"Bootstrapped":true}`)
+	}))
+	defer impostor.Close()
+	_, err := a.JoinServer(bounded(t), strings.TrimPrefix(impostor.URL, "http://"))
+	if !errors.Is(err, apiclient.ErrJoinUnverified) {
+		t.Fatalf("join to an impostor: %v, want ErrJoinUnverified", err)
+	}
+	if n := len(a.KnownServers()); n != 1 {
+		t.Fatalf("the impostor's members were learnt: %+v", a.KnownServers())
+	}
+	// A real server with the token answers a signed join with a signed answer.
+	other := startAgentWith(t, func() Config { c := testConfig(t, "s2", 3); c.JoinToken = "s3cret"; return c }())
+	if _, err := a.JoinServer(bounded(t), other.HTTPAddr()); err != nil {
+		t.Fatalf("join to a server with the token: %v", err)
+	}
 }

@@ -153,6 +153,22 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 // doBody sends body (none when nil) with the given headers and decodes the
 // answer into out (when non-nil).
 func (c *Client) doBody(ctx context.Context, method, path string, q url.Values, in []byte, h http.Header, out any) (*QueryMeta, error) {
+	data, hdr, err := c.doRaw(ctx, method, path, q, in, h)
+	if err != nil {
+		return nil, err
+	}
+	meta := parseMeta(hdr)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return meta, fmt.Errorf("%w from %s %s%s: %w", ErrUnexpectedResponse, method, strings.TrimSuffix(c.base.Redacted(), "/"), path, err)
+		}
+	}
+	return meta, nil
+}
+
+// doRaw sends body (none when nil) with the given headers and returns the
+// answer's body and headers; a status other than 2xx is a *StatusError.
+func (c *Client) doRaw(ctx context.Context, method, path string, q url.Values, in []byte, h http.Header) ([]byte, http.Header, error) {
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	u.RawQuery = q.Encode()
@@ -162,30 +178,24 @@ func (c *Client) doBody(ctx context.Context, method, path string, q url.Values, 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for k, vs := range h {
 		req.Header[k] = vs
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, fmt.Errorf("reading response: %w", err)
+		return nil, nil, fmt.Errorf("reading response: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, &StatusError{Code: resp.StatusCode, Msg: strings.TrimSpace(string(data))}
+		return nil, nil, &StatusError{Code: resp.StatusCode, Msg: strings.TrimSpace(string(data))}
 	}
-	meta := parseMeta(resp.Header)
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return meta, fmt.Errorf("%w from %s %s: %w", ErrUnexpectedResponse, method, u.Redacted(), err)
-		}
-	}
-	return meta, nil
+	return data, resp.Header, nil
 }
 
 func parseMeta(h http.Header) *QueryMeta {

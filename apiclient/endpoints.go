@@ -3,6 +3,7 @@ package apiclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -103,21 +104,35 @@ func (j *Jobs) Info(ctx context.Context, id string, q *QueryOptions) (*structs.J
 	return &out, meta, nil
 }
 
+// ErrJoinUnverified: a join answer that does not carry the signature of
+// the cluster's join secret; it is not used.
+var ErrJoinUnverified = errors.New("the join answer is not signed with the join token")
+
 // Join announces a server to the server behind this client
-// (POST /v1/internal/join), signing the request with the cluster's join
-// secret when token is not empty (see package joinauth).
+// (POST /v1/internal/join). With a token (the cluster's join secret) the
+// request is signed with it and the answer must be signed with it too (see
+// package joinauth); an answer that is not is ErrJoinUnverified.
 func (c *Client) Join(ctx context.Context, req *structs.ServerJoinRequest, token string) (*structs.ServerJoinResponse, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encoding request: %w", err)
 	}
 	h := http.Header{"Content-Type": {"application/json"}}
+	var sig string
 	if token != "" {
-		h.Set(joinauth.Header, joinauth.Sign(token, body))
+		sig = joinauth.Sign(token, body)
+		h.Set(joinauth.Header, sig)
+	}
+	data, hdr, err := c.doRaw(ctx, http.MethodPost, "/v1/internal/join", nil, body, h)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" && !joinauth.VerifyResponse(token, sig, data, hdr.Get(joinauth.Header)) {
+		return nil, ErrJoinUnverified
 	}
 	var out structs.ServerJoinResponse
-	if _, err := c.doBody(ctx, http.MethodPost, "/v1/internal/join", nil, body, h, &out); err != nil {
-		return nil, err
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("%w from POST /v1/internal/join: %w", ErrUnexpectedResponse, err)
 	}
 	return &out, nil
 }

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/droverhq/drover/cluster"
+	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -42,7 +44,7 @@ func (s *Server) agentHealth(w http.ResponseWriter, _ *http.Request) (any, error
 // internalJoin is the server discovery exchange (see the package doc).
 // The join must prove it comes from a server of the cluster (checkJoin)
 // before anything of it is used.
-func (s *Server) internalJoin(_ http.ResponseWriter, r *http.Request) (any, error) {
+func (s *Server) internalJoin(w http.ResponseWriter, r *http.Request) (any, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		if statusFor(err) == http.StatusRequestEntityTooLarge {
@@ -61,5 +63,19 @@ func (s *Server) internalJoin(_ http.ResponseWriter, r *http.Request) (any, erro
 	if req.Self.ID == "" || req.Self.RaftAddr == "" || req.Self.HTTPAddr == "" {
 		return nil, Errorf(http.StatusBadRequest, "join request without ID, RaftAddr or HTTPAddr")
 	}
-	return s.backend.Join(r.Context(), &req)
+	resp, err := s.backend.Join(r.Context(), &req)
+	if err != nil || s.access.JoinToken == "" {
+		return resp, err
+	}
+	// Sign the answer, bound to the request, so that the joining server
+	// can trust the members and bootstrap facts it holds.
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the join answer: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(joinauth.Header, joinauth.SignResponse(s.access.JoinToken, r.Header.Get(joinauth.Header), out))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+	return written{}, nil
 }

@@ -4,7 +4,9 @@
 // request with HMAC-SHA256 keyed by the secret, and the receiving server
 // checks the signature in constant time. A request that is captured and
 // replayed can only announce again the server that sent it; one changed in
-// transit (say, to name another Raft address) fails the check.
+// transit (say, to name another Raft address) fails the check. The answer
+// is signed the same way, bound to the request, so that the joining server
+// trusts only members and bootstrap facts that come from the cluster.
 package joinauth
 
 import (
@@ -40,6 +42,19 @@ func Verify(token string, body []byte, sig string) bool {
 	}
 	want, _ := hex.DecodeString(Sign(token, body))
 	return hmac.Equal(got, want)
+}
+
+// SignResponse returns the signature of a join answer's body, bound to
+// the request it answers (requestSig, the request's signature), so that
+// the joining server knows the answer comes from a server of the cluster
+// and was not replayed from another exchange.
+func SignResponse(token, requestSig string, body []byte) string {
+	return Sign(token, append([]byte("response\n"+requestSig+"\n"), body...))
+}
+
+// VerifyResponse checks a join answer's signature in constant time.
+func VerifyResponse(token, requestSig string, body []byte, sig string) bool {
+	return Verify(token, append([]byte("response\n"+requestSig+"\n"), body...), sig)
 }
 
 // ForwardHeader carries a follower's proof, on a request it forwards to the

@@ -43,3 +43,15 @@ func TestForwardSignature(t *testing.T) {
 		}
 	}
 }
+
+func TestResponseSignatureIsBoundToTheRequest(t *testing.T) {
+	body := []byte(`{"Self":{"ID":"b"}}`)
+	sig := SignResponse("s3cret", "req-1", body)
+	if !VerifyResponse("s3cret", "req-1", body, sig) {
+		t.Fatal("a good answer was refused")
+	}
+	if VerifyResponse("s3cret", "req-2", body, sig) || VerifyResponse("other", "req-1", body, sig) ||
+		VerifyResponse("s3cret", "req-1", []byte(`{"Self":{"ID":"c"}}`), sig) || Verify("s3cret", body, sig) {
+		t.Fatal("an answer verified against another request, secret or body")
+	}
+}
