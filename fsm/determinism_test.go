@@ -66,6 +66,10 @@ func (g *logGen) step() {
 		job := statetest.Job(fmt.Sprintf("job%d", g.rng.IntN(6)), 1+g.rng.IntN(3))
 		job.Meta["rev"] = fmt.Sprint(g.rng.IntN(3))
 		job.TaskGroups[0].Update.Canary = g.rng.IntN(2)
+		if g.rng.IntN(4) == 0 {
+			v := uint64(g.rng.IntN(3))
+			job.RevertOf = &v
+		}
 		g.emit(JobRegisterRequestType, &structs.JobRegisterRequest{
 			Job: job, Eval: g.eval(job, structs.EvalTriggerJobRegister), SubmitTime: g.now().UnixNano()})
 	case r < 40:
@@ -79,6 +83,8 @@ func (g *logGen) step() {
 		if latest == nil || latest.JobVersion != job.Version {
 			dep := statetest.Deployment(job, job.TaskGroups[0].Update.Canary)
 			dep.ID = g.id("deployment")
+			dep.TaskGroups["web"].OnFailure = []string{"", structs.OnFailurePause, structs.OnFailureRevert}[g.rng.IntN(3)]
+			dep.RevertOf = job.RevertOf
 			req.Deployment, depID = dep, dep.ID
 		} else if latest.Active() {
 			depID = latest.ID
@@ -148,8 +154,16 @@ func (g *logGen) step() {
 			return
 		}
 		status := []string{structs.DeploymentStatusPaused, structs.DeploymentStatusRunning, structs.DeploymentStatusFailed, structs.DeploymentStatusSuccessful}[g.rng.IntN(4)]
+		u := &structs.DeploymentStatusUpdate{DeploymentID: d.ID, Status: status, StatusDescription: "set by test"}
+		// The rollout bookkeeping of part C: checkpoints, failures at a
+		// pause and a checkpoint delay, stamped by the leader.
+		if g.rng.IntN(2) == 0 {
+			u.CheckpointsReached = map[string]int{"web": 1 + g.rng.IntN(3)}
+			u.FailuresAtPause = map[string]int{"web": g.rng.IntN(3)}
+			u.ResumeAt = g.now().Add(time.Duration(1+g.rng.IntN(10)) * time.Minute)
+		}
 		g.emit(DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
-			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: d.ID, Status: status, StatusDescription: "set by test"},
+			DeploymentUpdate: u,
 			UpdatedAt:        g.now().UnixNano(),
 		})
 	case r < 90:
@@ -263,6 +277,19 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if !live {
 		t.Fatal("no restored deployment has live figures: the round trip would prove little for them")
+	}
+	// Nor for the rollout bookkeeping (part C).
+	var paused, resumeAt, marks, revert bool
+	for _, d := range deps {
+		paused = paused || !d.PausedAt.IsZero()
+		resumeAt = resumeAt || !d.ResumeAt.IsZero()
+		revert = revert || d.RevertOf != nil
+		for _, g := range d.TaskGroups {
+			marks = marks || g.CheckpointsReached > 0 && g.OnFailure != ""
+		}
+	}
+	if !paused || !resumeAt || !marks || !revert {
+		t.Fatalf("restored deployments lack bookkeeping to compare: paused %v resume %v marks %v revert %v", paused, resumeAt, marks, revert)
 	}
 	select {
 	case <-old.AbandonCh():

@@ -66,6 +66,7 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			cur.DesiredTotal = g.DesiredTotal
 			cur.DesiredCanaries = g.DesiredCanaries
 			cur.AutoRevert = g.AutoRevert
+			cur.OnFailure = g.OnFailure
 			cur.AutoPromote = g.AutoPromote
 			cur.ProgressDeadline = g.ProgressDeadline
 		}
@@ -103,7 +104,13 @@ func (t *WriteTxn) putDeployment(c *structs.Deployment, at int64) error {
 // UpdateDeploymentStatusTxn changes a deployment's status. With strict, an
 // unknown or terminal deployment is an error; otherwise (plan results) it is
 // skipped. Resuming (paused → running) restarts the progress deadline:
-// RequireProgressBy = at + ProgressDeadline.
+// RequireProgressBy = at + ProgressDeadline. The pause times come from at
+// and the update alone (the state machine reads no clock): pausing a
+// running deployment sets PausedAt = at and ResumeAt from the update; an
+// update that leaves it paused sets ResumeAt from the update (zero holds
+// it until an operator resumes it); any other status clears both. The
+// update's CheckpointsReached and FailuresAtPause set those of the groups
+// they name (unknown groups are ignored).
 func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStatusUpdate, at int64, strict bool) error {
 	if u == nil {
 		return fmt.Errorf("state: no deployment update: %w", ErrInvalid)
@@ -121,12 +128,43 @@ func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStat
 		return nil
 	}
 	c := d.Copy()
-	if d.Status == structs.DeploymentStatusPaused && u.Status == structs.DeploymentStatusRunning {
+	wasPaused := d.Status == structs.DeploymentStatusPaused
+	if wasPaused && u.Status == structs.DeploymentStatusRunning {
 		restartProgress(c, time.Unix(0, at).UTC(), nil)
+	}
+	switch {
+	case u.Status == structs.DeploymentStatusPaused && !wasPaused:
+		c.PausedAt = time.Time{}
+		if at != 0 {
+			c.PausedAt = time.Unix(0, at).UTC()
+		}
+		c.ResumeAt = utc(u.ResumeAt)
+	case u.Status == structs.DeploymentStatusPaused:
+		c.ResumeAt = utc(u.ResumeAt)
+	default:
+		c.PausedAt, c.ResumeAt = time.Time{}, time.Time{}
+	}
+	for name, n := range u.CheckpointsReached {
+		if g := c.TaskGroups[name]; g != nil {
+			g.CheckpointsReached = n
+		}
+	}
+	for name, n := range u.FailuresAtPause {
+		if g := c.TaskGroups[name]; g != nil {
+			g.FailuresAtPause = n
+		}
 	}
 	c.Status = u.Status
 	c.StatusDescription = u.StatusDescription
 	return s.putDeployment(t, c, at)
+}
+
+// utc returns t in UTC, and the zero time as it is.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // restartProgress sets RequireProgressBy = at + ProgressDeadline for the
