@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,8 +24,8 @@ const memberToken = "e2e-join-secret"
 
 // memberServer is one server process started from a config file.
 type memberServer struct {
-	name, http, raft, dir string
-	proc                  *agentProc
+	name, http, raft, dir, config string
+	proc                          *agentProc
 }
 
 // startMember writes a server's config file and starts it. expect is its
@@ -38,6 +40,7 @@ func startMember(t *testing.T, dir, name string, expect int, autopilot string, j
 		joins = append(joins, fmt.Sprintf("%q", j.http))
 	}
 	cfg := filepath.Join(dir, name+".hcl")
+	s.config = cfg
 	writeConfig(t, cfg, fmt.Sprintf(`
 name      = %q
 data_dir  = %q
@@ -320,4 +323,123 @@ func TestMembershipDevAgentRefusesJoins(t *testing.T) {
 	if err := dev.client().Operator().RaftRemovePeerByAddress(ctx(t), "127.0.0.1:1"); !errors.As(err, new(*apiclient.StatusError)) {
 		t.Fatalf("remove-peer of a server never added: %v, want a 404", err)
 	}
+}
+
+// jobsAndDeployments describes what s holds, from its own copy: every job
+// with its version and status, every deployment with its job, version and
+// status, sorted.
+func jobsAndDeployments(t testing.TB, s *memberServer) (string, error) {
+	stale := &apiclient.QueryOptions{AllowStale: true}
+	jobs, _, err := s.api(t).Jobs().List(ctx(t), stale)
+	if err != nil {
+		return "", err
+	}
+	deps, _, err := s.api(t).Deployments().List(ctx(t), stale)
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for _, j := range jobs {
+		lines = append(lines, fmt.Sprintf("job %s %d %s", j.ID, j.JobModifyIndex, j.Status))
+	}
+	for _, d := range deps {
+		lines = append(lines, fmt.Sprintf("deployment %s %s v%d %s", d.ID, d.JobID, d.JobVersion, d.Status))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n"), nil
+}
+
+// Two servers of three destroyed for good: the survivor restarts with a
+// raft/peers.json naming itself and leads a one-server cluster with every
+// job and deployment it held.
+func TestMembershipPeersJSONRecoversASurvivor(t *testing.T) {
+	chaosCheck(t)
+	ap := `  server_stabilization_time = "1s"`
+	dir := t.TempDir()
+	s1 := startMember(t, dir, "s1", 3, ap)
+	s2 := startMember(t, dir, "s2", 3, ap, s1)
+	s3 := startMember(t, dir, "s3", 3, ap, s1, s2)
+	servers := []*memberServer{s1, s2, s3}
+	waitSuffrage(t, s1, 60*time.Second, "s1:voter,s2:voter,s3:voter", servers...)
+
+	clientHTTP := loopback.Addr(t)
+	clientDir := filepath.Join(dir, "c1")
+	endTasksUnder(t, clientDir)
+	client := startAgentProc(t, "c1", clientHTTP, "-client", "-data-dir", clientDir,
+		"-servers", strings.Join([]string{s1.http, s2.http, s3.http}, ","), "-http-addr", clientHTTP, "-node", "c1", "-log-level", "debug")
+	api := s1.api(t)
+	spec := func(id, version string) rolloutSpec {
+		return rolloutSpec{ID: id, Count: 2, Version: version, Update: `      max_parallel      = 1
+      health_check      = "task_states"
+      min_healthy_time  = "0s"
+      healthy_deadline  = "1m"
+      progress_deadline = "5m"`}
+	}
+	for _, id := range []string{"recover-a", "recover-b"} {
+		spec(id, "1").run(t, api)
+		waitRollout(t, api, id, 0, structs.DeploymentStatusSuccessful, 2*time.Minute)
+	}
+	spec("recover-a", "2").run(t, api)
+	waitRollout(t, api, "recover-a", 1, structs.DeploymentStatusSuccessful, 2*time.Minute)
+
+	// The survivor is a follower: it holds what the leader acknowledged.
+	leaderAddr, err := api.Status().Leader(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	survivor := s3
+	if leaderAddr == s3.raft {
+		survivor = s2
+	}
+	var want string
+	eventually(t, 30*time.Second, "every server to hold the same jobs and deployments", func() error {
+		var views []string
+		for _, s := range servers {
+			v, err := jobsAndDeployments(t, s)
+			if err != nil {
+				return err
+			}
+			views = append(views, v)
+		}
+		if views[0] != views[1] || views[1] != views[2] || !strings.Contains(views[0], "deployment") {
+			return fmt.Errorf("views differ:\n%s", strings.Join(views, "\n--\n"))
+		}
+		want = views[0]
+		return nil
+	})
+	_ = client.cmd.Process.Signal(syscall.SIGKILL)
+	for _, s := range servers {
+		_ = s.proc.cmd.Process.Signal(syscall.SIGKILL)
+		<-s.proc.done
+	}
+
+	id, err := os.ReadFile(filepath.Join(survivor.dir, "server-id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := fmt.Sprintf(`[{"id": %q, "address": %q, "non_voter": false}]`, strings.TrimSpace(string(id)), survivor.raft)
+	writeConfig(t, filepath.Join(survivor.dir, "raft", "peers.json"), peers)
+	survivor.proc = startAgentProc(t, survivor.name+"-recovered", survivor.http, "-config", survivor.config)
+
+	eventually(t, 30*time.Second, "the survivor to lead alone", func() error {
+		l, err := survivor.api(t).Status().Leader(ctx(t))
+		if err != nil {
+			return err
+		}
+		if l != survivor.raft {
+			return fmt.Errorf("leader %q", l)
+		}
+		return nil
+	})
+	got, err := jobsAndDeployments(t, survivor)
+	if err != nil || got != want {
+		t.Fatalf("after the recovery (%v):\n%s\nwant:\n%s", err, got, want)
+	}
+	waitSuffrage(t, survivor, 10*time.Second, survivor.name+":voter", survivor)
+	if _, err := os.Stat(filepath.Join(survivor.dir, "raft", "peers.json")); !os.IsNotExist(err) {
+		t.Fatalf("peers.json left after the recovery: %v", err)
+	}
+	acked := map[string]bool{}
+	register(t, &server{t: t, name: survivor.name, httpAddr: survivor.http}, "after-recovery", acked)
+	t.Logf("%s recovered alone, holding:\n%s", survivor.name, want)
 }
