@@ -1,6 +1,7 @@
 package deployment
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -14,19 +15,40 @@ import (
 // Rules, in order of precedence:
 //   - the job was stopped or purged, or a newer version was registered:
 //     the deployment is cancelled;
-//   - an unhealthy allocation in a group with progress_deadline = 0, or an
-//     unhealthy allocation with no reschedule attempts left, fails it
-//     ("Failed due to unhealthy allocations");
-//   - a running deployment past a group's require_progress_by fails ("Failed
-//     due to progress deadline") unless that group is done or holds healthy
-//     canaries waiting for promotion; a paused deployment never fails on it;
-//   - on failure, a failing group with auto_revert reverts to the stable job;
-//   - other unhealthy allocations are marked for replacement;
+//   - failures, each in a group (sorted by name) and in this order:
+//     an unhealthy allocation in a group with progress_deadline = 0, or
+//     one with no reschedule attempts left ("unhealthy allocations"),
+//     except in a group that tolerates failures (max_failed set, or
+//     resumed after a pause on them);
+//     more new allocs failed (the group's UnhealthyAllocs) than max_failed
+//     and than at the last pause on a failure (FailuresAtPause);
+//     on a running deployment, more of the job's allocs of the group not
+//     serving (obs.NotServing) than max_unhealthy while the group is not
+//     done;
+//     on a running deployment, a group past its require_progress_by,
+//     unless it is done or holds healthy canaries waiting for promotion;
+//   - on failures the deployment takes the failing groups' on_failure
+//     action: revert if any of them says revert, else fail if any says
+//     fail, else pause. The description is that of the first failure of a
+//     group with that action. Failing registers the stable job again when
+//     reverting; pausing records every group's failures (FailuresAtPause)
+//     and holds any checkpoint delay;
+//   - unhealthy allocations that may be rescheduled are marked for
+//     replacement;
+//   - a paused deployment whose checkpoint delay ended (ResumeAt) resumes;
+//     any other paused deployment waits (for ResumeAt, if set);
+//   - a group whose healthy allocs reach its next checkpoint pauses the
+//     deployment there (with ResumeAt = now + checkpoint_delay when set);
+//     the first such group by name, at the highest checkpoint reached.
+//     Checkpoints at or below the group's canaries are passed silently;
+//     none are looked at while the group's canaries await promotion, nor
+//     in a revert deployment or a job's first version;
 //   - once all canaries of every canary group are healthy and every canary
 //     group has auto_promote, they are promoted;
 //   - once every group is done the deployment is successful and its job
 //     version becomes stable;
-//   - otherwise the running description says whether promotion is awaited.
+//   - otherwise the running description says whether promotion is awaited,
+//     or that the deployment rolls out a revert.
 func Decide(obs Observation) Decision {
 	d := obs.Deployment
 	if d == nil || !d.Active() {
@@ -36,40 +58,61 @@ func Decide(obs Observation) Decision {
 		return Decision{Status: structs.DeploymentStatusCancelled, StatusDescription: desc}
 	}
 	groups := viewGroups(obs)
+	byName := make(map[string]*groupView, len(groups))
+	for _, g := range groups {
+		byName[g.name] = g
+	}
 	paused := d.Status == structs.DeploymentStatusPaused
 
-	unhealthy := checkUnhealthy(obs)
-	if len(unhealthy.failing) > 0 {
-		return fail(obs, structs.DeploymentStatusDescriptionFailedAllocations, unhealthy.failing)
-	}
-	if !paused {
-		var late []string
-		for _, g := range groups {
-			if g.failsDeadline(obs.Now) {
-				late = append(late, g.name)
-			}
-		}
-		if len(late) > 0 {
-			return fail(obs, structs.DeploymentStatusDescriptionProgressDeadline, late)
-		}
+	unhealthy := checkUnhealthy(obs, byName)
+	if fs := findFailures(obs, groups, unhealthy.failing, paused); len(fs) > 0 {
+		return onFailure(obs, groups, fs, unhealthy.reschedule)
 	}
 
 	var dec Decision
 	dec.MarkForReschedule = unhealthy.reschedule
 	dec.CreateEval = len(dec.MarkForReschedule) > 0
 	if paused {
+		if d.ResumeAt.IsZero() {
+			return dec
+		}
+		if obs.Now.Before(d.ResumeAt) {
+			dec.WakeAt = d.ResumeAt
+			return dec
+		}
+		dec.Status = structs.DeploymentStatusRunning
+		dec.StatusDescription = runningDescriptionOf(d, revertOf(obs))
+		dec.CreateEval = true
 		return dec
 	}
 	if newHealth(obs) {
 		dec.CreateEval = true
 	}
 
+	if g, i, ok := reachedCheckpoint(obs, groups); ok {
+		dec.Status = structs.DeploymentStatusPaused
+		dec.StatusDescription = structs.CheckpointDescription(g.update.Checkpoints[i].String(), g.name, g.healthy, g.state.DesiredTotal)
+		dec.CheckpointsReached = map[string]int{g.name: i + 1}
+		if delay := g.update.CheckpointDelay; delay > 0 {
+			dec.ResumeAt = obs.Now.Add(delay)
+			dec.WakeAt = dec.ResumeAt
+		}
+		// Paused, the scheduler starts nothing: the resume asks for the
+		// next pass.
+		dec.CreateEval = len(dec.MarkForReschedule) > 0
+		return dec
+	}
+
 	if promote := autoPromoteGroups(groups); len(promote) > 0 {
 		dec.Promote = true
 		dec.PromoteGroups = promote
 		dec.CreateEval = true
-		if d.StatusDescription != structs.DeploymentStatusDescriptionRunning {
-			dec.StatusDescription = structs.DeploymentStatusDescriptionRunning
+		want := structs.DeploymentStatusDescriptionRunning
+		if v := revertOf(obs); v != nil {
+			want = structs.RollbackDescription(*v)
+		}
+		if d.StatusDescription != want {
+			dec.StatusDescription = want
 		}
 		dec.WakeAt = wakeAt(groups, obs.Now)
 		return dec
@@ -81,11 +124,145 @@ func Decide(obs Observation) Decision {
 		dec.CreateEval = false
 		return dec
 	}
-	if want := runningDescription(d); d.StatusDescription != want {
+	if want := runningDescriptionOf(d, revertOf(obs)); d.StatusDescription != want {
 		dec.StatusDescription = want
 	}
 	dec.WakeAt = wakeAt(groups, obs.Now)
 	return dec
+}
+
+// revertOf is the version the deployment's job restores when a revert
+// registered it (C.5): the deployment's record, else the job's; nil
+// otherwise.
+func revertOf(obs Observation) *uint64 {
+	if obs.Deployment.RevertOf != nil {
+		return obs.Deployment.RevertOf
+	}
+	if obs.Job != nil && obs.Job.Version == obs.Deployment.JobVersion {
+		return obs.Job.RevertOf
+	}
+	return nil
+}
+
+// Kinds of failure, in order of precedence.
+const (
+	failureAllocs = iota
+	failureMaxFailed
+	failureMaxUnhealthy
+	failureDeadline
+)
+
+// failure is one reason for one group to fail the deployment.
+type failure struct {
+	group *groupView
+	kind  int
+	// pause is the description when the deployment pauses; fail the one
+	// when it fails (before any revert suffix).
+	pause, fail string
+}
+
+// findFailures lists the failures of the deployment's groups, by kind and
+// then group name. failing names the groups whose unhealthy allocations
+// fail them (checkUnhealthy).
+func findFailures(obs Observation, groups []*groupView, failing []string, paused bool) []failure {
+	var out []failure
+	for _, g := range groups {
+		s, total := g.state, g.state.DesiredTotal
+		if slices.Contains(failing, g.name) {
+			out = append(out, failure{g, failureAllocs,
+				structs.DeploymentStatusDescriptionPausedAllocations, structs.DeploymentStatusDescriptionFailedAllocations})
+		}
+		if n, ok := g.maxFailed(); ok {
+			if f := g.failures(); f > n && f > s.FailuresAtPause {
+				out = append(out, failure{g, failureMaxFailed,
+					structs.MaxFailedPauseDescription(f, total, n), structs.MaxFailedDescription(f, total, n)})
+			}
+		}
+		if paused {
+			continue
+		}
+		if n, ok := g.update.MaxUnhealthyFor(total); ok && obs.NotServing != nil && !g.done() {
+			if ns := obs.NotServing[g.name]; ns > n {
+				out = append(out, failure{g, failureMaxUnhealthy,
+					structs.MaxUnhealthyPauseDescription(ns, total, g.name, n), structs.MaxUnhealthyDescription(ns, total, g.name, n)})
+			}
+		}
+		if g.failsDeadline(obs.Now) {
+			out = append(out, failure{g, failureDeadline,
+				structs.DeploymentStatusDescriptionPausedProgressDeadline, structs.DeploymentStatusDescriptionProgressDeadline})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].kind < out[j].kind })
+	return out
+}
+
+// onFailure builds the decision for the failures fs (at least one): the
+// strongest of the failing groups' actions — revert, fail, pause — with
+// the description of the first failure of a group taking that action.
+func onFailure(obs Observation, groups []*groupView, fs []failure, reschedule []string) Decision {
+	rank := map[string]int{structs.OnFailurePause: 0, structs.OnFailureFail: 1, structs.OnFailureRevert: 2}
+	action := structs.OnFailurePause
+	for _, f := range fs {
+		if a := f.group.action(); rank[a] > rank[action] {
+			action = a
+		}
+	}
+	first := fs[0]
+	for _, f := range fs {
+		if f.group.action() == action {
+			first = f
+			break
+		}
+	}
+	if action != structs.OnFailurePause {
+		return fail(obs, first.fail, action == structs.OnFailureRevert)
+	}
+	d := obs.Deployment
+	dec := Decision{MarkForReschedule: reschedule, CreateEval: len(reschedule) > 0}
+	for _, g := range groups {
+		if f := g.failures(); f > g.state.FailuresAtPause {
+			if dec.FailuresAtPause == nil {
+				dec.FailuresAtPause = map[string]int{}
+			}
+			dec.FailuresAtPause[g.name] = f
+		}
+	}
+	// A pause on a failure holds a checkpoint delay (ResumeAt zero). One
+	// already written is not written again.
+	if d.Status != structs.DeploymentStatusPaused || d.StatusDescription != first.pause ||
+		!d.ResumeAt.IsZero() || len(dec.FailuresAtPause) > 0 {
+		dec.Status = structs.DeploymentStatusPaused
+		dec.StatusDescription = first.pause
+	}
+	return dec
+}
+
+// reachedCheckpoint finds the first group (by name) whose healthy allocs
+// reached a checkpoint beyond those it has reached, and the index of the
+// highest such checkpoint. Checkpoints at or below the group's canaries
+// are passed silently; a group awaiting promotion, a revert deployment and
+// a job's first version have none (C.3, C.5, C.9).
+func reachedCheckpoint(obs Observation, groups []*groupView) (*groupView, int, bool) {
+	if revertOf(obs) != nil || obs.Deployment.JobVersion == 0 {
+		return nil, 0, false
+	}
+	for _, g := range groups {
+		if g.update == nil || g.awaitingPromotion() {
+			continue
+		}
+		s := g.state
+		cps := g.update.CheckpointsFor(s.DesiredTotal)
+		hit := -1
+		for i := max(s.CheckpointsReached, 0); i < len(cps) && g.healthy >= cps[i]; i++ {
+			if cps[i] > s.DesiredCanaries {
+				hit = i
+			}
+		}
+		if hit >= 0 {
+			return g, hit, true
+		}
+	}
+	return nil, 0, false
 }
 
 // cancelReason reports whether the deployment is superseded: its job was
@@ -105,16 +282,16 @@ func cancelReason(obs Observation) (string, bool) {
 	return "", false
 }
 
-// fail builds the failure decision, with an auto revert when one of the
-// failing groups asks for it.
-func fail(obs Observation, base string, failing []string) Decision {
+// fail builds the failure decision with description base, registering the
+// stable job again when revert is set.
+func fail(obs Observation, base string, revert bool) Decision {
 	dec := Decision{
 		Status:            structs.DeploymentStatusFailed,
 		StatusDescription: base,
 		Fail:              true,
 		CreateEval:        true,
 	}
-	if autoRevert(obs.Deployment, failing) {
+	if revert {
 		job := obs.Job
 		if job == nil {
 			job = obs.LatestJob
@@ -124,10 +301,19 @@ func fail(obs Observation, base string, failing []string) Decision {
 	return dec
 }
 
-// autoRevert reports whether any of the named groups has auto_revert.
-func autoRevert(d *structs.Deployment, groups []string) bool {
+// autoRevert reports whether any of the named groups reverts on failure
+// (on_failure = "revert", or auto_revert).
+func autoRevert(d *structs.Deployment, job *structs.Job, groups []string) bool {
 	for _, name := range groups {
-		if s := d.TaskGroups[name]; s != nil && s.AutoRevert {
+		s := d.TaskGroups[name]
+		if s == nil {
+			continue
+		}
+		g := &groupView{name: name, state: s}
+		if tg := job.LookupTaskGroup(name); tg != nil {
+			g.update = tg.Update
+		}
+		if g.action() == structs.OnFailureRevert {
 			return true
 		}
 	}
@@ -135,8 +321,9 @@ func autoRevert(d *structs.Deployment, groups []string) bool {
 }
 
 // revertTarget returns the failure description and the job to register
-// again: none when there is no stable version or when it has the same
-// specification as the failed one.
+// again, marked as restoring the stable version (RevertOf): none when
+// there is no stable version or when it has the same specification as the
+// failed one.
 func revertTarget(base string, job, stable *structs.Job) (string, *structs.Job) {
 	if stable == nil {
 		return structs.DeploymentStatusDescriptionNoRollbackTarget(base), nil
@@ -144,7 +331,10 @@ func revertTarget(base string, job, stable *structs.Job) (string, *structs.Job) 
 	if job != nil && (stable.Version == job.Version || !stable.SpecChanged(job)) {
 		return structs.DeploymentStatusDescriptionRollbackNoop(base, stable.Version), nil
 	}
-	return structs.DeploymentStatusDescriptionRollback(base, stable.Version), stable.Copy()
+	revert := stable.Copy()
+	v := stable.Version
+	revert.RevertOf = &v
+	return structs.DeploymentStatusDescriptionRollback(base, stable.Version), revert
 }
 
 // newHealth reports whether an allocation turned healthy after the job's
@@ -199,7 +389,17 @@ func allDone(groups []*groupView) bool {
 
 // runningDescription is the description a running deployment should show.
 func runningDescription(d *structs.Deployment) string {
+	return runningDescriptionOf(d, d.RevertOf)
+}
+
+// runningDescriptionOf is the running description of d, which rolls out a
+// revert to version *revert when revert is set: awaited promotion first,
+// then the revert (C.5).
+func runningDescriptionOf(d *structs.Deployment, revert *uint64) string {
 	if !d.RequiresPromotion() {
+		if revert != nil {
+			return structs.RollbackDescription(*revert)
+		}
 		return structs.DeploymentStatusDescriptionRunning
 	}
 	for _, s := range d.TaskGroups {

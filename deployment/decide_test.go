@@ -2,6 +2,7 @@ package deployment
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,8 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // scenario is the observation a datadriven file builds up step by step.
 type scenario struct {
 	obs Observation
+	// last is the latest decision, which apply writes.
+	last Decision
 }
 
 // TestDecide runs the scenario files under testdata/decide. Each file
@@ -61,7 +64,61 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		sc.obs.Now = now
-		return formatDecision(Decide(sc.obs)), nil
+		sc.last = Decide(sc.obs)
+		return formatDecision(sc.last), nil
+	case "apply":
+		sc.apply()
+		return sc.show(), nil
+	case "health":
+		return "", sc.setHealth(t, td)
+	case "figures":
+		sc.useFigures()
+		return "", nil
+	case "not-serving":
+		sc.obs.NotServing = map[string]int{}
+		for _, arg := range td.CmdArgs {
+			n, err := strconv.Atoi(arg.Vals[0])
+			if err != nil {
+				return "", err
+			}
+			sc.obs.NotServing[arg.Key] = n
+		}
+		return "", nil
+	case "revert-of":
+		var v uint64
+		td.ScanArgs(t, "version", &v)
+		if td.HasArg("job-only") {
+			sc.obs.Job.RevertOf = &v
+		} else {
+			sc.obs.Deployment.RevertOf = &v
+		}
+		return "", nil
+	case "pause", "resume":
+		now, err := offsetArg(t, td, "now")
+		if err != nil {
+			return "", err
+		}
+		d, err := Pause(sc.obs.Deployment, td.Cmd == "pause", now)
+		if err != nil {
+			return "", err
+		}
+		sc.obs.Deployment = d
+		return sc.show(), nil
+	case "fail":
+		now, err := offsetArg(t, td, "now")
+		if err != nil {
+			return "", err
+		}
+		d, revert, err := Fail(sc.obs.Deployment, sc.obs.Job, sc.obs.StableJob, now)
+		if err != nil {
+			return "", err
+		}
+		sc.obs.Deployment = d
+		out := sc.show()
+		if revert != nil {
+			out += fmt.Sprintf("revert-to: version %d (revert of %d)\n", revert.Version, *revert.RevertOf)
+		}
+		return out, nil
 	}
 	return "", fmt.Errorf("unknown command %q", td.Cmd)
 }
@@ -142,11 +199,68 @@ func (sc *scenario) addGroup(t *testing.T, td *datadriven.TestData) error {
 		}
 		policy = p
 	}
+	u, err := updateArgs(t, td)
+	if err != nil {
+		return err
+	}
+	u.AutoRevert, u.AutoPromote, u.Canary, u.ProgressDeadline = s.AutoRevert, s.AutoPromote, s.DesiredCanaries, s.ProgressDeadline
+	if !td.HasArg("unrecorded") {
+		// As the scheduler records it; "unrecorded" stands for a
+		// deployment stored before the field existed.
+		s.OnFailure = u.OnFailure
+	}
+	td.MaybeScanArgs(t, "failures", &s.UnhealthyAllocs)
+	td.MaybeScanArgs(t, "failures-at-pause", &s.FailuresAtPause)
+	td.MaybeScanArgs(t, "checkpoints-reached", &s.CheckpointsReached)
 	sc.obs.Deployment.TaskGroups[name] = s
 	sc.obs.Job.TaskGroups = append(sc.obs.Job.TaskGroups, &structs.TaskGroup{
-		Name: name, Count: s.DesiredTotal, ReschedulePolicy: policy,
+		Name: name, Count: s.DesiredTotal, ReschedulePolicy: policy, Update: u,
 	})
 	return nil
+}
+
+// updateArgs reads the part C fields of a group's update block:
+// max-failed, max-unhealthy (N or N%), on-failure, checkpoints (a comma
+// list) and checkpoint-delay.
+func updateArgs(t *testing.T, td *datadriven.TestData) (*structs.UpdateStrategy, error) {
+	u := &structs.UpdateStrategy{MaxParallel: 1}
+	for _, f := range []struct {
+		key string
+		dst **structs.Amount
+	}{{"max-failed", &u.MaxFailed}, {"max-unhealthy", &u.MaxUnhealthy}} {
+		if !td.HasArg(f.key) {
+			continue
+		}
+		var v string
+		td.ScanArgs(t, f.key, &v)
+		a, err := structs.ParseAmount(v)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = &a
+	}
+	td.MaybeScanArgs(t, "on-failure", &u.OnFailure)
+	if td.HasArg("checkpoints") {
+		var v string
+		td.ScanArgs(t, "checkpoints", &v)
+		for _, c := range strings.Split(v, ",") {
+			a, err := structs.ParseAmount(c)
+			if err != nil {
+				return nil, err
+			}
+			u.Checkpoints = append(u.Checkpoints, a)
+		}
+	}
+	if td.HasArg("checkpoint-delay") {
+		var v string
+		td.ScanArgs(t, "checkpoint-delay", &v)
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, err
+		}
+		u.CheckpointDelay = d
+	}
+	return u, nil
 }
 
 // parsePolicy reads "unlimited", "none" or "ATTEMPTS/INTERVAL".
@@ -223,6 +337,7 @@ func (sc *scenario) addAlloc(t *testing.T, td *datadriven.TestData) error {
 	}
 	if s := sc.obs.Deployment.TaskGroups[group]; s != nil {
 		s.PlacedAllocs++
+		countVerdict(s, health)
 	}
 	sc.obs.Allocs = append(sc.obs.Allocs, a)
 	return nil
@@ -277,13 +392,141 @@ func offsetArg(t *testing.T, td *datadriven.TestData, key string) (time.Time, er
 	return t0.Add(d), nil
 }
 
-// formatDecision prints a decision with WakeAt relative to t0.
+// formatDecision prints a decision with ResumeAt and WakeAt relative to
+// t0.
 func formatDecision(d Decision) string {
-	wake := d.WakeAt
-	d.WakeAt = time.Time{}
+	wake, resume := d.WakeAt, d.ResumeAt
+	d.WakeAt, d.ResumeAt = time.Time{}, time.Time{}
 	s := d.String()
+	if !resume.IsZero() {
+		s += fmt.Sprintf("resume-at: +%s\n", resume.Sub(t0))
+	}
 	if !wake.IsZero() {
 		s += fmt.Sprintf("wake: +%s\n", wake.Sub(t0))
 	}
 	return s
+}
+
+// countVerdict counts a first health verdict in the group's counters, as
+// the store does.
+func countVerdict(s *structs.DeploymentState, health string) {
+	switch health {
+	case "healthy":
+		s.HealthyAllocs++
+	case "unhealthy":
+		s.UnhealthyAllocs++
+	}
+}
+
+// setHealth records a health report for an alloc: "health id=a1
+// healthy|unhealthy"; a first verdict moves the group's counters.
+func (sc *scenario) setHealth(t *testing.T, td *datadriven.TestData) error {
+	var id string
+	td.ScanArgs(t, "id", &id)
+	for _, a := range sc.obs.Allocs {
+		if a.ID != id {
+			continue
+		}
+		health := "unhealthy"
+		if td.HasArg("healthy") {
+			health = "healthy"
+		}
+		h := health == "healthy"
+		if a.DeploymentStatus.Healthy == nil {
+			countVerdict(sc.obs.Deployment.TaskGroups[a.TaskGroup], health)
+		}
+		a.DeploymentStatus.Healthy = &h
+		if td.HasArg("failed") {
+			a.ClientStatus = structs.AllocClientStatusFailed
+		}
+		return nil
+	}
+	return fmt.Errorf("no alloc %q", id)
+}
+
+// useFigures makes the next decisions read the live figures, counted from
+// the allocs as the store keeps them, instead of the allocs.
+func (sc *scenario) useFigures() {
+	sc.obs.Deployment.CountLiveFigures(sc.obs.Allocs)
+	sc.obs.FromFigures = true
+}
+
+// apply writes the latest decision into the scenario as the store would:
+// status and description with the pause times (from the decision's time),
+// the bookkeeping, a resume's new progress deadlines, a promotion and the
+// marks for replacement.
+func (sc *scenario) apply() {
+	dec, now := sc.last, sc.obs.Now
+	d := sc.obs.Deployment.Copy()
+	if dec.Promote {
+		for _, name := range dec.PromoteGroups {
+			s := d.TaskGroups[name]
+			s.Promoted = true
+			s.RequireProgressBy = now.Add(s.ProgressDeadline)
+		}
+	}
+	if dec.Status != "" || dec.StatusDescription != "" || len(dec.CheckpointsReached) > 0 || len(dec.FailuresAtPause) > 0 {
+		u := statusUpdate(d, dec)
+		wasPaused := d.Status == structs.DeploymentStatusPaused
+		switch {
+		case u.Status == structs.DeploymentStatusPaused && !wasPaused:
+			d.PausedAt, d.ResumeAt = now, u.ResumeAt
+		case u.Status == structs.DeploymentStatusPaused:
+			d.ResumeAt = u.ResumeAt
+		default:
+			d.PausedAt, d.ResumeAt = time.Time{}, time.Time{}
+		}
+		if wasPaused && u.Status == structs.DeploymentStatusRunning {
+			for _, s := range d.TaskGroups {
+				if s.ProgressDeadline > 0 {
+					s.RequireProgressBy = now.Add(s.ProgressDeadline)
+				}
+			}
+		}
+		for name, n := range u.CheckpointsReached {
+			d.TaskGroups[name].CheckpointsReached = n
+		}
+		for name, n := range u.FailuresAtPause {
+			d.TaskGroups[name].FailuresAtPause = n
+		}
+		d.Status, d.StatusDescription = u.Status, u.StatusDescription
+	}
+	sc.obs.Deployment = d
+	for _, id := range dec.MarkForReschedule {
+		for _, a := range sc.obs.Allocs {
+			if a.ID == id {
+				yes := true
+				a.DesiredTransition.Reschedule = &yes
+			}
+		}
+	}
+}
+
+// show prints the deployment's status and bookkeeping, times relative to
+// t0.
+func (sc *scenario) show() string {
+	d := sc.obs.Deployment
+	var b strings.Builder
+	fmt.Fprintf(&b, "deployment: %s: %s\n", d.Status, d.StatusDescription)
+	if !d.PausedAt.IsZero() {
+		fmt.Fprintf(&b, "paused-at: +%s\n", d.PausedAt.Sub(t0))
+	}
+	if !d.ResumeAt.IsZero() {
+		fmt.Fprintf(&b, "resume-at: +%s\n", d.ResumeAt.Sub(t0))
+	}
+	names := make([]string, 0, len(d.TaskGroups))
+	for name := range d.TaskGroups {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := d.TaskGroups[name]
+		fmt.Fprintf(&b, "group %s: failures=%d failures-at-pause=%d checkpoints-reached=%d", name,
+			s.UnhealthyAllocs, s.FailuresAtPause, s.CheckpointsReached)
+		if !s.RequireProgressBy.IsZero() {
+			fmt.Fprintf(&b, " rpb=+%s", s.RequireProgressBy.Sub(t0))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

@@ -26,6 +26,8 @@ type fakeStore struct {
 	requests []any
 	// failWrites makes the next n writes fail.
 	failWrites int
+	// jobAllocReads counts the reads of a job's allocations.
+	jobAllocReads int
 }
 
 var errInjected = errors.New("injected write failure")
@@ -123,6 +125,20 @@ func (f *fakeStore) AllocsByDeployment(ws WatchSet, id string) ([]*structs.Alloc
 	return out, nil
 }
 
+func (f *fakeStore) AllocsByJob(ws WatchSet, _, jobID string) ([]*structs.Allocation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	f.jobAllocReads++
+	var out []*structs.Allocation
+	for _, a := range f.allocs {
+		if a.JobID == jobID {
+			out = append(out, a.Copy())
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeStore) EvalsByJob(ws WatchSet, _, jobID string) ([]*structs.Evaluation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -165,10 +181,26 @@ func (f *fakeStore) UpdateDeploymentStatus(_ context.Context, req *structs.Deplo
 	u := req.DeploymentUpdate
 	return f.write("status "+u.Status+": "+u.StatusDescription, req, func(index uint64) {
 		d := f.deps[u.DeploymentID].Copy()
-		if d.Status == structs.DeploymentStatusPaused && u.Status == structs.DeploymentStatusRunning {
+		at := time.Unix(0, req.UpdatedAt)
+		wasPaused := d.Status == structs.DeploymentStatusPaused
+		if wasPaused && u.Status == structs.DeploymentStatusRunning {
 			for _, s := range d.TaskGroups {
-				s.RequireProgressBy = time.Unix(0, req.UpdatedAt).Add(s.ProgressDeadline)
+				s.RequireProgressBy = at.Add(s.ProgressDeadline)
 			}
+		}
+		switch {
+		case u.Status == structs.DeploymentStatusPaused && !wasPaused:
+			d.PausedAt, d.ResumeAt = at, u.ResumeAt
+		case u.Status == structs.DeploymentStatusPaused:
+			d.ResumeAt = u.ResumeAt
+		default:
+			d.PausedAt, d.ResumeAt = time.Time{}, time.Time{}
+		}
+		for name, n := range u.CheckpointsReached {
+			d.TaskGroups[name].CheckpointsReached = n
+		}
+		for name, n := range u.FailuresAtPause {
+			d.TaskGroups[name].FailuresAtPause = n
 		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 		d.ModifyIndex, d.ModifyTime = index, req.UpdatedAt

@@ -18,6 +18,52 @@ type groupView struct {
 	healthy int
 	// healthyCanaries counts the live healthy ones placed as canaries.
 	healthyCanaries int
+	// update is the group's update block in the deployment's job version;
+	// nil when the job is unknown (part C's policies are then off).
+	update *structs.UpdateStrategy
+}
+
+// action is the group's failure action (C.2): the deployment's record of
+// on_failure; for a deployment stored before it had one, on_failure of
+// the job's update block, else "revert" with auto_revert, else "fail".
+// An unknown word (validation refuses it) fails.
+func (g *groupView) action() string {
+	a := g.state.OnFailure
+	if a == "" && g.update != nil {
+		a = g.update.OnFailure
+	}
+	if a == "" && g.state.AutoRevert {
+		a = structs.OnFailureRevert
+	}
+	switch a {
+	case structs.OnFailurePause, structs.OnFailureRevert:
+		return a
+	}
+	return structs.OnFailureFail
+}
+
+// maxFailed is the group's max_failed for its desired total (C.2); ok is
+// false when it is not set.
+func (g *groupView) maxFailed() (n int, ok bool) {
+	return g.update.MaxFailedFor(g.state.DesiredTotal)
+}
+
+// failures is the number of allocs of the new version that failed during
+// the deployment: the cumulative first-verdict counter UnhealthyAllocs
+// (an alloc that dies is marked unhealthy at once).
+func (g *groupView) failures() int { return g.state.UnhealthyAllocs }
+
+// toleratesFailures reports whether an unhealthy new alloc leaves the
+// deployment running (it is replaced per its reschedule policy): with
+// max_failed set, whose threshold decides instead; or in a group that
+// pauses on failure and was paused on every failure so far (a resume
+// continues past them).
+func (g *groupView) toleratesFailures() bool {
+	if _, ok := g.maxFailed(); ok {
+		return true
+	}
+	return g.action() == structs.OnFailurePause && g.state.FailuresAtPause > 0 &&
+		g.failures() <= g.state.FailuresAtPause
 }
 
 // done reports whether the group reached its goal: promoted if it has
@@ -95,6 +141,9 @@ func viewGroups(obs Observation) []*groupView {
 			continue
 		}
 		g := &groupView{name: name, state: s, created: created}
+		if tg := obs.Job.LookupTaskGroup(name); tg != nil {
+			g.update = tg.Update
+		}
 		byName[name] = g
 		if obs.FromFigures {
 			g.healthy, g.healthyCanaries = s.LiveHealthyAllocs, s.LiveHealthyCanaries

@@ -2,6 +2,7 @@ package deployment
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -37,6 +38,11 @@ type Observation struct {
 	// healthy allocation whose health was recorded after it calls for a
 	// new scheduling pass.
 	LatestEvalIndex uint64
+	// NotServing counts, per group, the job's allocations of any version
+	// that serve nothing (structs.Allocation.NotServing), for max_unhealthy
+	// (C.2). The watcher reads the job's allocations for it only when a
+	// group of the job sets max_unhealthy; nil leaves the rule out.
+	NotServing map[string]int
 	// Now is the time of the decision, stamped by the leader.
 	Now time.Time
 }
@@ -67,12 +73,26 @@ type Decision struct {
 	// WakeAt is the next time the deployment must be looked at again even
 	// if nothing changes; zero if none.
 	WakeAt time.Time
+
+	// Rollout bookkeeping (part C), written with the status change into
+	// the replicated deployment (structs.DeploymentStatusUpdate).
+
+	// CheckpointsReached sets the named groups' CheckpointsReached: a
+	// pause at a checkpoint (C.3).
+	CheckpointsReached map[string]int
+	// FailuresAtPause sets the named groups' FailuresAtPause: a pause on a
+	// failure (C.2), so that a resume pauses again only on a newer one.
+	FailuresAtPause map[string]int
+	// ResumeAt, with Status paused, is when the pause ends by itself
+	// (checkpoint_delay); zero: an operator must resume.
+	ResumeAt time.Time
 }
 
 // Changed reports whether the decision asks for any write.
 func (d Decision) Changed() bool {
 	return d.Status != "" || d.StatusDescription != "" || d.Promote || d.Fail ||
-		d.RevertTo != nil || d.Stable || len(d.MarkForReschedule) > 0 || d.CreateEval
+		d.RevertTo != nil || d.Stable || len(d.MarkForReschedule) > 0 || d.CreateEval ||
+		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0
 }
 
 // String renders the decision one field per line, in a fixed order, for
@@ -101,6 +121,15 @@ func (d Decision) String() string {
 	if len(d.MarkForReschedule) > 0 {
 		line("reschedule", strings.Join(d.MarkForReschedule, ","))
 	}
+	if len(d.CheckpointsReached) > 0 {
+		line("checkpoints-reached", formatCounts(d.CheckpointsReached))
+	}
+	if len(d.FailuresAtPause) > 0 {
+		line("failures-at-pause", formatCounts(d.FailuresAtPause))
+	}
+	if !d.ResumeAt.IsZero() {
+		line("resume-at", d.ResumeAt.UTC().Format(time.RFC3339Nano))
+	}
 	if d.CreateEval {
 		line("eval", "true")
 	}
@@ -111,4 +140,18 @@ func (d Decision) String() string {
 		line("wake", d.WakeAt.UTC().Format(time.RFC3339Nano))
 	}
 	return b.String()
+}
+
+// formatCounts renders per-group counts as "api=1,web=2", by group name.
+func formatCounts(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s=%d", name, m[name])
+	}
+	return strings.Join(parts, ",")
 }

@@ -19,9 +19,11 @@ type unhealthyResult struct {
 // checkUnhealthy sorts the deployment's unhealthy allocations (A.10): with
 // progress_deadline = 0 the first one fails the deployment; otherwise each
 // is replaced per its reschedule policy while the deadline runs, and one
-// with no attempts left fails the deployment at once.
-func checkUnhealthy(obs Observation) unhealthyResult {
-	d := obs.Deployment
+// with no attempts left fails the deployment at once. In a group that
+// tolerates failures (max_failed set, or resumed past a pause on them; see
+// groupView.toleratesFailures) none fails the deployment: each is replaced
+// while it has attempts left.
+func checkUnhealthy(obs Observation, groups map[string]*groupView) unhealthyResult {
 	var res unhealthyResult
 	if obs.FromFigures {
 		// The watcher reads the allocations whenever one is unhealthy.
@@ -32,11 +34,12 @@ func checkUnhealthy(obs Observation) unhealthyResult {
 		if a == nil || !a.IsUnhealthy() {
 			continue
 		}
-		s := d.TaskGroups[a.TaskGroup]
-		if s == nil {
+		g := groups[a.TaskGroup]
+		if g == nil {
 			continue
 		}
-		if s.ProgressDeadline == 0 {
+		tolerant := g.toleratesFailures()
+		if g.state.ProgressDeadline == 0 && !tolerant {
 			failing[a.TaskGroup] = true
 			continue
 		}
@@ -45,7 +48,9 @@ func checkUnhealthy(obs Observation) unhealthyResult {
 			continue
 		}
 		if !rescheduleAttemptsLeft(policyFor(obs.Job, a), a, obs.Now) {
-			failing[a.TaskGroup] = true
+			if !tolerant {
+				failing[a.TaskGroup] = true
+			}
 			continue
 		}
 		if !a.DesiredTransition.ShouldReschedule() {

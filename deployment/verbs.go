@@ -73,8 +73,14 @@ func Promote(d *structs.Deployment, groups []string, allocs []*structs.Allocatio
 }
 
 // Pause validates pausing (pause = true) or resuming (false) the deployment
-// and returns the changed deployment. Resuming restarts every group's
-// progress deadline from now, so time spent paused never counts against it.
+// and returns the changed deployment. Pausing a running deployment records
+// PausedAt = now; pausing a paused one holds it: a checkpoint delay
+// (ResumeAt) no longer resumes it, and the description says it is paused.
+// Resuming continues after any pause — an operator's, a checkpoint's or a
+// failure's (FailuresAtPause and CheckpointsReached are kept, so only a
+// newer failure or the next checkpoint pauses it again) — and restarts
+// every group's progress deadline from now, so time spent paused never
+// counts against it.
 func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deployment, error) {
 	if d == nil {
 		return nil, ErrNoDeployment
@@ -88,14 +94,19 @@ func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deploymen
 	out := d.Copy()
 	out.ModifyTime = now.UnixNano()
 	if pause {
+		if d.Status != structs.DeploymentStatusPaused {
+			out.PausedAt = now
+		}
 		out.Status = structs.DeploymentStatusPaused
 		out.StatusDescription = structs.DeploymentStatusDescriptionPaused
+		out.ResumeAt = time.Time{}
 		return out, nil
 	}
 	if d.Status == structs.DeploymentStatusRunning {
 		return out, nil
 	}
 	out.Status = structs.DeploymentStatusRunning
+	out.PausedAt, out.ResumeAt = time.Time{}, time.Time{}
 	for _, s := range out.TaskGroups {
 		if s != nil && s.ProgressDeadline > 0 {
 			s.RequireProgressBy = now.Add(s.ProgressDeadline)
@@ -106,9 +117,11 @@ func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deploymen
 }
 
 // Fail validates failing the deployment by hand and returns the failed
-// deployment and, when a group has auto_revert, the stable job to register
-// again (nil when there is none or it has job's specification). job is the
-// version the deployment rolls out.
+// deployment and, when a group reverts on failure (on_failure = "revert"
+// or auto_revert), the stable job to register again, marked RevertOf (nil
+// when there is none or it has job's specification). job is the version
+// the deployment rolls out. A paused deployment fails too: that is how an
+// operator ends one paused on a failure or at a checkpoint.
 func Fail(d *structs.Deployment, job, stable *structs.Job, now time.Time) (*structs.Deployment, *structs.Job, error) {
 	if d == nil {
 		return nil, nil, ErrNoDeployment
@@ -120,12 +133,13 @@ func Fail(d *structs.Deployment, job, stable *structs.Job, now time.Time) (*stru
 	out.Status = structs.DeploymentStatusFailed
 	out.StatusDescription = structs.DeploymentStatusDescriptionFailedByUser
 	out.ModifyTime = now.UnixNano()
+	out.PausedAt, out.ResumeAt = time.Time{}, time.Time{}
 	var revert *structs.Job
 	names := make([]string, 0, len(d.TaskGroups))
 	for name := range d.TaskGroups {
 		names = append(names, name)
 	}
-	if autoRevert(d, names) {
+	if autoRevert(d, job, names) {
 		out.StatusDescription, revert = revertTarget(out.StatusDescription, job, stable)
 	}
 	return out, revert, nil

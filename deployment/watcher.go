@@ -158,6 +158,8 @@ func (w *Watcher) step(ctx context.Context, ws memdb.WatchSet, id string) (time.
 // allocations are read (and watched) only when NeedsAllocs; otherwise the
 // deployment's live figures stand for them, and the deployment row, which
 // the store rewrites whenever a figure moves, is what wakes the watcher.
+// The job's allocations of every version are read (and watched) only when
+// a group sets max_unhealthy, for Observation.NotServing.
 func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observation, error) {
 	obs := Observation{Now: now}
 	d, err := w.state.DeploymentByID(ws, id)
@@ -184,12 +186,45 @@ func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observat
 	} else {
 		obs.FromFigures = true
 	}
+	if limitsUnhealthy(obs.Job) {
+		all, err := w.state.AllocsByJob(ws, d.Namespace, d.JobID)
+		if err != nil {
+			return obs, wrapRead("job allocs", err)
+		}
+		obs.NotServing = countNotServing(all)
+	}
 	evals, err := w.state.EvalsByJob(ws, d.Namespace, d.JobID)
 	if err != nil {
 		return obs, wrapRead("evals", err)
 	}
 	obs.LatestEvalIndex = passIndex(evals, now)
 	return obs, nil
+}
+
+// limitsUnhealthy reports whether a group of the job sets max_unhealthy,
+// for which the watcher reads (and watches) all the job's allocations.
+func limitsUnhealthy(job *structs.Job) bool {
+	if job == nil {
+		return false
+	}
+	for _, tg := range job.TaskGroups {
+		if tg != nil && tg.Update != nil && tg.Update.MaxUnhealthy != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// countNotServing counts per group the allocations that serve nothing
+// (Observation.NotServing); the map is never nil.
+func countNotServing(allocs []*structs.Allocation) map[string]int {
+	out := map[string]int{}
+	for _, a := range allocs {
+		if a.NotServing() {
+			out[a.TaskGroup]++
+		}
+	}
+	return out
 }
 
 // passIndex is the newest state a scheduling pass of the job has read or

@@ -112,6 +112,9 @@ func TestWatcherDeadlineFiresAtWakeAt(t *testing.T) {
 		if req.Job == nil || req.Job.Meta["v"] != "0" || req.Job.Stable {
 			t.Errorf("revert job not in the same write: %+v", req.Job)
 		}
+		if req.Job.RevertOf == nil || *req.Job.RevertOf != 0 {
+			t.Errorf("revert job not marked as restoring version 0: %v", req.Job.RevertOf)
+		}
 		if req.Eval == nil || req.Eval.CreateTime != deadline.UnixNano() ||
 			req.Eval.TriggeredBy != structs.EvalTriggerDeploymentWatcher || req.Eval.DeploymentID != "d1" {
 			t.Errorf("eval not in the same write or badly stamped: %+v", req.Eval)

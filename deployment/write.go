@@ -41,14 +41,19 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 		// description change waits for the next pass.
 		dec.StatusDescription = ""
 	}
-	if dec.Status != "" || dec.StatusDescription != "" {
+	if dec.Status != "" || dec.StatusDescription != "" || len(dec.CheckpointsReached) > 0 || len(dec.FailuresAtPause) > 0 {
 		req := &structs.DeploymentStatusUpdateRequest{
 			DeploymentUpdate: statusUpdate(d, dec),
 			UpdatedAt:        now.UnixNano(),
 		}
 		if dec.RevertTo != nil {
+			// An auto revert (auto_revert, on_failure = "revert"): the
+			// version registered says which one it restores, so that its
+			// deployment skips canaries, first batch and checkpoints.
 			job := dec.RevertTo.Copy()
 			job.Stable = false
+			v := dec.RevertTo.Version
+			job.RevertOf = &v
 			req.Job = job
 		}
 		if dec.Status != "" {
@@ -82,9 +87,21 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 	return nil
 }
 
-// statusUpdate fills the unchanged half of a status change from d.
+// statusUpdate fills the unchanged half of a status change from d, and
+// carries the decision's bookkeeping. ResumeAt is the decision's on a
+// pause decision (zero holds the deployment); a change that leaves a
+// paused deployment paused otherwise keeps its ResumeAt.
 func statusUpdate(d *structs.Deployment, dec Decision) *structs.DeploymentStatusUpdate {
-	u := &structs.DeploymentStatusUpdate{DeploymentID: d.ID, Status: dec.Status, StatusDescription: dec.StatusDescription}
+	u := &structs.DeploymentStatusUpdate{
+		DeploymentID: d.ID, Status: dec.Status, StatusDescription: dec.StatusDescription,
+		CheckpointsReached: dec.CheckpointsReached, FailuresAtPause: dec.FailuresAtPause,
+	}
+	switch {
+	case dec.Status == structs.DeploymentStatusPaused:
+		u.ResumeAt = dec.ResumeAt
+	case dec.Status == "" && d.Status == structs.DeploymentStatusPaused:
+		u.ResumeAt = d.ResumeAt
+	}
 	if u.Status == "" {
 		u.Status = d.Status
 	}

@@ -208,3 +208,31 @@ func CheckpointDescription(checkpoint, group string, healthy, count int) string 
 func MaxFailedPauseDescription(failed, count, maxFailed int) string {
 	return fmt.Sprintf("Deployment paused: %d of %d allocations of the new version failed, over max_failed %d", failed, count, maxFailed)
 }
+
+// Descriptions of the failures of part C's thresholds and of on_failure =
+// "pause" (C.2). With "fail" or "revert" a progress deadline or unhealthy
+// allocations keep part A's descriptions.
+const (
+	DeploymentStatusDescriptionPausedProgressDeadline = "Deployment paused due to progress deadline"
+	DeploymentStatusDescriptionPausedAllocations      = "Deployment paused due to unhealthy allocations"
+)
+
+// MaxFailedDescription is the description of a deployment failed because
+// too many allocs of the new version failed (C.2, on_failure "fail" or
+// "revert").
+func MaxFailedDescription(failed, count, maxFailed int) string {
+	return fmt.Sprintf("Failed: %d of %d allocations of the new version failed, over max_failed %d", failed, count, maxFailed)
+}
+
+// MaxUnhealthyPauseDescription is the description of a deployment paused
+// because too many allocs of a group serve nothing (C.2).
+func MaxUnhealthyPauseDescription(notServing, count int, group string, maxUnhealthy int) string {
+	return fmt.Sprintf("Deployment paused: %d of %d allocations of group %s are not serving, over max_unhealthy %d", notServing, count, group, maxUnhealthy)
+}
+
+// MaxUnhealthyDescription is the description of a deployment failed
+// because too many allocs of a group serve nothing (C.2, on_failure "fail"
+// or "revert").
+func MaxUnhealthyDescription(notServing, count int, group string, maxUnhealthy int) string {
+	return fmt.Sprintf("Failed: %d of %d allocations of group %s are not serving, over max_unhealthy %d", notServing, count, group, maxUnhealthy)
+}

@@ -85,6 +85,12 @@ func (v *View) AllocsByDeployment(ws deployment.WatchSet, id string) (a []*struc
 	return a, err
 }
 
+// AllocsByJob returns the job's allocations, of every version.
+func (v *View) AllocsByJob(ws deployment.WatchSet, namespace, jobID string) (a []*structs.Allocation, err error) {
+	err = v.read(ws, func(s *state.Snapshot) error { a, err = s.AllocsByJob(namespace, jobID); return err })
+	return a, err
+}
+
 // EvalsByJob returns the job's evaluations.
 func (v *View) EvalsByJob(ws deployment.WatchSet, namespace, jobID string) (e []*structs.Evaluation, err error) {
 	err = v.read(ws, func(s *state.Snapshot) error { e, err = s.EvalsByJob(namespace, jobID); return err })

@@ -81,12 +81,21 @@ func (w *storeWriter) UpsertEvals(_ context.Context, req *structs.EvalUpdateRequ
 // two allocs of version 1 in deployment d1 at now.
 func setup(t *testing.T, w *storeWriter, autoRevert bool) {
 	t.Helper()
+	setupWith(t, w, autoRevert, nil)
+}
+
+// setupWith is setup with the job's group changed by upd, if set.
+func setupWith(t *testing.T, w *storeWriter, autoRevert bool, upd func(*structs.TaskGroup)) {
+	t.Helper()
 	s := w.s
 	now := time.Now()
 	v0 := &structs.Job{ID: "web", Namespace: "default", Type: structs.JobTypeService, Priority: 50,
 		Meta: map[string]string{"v": "0"},
 		TaskGroups: []*structs.TaskGroup{{Name: "web", Count: 2, Update: structs.DefaultUpdateStrategy(),
 			ReschedulePolicy: structs.DefaultReschedulePolicy(structs.JobTypeService)}}}
+	if upd != nil {
+		upd(v0.TaskGroups[0])
+	}
 	eval := func(id string) *structs.Evaluation {
 		return &structs.Evaluation{ID: id, Namespace: "default", JobID: "web", Status: structs.EvalStatusComplete}
 	}
