@@ -55,6 +55,9 @@ func (s *Server) registerJob(ctx context.Context, job *structs.Job, enforceIndex
 	if rb, ok := s.backend.(JobRegisterBackend); ok {
 		return rb.RegisterJob(ctx, job, enforceIndex, jobModifyIndex)
 	}
+	// Only a revert marks the version it registers (RevertOf).
+	job = job.Copy()
+	job.RevertOf = nil
 	now := s.now().UnixNano()
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),

@@ -123,9 +123,10 @@ func (l *Leader) PromoteDeployment(ctx context.Context, id string, groups []stri
 }
 
 // FailDeployment marks an active deployment failed by hand ("Deployment
-// marked as failed"). When a group has auto_revert and a stable version
-// with another spec exists, the same entry registers that version again
-// and RevertedJobVersion names it.
+// marked as failed"), paused or not. When a group reverts on failure
+// (auto_revert, on_failure = "revert") and a stable version with another
+// spec exists, the same entry registers that version again, marked
+// RevertOf it, and RevertedJobVersion names it.
 func (l *Leader) FailDeployment(ctx context.Context, id string) (*structs.DeploymentUpdateResponse, error) {
 	snap, d, err := l.opDeployment(id)
 	if err != nil {
@@ -158,9 +159,11 @@ func (l *Leader) FailDeployment(ctx context.Context, id string) (*structs.Deploy
 	if revert != nil {
 		j := revert.Copy()
 		j.Stable = false
-		req.Job = j
 		v := revert.Version
-		out.RevertedJobVersion = &v
+		j.RevertOf = &v
+		req.Job = j
+		rv := revert.Version
+		out.RevertedJobVersion = &rv
 	}
 	_, index, err := l.apply(ctx, fsm.DeploymentStatusUpdateRequestType, req)
 	if err != nil {
@@ -173,6 +176,8 @@ func (l *Leader) FailDeployment(ctx context.Context, id string) (*structs.Deploy
 // PauseDeployment pauses (pause = true) or resumes an active deployment.
 // Resuming restarts every group's progress deadline and creates an
 // evaluation, so the rollout continues at once; pausing creates none.
+// Pausing a deployment that waits out a checkpoint delay holds it: the
+// update carries no ResumeAt.
 func (l *Leader) PauseDeployment(ctx context.Context, id string, pause bool) (*structs.DeploymentUpdateResponse, error) {
 	snap, d, err := l.opDeployment(id)
 	if err != nil {

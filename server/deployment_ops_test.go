@@ -134,6 +134,9 @@ func TestDeploymentVerbsOnTheLeader(t *testing.T) {
 	if cur.Version != 2 || cur.TaskGroups[0].Tasks[0].Config["run_for"] != "1h" {
 		t.Fatalf("current job after revert: v%d %v", cur.Version, cur.TaskGroups[0].Tasks[0].Config)
 	}
+	if cur.RevertOf == nil || *cur.RevertOf != 0 {
+		t.Fatalf("the reverted version is not marked as restoring version 0: %v", cur.RevertOf)
+	}
 
 	// Every verb is refused on the terminal deployment.
 	_, err = h.leader.FailDeployment(h.ctx, d.ID)
@@ -202,6 +205,18 @@ func TestRevertAndStability(t *testing.T) {
 	if resp.JobVersion != 2 || cur.Version != 2 || cur.TaskGroups[0].Tasks[0].Config["run_for"] != "1h" ||
 		resp.JobModifyIndex != cur.JobModifyIndex || ev == nil || ev.TriggeredBy != structs.EvalTriggerJobRegister {
 		t.Fatalf("after revert: answer %+v, job v%d, eval %+v", resp, cur.Version, ev)
+	}
+	if cur.RevertOf == nil || *cur.RevertOf != 0 {
+		t.Fatalf("the reverted version is not marked as restoring version 0: %v", cur.RevertOf)
+	}
+	// A submitted job never carries the mark: only a revert sets it.
+	v3 := v0.Copy()
+	v3.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "3h"}
+	v3.RevertOf = &one
+	_, err = h.leader.RegisterJob(h.ctx, v3)
+	must(t, err)
+	if cur, _ = h.store().Snapshot().JobByID(structs.DefaultNamespace, "web"); cur.Version != 3 || cur.RevertOf != nil {
+		t.Fatalf("submitted job v%d kept RevertOf %v", cur.Version, cur.RevertOf)
 	}
 
 	st, err := h.leader.SetJobStability(h.ctx, "", "web", 1, true)

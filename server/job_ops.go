@@ -8,8 +8,9 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// RevertJob registers an earlier version of a job again, as a new version,
-// with a job-register evaluation, in one entry. With enforcePriorVersion
+// RevertJob registers an earlier version of a job again, as a new version
+// marked RevertOf that version, with a job-register evaluation, in one
+// entry. With enforcePriorVersion
 // set, the job's current version must be that one. Reverting to the
 // current version is refused (ErrRevertRefused, matching
 // state.ErrInvalid); an unknown job or version wraps state.ErrNotFound.
@@ -44,6 +45,10 @@ func (l *Leader) RevertJob(ctx context.Context, namespace, jobID string, version
 	}
 	j := target.Copy()
 	j.Stable = false
+	// The version registered says which one it restores, so that its
+	// deployment skips canaries, first batch and checkpoints (C.5).
+	v := target.Version
+	j.RevertOf = &v
 	now := l.clock.Now().UnixNano()
 	eval := l.jobEval(namespace, jobID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
 	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now})

@@ -42,6 +42,9 @@ func (l *Leader) registerJob(ctx context.Context, job *structs.Job, enforce bool
 		return nil, fmt.Errorf("%w: job without ID", ErrInvalidRequest)
 	}
 	j := job.Copy()
+	// Only a revert marks the version it registers (RevertJob, the
+	// deployment watcher); a submitted job never restores one.
+	j.RevertOf = nil
 	if j.Namespace == "" {
 		j.Namespace = structs.DefaultNamespace
 	}
