@@ -16,4 +16,7 @@ server {
   bootstrap_expect = 3
   # HTTP addresses of the two other servers.
   retry_join = ["127.0.0.1:4656", "127.0.0.1:4666"]
+  # The cluster's join secret, the same on every server: joins not signed
+  # with it are refused. Generate your own (openssl rand -hex 32).
+  join_token = "example-only-replace-me"
 }
