@@ -183,7 +183,12 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	placing := len(missing) + len(newCanaries)
 	if rolling && (changes > 0 || placing > 0 && !r.hadRunning) {
 		if r.deployment == nil || r.deployment.TaskGroups[tg.Name] == nil {
-			r.wantState(tg, tg.Count, desiredCanaries)
+			s := r.wantState(tg, tg.Count, desiredCanaries)
+			if changes == 0 {
+				// The group's first version places everything at once
+				// (C.9): none of its checkpoints applies.
+				s.CheckpointsReached = len(tg.Update.Checkpoints)
+			}
 		}
 	}
 

@@ -134,8 +134,15 @@ func (p *Plan) String() string {
 		fmt.Fprintf(&b, "deployment %s job-version=%d status=%s %q\n", d.ID, d.JobVersion, d.Status, d.StatusDescription)
 		for _, g := range sortedKeys(d.TaskGroups) {
 			s := d.TaskGroups[g]
-			fmt.Fprintf(&b, "  group %s: desired-total=%d desired-canaries=%d promoted=%t auto-revert=%t auto-promote=%t progress-deadline=%s\n",
+			fmt.Fprintf(&b, "  group %s: desired-total=%d desired-canaries=%d promoted=%t auto-revert=%t auto-promote=%t progress-deadline=%s",
 				g, s.DesiredTotal, s.DesiredCanaries, s.Promoted, s.AutoRevert, s.AutoPromote, s.ProgressDeadline)
+			if s.OnFailure != "" && s.OnFailure != structs.OnFailureFail {
+				fmt.Fprintf(&b, " on-failure=%s", s.OnFailure)
+			}
+			if s.CheckpointsReached > 0 {
+				fmt.Fprintf(&b, " checkpoints-reached=%d", s.CheckpointsReached)
+			}
+			b.WriteByte('\n')
 		}
 	}
 	for _, u := range p.DeploymentUpdates {

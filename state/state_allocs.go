@@ -124,7 +124,9 @@ func (s *Store) UpdateAllocsFromClient(index uint64, req *structs.AllocClientUpd
 // skipped. A health verdict equal to the stored one is not recorded again.
 // A deployment health set for the first time (Healthy from unset
 // to true or false) counts once in the deployment's HealthyAllocs or
-// UnhealthyAllocs; a healthy one also moves the group's RequireProgressBy
+// UnhealthyAllocs, and a healthy allocation of a deployment that then
+// fails counts once more in UnhealthyAllocs (so that it counts the new
+// version's failures, which max_failed limits); a healthy one also moves the group's RequireProgressBy
 // to its time + ProgressDeadline. The health time is the DeploymentStatus
 // Timestamp, or req.UpdatedAt when unset. The request's evals are stored.
 func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientUpdateRequest) error {
@@ -143,6 +145,13 @@ func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientU
 		a := rewrite(existing)
 		if u.ClientStatus != "" {
 			a.ClientStatus = t.strs.str(u.ClientStatus)
+		}
+		if a.DeploymentID != "" && existing.IsHealthy() && a.ClientStatus == structs.AllocClientStatusFailed &&
+			existing.ClientStatus != structs.AllocClientStatusFailed {
+			// A new alloc that was healthy and then failed is a failure of
+			// its version too (max_failed counts it), though its health
+			// verdict stays.
+			d.health(a, false, time.Time{})
 		}
 		a.ClientDescription = t.strs.str(u.ClientDescription)
 		if u.TaskStates != nil {

@@ -223,3 +223,21 @@ func TestLatestDeploymentByJob(t *testing.T) {
 		t.Fatalf("DeploymentsByIDPrefix = %d", n)
 	}
 }
+
+// A new alloc that was healthy and then fails counts as a failure of its
+// version (UnhealthyAllocs, which max_failed limits), once.
+func TestHealthyThenFailedCountsAsFailure(t *testing.T) {
+	s := newStore(t)
+	dep, allocs := deployed(t, s, 2, 0)
+	must(t, s.UpdateAllocsFromClient(3, &structs.AllocClientUpdateRequest{
+		Allocs: []*structs.Allocation{health(allocs[0].ID, true, statetest.T0), health(allocs[1].ID, true, statetest.T0)},
+	}))
+	failed := &structs.Allocation{ID: allocs[0].ID, ClientStatus: structs.AllocClientStatusFailed}
+	must(t, s.UpdateAllocsFromClient(4, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{failed}}))
+	// The same report again counts nothing more.
+	must(t, s.UpdateAllocsFromClient(5, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{failed}}))
+	g := get[*structs.Deployment](t)(s.Snapshot().DeploymentByID(dep.ID)).TaskGroups["web"]
+	if g.HealthyAllocs != 2 || g.UnhealthyAllocs != 1 {
+		t.Fatalf("healthy %d unhealthy %d, want 2 and 1", g.HealthyAllocs, g.UnhealthyAllocs)
+	}
+}
