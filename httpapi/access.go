@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/internal/joinauth"
@@ -118,4 +119,32 @@ func (s *Server) checkJoin(r *http.Request, body []byte) error {
 		return Errorf(http.StatusForbidden, "join refused: this server has no join_token, and then accepts joins from loopback addresses only: %w", ErrForbidden)
 	}
 	return nil
+}
+
+// logLimiter says whether an event from a host is the first in a minute,
+// so that a misconfigured server retrying its join every 300ms is logged
+// once a minute, not three times a second.
+type logLimiter struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+func (l *logLimiter) first(remoteAddr string, now time.Time) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last = map[string]time.Time{}
+	}
+	if t, ok := l.last[host]; ok && now.Sub(t) < time.Minute {
+		return false
+	}
+	if len(l.last) > 1024 {
+		clear(l.last)
+	}
+	l.last[host] = now
+	return true
 }

@@ -112,3 +112,23 @@ func TestEveryMembershipAndSnapshotRouteIsGuarded(t *testing.T) {
 		}
 	}
 }
+
+func TestRefusedJoinsAreLoggedOnceAMinutePerHost(t *testing.T) {
+	var l logLimiter
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		addr string
+		at   time.Duration
+		want bool
+	}{
+		{"10.0.0.1:1000", 0, true},
+		{"10.0.0.1:1001", 300 * time.Millisecond, false},
+		{"10.0.0.2:1000", time.Second, true},
+		{"10.0.0.1:1002", 59 * time.Second, false},
+		{"10.0.0.1:1003", 61 * time.Second, true},
+	} {
+		if got := l.first(c.addr, t0.Add(c.at)); got != c.want {
+			t.Errorf("%s at %s: %t, want %t", c.addr, c.at, got, c.want)
+		}
+	}
+}

@@ -53,7 +53,9 @@ func (s *Server) internalJoin(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, Errorf(http.StatusBadRequest, "reading the request body: %w", err)
 	}
 	if err := s.checkJoin(r, body); err != nil {
-		s.logger.Warn("join refused", "remote", r.RemoteAddr, "error", err)
+		if s.refusedJoins.first(r.RemoteAddr, s.now()) {
+			s.logger.Warn("join refused (logged once a minute per address)", "remote", r.RemoteAddr, "error", err)
+		}
 		return nil, err
 	}
 	var req structs.ServerJoinRequest

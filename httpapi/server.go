@@ -51,6 +51,8 @@ type Server struct {
 	mux     *http.ServeMux
 	proxy   *forwarder
 	access  Access
+	// refusedJoins limits the warnings about refused joins.
+	refusedJoins logLimiter
 }
 
 // Option configures a Server.
