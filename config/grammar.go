@@ -69,7 +69,7 @@ var unsupported = map[string]foreign{
 	"server.retry_max":                {false, false, "joining is retried until the agent stops"},
 	"server.retry_interval":           {false, false, "joining is retried at a fixed interval"},
 	"server.rejoin_after_leave":       {false, false, "servers never leave"},
-	"server.encrypt":                  {false, false, "there is no gossip to encrypt"},
+	"server.encrypt":                  {false, false, "there is no gossip to encrypt; server.join_token authenticates joins"},
 	"server.num_schedulers":           {false, false, "the scheduler's concurrency is fixed"},
 	"server.enabled_schedulers":       {false, true, "every scheduler is enabled"},
 	"server.raft_protocol":            {false, false, "drover speaks one Raft protocol"},
