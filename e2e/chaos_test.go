@@ -15,7 +15,7 @@ import (
 
 // The chaos tests kill the leader of a real three-server cluster (SIGKILL
 // of the process) while a rolling update of a count=10, max_parallel=2 job
-// runs on a separate client process, and check what ROLLOUT.md A.13 and
+// runs on a separate client process, and check what website/rollouts.md A.13 and
 // the failover guarantees promise: a new leader is elected, the
 // deployment completes, the servers agree, the killed server catches up
 // when restarted, and throughout no alloc index runs twice and the

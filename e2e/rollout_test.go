@@ -10,7 +10,7 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// The rollout tests run each scenario of shared/ROLLOUT.md against a real
+// The rollout tests run each scenario of website/rollouts.md against a real
 // `drover agent -dev` with raw_exec tasks. Each test has its own agent and
 // runs in parallel with the others; every wait polls the HTTP API with a
 // deadline.

@@ -74,7 +74,7 @@ func seedWeb(t *testing.T, b *MemBackend) seeded {
 }
 
 // droverUpdateFields are the fields drover adds to Nomad's update block
-// (the rollout policies, ROLLOUT.md part C); Nomad's client skips them.
+// (the rollout policies, website/rollouts.md part C); Nomad's client skips them.
 var droverUpdateFields = []string{"StaggerSet", "MaxParallelPercent", "MaxSurge", "FirstBatch", "UnhealthyFirst",
 	"MaxUnhealthy", "MaxFailed", "OnFailure", "Checkpoints", "CheckpointDelay"}
 

@@ -39,12 +39,12 @@ var nomadBlockOf = map[reflect.Type]string{
 }
 
 // droverOnly names the elements drover adds to Nomad's grammar, as
-// "block.JSONName" (ROLLOUT.md part C: "update.MaxSurge", …). They have no
+// "block.JSONName" (website/rollouts.md part C: "update.MaxSurge", …). They have no
 // field in Nomad's API types.
 var droverOnly = map[string]bool{
 	// API JSON alone: whether the job wrote stagger (a pause between batches).
 	"update.StaggerSet": true,
-	// The rollout policies (ROLLOUT.md part C).
+	// The rollout policies (website/rollouts.md part C).
 	"update.MaxParallelPercent": true,
 	"update.MaxSurge":           true,
 	"update.FirstBatch":         true,

@@ -12,9 +12,9 @@ import (
 // The update block lives in this file alone: its fields as written
 // (specUpdate), the table of its fields (updateSpec), how a job file is
 // decoded into it, the merge (job-level block, then the group's own
-// fields, then defaults) and the rules of ROLLOUT.md part A.
+// fields, then defaults) and the rules of website/rollouts.md part A.
 //
-// To add a field (ROLLOUT.md part C: max_surge, max_unhealthy, on_failure,
+// To add a field (website/rollouts.md part C: max_surge, max_unhealthy, on_failure,
 // zones, checkpoints, max_parallel = "25%"):
 //  1. add it to structs.UpdateStrategy, with its default in
 //     structs.DefaultUpdateStrategy (the defaults are the domain's, shared
@@ -27,7 +27,7 @@ import (
 //     table, so that job files and API JSON accept it, and makes the
 //     merge and the error locations cover it;
 //  4. add its rules to checkUpdate (Nomad's fields) or checkPolicies
-//     (drover's own, ROLLOUT.md C.8), and name it in droverOnly
+//     (drover's own, website/rollouts.md C.8), and name it in droverOnly
 //     (nomad_api_test.go) when Nomad's API lacks it.
 //
 // A field whose JSON form is not one of Nomad's plain kinds (a count or a
@@ -47,7 +47,7 @@ type specUpdate struct {
 	AutoRevert       *bool
 	AutoPromote      *bool
 
-	// Drover's rollout policies (ROLLOUT.md part C).
+	// Drover's rollout policies (website/rollouts.md part C).
 
 	// MaxParallelPercent is max_parallel written as "N%". In API JSON it is
 	// a field of its own (MaxParallel stays Nomad's integer); when a block
@@ -315,7 +315,7 @@ func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup
 	return u
 }
 
-// checkUpdate applies the rules of ROLLOUT.md part A and C.8 to a merged
+// checkUpdate applies the rules of website/rollouts.md part A and C.8 to a merged
 // strategy and resolves what the job wrote into what the servers read:
 // max_parallel "N%" into MaxParallel for count allocs (ParallelFor; the
 // job-level block has no count and gets 1, as a percentage is at least one
@@ -383,7 +383,7 @@ func (b *builder) checkUpdate(group, jobType, updPath string, u *structs.UpdateS
 	}
 }
 
-// checkPolicies applies the rules of ROLLOUT.md C.8 to drover's rollout
+// checkPolicies applies the rules of website/rollouts.md C.8 to drover's rollout
 // policies, on the values as written (on_failure not yet resolved).
 func (b *builder) checkPolicies(group, jobType string, u *structs.UpdateStrategy, count int, at func(string) string) {
 	if p := u.MaxParallelPercent; p != nil && (*p < 0 || *p > 100) {

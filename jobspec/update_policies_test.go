@@ -11,7 +11,7 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// The rollout policies of the update block (ROLLOUT.md part C): their
+// The rollout policies of the update block (website/rollouts.md part C): their
 // validation (C.8), in job files and in API JSON, and how they resolve.
 
 // policyRules are C.8's rules over job files. jobWith puts job-level lines

@@ -9,7 +9,7 @@ const (
 	UpdateHealthCheckManual     = "manual"
 )
 
-// Update defaults, as shared/ROLLOUT.md part A and Nomad.
+// Update defaults, as website/rollouts.md part A and Nomad.
 const (
 	DefaultMaxParallel      = 1
 	DefaultHealthCheck      = UpdateHealthCheckChecks

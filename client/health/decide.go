@@ -1,5 +1,5 @@
 // Package health decides whether an allocation became healthy within its
-// deployment, as shared/ROLLOUT.md A.9 defines it:
+// deployment, as website/rollouts.md A.9 defines it:
 //
 //   - task_states: every task has run without interruption for
 //     min_healthy_time (a restart starts the wait again);
