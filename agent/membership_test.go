@@ -308,6 +308,12 @@ func TestPeersJSONRecoveryKeepsEveryJobAndDeployment(t *testing.T) {
 		if len(ds) != 3 {
 			return fmt.Errorf("%d deployments", len(ds))
 		}
+		// Writes stop once every deployment is over.
+		for _, d := range ds {
+			if d.Status != "successful" {
+				return fmt.Errorf("deployment %s is %s", d.ID, d.Status)
+			}
+		}
 		return nil
 	})
 	var survivor *Agent
@@ -331,6 +337,8 @@ func TestPeersJSONRecoveryKeepsEveryJobAndDeployment(t *testing.T) {
 	for _, a := range servers {
 		_ = a.Shutdown()
 	}
+	// What the survivor applied up to its shutdown is what it recovers.
+	want, _ = survivor.fsm.State().Snapshot().Dump()
 
 	cfg := survivor.cfg
 	cfg.Logger = cfg.Logger.Named("recovered")
