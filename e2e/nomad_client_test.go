@@ -19,6 +19,7 @@ import (
 	"github.com/droverhq/drover/drivers/mock"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/httpapi"
+	"github.com/droverhq/drover/jobspec"
 	leadersvc "github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
@@ -296,5 +297,164 @@ func TestNomadGoClient(t *testing.T) {
 }`, true)
 	if err != nil || *parsed.ID != "p" || *parsed.TaskGroups[0].Count != 1 || *parsed.Type != "service" {
 		t.Fatalf("parse: %v %+v", err, parsed)
+	}
+
+	rolloutPoliciesThroughNomad(t, nc)
+}
+
+// policiesJob is a job that writes every rollout policy of part C (but
+// zones); runFor tells versions apart. Its checkpoint pauses a rollout
+// until resumed (the delay is an hour).
+func policiesJob(t *testing.T, runFor string) *structs.Job {
+	t.Helper()
+	src := fmt.Sprintf(`job "policies" {
+  datacenters = ["dc1"]
+  update {
+    max_parallel      = "50%%"
+    max_surge         = 1
+    first_batch       = 1
+    unhealthy_first   = true
+    max_unhealthy     = "50%%"
+    max_failed        = 1
+    on_failure        = "pause"
+    checkpoints       = ["50%%"]
+    checkpoint_delay  = "1h"
+    health_check      = "task_states"
+    min_healthy_time  = "50ms"
+    healthy_deadline  = "1m"
+    progress_deadline = "2m"
+  }
+  group "web" {
+    count = 2
+    task "app" {
+      driver = "mock"
+      config {
+        run_for = %q
+      }
+      resources {
+        cpu    = 100
+        memory = 64
+      }
+    }
+  }
+}
+`, runFor)
+	job, _, err := jobspec.Parse("policies.hcl", []byte(src), jobspec.Options{})
+	if err != nil {
+		t.Fatalf("parsing the policies job: %v", err)
+	}
+	return job
+}
+
+// rawKeys reads endpoint as JSON and checks that the object at path (keys
+// into nested objects) has every key in want.
+func rawKeys(t *testing.T, nc *nomad.Client, endpoint string, path []string, want ...string) {
+	t.Helper()
+	var obj map[string]any
+	if _, err := nc.Raw().Query(endpoint, &obj, nil); err != nil {
+		t.Fatalf("%s: %v", endpoint, err)
+	}
+	for _, k := range path {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			if list, isList := obj[k].([]any); isList && len(list) > 0 {
+				next, ok = list[0].(map[string]any)
+			}
+		}
+		if !ok {
+			t.Fatalf("%s: no object at %v in %s", endpoint, path, jsonString(obj))
+		}
+		obj = next
+	}
+	for _, k := range want {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("%s: %v has no %s: %s", endpoint, path, k, jsonString(obj))
+		}
+	}
+}
+
+// rolloutPoliciesThroughNomad registers, through the Nomad client's raw
+// writes, a job that sets every new update field, and reads it, its
+// versions and its deployments (paused at a checkpoint, then a revert's)
+// with the Nomad client's own types, which must decode them; the
+// deployment is resumed with the Nomad client.
+func rolloutPoliciesThroughNomad(t *testing.T, nc *nomad.Client) {
+	t.Helper()
+	register := func(job *structs.Job) {
+		t.Helper()
+		var resp nomad.JobRegisterResponse
+		if _, err := nc.Raw().Write("/v1/jobs", map[string]any{"Job": job}, &resp, nil); err != nil || resp.EvalID == "" {
+			t.Fatalf("registering %s: %v %+v", job.ID, err, resp)
+		}
+	}
+	latest := func(what string, ok func(*nomad.Deployment) bool) *nomad.Deployment {
+		t.Helper()
+		var last *nomad.Deployment
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			d, _, err := nc.Jobs().LatestDeployment("policies", nil)
+			if err != nil {
+				t.Fatalf("%s: decoding the deployment: %v", what, err)
+			}
+			if last = d; d != nil && ok(d) {
+				return d
+			}
+		}
+		t.Fatalf("timed out waiting for %s; last deployment %+v", what, last)
+		return nil
+	}
+
+	register(policiesJob(t, "1h"))
+	latest("policies v0 successful", func(d *nomad.Deployment) bool {
+		return d.JobVersion == 0 && d.Status == nomad.DeploymentStatusSuccessful
+	})
+	job, _, err := nc.Jobs().Info("policies", nil)
+	if err != nil {
+		t.Fatalf("decoding the policies job: %v", err)
+	}
+	if u := job.TaskGroups[0].Update; u == nil || *u.MaxParallel != 1 || *u.MinHealthyTime != 50*time.Millisecond {
+		t.Fatalf("the policies job's update block as Nomad reads it: %+v", u)
+	}
+	rawKeys(t, nc, "/v1/job/policies", []string{"TaskGroups", "Update"}, "MaxParallel", "MaxParallelPercent",
+		"MaxSurge", "FirstBatch", "UnhealthyFirst", "MaxUnhealthy", "MaxFailed", "OnFailure", "Checkpoints", "CheckpointDelay")
+
+	// Version 1 pauses at its checkpoint: one of two healthy.
+	register(policiesJob(t, "2h"))
+	d := latest("policies v1 at its checkpoint", func(d *nomad.Deployment) bool {
+		return d.JobVersion == 1 && d.Status == nomad.DeploymentStatusPaused
+	})
+	if want := "Deployment paused at checkpoint 50% of group web (1/2 healthy)"; d.StatusDescription != want {
+		t.Errorf("v1 paused with %q, want %q", d.StatusDescription, want)
+	}
+	if s := d.TaskGroups["web"]; s == nil || s.HealthyAllocs != 1 || s.DesiredTotal != 2 {
+		t.Errorf("v1 at its checkpoint, as Nomad reads it: %+v", s)
+	}
+	if info, _, err := nc.Deployments().Info(d.ID, nil); err != nil || info.ID != d.ID {
+		t.Fatalf("deployment info: %v", err)
+	}
+	if list, _, err := nc.Deployments().List(nil); err != nil || len(list) == 0 {
+		t.Fatalf("deployments list: %v", err)
+	}
+	rawKeys(t, nc, "/v1/deployment/"+d.ID, nil, "PausedAt", "ResumeAt")
+	rawKeys(t, nc, "/v1/deployment/"+d.ID, []string{"TaskGroups", "web"}, "OnFailure", "CheckpointsReached", "FailuresAtPause")
+	if _, _, err := nc.Deployments().Pause(d.ID, false, nil); err != nil {
+		t.Fatalf("resuming with the Nomad client: %v", err)
+	}
+	latest("policies v1 successful", func(d *nomad.Deployment) bool {
+		return d.JobVersion == 1 && d.Status == nomad.DeploymentStatusSuccessful
+	})
+
+	// A revert to version 0: its deployment records which version it
+	// restores.
+	if _, _, err := nc.Jobs().Revert("policies", 0, nil, nil, "", ""); err != nil {
+		t.Fatalf("revert: %v", err)
+	}
+	d = latest("policies v2 (revert) successful", func(d *nomad.Deployment) bool {
+		return d.JobVersion == 2 && d.Status == nomad.DeploymentStatusSuccessful
+	})
+	rawKeys(t, nc, "/v1/deployment/"+d.ID, nil, "RevertOf", "PausedAt", "ResumeAt")
+	rawKeys(t, nc, "/v1/job/policies", nil, "RevertOf")
+	versions, _, _, err := nc.Jobs().Versions("policies", false, nil)
+	if err != nil || len(versions) != 3 {
+		t.Fatalf("decoding the policies job's versions: %v, %d", err, len(versions))
 	}
 }

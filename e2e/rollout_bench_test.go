@@ -22,6 +22,9 @@ func BenchmarkRolloutSpeed(b *testing.B) {
 		{"rolling/count=10,mp=2", "      max_parallel = 2\n", 5 * time.Second},
 		// Canaries (one batch of 2), then the 8 others at 2 a time.
 		{"canary=2,auto_promote", "      max_parallel = 2\n      canary = 2\n      auto_promote = true\n", 5 * time.Second},
+		// Create-before-destroy: each batch of 2 starts beside the allocs
+		// it replaces, which stop once it is healthy; same bound.
+		{"surge/count=10,mp=2,surge=2", "      max_parallel = 2\n      max_surge = 2\n", 5 * time.Second},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
