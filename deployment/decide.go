@@ -3,6 +3,7 @@ package deployment
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/structs"
@@ -219,6 +220,12 @@ func onFailure(obs Observation, groups []*groupView, fs []failure, reschedule []
 	}
 	d := obs.Deployment
 	dec := Decision{MarkForReschedule: reschedule, CreateEval: len(reschedule) > 0}
+	if d.Status == structs.DeploymentStatusPaused && d.ResumeAt.IsZero() && failurePause(d.StatusDescription) {
+		// Already paused on a failure, and held: later failures (allocs
+		// of the version still being rescheduled) wait for the resume,
+		// which accepts them, or for a fail.
+		return dec
+	}
 	for _, g := range groups {
 		if f := g.failures(); f > g.state.FailuresAtPause {
 			if dec.FailuresAtPause == nil {
@@ -235,6 +242,14 @@ func onFailure(obs Observation, groups []*groupView, fs []failure, reschedule []
 		dec.StatusDescription = first.pause
 	}
 	return dec
+}
+
+// failurePause reports whether desc is the description of a pause on a
+// failure (on_failure = "pause").
+func failurePause(desc string) bool {
+	return strings.HasPrefix(desc, "Deployment paused: ") ||
+		desc == structs.DeploymentStatusDescriptionPausedAllocations ||
+		desc == structs.DeploymentStatusDescriptionPausedProgressDeadline
 }
 
 // reachedCheckpoint finds the first group (by name) whose healthy allocs

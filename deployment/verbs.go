@@ -111,6 +111,11 @@ func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deploymen
 		if s != nil && s.ProgressDeadline > 0 {
 			s.RequireProgressBy = now.Add(s.ProgressDeadline)
 		}
+		if s != nil {
+			// The resume accepts the failures counted so far, as the
+			// store does when it applies it.
+			s.FailuresAtPause = max(s.FailuresAtPause, s.UnhealthyAllocs)
+		}
 	}
 	out.StatusDescription = runningDescription(out)
 	return out, nil

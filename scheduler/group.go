@@ -488,6 +488,13 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 	for _, hs := range [][]*holder{g.holders, g.canaries} {
 		for _, h := range hs {
 			if !h.live {
+				if h.place == nil && dep != "" && h.alloc.DeploymentID == dep && h.alloc.ClientStatus == structs.AllocClientStatusFailed {
+					// A new alloc that died and waits for its reschedule
+					// is an unhealthy one of the deployment (A.2): it
+					// stops new batches, or with max_failed holds its
+					// place in the batch.
+					in.Unhealthy++
+				}
 				continue
 			}
 			a := h.alloc

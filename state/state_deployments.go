@@ -131,6 +131,13 @@ func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStat
 	wasPaused := d.Status == structs.DeploymentStatusPaused
 	if wasPaused && u.Status == structs.DeploymentStatusRunning {
 		restartProgress(c, time.Unix(0, at).UTC(), nil)
+		// A resume accepts the failures counted so far, those of the
+		// pause included: only a newer one pauses again (max_failed).
+		for _, g := range c.TaskGroups {
+			if g != nil {
+				g.FailuresAtPause = max(g.FailuresAtPause, g.UnhealthyAllocs)
+			}
+		}
 	}
 	switch {
 	case u.Status == structs.DeploymentStatusPaused && !wasPaused:

@@ -168,3 +168,24 @@ func TestDeploymentBookkeepingRestored(t *testing.T) {
 		t.Fatalf("restored %+v, want %+v", got, want)
 	}
 }
+
+// A resume accepts the failures counted so far, those that came during
+// the pause included (FailuresAtPause catches up with UnhealthyAllocs), so
+// that only a newer failure pauses the deployment again.
+func TestResumeAcceptsFailuresSoFar(t *testing.T) {
+	s := newStore(t)
+	dep, allocs := deployed(t, s, 3, 0)
+	t1, t2 := statetest.T0.Add(time.Minute), statetest.T0.Add(2*time.Minute)
+	req := statusReq(dep.ID, structs.DeploymentStatusPaused, "Deployment paused: 1 of 3 allocations of the new version failed, over max_failed 0", t1)
+	req.DeploymentUpdate.FailuresAtPause = map[string]int{"web": 1}
+	must(t, s.UpdateDeploymentStatus(3, req))
+	// Two more fail while the deployment is paused.
+	must(t, s.UpdateAllocsFromClient(4, &structs.AllocClientUpdateRequest{
+		Allocs: []*structs.Allocation{health(allocs[1].ID, false, t1), health(allocs[2].ID, false, t1)},
+	}))
+	must(t, s.UpdateDeploymentStatus(5, statusReq(dep.ID, structs.DeploymentStatusRunning, structs.DeploymentStatusDescriptionRunning, t2)))
+	g := get[*structs.Deployment](t)(s.Snapshot().DeploymentByID(dep.ID)).TaskGroups["web"]
+	if g.UnhealthyAllocs != 2 || g.FailuresAtPause != 2 {
+		t.Fatalf("after resume: failures %d, accepted %d; want 2 and 2", g.UnhealthyAllocs, g.FailuresAtPause)
+	}
+}
