@@ -14,7 +14,7 @@ type healthKey struct{ namespace, jobID, deploymentID string }
 
 // turnsHealthy reports whether update u is the first healthy verdict of
 // existing, a live alloc of a deployment: the moment a rolling deployment
-// may start its next replacement (ROLLOUT A.3).
+// may start its next replacement (website/rollouts.md).
 func turnsHealthy(existing, u *structs.Allocation) bool {
 	return existing != nil && existing.DeploymentID != "" && !existing.TerminalStatus() &&
 		!existing.IsHealthy() && u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil &&

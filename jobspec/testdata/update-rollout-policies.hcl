@@ -1,4 +1,4 @@
-# The rollout policies (ROLLOUT.md part C), every one written in the
+# The rollout policies (website/rollouts.md), every one written in the
 # job-level block and merged field by field: group "a" takes them all,
 # "b" and "c" override some, "d" gets a first batch wider than its batch
 # width (capped, with a warning). max_parallel "25%" resolves per group.
