@@ -60,7 +60,11 @@ type Allocation struct {
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
 	Metrics            *AllocationMetric `json:",omitempty"`
-	CreateIndex        uint64
+	// Zone (drover) is, for a group that rolls out by zones, the zone of
+	// the alloc's node (structs.ZoneOf of the group's zones attribute),
+	// stamped when it is placed.
+	Zone        string `json:",omitempty"`
+	CreateIndex uint64
 	ModifyIndex        uint64
 	AllocModifyIndex   uint64
 	CreateTime         int64

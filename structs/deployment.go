@@ -175,6 +175,9 @@ type DeploymentState struct {
 	// CheckpointsReached counts the group's checkpoints the rollout has
 	// reached (paused at, or passed): the next batch stops at the next one.
 	CheckpointsReached int
+	// Zones are the group's zones in rollout order, when its update block
+	// has zones.
+	Zones []*ZoneState `json:",omitempty"`
 	// FailuresAtPause is UnhealthyAllocs (the failures of the new version
 	// so far) when the deployment last paused on a failure. A resume keeps
 	// the count; only a newer failure pauses it again.
@@ -188,6 +191,15 @@ func (s *DeploymentState) Copy() *DeploymentState {
 	}
 	c := *s
 	c.PlacedCanaries = copySlice(s.PlacedCanaries)
+	if s.Zones != nil {
+		c.Zones = make([]*ZoneState, len(s.Zones))
+		for i, z := range s.Zones {
+			if z != nil {
+				zc := *z
+				c.Zones[i] = &zc
+			}
+		}
+	}
 	return &c
 }
 

@@ -107,6 +107,14 @@ type DeploymentStatusUpdate struct {
 	// resumes by itself (zero: it waits for an operator, which is how an
 	// operator's pause holds a checkpoint delay).
 	ResumeAt time.Time `json:",omitzero"`
+	// ZoneStates sets zones' State, per group and zone name.
+	ZoneStates map[string]map[string]string `json:",omitempty"`
+	// ZoneDoneAt sets zones' DoneAt, per group and zone name.
+	ZoneDoneAt map[string]map[string]time.Time `json:",omitempty"`
+	// ZoneFailedReset clears the Failed count of the named zones, per
+	// group: the operator resumed after their disruption budget was
+	// reached, accepting those failures.
+	ZoneFailedReset map[string][]string `json:",omitempty"`
 }
 
 // ApplyPlanResultsRequest commits the accepted part of a scheduling plan.

@@ -67,6 +67,9 @@ type UpdateStrategy struct {
 	// CheckpointDelay resumes a checkpoint pause by itself after that long;
 	// zero waits for an operator.
 	CheckpointDelay time.Duration
+	// Zones rolls the group zone by zone, or each zone within its own
+	// width (zones.go); nil: no zones.
+	Zones *ZoneStrategy `json:",omitempty"`
 }
 
 // DefaultUpdateStrategy returns the defaults every service and system group
@@ -97,6 +100,7 @@ func (u *UpdateStrategy) Copy() *UpdateStrategy {
 	c.MaxUnhealthy = copyAmount(u.MaxUnhealthy)
 	c.MaxFailed = copyAmount(u.MaxFailed)
 	c.Checkpoints = copySlice(u.Checkpoints)
+	c.Zones = u.Zones.Copy()
 	return &c
 }
 
