@@ -126,6 +126,11 @@ func waitSuffrage(t *testing.T, via *memberServer, limit time.Duration, want str
 		if got := suffrage(peers, servers...); got != want {
 			return fmt.Errorf("configuration %s", got)
 		}
+		// A configuration is known before its election ends: wait for
+		// the leader too, so that the next write finds one.
+		if l, err := via.api(t).Status().Leader(ctx(t)); err != nil || l == "" {
+			return fmt.Errorf("no leader yet (%v)", err)
+		}
 		return nil
 	})
 }
