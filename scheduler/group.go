@@ -138,6 +138,8 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	// Destructive replacements within the budget.
 	budget, surge := len(destructive), 0
 	var first []*holder
+	zp := r.zonesFor(g, state, destructive)
+	var chosen []*holder
 	if rolling {
 		in := r.budgetInput(g, canarying)
 		if tg.Update.UnhealthyFirst {
@@ -157,13 +159,18 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		if len(destructive) > 0 {
 			r.wakeForStagger(batch.Wake)
 		}
+		if zp != nil {
+			chosen = zp.pick(r, g, destructive, budget, in)
+		}
 	}
-	budget = min(budget, len(destructive))
+	if zp == nil || !rolling {
+		chosen = destructive[:min(budget, len(destructive))]
+	}
 	var replace []*Placement
 	for _, h := range first {
 		replace = append(replace, replacePlacement(h, false))
 	}
-	for _, h := range destructive[:budget] {
+	for _, h := range chosen {
 		s := surge > 0 && !h.down
 		if s {
 			surge--
@@ -171,7 +178,15 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		replace = append(replace, replacePlacement(h, s))
 	}
 	destructive = append(first, destructive...)
-	budget += len(first)
+	if zp != nil {
+		places := replace
+		for _, h := range g.holders {
+			if h.place != nil {
+				places = append(places, h.place)
+			}
+		}
+		zp.zonePlacements(r, g, places, allocs)
+	}
 	du.DestructiveUpdate += uint64(len(replace))
 	du.Ignore += uint64(len(destructive) - len(replace))
 	for _, h := range inplace {
@@ -184,6 +199,9 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	if rolling && (changes > 0 || placing > 0 && !r.hadRunning) {
 		if r.deployment == nil || r.deployment.TaskGroups[tg.Name] == nil {
 			s := r.wantState(tg, tg.Count, desiredCanaries)
+			if zp != nil && zp.fresh {
+				s.Zones = zp.states
+			}
 			if changes == 0 {
 				// The group's first version places everything at once
 				// (C.9): none of its checkpoints applies.
@@ -477,6 +495,10 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 		Extra:       len(g.aside),
 	}
 	_, in.ToleratesFailures = u.MaxFailedFor(g.count)
+	if u.Zones != nil && u.Zones.DisruptionBudget != nil {
+		// The disruption budget alone decides what failures stop.
+		in.ToleratesFailures = true
+	}
 	in.MaxUnhealthy, in.LimitUnhealthy = u.MaxUnhealthyFor(g.count)
 	if r.job.RevertOf == nil {
 		// A revert restores a version that was stable: no first batch,

@@ -20,12 +20,14 @@ import (
 //	      [on_failure=fail|pause|revert] [checkpoints=N|N%,...]
 //	      [config=v1] [meta=x] [resched=attempts/interval/delay/function/max_delay|unlimited/delay/function/max_delay|none]
 //	job ... [revert_of=N]                                 (the version a revert registered)
-//	nodes                                                (body: "<id> ready|down|drain|ineligible")
+//	  web ... [zone_attr=meta.zone] [zone_mode=concurrent] [zone_order=b,a] [zone_budget=N|N%] [zone_threshold=N%]
+//	nodes                                                (body: "<id> ready|down|drain|ineligible [zone=a]")
 //	allocs <group> count=N [version=V] [nodes=n1,n2] [client=running] [health=healthy] [deployment=D] [canary] [from=I]
 //	alloc <group>[i] [id=..] [node=..] [version=V] [client=..] [desired=..] [health=..] [deployment=D]
 //	      [canary] [finished=30s] [reschedule] [force] [migrate] [events=0s:5s,...] [followup=E] [next=A]
 //	      [health_at=20s]                                  (also on allocs: when health was set)
 //	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted] [checkpoints_reached=N]
+//	           [zones=a:rolling:2[:failed],b:waiting:3]
 //	clear                                                (drops all allocs)
 //	reconcile [now=90s]
 //
@@ -97,7 +99,11 @@ func (s *scenario) run(t testing.TB, td *datadriven.TestData) string {
 			if len(f) < 2 {
 				t.Fatalf("bad node line %q", line)
 			}
-			s.nodes = append(s.nodes, testNode(f[0], f[1]))
+			n := testNode(f[0], f[1])
+			if z := kv(f[2:])["zone"]; z != "" {
+				n.Meta = map[string]string{"zone": z}
+			}
+			s.nodes = append(s.nodes, n)
 		}
 		return "ok"
 	case "allocs":
@@ -201,6 +207,23 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 			}
 			_, u.UnhealthyFirst = g["unhealthy_first"]
 			u.OnFailure = g["on_failure"]
+			if za := g["zone_attr"]; za != "" {
+				u.Zones = &structs.ZoneStrategy{Attribute: "${" + za + "}", Mode: structs.ZoneModeByZone}
+				if m := g["zone_mode"]; m != "" {
+					u.Zones.Mode = m
+				}
+				if o := g["zone_order"]; o != "" {
+					u.Zones.Order = strings.Split(o, ",")
+				}
+				if b := g["zone_budget"]; b != "" {
+					a := amount(t, b)
+					u.Zones.DisruptionBudget = &a
+				}
+				if th := g["zone_threshold"]; th != "" {
+					a := amount(t, th)
+					u.Zones.SuccessThreshold = &a
+				}
+			}
 			if cps := g["checkpoints"]; cps != "" {
 				for _, c := range strings.Split(cps, ",") {
 					u.Checkpoints = append(u.Checkpoints, amount(t, c))
@@ -221,6 +244,26 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 	}
 	s.versions[v] = j
 	s.job = j
+}
+
+// testZones reads "a:rolling:2[:failed],b:waiting:3".
+func testZones(t testing.TB, s string) []*structs.ZoneState {
+	if s == "" {
+		return nil
+	}
+	var out []*structs.ZoneState
+	for _, z := range strings.Split(s, ",") {
+		p := strings.Split(z, ":")
+		if len(p) < 3 {
+			t.Fatalf("zone %q wants name:state:size[:failed]", z)
+		}
+		zs := &structs.ZoneState{Name: p[0], State: p[1], Size: atoi(t, p[2], 0)}
+		if len(p) > 3 {
+			zs.Failed = atoi(t, p[3], 0)
+		}
+		out = append(out, zs)
+	}
+	return out
 }
 
 func amount(t testing.TB, s string) structs.Amount {
@@ -291,7 +334,7 @@ func (s *scenario) addAlloc(t testing.TB, name string, m map[string]string) {
 		ID: id, Namespace: job.Namespace, Name: fmt.Sprintf("%s.%s[%s]", job.ID, group, idx),
 		NodeID: m["node"], NodeName: m["node"], JobID: job.ID, Job: job, TaskGroup: group,
 		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
-		DeploymentID: m["deployment"], FollowupEvalID: m["followup"], NextAllocation: m["next"],
+		DeploymentID: m["deployment"], FollowupEvalID: m["followup"], NextAllocation: m["next"], Zone: m["zone"],
 		ModifyTime: baseTime.UnixNano(),
 	}
 	if a.NodeID == "" {
@@ -356,6 +399,7 @@ func testDeployment(t testing.TB, m map[string]string) *structs.Deployment {
 		TaskGroups: map[string]*structs.DeploymentState{group: {
 			DesiredTotal: atoi(t, m["total"], 0), DesiredCanaries: atoi(t, m["canaries"], 0), Promoted: promoted,
 			CheckpointsReached: atoi(t, m["checkpoints_reached"], 0),
+			Zones:              testZones(t, m["zones"]),
 		}},
 	}
 }

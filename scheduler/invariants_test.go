@@ -122,7 +122,8 @@ func checkPlan(in Input, p *Plan) error {
 				return fmt.Errorf("group %s: index %d held %d times (+%d old beside, +%d canaries)", tg.Name, idx, s.live, s.old, s.canary)
 			}
 		}
-		if tg.Update.Rolling() && !tg.Update.UnhealthyFirst && destructive[tg.Name] > tg.Update.ParallelFor(tg.Count) {
+		concurrent := tg.Update != nil && tg.Update.Zones != nil && !tg.Update.Zones.ByZone()
+		if tg.Update.Rolling() && !tg.Update.UnhealthyFirst && !concurrent && destructive[tg.Name] > tg.Update.ParallelFor(tg.Count) {
 			return fmt.Errorf("group %s: %d destructive updates, max_parallel %d", tg.Name, destructive[tg.Name], tg.Update.ParallelFor(tg.Count))
 		}
 	}

@@ -122,6 +122,38 @@ type groupCtx struct {
 	reasons     []string
 	spreads     []*spreadState
 	key         jobGroup
+	// zoneAttr is the group's zones attribute ("" without zones); zones
+	// caches each node's zone under it ("\x00" when not yet resolved).
+	zoneAttr string
+	zones    []string
+}
+
+// ReasonZone is the AllocationMetric.ConstraintFiltered key of nodes left
+// out because they are not in the zone of the alloc a replacement replaces.
+const ReasonZone = "not in the zone of the replaced allocation"
+
+// zoneOf returns node i's zone for the group.
+func (g *groupCtx) zoneOf(p *Placer, i int) string {
+	if g.zones == nil {
+		g.zones = make([]string, len(p.nodes))
+		for j := range g.zones {
+			g.zones[j] = "\x00"
+		}
+	}
+	if g.zones[i] == "\x00" {
+		g.zones[i] = structs.ZoneOf(p.nodes[i].node, g.zoneAttr)
+	}
+	return g.zones[i]
+}
+
+// inZone reports whether node i may take placement pl: any node, unless pl
+// must land in a zone.
+func (g *groupCtx) inZone(p *Placer, pl Placement, i int, m *structs.AllocationMetric) bool {
+	if !pl.InZone || g.zoneAttr == "" || g.zoneOf(p, i) == pl.Zone {
+		return true
+	}
+	filter(m, ReasonZone)
+	return false
 }
 
 // Place finds a node for each of plan's placements of job. Stopped allocs
@@ -278,6 +310,9 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 		feas: make([]uint8, len(p.nodes)), reasons: make([]string, len(p.nodes)),
 		key: groupKey(job.ID, tg.Name),
 	}
+	if tg.Update != nil && tg.Update.Zones != nil && job.Type != structs.JobTypeBatch {
+		g.zoneAttr = tg.Update.Zones.Attribute
+	}
 	g.distinctJob = hasDistinctHosts(job.Constraints)
 	g.distinctTG = hasDistinctHosts(tg.Constraints)
 	for _, sp := range append(append([]*structs.Spread{}, job.Spreads...), tg.Spreads...) {
@@ -362,7 +397,7 @@ func (p *Placer) search(g *groupCtx, pl Placement, pool []int, cursor, limit int
 		if cursor == n {
 			cursor = 0
 		}
-		if !p.check(g, i, m) {
+		if !g.inZone(p, pl, i, m) || !p.check(g, i, m) {
 			continue
 		}
 		found++
@@ -384,7 +419,7 @@ func (p *Placer) pinned(job *structs.Job, g *groupCtx, pl Placement, m *structs.
 		filter(m, "node not ready or not in pool")
 		return -1
 	}
-	if !p.check(g, i, m) {
+	if !g.inZone(p, pl, i, m) || !p.check(g, i, m) {
 		return -1
 	}
 	return i
@@ -457,6 +492,9 @@ func (p *Placer) commit(job *structs.Job, g *groupCtx, pl Placement, i int, eval
 	}
 	if pl.Canary {
 		a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+	}
+	if g.zoneAttr != "" {
+		a.Zone = g.zoneOf(p, i)
 	}
 	ns.add(a, 1)
 	p.allocs[a.ID] = allocRef{a, i}

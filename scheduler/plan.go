@@ -54,6 +54,10 @@ type Placement struct {
 	// fails.
 	Replaces           string
 	ReplaceDescription string
+	// Zone, when InZone, is the zone the replacement must land in: that of
+	// the alloc it replaces (a group rolled by zones).
+	Zone   string
+	InZone bool
 	// Surge marks a replacement started before the alloc it replaces
 	// (PreviousAlloc) stops: that alloc stops once this one is healthy.
 	Surge bool
@@ -143,6 +147,13 @@ func (p *Plan) String() string {
 				fmt.Fprintf(&b, " checkpoints-reached=%d", s.CheckpointsReached)
 			}
 			b.WriteByte('\n')
+			if len(s.Zones) > 0 {
+				b.WriteString("    zones:")
+				for _, z := range s.Zones {
+					fmt.Fprintf(&b, " %q=%s/%d", z.Name, z.State, z.Size)
+				}
+				b.WriteByte('\n')
+			}
 		}
 	}
 	for _, u := range p.DeploymentUpdates {
@@ -164,6 +175,9 @@ func (p *Plan) String() string {
 		}
 		if pl.Surge {
 			b.WriteString(" surge")
+		}
+		if pl.InZone {
+			fmt.Fprintf(&b, " zone=%q", pl.Zone)
 		}
 		if pl.Reschedule && pl.RescheduleTracker != nil {
 			fmt.Fprintf(&b, " reschedule-attempt=%d", len(pl.RescheduleTracker.Events))
