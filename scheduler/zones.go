@@ -131,6 +131,12 @@ func (zp *zonePass) pick(r *reconciler, g *groupPass, destructive []*holder, lim
 	dep := r.deploymentID()
 	for _, h := range g.holders {
 		a := h.alloc
+		if h.place != nil && h.place.PreviousAlloc != "" {
+			// A replacement this pass places (a reschedule, a lost or
+			// moving alloc's) is in flight in its zone from now on.
+			inflight[zp.zone(r, a)]++
+			continue
+		}
 		if !h.live || h.down || dep == "" || a.DeploymentID != dep || a.IsHealthy() {
 			continue
 		}
