@@ -144,7 +144,11 @@ func (w *jsonWalker) walk(n *jnode, t reflect.Type, path string) {
 		fpath := path + "." + key
 		l := w.at(n.keyOff[written], fpath)
 		if !ok {
-			w.r.fieldErr(w.lc, l, "is not a field of a Nomad %s%s", blockName, suggest(key, jsonNames(blockName)))
+			owner := "a Nomad " + blockName
+			if droverBlocks[blockName] {
+				owner = "drover's " + blockName + " block"
+			}
+			w.r.fieldErr(w.lc, l, "is not a field of %s%s", owner, suggest(key, jsonNames(blockName)))
 			continue
 		}
 		f, decoded := specField(t, key)

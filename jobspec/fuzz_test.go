@@ -23,6 +23,14 @@ func FuzzParse(f *testing.F) {
 		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Add([]byte("job \"x\" {\n  type = \"system\"\n  update {\n    max_surge = \"-0%\"\n    max_parallel = \"5\"\n    on_failure = \"\"\n    checkpoints = [\"2\", 3]\n  }\n" +
 		"  group \"g\" {\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// Zones: a job-level block, a group's partial one over it, the edges.
+	f.Add([]byte("job \"x\" {\n  update {\n    zones {\n      attribute = \"${meta.zone}/${attr.fd}\"\n      mode = \"zone_by_zone\"\n" +
+		"      order = [\"b\", \"a\"]\n      disruption_budget = \"25%\"\n      pause_between_zones = \"1m\"\n      success_threshold = 1\n    }\n  }\n" +
+		"  group \"g\" {\n    count = 6\n    update {\n      zones {\n        order = \"fewest_first\"\n        mode = \"concurrent\"\n" +
+		"        pause_between_zones = \"0s\"\n      }\n    }\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  update {\n    zones {\n      attribute = \"$${node.\"\n      order = [\"\", \"\", 1]\n      disruption_budget = \"0%\"\n" +
+		"      success_threshold = \"100%\"\n    }\n    zones {}\n  }\n  group \"g\" {\n    update {\n      zones {}\n    }\n" +
+		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		job, _, err := Parse("fuzz.hcl", src, Options{})
 		if err != nil {
@@ -61,6 +69,12 @@ func FuzzParseAPIJob(f *testing.F) {
 		`"TaskGroups":[{"Name":"a","Count":8,"Update":{"MaxParallel":7,"MaxParallelPercent":0,"Checkpoints":[]},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Add([]byte(`{"ID":"x","Type":"system","Update":{"MaxSurge":"-0%","FirstBatch":"2147483648","MaxFailed":1e3,"Checkpoints":[null,"x%",true]},` +
 		`"RevertOf":2,"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	// Zones: a job-level block, a group's partial one over it, the edges.
+	f.Add([]byte(`{"ID":"x","Update":{"Zones":{"Attribute":"${node.meta.zone}","Mode":"concurrent","Order":["b","a"],"DisruptionBudget":"25%",` +
+		`"PauseBetweenZones":0,"SuccessThreshold":null}},"TaskGroups":[{"Name":"a","Count":6,"Update":{"Zones":{"Order":[],"Mode":"zone_by_zone",` +
+		`"PauseBetweenZones":60000000000,"SuccessThreshold":"80%"}},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	f.Add([]byte(`{"ID":"x","Update":{"Zones":{"Attribute":"${","Order":[null,1,"a","a"],"DisruptionBudget":"-0%","SuccessThreshold":0,"X":1}},` +
+		`"TaskGroups":[{"Name":"a","Update":{"Zones":[]},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		job, _, err := ParseAPIJob(data)
 		if err != nil {

@@ -229,7 +229,6 @@ var grammar = map[string][]element{
 		{"secrets", "SecretsMB", attr, refused, "no secrets directory"},
 		{"iops", "IOPS", attr, ignored, "IOPS are not scheduled"},
 	},
-	"update": updateGrammar(), // spec_update.go
 	"restart": {
 		{"interval", "Interval", attr, supported, ""},
 		{"attempts", "Attempts", attr, supported, ""},
@@ -295,6 +294,18 @@ var grammar = map[string][]element{
 		{"locals", "", block, supported, ""},
 		{"variables", "", block, refused, `declare each variable with a variable "name" block`},
 	},
+}
+
+// droverBlocks are the blocks drover adds to Nomad's grammar: an update
+// block's zones (website/rollouts.md#zones). Nomad's API has no type for them.
+var droverBlocks = map[string]bool{"zones": true}
+
+// The update block and its zones block take their part of the table from
+// their rows (updateSpec, zoneSpec), whose decoders read the table: hence
+// init rather than the literal above.
+func init() {
+	grammar["update"] = updateGrammar() // spec_update.go
+	grammar["zones"] = zonesGrammar()   // spec_zones.go
 }
 
 // nomadDefaults are values of unsupported elements that ask for exactly

@@ -54,6 +54,7 @@ var droverOnly = map[string]bool{
 	"update.OnFailure":          true,
 	"update.Checkpoints":        true,
 	"update.CheckpointDelay":    true,
+	"update.Zones":              true,
 	// Server-set: the version a revert restored.
 	"job.RevertOf": true,
 }
@@ -107,7 +108,9 @@ func shape(typ reflect.Type, blocks map[reflect.Type]string) string {
 func TestSpecBlocksAreNomads(t *testing.T) {
 	var spec, nomad []string
 	for _, b := range blockOf {
-		spec = append(spec, b)
+		if !droverBlocks[b] {
+			spec = append(spec, b)
+		}
 	}
 	for _, b := range nomadBlockOf {
 		nomad = append(nomad, b)
@@ -139,7 +142,10 @@ func TestGrammarIsNomadAPI(t *testing.T) {
 func TestSpecTypesMatchNomad(t *testing.T) {
 	for specType, block := range blockOf {
 		_, specFields := jsonFields(specType)
-		_, nomadFields := jsonFields(nomadType(t, block))
+		nomadFields := map[string]reflect.StructField{}
+		if !droverBlocks[block] {
+			_, nomadFields = jsonFields(nomadType(t, block))
+		}
 		want := map[string]bool{}
 		for _, e := range grammar[block] {
 			if e.JSON == "" || e.Support != supported {
@@ -195,26 +201,33 @@ func TestGrammarOrderIsNomads(t *testing.T) {
 }
 
 // TestUpdateSpecRows: every field of specUpdate has one row in updateSpec,
-// and each row decodes and lays exactly the field it names.
+// and each row decodes and lays exactly the field it names; the same of
+// specZones and zoneSpec.
 func TestUpdateSpecRows(t *testing.T) {
-	specNames, _ := jsonFields(reflect.TypeFor[specUpdate]())
+	t.Run("update", func(t *testing.T) { checkRows(t, updateSpec, "Job.Update", "update") })
+	t.Run("zones", func(t *testing.T) { checkRows(t, zoneSpec, "Job.Update.Zones", "update.zones") })
+}
+
+func checkRows[W, S any](t *testing.T, spec []specRow[W, S], path, name string) {
+	specNames, _ := jsonFields(reflect.TypeFor[W]())
 	var rows []string
-	for _, f := range updateSpec {
+	for _, f := range spec {
 		rows = append(rows, f.JSON)
 	}
 	if !slices.Equal(rows, specNames) {
-		t.Fatalf("updateSpec rows %v, specUpdate fields %v", rows, specNames)
+		t.Fatalf("rows %v, %s fields %v", rows, reflect.TypeFor[W]().Name(), specNames)
 	}
-	for _, f := range updateSpec {
-		if f.HCL == "" {
+	for _, f := range spec {
+		if f.HCL == "" || f.Kind == block {
 			// A field of the API form alone has no job-file attribute to
-			// decode; the JSON tests cover it.
+			// decode; the JSON tests cover it. A block (zones) has rows
+			// of its own, checked on their own.
 			continue
 		}
 		t.Run(f.HCL, func(t *testing.T) {
-			field, ok := reflect.TypeFor[specUpdate]().FieldByName(f.JSON)
+			field, ok := reflect.TypeFor[W]().FieldByName(f.JSON)
 			if !ok || field.Type.Kind() != reflect.Pointer {
-				t.Fatalf("specUpdate.%s is not a pointer field", f.JSON)
+				t.Fatalf("%s.%s is not a pointer field", reflect.TypeFor[W]().Name(), f.JSON)
 			}
 			var src string
 			var want any
@@ -231,6 +244,8 @@ func TestUpdateSpecRows(t *testing.T) {
 				src, want = `"7%"`, structs.Amount{Value: 7, Percent: true}
 			case reflect.TypeFor[[]structs.Amount]():
 				src, want = `[7, "7%"]`, []structs.Amount{{Value: 7}, {Value: 7, Percent: true}}
+			case reflect.TypeFor[[]string]():
+				src, want = `["b", "a"]`, []string{"b", "a"}
 			default:
 				t.Fatalf("no sample for %s", field.Type.Elem())
 			}
@@ -242,14 +257,14 @@ func TestUpdateSpecRows(t *testing.T) {
 			}
 			a := file.Body.(*hclsyntax.Body).Attributes[f.HCL]
 			d := &decoder{file: "u.hcl", r: &report{}, lc: newLocator("u.hcl", false), ctx: &hcl.EvalContext{}}
-			u := &specUpdate{}
-			f.decode(d, a, "Job.Update."+f.JSON, "update."+f.HCL, u)
+			w := new(W)
+			f.decode(d, a, path+"."+f.JSON, name+"."+f.HCL, w)
 			if len(d.r.errs) > 0 {
 				t.Fatalf("decode: %v", d.r.errs)
 			}
-			uv := reflect.ValueOf(u).Elem()
-			for i := 0; i < uv.NumField(); i++ {
-				name, p := uv.Type().Field(i).Name, uv.Field(i)
+			wv := reflect.ValueOf(w).Elem()
+			for i := 0; i < wv.NumField(); i++ {
+				name, p := wv.Type().Field(i).Name, wv.Field(i)
 				switch {
 				case name == f.JSON && (p.IsNil() || !reflect.DeepEqual(p.Elem().Interface(), want)):
 					t.Errorf("decode set %s to %v, want %v", name, p, want)
@@ -257,14 +272,14 @@ func TestUpdateSpecRows(t *testing.T) {
 					t.Errorf("decode of %s also set %s", f.HCL, name)
 				}
 			}
-			if !d.lc.has("Job.Update." + f.JSON) {
+			if !d.lc.has(path + "." + f.JSON) {
 				t.Errorf("decode did not record where %s is written", f.HCL)
 			}
 
 			// lay: the written value replaces that field alone.
-			got := &structs.UpdateStrategy{}
-			f.lay(got, u)
-			exp := &structs.UpdateStrategy{}
+			got := new(S)
+			f.lay(got, w)
+			exp := new(S)
 			out := reflect.ValueOf(exp).Elem().FieldByName(f.JSON)
 			if out.Kind() == reflect.Pointer {
 				// The strategy holds an unset policy as nil.
@@ -275,7 +290,7 @@ func TestUpdateSpecRows(t *testing.T) {
 			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("lay: got %+v, want %+v", got, exp)
 			}
-			f.lay(got, &specUpdate{})
+			f.lay(got, new(W))
 			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("lay of an unwritten field changed the strategy: %+v", got)
 			}
@@ -284,18 +299,24 @@ func TestUpdateSpecRows(t *testing.T) {
 }
 
 // TestUpdateGrammar: the update block's grammar entries are updateSpec's
-// rows, so a new row is accepted in job files and API JSON alike.
+// rows, and the zones block's zoneSpec's, so a new row is accepted in job
+// files and API JSON alike.
 func TestUpdateGrammar(t *testing.T) {
-	var got []string
-	for _, e := range grammar["update"] {
-		got = append(got, fmt.Sprintf("%s/%s/%d/%d", e.HCL, e.JSON, e.Kind, e.Support))
+	for block, rows := range map[string][]element{"update": rowsGrammar(updateSpec), "zones": rowsGrammar(zoneSpec)} {
+		var got []string
+		for _, e := range grammar[block] {
+			got = append(got, fmt.Sprintf("%s/%s/%d/%d", e.HCL, e.JSON, e.Kind, e.Support))
+		}
+		var want []string
+		for _, e := range rows {
+			want = append(want, fmt.Sprintf("%s/%s/%d/%d", e.HCL, e.JSON, e.Kind, e.Support))
+		}
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s: grammar %v, rows %v", block, got, want)
+		}
 	}
-	var want []string
-	for _, f := range updateSpec {
-		want = append(want, fmt.Sprintf("%s/%s/%d/%d", f.HCL, f.JSON, attr, supported))
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("grammar %v, updateSpec %v", got, want)
+	if e, ok := lookupHCL("update", "zones"); !ok || e.Kind != block {
+		t.Errorf("update.zones is not a block of the grammar: %+v", e)
 	}
 }
 

@@ -187,6 +187,7 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specPort]():          "port",
 	reflect.TypeFor[specResources]():     "resources",
 	reflect.TypeFor[specUpdate]():        "update",
+	reflect.TypeFor[specZones]():         "zones", // drover's own (spec_zones.go)
 	reflect.TypeFor[specRestart]():       "restart",
 	reflect.TypeFor[specReschedule]():    "reschedule",
 	reflect.TypeFor[specEphemeralDisk](): "ephemeral_disk",

@@ -9,10 +9,11 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// The update block lives in this file alone: its fields as written
-// (specUpdate), the table of its fields (updateSpec), how a job file is
-// decoded into it, the merge (job-level block, then the group's own
-// fields, then defaults) and the rules of website/rollouts.md part A.
+// The update block lives in this file, its zones block in spec_zones.go:
+// its fields as written (specUpdate), the table of its fields
+// (updateSpec), how a job file is decoded into it, the merge (job-level
+// block, then the group's own fields, then defaults) and the rules of
+// website/rollouts.md part A.
 //
 // To add a field (website/rollouts.md part C: max_surge, max_unhealthy, on_failure,
 // zones, checkpoints, max_parallel = "25%"):
@@ -34,6 +35,11 @@ import (
 // percentage, say) gets a type of its own with an UnmarshalJSON method,
 // and the JSON walker (jsonWalker.value) learns to check that kind, as it
 // does for structs.Amount (amountField builds the row of such a field).
+//
+// A field written as a block (zones) is a row of Kind block whose
+// decodeBlock reads the block; the block's own fields are rows of a table
+// of their own, built the same way (zoneSpec, spec_zones.go), with a spec
+// type in blockOf so that API JSON is walked into it.
 
 // specUpdate is an update block (job or group) as written.
 type specUpdate struct {
@@ -62,22 +68,32 @@ type specUpdate struct {
 	OnFailure          *string
 	Checkpoints        *[]structs.Amount
 	CheckpointDelay    *time.Duration
+	Zones              *specZones
 
 	// StaggerSet is drover's own field, in API JSON only: drover's job
 	// JSON carries it so that it reads back as it was.
 	StaggerSet *bool
 }
 
-// updateField is one field of the update block.
-type updateField struct {
+// specRow is one field of a block as written, W (specUpdate), and of its
+// merged form, S (structs.UpdateStrategy).
+type specRow[W, S any] struct {
 	HCL  string // name in a job file: "max_parallel"
-	JSON string // name in API JSON and in specUpdate: "MaxParallel"
+	JSON string // name in API JSON and in the spec type: "MaxParallel"
+	// Kind is attr, or block for a field written as a block (zones).
+	Kind kind
 	// decode reads the field from its attribute a (nil when not written)
 	// of a job file; path is its JSON path, field its job-file name.
-	decode func(d *decoder, a *hclsyntax.Attribute, path, field string, u *specUpdate)
-	// lay copies the field over s when u sets it.
-	lay func(s *structs.UpdateStrategy, u *specUpdate)
+	decode func(d *decoder, a *hclsyntax.Attribute, path, field string, w *W)
+	// decodeBlock reads a field of Kind block from its block b (nil when
+	// not written).
+	decodeBlock func(d *decoder, b *hclsyntax.Block, path, field string, w *W)
+	// lay copies the field over s when w sets it.
+	lay func(s *S, w *W)
 }
+
+// updateField is one field of the update block.
+type updateField = specRow[specUpdate, structs.UpdateStrategy]
 
 // updateSpec lists the update block's fields, in the grammar's order.
 var updateSpec = []updateField{
@@ -166,6 +182,15 @@ var updateSpec = []updateField{
 	plainField("checkpoint_delay", "CheckpointDelay", (*decoder).dur,
 		func(u *specUpdate) **time.Duration { return &u.CheckpointDelay },
 		func(s *structs.UpdateStrategy) *time.Duration { return &s.CheckpointDelay }),
+	{
+		// A block of its own fields (spec_zones.go), merged field by
+		// field: a group's zones block is laid over the job's.
+		HCL:         "zones",
+		JSON:        "Zones",
+		Kind:        block,
+		decodeBlock: (*decoder).zones,
+		lay:         layZones,
+	},
 	// API JSON alone: job files say it by writing stagger (staggerSet).
 	plainField("", "StaggerSet", (*decoder).bool,
 		func(u *specUpdate) **bool { return &u.StaggerSet },
@@ -175,16 +200,16 @@ var updateSpec = []updateField{
 // plainField is the row of a field written as one value of type T, which
 // dec reads from a job file; in and out point at the field in a block as
 // written and in a strategy.
-func plainField[T any](hcl, json string, dec func(*decoder, *hclsyntax.Attribute, string, string) *T,
-	in func(*specUpdate) **T, out func(*structs.UpdateStrategy) *T) updateField {
-	return updateField{
+func plainField[W, S, T any](hcl, json string, dec func(*decoder, *hclsyntax.Attribute, string, string) *T,
+	in func(*W) **T, out func(*S) *T) specRow[W, S] {
+	return specRow[W, S]{
 		HCL:  hcl,
 		JSON: json,
-		decode: func(d *decoder, a *hclsyntax.Attribute, path, field string, u *specUpdate) {
-			*in(u) = dec(d, a, path, field)
+		decode: func(d *decoder, a *hclsyntax.Attribute, path, field string, w *W) {
+			*in(w) = dec(d, a, path, field)
 		},
-		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
-			if v := *in(u); v != nil {
+		lay: func(s *S, w *W) {
+			if v := *in(w); v != nil {
 				*out(s) = *v
 			}
 		},
@@ -193,15 +218,15 @@ func plainField[T any](hcl, json string, dec func(*decoder, *hclsyntax.Attribute
 
 // amountField is the row of a count-or-percentage field (structs.Amount),
 // held by pointer in the strategy: nil when no block writes it.
-func amountField(hcl, json string, in func(*specUpdate) **structs.Amount, out func(*structs.UpdateStrategy) **structs.Amount) updateField {
-	return updateField{
+func amountField[W, S any](hcl, json string, in func(*W) **structs.Amount, out func(*S) **structs.Amount) specRow[W, S] {
+	return specRow[W, S]{
 		HCL:  hcl,
 		JSON: json,
-		decode: func(d *decoder, a *hclsyntax.Attribute, path, field string, u *specUpdate) {
-			*in(u) = d.amount(a, path, field)
+		decode: func(d *decoder, a *hclsyntax.Attribute, path, field string, w *W) {
+			*in(w) = d.amount(a, path, field)
 		},
-		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
-			if v := *in(u); v != nil {
+		lay: func(s *S, w *W) {
+			if v := *in(w); v != nil {
 				c := *v
 				*out(s) = &c
 			}
@@ -232,10 +257,13 @@ func (b *builder) staggerSet(u *structs.UpdateStrategy, blocks ...*specUpdate) {
 }
 
 // updateGrammar is the update block's part of the grammar table.
-func updateGrammar() []element {
-	out := make([]element, 0, len(updateSpec))
-	for _, f := range updateSpec {
-		out = append(out, element{HCL: f.HCL, JSON: f.JSON, Kind: attr, Support: supported})
+func updateGrammar() []element { return rowsGrammar(updateSpec) }
+
+// rowsGrammar is the grammar table's part for a block's rows.
+func rowsGrammar[W, S any](rows []specRow[W, S]) []element {
+	out := make([]element, 0, len(rows))
+	for _, f := range rows {
+		out = append(out, element{HCL: f.HCL, JSON: f.JSON, Kind: f.Kind, Support: supported})
 	}
 	return out
 }
@@ -243,12 +271,26 @@ func updateGrammar() []element {
 // update decodes an update block of a job file.
 func (d *decoder) update(b *hclsyntax.Block, path string) *specUpdate {
 	d.lc.set(path, d.at(b.TypeRange, "update"))
-	attrs, _ := d.content(b.Body, "update")
 	u := &specUpdate{}
-	for _, f := range updateSpec {
-		f.decode(d, attrs[f.HCL], path+"."+f.JSON, "update."+f.HCL, u)
-	}
+	decodeRows(d, b.Body, "update", path, "update", updateSpec, u)
 	return u
+}
+
+// decodeRows decodes the fields of a block's body (blockName in the
+// grammar table) into w, each under path.JSON and named field.hcl.
+func decodeRows[W, S any](d *decoder, body *hclsyntax.Body, blockName, path, field string, rows []specRow[W, S], w *W) {
+	attrs, blocks := d.content(body, blockName)
+	for _, f := range rows {
+		if f.Kind == block {
+			var b *hclsyntax.Block
+			if bs := blocks[f.HCL]; len(bs) > 0 {
+				b = bs[0]
+			}
+			f.decodeBlock(d, b, path+"."+f.JSON, field+"."+f.HCL, w)
+			continue
+		}
+		f.decode(d, attrs[f.HCL], path+"."+f.JSON, field+"."+f.HCL, w)
+	}
 }
 
 // layUpdate copies the fields a block sets over u.
@@ -310,6 +352,7 @@ func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup
 			src[f.JSON] = path + ".Update." + f.JSON
 		}
 	}
+	b.zoneSources(src, path, ju, gu)
 	b.staggerSet(u, ju, gu)
 	b.checkUpdate(tg.Name, jobType, path+".Update", u, tg.Count, src)
 	return u
@@ -413,6 +456,7 @@ func (b *builder) checkPolicies(group, jobType string, u *structs.UpdateStrategy
 		b.err(at("OnFailure"), "must be fail, pause or revert (got %q)", u.OnFailure)
 	}
 	b.checkCheckpoints(group, u, count, at("Checkpoints"))
+	b.checkZones(u.Zones, at)
 	switch {
 	case u.CheckpointDelay < 0:
 		b.err(at("CheckpointDelay"), "must not be negative (got %s)", u.CheckpointDelay)
