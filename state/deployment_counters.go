@@ -18,6 +18,9 @@ type groupDelta struct {
 	placed, healthy, unhealthy int
 	canaries                   []string
 	healthyAt                  time.Time // latest healthy transition
+	// zoneFailed counts the failures by alloc zone (ZoneState.Failed);
+	// made on first use.
+	zoneFailed map[string]int
 }
 
 func newDeploymentDeltas() *deploymentDeltas {
@@ -47,11 +50,17 @@ func (d *deploymentDeltas) placed(a *structs.Allocation) {
 	}
 }
 
-// health counts a first health verdict at ts.
+// health counts a first health verdict at ts (healthy false: a failure
+// of the new version, see UpdateAllocsFromClientTxn), an unhealthy one
+// in the alloc's zone too.
 func (d *deploymentDeltas) health(a *structs.Allocation, healthy bool, ts time.Time) {
 	g := d.group(a)
 	if !healthy {
 		g.unhealthy++
+		if g.zoneFailed == nil {
+			g.zoneFailed = map[string]int{}
+		}
+		g.zoneFailed[a.Zone]++
 		return
 	}
 	g.healthy++
@@ -111,6 +120,13 @@ func (t *WriteTxn) flushDeployments(d *deploymentDeltas, at int64) error {
 				st.PlacedCanaries = append(st.PlacedCanaries, gd.canaries...)
 				st.HealthyAllocs += gd.healthy
 				st.UnhealthyAllocs += gd.unhealthy
+				for zone, n := range gd.zoneFailed {
+					// A failure counts against its zone's budget
+					// (ZoneState.Failed), as UnhealthyAllocs.
+					if z := st.Zone(zone); z != nil {
+						z.Failed += n
+					}
+				}
 				if !gd.healthyAt.IsZero() && st.ProgressDeadline > 0 {
 					if by := gd.healthyAt.Add(st.ProgressDeadline); by.After(st.RequireProgressBy) {
 						st.RequireProgressBy = by

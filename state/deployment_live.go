@@ -13,7 +13,9 @@ import (
 // each deployment concerned, and the next flush (flushDeployments, called
 // by the writes that also move Nomad's counters, and by Commit for the
 // rest) applies it to the active deployments, one copy and one write per
-// deployment. A write that changes no share (a client reporting "running"
+// deployment. The figures of a group's zones (ZoneState.Healthy and
+// InFlight, for a group that rolls out by zones) are kept the same way,
+// by each allocation's Zone. A write that changes no share (a client reporting "running"
 // again, a desired transition) leaves the deployment row alone, so that
 // whoever watches it is not woken.
 
@@ -21,6 +23,10 @@ import (
 // one deployment's live figures and not yet written.
 type liveDelta struct {
 	groups map[string]*groupLive
+	// zones is the change of zones' Healthy and InFlight, by group and
+	// alloc zone, made on first use. Allocs of groups without zones
+	// count here too (the flush, which reads the deployment, drops them).
+	zones map[zoneKey]zoneLive
 	// added and removed are the highest health indexes of the shares
 	// added and removed.
 	added, removed uint64
@@ -29,8 +35,28 @@ type liveDelta struct {
 // groupLive is the change of one group's live figures.
 type groupLive struct{ healthy, canaries, unhealthy int }
 
+// zoneKey names a zone of a group.
+type zoneKey struct{ group, zone string }
+
+// zoneLive is the change of one zone's live figures (ZoneState.Healthy
+// and InFlight).
+type zoneLive struct{ healthy, inFlight int }
+
 // add adds (sign 1) or removes (sign -1) share s.
 func (l *liveDelta) add(s structs.AllocDeploymentShare, sign int) {
+	if s.Healthy || s.InFlight {
+		if l.zones == nil {
+			l.zones = map[zoneKey]zoneLive{}
+		}
+		k := zoneKey{s.Group, s.Zone}
+		z := l.zones[k]
+		if s.Healthy {
+			z.healthy += sign
+		} else {
+			z.inFlight += sign
+		}
+		l.zones[k] = z
+	}
 	if !s.Healthy && !s.Unhealthy {
 		return
 	}
@@ -164,6 +190,20 @@ func (t *WriteTxn) applyLive(c *structs.Deployment, l *liveDelta) (bool, error) 
 		st.MarkedUnhealthyAllocs += g.unhealthy
 		changed = true
 	}
+	for k, d := range l.zones {
+		if d == (zoneLive{}) {
+			continue
+		}
+		st := c.TaskGroups[k.group]
+		if st == nil || len(st.Zones) == 0 {
+			continue
+		}
+		if z := st.Zone(k.zone); z != nil {
+			z.Healthy += d.healthy
+			z.InFlight += d.inFlight
+			changed = true
+		}
+	}
 	if l.added > c.HealthIndex {
 		c.HealthIndex = l.added
 		changed = true
@@ -188,24 +228,40 @@ func (t *WriteTxn) recountLive(c *structs.Deployment) error {
 type figures struct {
 	index  uint64
 	groups map[string]groupLive
+	zones  map[zoneKey]zoneLive
 }
 
 func liveFigures(d *structs.Deployment) figures {
 	f := figures{index: d.HealthIndex, groups: make(map[string]groupLive, len(d.TaskGroups))}
 	for name, s := range d.TaskGroups {
-		if s != nil {
-			f.groups[name] = groupLive{s.LiveHealthyAllocs, s.LiveHealthyCanaries, s.MarkedUnhealthyAllocs}
+		if s == nil {
+			continue
+		}
+		f.groups[name] = groupLive{s.LiveHealthyAllocs, s.LiveHealthyCanaries, s.MarkedUnhealthyAllocs}
+		for _, z := range s.Zones {
+			if z == nil {
+				continue
+			}
+			if f.zones == nil {
+				f.zones = map[zoneKey]zoneLive{}
+			}
+			f.zones[zoneKey{name, z.Name}] = zoneLive{z.Healthy, z.InFlight}
 		}
 	}
 	return f
 }
 
 func equalFigures(a, b figures) bool {
-	if a.index != b.index || len(a.groups) != len(b.groups) {
+	if a.index != b.index || len(a.groups) != len(b.groups) || len(a.zones) != len(b.zones) {
 		return false
 	}
 	for name, g := range a.groups {
 		if h, ok := b.groups[name]; !ok || h != g {
+			return false
+		}
+	}
+	for k, z := range a.zones {
+		if y, ok := b.zones[k]; !ok || y != z {
 			return false
 		}
 	}

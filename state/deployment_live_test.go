@@ -15,7 +15,9 @@ import (
 // deployment watcher would from the allocations: per group of the
 // deployment, the live healthy allocations, those of them that are
 // canaries (listed as placed or flagged), the allocations marked
-// unhealthy; and the highest health index of a live healthy allocation.
+// unhealthy; per zone a group lists, its live allocations healthy and
+// those whose health is unknown; and the highest health index of a live
+// healthy allocation.
 func recountFigures(t *testing.T, snap *Snapshot, d *structs.Deployment) figures {
 	t.Helper()
 	allocs, err := snap.AllocsByDeployment(d.ID)
@@ -28,8 +30,27 @@ func recountFigures(t *testing.T, snap *Snapshot, d *structs.Deployment) figures
 			placed[id] = true
 		}
 	}
+	for name, s := range d.TaskGroups {
+		for _, z := range s.Zones {
+			if f.zones == nil {
+				f.zones = map[zoneKey]zoneLive{}
+			}
+			f.zones[zoneKey{name, z.Name}] = zoneLive{}
+		}
+	}
 	for _, a := range allocs {
 		g, known := f.groups[a.TaskGroup]
+		if k := (zoneKey{a.TaskGroup, a.Zone}); !a.TerminalStatus() {
+			if z, listed := f.zones[k]; listed {
+				switch {
+				case a.IsHealthy():
+					z.healthy++
+				case !a.IsUnhealthy():
+					z.inFlight++
+				}
+				f.zones[k] = z
+			}
+		}
 		live := !a.TerminalStatus() && a.IsHealthy()
 		if live {
 			idx := a.DeploymentStatus.ModifyIndex
@@ -70,6 +91,29 @@ func checkFigures(t *testing.T, s *Store, step int, what string) {
 	}
 }
 
+// checkZoneFailures fails unless the failures of web's zones in every
+// active deployment add up to the group's, as they do when every alloc of
+// web is in one of its zones and no status update resets a zone.
+func checkZoneFailures(t *testing.T, s *Store, step int, what string) {
+	t.Helper()
+	deps, err := s.Snapshot().Deployments()
+	must(t, err)
+	for _, d := range deps {
+		if !d.Active() {
+			continue
+		}
+		if g := d.TaskGroups["web"]; g != nil && len(g.Zones) > 0 {
+			sum := 0
+			for _, z := range g.Zones {
+				sum += z.Failed
+			}
+			if sum != g.UnhealthyAllocs {
+				t.Fatalf("step %d (%s): deployment %s zone failures add up to %d, group's %d", step, what, d.ID, sum, g.UnhealthyAllocs)
+			}
+		}
+	}
+}
+
 // liveJob is a job of three groups; deployments cover web and api only,
 // so that db's allocations count in no group (but in the health index).
 func liveJob() *structs.Job {
@@ -89,8 +133,17 @@ func liveDeployment(id string, job *structs.Job) *structs.Deployment {
 	// A plan's figures are never taken.
 	d.HealthIndex = 999
 	d.TaskGroups["web"].LiveHealthyAllocs = 7
+	// web rolls out by zones; its allocs are in "a", "b" or "" (see
+	// liveZones), api's count in no zone.
+	for _, name := range liveZones {
+		d.TaskGroups["web"].Zones = append(d.TaskGroups["web"].Zones,
+			&structs.ZoneState{Name: name, Size: 2, State: structs.ZoneStateRolling, Healthy: 9, InFlight: 9, Failed: 9})
+	}
 	return d
 }
+
+// liveZones are the zones of the random allocs.
+var liveZones = []string{"a", "b", ""}
 
 // liveWorld drives random allocation writes against a store.
 type liveWorld struct {
@@ -131,6 +184,7 @@ func (w *liveWorld) newAlloc() *structs.Allocation {
 	a.ID = statetest.ID(fmt.Sprintf("live-alloc/%d", w.nextID))
 	a.TaskGroup = job.TaskGroups[w.r.IntN(len(job.TaskGroups))].Name
 	a.DeploymentStatus.Canary = w.r.IntN(3) == 0
+	a.Zone = liveZones[w.r.IntN(len(liveZones))]
 	if w.r.IntN(6) == 0 {
 		a.DeploymentStatus.Healthy = statetest.Bool(w.r.IntN(2) == 0)
 	}
@@ -291,6 +345,7 @@ func TestLiveFiguresMatchRecount(t *testing.T) {
 			what := w.step()
 			seen[what] = true
 			checkFigures(t, s, i, what)
+			checkZoneFailures(t, s, i, what)
 		}
 		if run == 0 {
 			names := make([]string, 0, len(seen))

@@ -17,7 +17,11 @@ import (
 // canaries, healthy, unhealthy, promoted, require-progress-by) stay as
 // stored, so that a plan made from an older snapshot cannot undo them.
 // The live figures are never taken from dep: an active deployment that is
-// new, or gains a group, has them counted from its allocations.
+// new, or gains a group, has them counted from its allocations. A group's
+// zones (names, sizes and states, in rollout order) are taken from dep
+// when the group is created, their figures counted from the allocations
+// (Failed from zero), and never taken again: figures, states and DoneAt
+// are the store's and the status updates' from then on.
 func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placedAt int64) error {
 	if dep == nil || dep.ID == "" || dep.JobID == "" {
 		return fmt.Errorf("state: deployment without ID or job ID: %w", ErrInvalid)
@@ -35,6 +39,11 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			c.Namespace = structs.DefaultNamespace
 		}
 		c.CreateIndex = t.index
+		for _, g := range c.TaskGroups {
+			if g != nil {
+				g.Zones = initialZones(g.Zones)
+			}
+		}
 		if c.CreateTime == 0 {
 			c.CreateTime = placedAt
 		}
@@ -59,6 +68,7 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			if !ok {
 				ng := g.Copy()
 				ng.LiveHealthyAllocs, ng.LiveHealthyCanaries, ng.MarkedUnhealthyAllocs = 0, 0, 0
+				ng.Zones = initialZones(g.Zones)
 				c.TaskGroups[name] = ng
 				recount = true
 				continue
@@ -83,6 +93,22 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 		}
 	}
 	return s.putDeployment(t, c, placedAt)
+}
+
+// initialZones returns a group's zones as a plan creates them: name,
+// size and state of each, in order, with no figures and no DoneAt. The
+// result shares nothing with zones.
+func initialZones(zones []*structs.ZoneState) []*structs.ZoneState {
+	if len(zones) == 0 {
+		return nil
+	}
+	out := make([]*structs.ZoneState, 0, len(zones))
+	for _, z := range zones {
+		if z != nil {
+			out = append(out, &structs.ZoneState{Name: z.Name, Size: z.Size, State: z.State})
+		}
+	}
+	return out
 }
 
 // putDeployment writes c (a copy owned by the caller).
@@ -110,7 +136,9 @@ func (t *WriteTxn) putDeployment(c *structs.Deployment, at int64) error {
 // update that leaves it paused sets ResumeAt from the update (zero holds
 // it until an operator resumes it); any other status clears both. The
 // update's CheckpointsReached and FailuresAtPause set those of the groups
-// they name (unknown groups are ignored).
+// they name (unknown groups are ignored); its zone maps set the State and
+// DoneAt of the zones they name, and ZoneFailedReset clears their Failed
+// (unknown groups and zones are ignored).
 func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStatusUpdate, at int64, strict bool) error {
 	if u == nil {
 		return fmt.Errorf("state: no deployment update: %w", ErrInvalid)
@@ -161,9 +189,49 @@ func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStat
 			g.FailuresAtPause = n
 		}
 	}
+	applyZoneUpdates(c, u, at)
 	c.Status = u.Status
 	c.StatusDescription = u.StatusDescription
 	return s.putDeployment(t, c, at)
+}
+
+// applyZoneUpdates applies u's zone transitions to c (a copy the caller
+// owns): states, the times zones reached their success threshold, and the
+// failure counts an operator's resume clears. A zone that starts rolling
+// (from waiting) restarts its group's progress deadline from at (UnixNano)
+// when that is later: the pause between zones was no lack of progress.
+func applyZoneUpdates(c *structs.Deployment, u *structs.DeploymentStatusUpdate, at int64) {
+	for name, zones := range u.ZoneStates {
+		g := c.TaskGroups[name]
+		for zone, state := range zones {
+			z := g.Zone(zone)
+			if z == nil {
+				continue
+			}
+			if z.State == structs.ZoneStateWaiting && state == structs.ZoneStateRolling && g.ProgressDeadline > 0 && at != 0 {
+				if by := time.Unix(0, at).UTC().Add(g.ProgressDeadline); by.After(g.RequireProgressBy) {
+					g.RequireProgressBy = by
+				}
+			}
+			z.State = state
+		}
+	}
+	for name, zones := range u.ZoneDoneAt {
+		g := c.TaskGroups[name]
+		for zone, at := range zones {
+			if z := g.Zone(zone); z != nil {
+				z.DoneAt = utc(at)
+			}
+		}
+	}
+	for name, zones := range u.ZoneFailedReset {
+		g := c.TaskGroups[name]
+		for _, zone := range zones {
+			if z := g.Zone(zone); z != nil {
+				z.Failed = 0
+			}
+		}
+	}
 }
 
 // utc returns t in UTC, and the zero time as it is.

@@ -63,12 +63,12 @@ type Allocation struct {
 	// Zone (drover) is, for a group that rolls out by zones, the zone of
 	// the alloc's node (structs.ZoneOf of the group's zones attribute),
 	// stamped when it is placed.
-	Zone        string `json:",omitempty"`
-	CreateIndex uint64
-	ModifyIndex        uint64
-	AllocModifyIndex   uint64
-	CreateTime         int64
-	ModifyTime         int64
+	Zone             string `json:",omitempty"`
+	CreateIndex      uint64
+	ModifyIndex      uint64
+	AllocModifyIndex uint64
+	CreateTime       int64
+	ModifyTime       int64
 }
 
 // AllocName returns the name of a group's index-th allocation.

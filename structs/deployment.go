@@ -248,3 +248,17 @@ func MaxUnhealthyPauseDescription(notServing, count int, group string, maxUnheal
 func MaxUnhealthyDescription(notServing, count int, group string, maxUnhealthy int) string {
 	return fmt.Sprintf("Failed: %d of %d allocations of group %s are not serving, over max_unhealthy %d", notServing, count, group, maxUnhealthy)
 }
+
+// ZoneBudgetPauseDescription is the description of a deployment paused
+// because the new allocs that failed in a zone reached its disruption
+// budget (C.4).
+func ZoneBudgetPauseDescription(failed int, zone string, budget int) string {
+	return fmt.Sprintf("Deployment paused: %d allocations failed in zone %s, reaching its disruption budget %d", failed, zone, budget)
+}
+
+// ZoneBudgetDescription is the description of a deployment failed because
+// the new allocs that failed in a zone reached its disruption budget (C.4,
+// on_failure "fail" or "revert").
+func ZoneBudgetDescription(failed int, zone string, budget int) string {
+	return fmt.Sprintf("Failed: %d allocations failed in zone %s, reaching its disruption budget %d", failed, zone, budget)
+}

@@ -19,6 +19,12 @@ type AllocDeploymentShare struct {
 	// HealthIndex is, when Healthy, the index its health was recorded at:
 	// DeploymentStatus.ModifyIndex, or ModifyIndex when that is 0.
 	HealthIndex uint64
+	// Zone is the allocation's zone (Allocation.Zone), and InFlight says
+	// it is not terminal and its health is unknown: with Healthy, what it
+	// adds to its zone's figures (ZoneState.Healthy, InFlight) when its
+	// group rolls out by zones.
+	Zone     string
+	InFlight bool
 }
 
 // DeploymentShare returns the allocation's share of its deployment's live
@@ -30,8 +36,15 @@ func (a *Allocation) DeploymentShare(placedCanary func(id string) bool) AllocDep
 	if a == nil || a.DeploymentID == "" {
 		return AllocDeploymentShare{}
 	}
-	s := AllocDeploymentShare{Group: a.TaskGroup, Unhealthy: a.IsUnhealthy()}
-	if !a.IsHealthy() || a.TerminalStatus() {
+	s := AllocDeploymentShare{Group: a.TaskGroup, Unhealthy: a.IsUnhealthy(), Zone: a.Zone}
+	if a.TerminalStatus() {
+		return s
+	}
+	if a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil {
+		s.InFlight = true
+		return s
+	}
+	if !a.IsHealthy() {
 		return s
 	}
 	s.Healthy = true
@@ -43,16 +56,35 @@ func (a *Allocation) DeploymentShare(placedCanary func(id string) bool) AllocDep
 	return s
 }
 
-// ClearLiveFigures zeroes the live figures of the deployment and of each
-// of its groups (d is a copy its caller owns), for a store about to count
+// ClearLiveFigures zeroes the live figures of the deployment, of each of
+// its groups and of their zones (Healthy and InFlight; Failed is a
+// counter), d being a copy its caller owns, for a store about to count
 // them from the allocations.
 func (d *Deployment) ClearLiveFigures() {
 	d.HealthIndex = 0
 	for _, s := range d.TaskGroups {
 		if s != nil {
 			s.LiveHealthyAllocs, s.LiveHealthyCanaries, s.MarkedUnhealthyAllocs = 0, 0, 0
+			for _, z := range s.Zones {
+				if z != nil {
+					z.Healthy, z.InFlight = 0, 0
+				}
+			}
 		}
 	}
+}
+
+// Zone returns the group's zone named name, or nil.
+func (s *DeploymentState) Zone(name string) *ZoneState {
+	if s == nil {
+		return nil
+	}
+	for _, z := range s.Zones {
+		if z != nil && z.Name == name {
+			return z
+		}
+	}
+	return nil
 }
 
 // PlacedCanaryIDs returns a predicate reporting whether an allocation ID
@@ -82,7 +114,8 @@ func (d *Deployment) PlacedCanaryIDs() func(id string) bool {
 // CountLiveFigures sets the live figures of d (a copy its caller owns)
 // from allocs, the deployment's allocations (others are skipped): the sum
 // of their shares, over the groups d has for the group figures, over all
-// for HealthIndex.
+// for HealthIndex, and over the zones a group has for their Healthy and
+// InFlight (an alloc of a zone the group does not list counts in none).
 func (d *Deployment) CountLiveFigures(allocs []*Allocation) {
 	d.ClearLiveFigures()
 	canary := d.PlacedCanaryIDs()
@@ -106,6 +139,15 @@ func (d *Deployment) CountLiveFigures(allocs []*Allocation) {
 		}
 		if s.Unhealthy {
 			st.MarkedUnhealthyAllocs++
+		}
+		if s.Healthy || s.InFlight {
+			if z := st.Zone(s.Zone); z != nil {
+				if s.Healthy {
+					z.Healthy++
+				} else {
+					z.InFlight++
+				}
+			}
 		}
 	}
 }
