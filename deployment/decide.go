@@ -19,15 +19,19 @@ import (
 //   - failures, each in a group (sorted by name) and in this order:
 //     an unhealthy allocation in a group with progress_deadline = 0, or
 //     one with no reschedule attempts left ("unhealthy allocations"),
-//     except in a group that tolerates failures (max_failed set, or
-//     resumed after a pause on them);
+//     except in a group that tolerates failures (max_failed or a zones
+//     disruption_budget set, or resumed after a pause on them);
 //     more new allocs failed (the group's UnhealthyAllocs) than max_failed
 //     and than at the last pause on a failure (FailuresAtPause);
 //     on a running deployment, more of the job's allocs of the group not
 //     serving (obs.NotServing) than max_unhealthy while the group is not
 //     done;
+//     a zone whose failures reached its disruption budget (the zone
+//     turns "failed");
 //     on a running deployment, a group past its require_progress_by,
-//     unless it is done or holds healthy canaries waiting for promotion;
+//     unless it is done or holds healthy canaries waiting for promotion
+//     (while its next zone waits out pause_between_zones, the deadline
+//     runs from that zone's start);
 //   - on failures the deployment takes the failing groups' on_failure
 //     action: revert if any of them says revert, else fail if any says
 //     fail, else pause. The description is that of the first failure of a
@@ -44,6 +48,11 @@ import (
 //     Checkpoints at or below the group's canaries are passed silently;
 //     none are looked at while the group's canaries await promotion, nor
 //     in a revert deployment or a job's first version;
+//   - zones (zones.go), whatever else is decided: a rolling zone records
+//     when it reached its success threshold (DoneAt) and turns "done"
+//     when all its allocs are new and healthy; on a running deployment
+//     that does not pause, the next zone of zone_by_zone starts rolling
+//     after pause_between_zones (WakeAt for it), with a pass;
 //   - once all canaries of every canary group are healthy and every canary
 //     group has auto_promote, they are promoted;
 //   - once every group is done the deployment is successful and its job
@@ -64,10 +73,13 @@ func Decide(obs Observation) Decision {
 		byName[g.name] = g
 	}
 	paused := d.Status == structs.DeploymentStatusPaused
+	zones := newZoneWork(groups)
+	zones.progress(obs.Now)
 
 	unhealthy := checkUnhealthy(obs, byName)
 	if fs := findFailures(obs, groups, unhealthy.failing, paused); len(fs) > 0 {
-		return onFailure(obs, groups, fs, unhealthy.reschedule)
+		zones.markFailed(fs)
+		return zones.into(onFailure(obs, groups, fs, unhealthy.reschedule))
 	}
 
 	var dec Decision
@@ -75,16 +87,16 @@ func Decide(obs Observation) Decision {
 	dec.CreateEval = len(dec.MarkForReschedule) > 0
 	if paused {
 		if d.ResumeAt.IsZero() {
-			return dec
+			return zones.into(dec)
 		}
 		if obs.Now.Before(d.ResumeAt) {
 			dec.WakeAt = d.ResumeAt
-			return dec
+			return zones.into(dec)
 		}
 		dec.Status = structs.DeploymentStatusRunning
 		dec.StatusDescription = runningDescriptionOf(d, revertOf(obs))
 		dec.CreateEval = true
-		return dec
+		return zones.into(dec)
 	}
 	if newHealth(obs) {
 		dec.CreateEval = true
@@ -101,7 +113,13 @@ func Decide(obs Observation) Decision {
 		// Paused, the scheduler starts nothing: the resume asks for the
 		// next pass.
 		dec.CreateEval = len(dec.MarkForReschedule) > 0
-		return dec
+		return zones.into(dec)
+	}
+
+	// Zones that may start now do, with a pass to roll them.
+	zoneWake, started := zones.start(obs.Now)
+	if started {
+		dec.CreateEval = true
 	}
 
 	if promote := autoPromoteGroups(groups); len(promote) > 0 {
@@ -115,21 +133,29 @@ func Decide(obs Observation) Decision {
 		if d.StatusDescription != want {
 			dec.StatusDescription = want
 		}
-		dec.WakeAt = wakeAt(groups, obs.Now)
-		return dec
+		dec.WakeAt = earliest(wakeAt(groups, obs.Now), zoneWake)
+		return zones.into(dec)
 	}
 	if allDone(groups) {
 		dec.Status = structs.DeploymentStatusSuccessful
 		dec.StatusDescription = structs.DeploymentStatusDescriptionSuccessful
 		dec.Stable = true
 		dec.CreateEval = false
-		return dec
+		return zones.into(dec)
 	}
 	if want := runningDescriptionOf(d, revertOf(obs)); d.StatusDescription != want {
 		dec.StatusDescription = want
 	}
-	dec.WakeAt = wakeAt(groups, obs.Now)
-	return dec
+	dec.WakeAt = earliest(wakeAt(groups, obs.Now), zoneWake)
+	return zones.into(dec)
+}
+
+// earliest returns the earlier of two times, a zero one standing for none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // revertOf is the version the deployment's job restores when a revert
@@ -149,6 +175,7 @@ func revertOf(obs Observation) *uint64 {
 const (
 	failureAllocs = iota
 	failureMaxFailed
+	failureZoneBudget
 	failureMaxUnhealthy
 	failureDeadline
 )
@@ -157,6 +184,8 @@ const (
 type failure struct {
 	group *groupView
 	kind  int
+	// zone names the zone of a failureZoneBudget.
+	zone string
 	// pause is the description when the deployment pauses; fail the one
 	// when it fails (before any revert suffix).
 	pause, fail string
@@ -170,27 +199,30 @@ func findFailures(obs Observation, groups []*groupView, failing []string, paused
 	for _, g := range groups {
 		s, total := g.state, g.state.DesiredTotal
 		if slices.Contains(failing, g.name) {
-			out = append(out, failure{g, failureAllocs,
-				structs.DeploymentStatusDescriptionPausedAllocations, structs.DeploymentStatusDescriptionFailedAllocations})
+			out = append(out, failure{group: g, kind: failureAllocs,
+				pause: structs.DeploymentStatusDescriptionPausedAllocations, fail: structs.DeploymentStatusDescriptionFailedAllocations})
 		}
 		if n, ok := g.maxFailed(); ok {
 			if f := g.failures(); f > n && f > s.FailuresAtPause {
-				out = append(out, failure{g, failureMaxFailed,
-					structs.MaxFailedPauseDescription(f, total, n), structs.MaxFailedDescription(f, total, n)})
+				out = append(out, failure{group: g, kind: failureMaxFailed,
+					pause: structs.MaxFailedPauseDescription(f, total, n), fail: structs.MaxFailedDescription(f, total, n)})
 			}
+		}
+		if g.zones != nil {
+			out = append(out, g.zones.budgetFailures()...)
 		}
 		if paused {
 			continue
 		}
 		if n, ok := g.update.MaxUnhealthyFor(total); ok && obs.NotServing != nil && !g.done() {
 			if ns := obs.NotServing[g.name]; ns > n {
-				out = append(out, failure{g, failureMaxUnhealthy,
-					structs.MaxUnhealthyPauseDescription(ns, total, g.name, n), structs.MaxUnhealthyDescription(ns, total, g.name, n)})
+				out = append(out, failure{group: g, kind: failureMaxUnhealthy,
+					pause: structs.MaxUnhealthyPauseDescription(ns, total, g.name, n), fail: structs.MaxUnhealthyDescription(ns, total, g.name, n)})
 			}
 		}
 		if g.failsDeadline(obs.Now) {
-			out = append(out, failure{g, failureDeadline,
-				structs.DeploymentStatusDescriptionPausedProgressDeadline, structs.DeploymentStatusDescriptionProgressDeadline})
+			out = append(out, failure{group: g, kind: failureDeadline,
+				pause: structs.DeploymentStatusDescriptionPausedProgressDeadline, fail: structs.DeploymentStatusDescriptionProgressDeadline})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].kind < out[j].kind })

@@ -48,6 +48,10 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		return "", sc.addGroup(t, td)
 	case "alloc":
 		return "", sc.addAlloc(t, td)
+	case "allocs":
+		return "", sc.addAllocs(t, td)
+	case "zone":
+		return "", sc.addZone(t, td)
 	case "latest":
 		return "", sc.setLatest(t, td)
 	case "stable":
@@ -64,6 +68,7 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 			return "", err
 		}
 		sc.obs.Now = now
+		countZones(sc.obs.Deployment, sc.obs.Allocs)
 		sc.last = Decide(sc.obs)
 		return formatDecision(sc.last), nil
 	case "apply":
@@ -240,6 +245,9 @@ func updateArgs(t *testing.T, td *datadriven.TestData) (*structs.UpdateStrategy,
 		*f.dst = &a
 	}
 	td.MaybeScanArgs(t, "on-failure", &u.OnFailure)
+	if err := zoneArgs(t, td, u); err != nil {
+		return nil, err
+	}
 	if td.HasArg("checkpoints") {
 		var v string
 		td.ScanArgs(t, "checkpoints", &v)
@@ -261,6 +269,102 @@ func updateArgs(t *testing.T, td *datadriven.TestData) (*structs.UpdateStrategy,
 		u.CheckpointDelay = d
 	}
 	return u, nil
+}
+
+// zoneArgs reads a group's zones block: zones=zone_by_zone|concurrent,
+// budget (N or N%), zone-pause (a duration) and threshold (N or N%).
+func zoneArgs(t *testing.T, td *datadriven.TestData, u *structs.UpdateStrategy) error {
+	if !td.HasArg("zones") {
+		return nil
+	}
+	z := &structs.ZoneStrategy{Attribute: "${meta.zone}"}
+	td.ScanArgs(t, "zones", &z.Mode)
+	for _, f := range []struct {
+		key string
+		dst **structs.Amount
+	}{{"budget", &z.DisruptionBudget}, {"threshold", &z.SuccessThreshold}} {
+		if !td.HasArg(f.key) {
+			continue
+		}
+		var v string
+		td.ScanArgs(t, f.key, &v)
+		a, err := structs.ParseAmount(v)
+		if err != nil {
+			return err
+		}
+		*f.dst = &a
+	}
+	if td.HasArg("zone-pause") {
+		var v string
+		td.ScanArgs(t, "zone-pause", &v)
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		z.PauseBetweenZones = d
+	}
+	u.Zones = z
+	return nil
+}
+
+// zoneName reads a zone name argument; "-" is the zone "" (nodes without
+// the attribute).
+func zoneName(t *testing.T, td *datadriven.TestData, key string) string {
+	var v string
+	td.MaybeScanArgs(t, key, &v)
+	if v == "-" {
+		return ""
+	}
+	return v
+}
+
+// addZone appends a zone to a group's deployment state, as the scheduler
+// writes it: "zone group=web name=a size=3 state=rolling", with failed=N
+// for failures counted before the scenario and done-at=OFFSET.
+func (sc *scenario) addZone(t *testing.T, td *datadriven.TestData) error {
+	var group string
+	td.ScanArgs(t, "group", &group)
+	s := sc.obs.Deployment.TaskGroups[group]
+	if s == nil {
+		return fmt.Errorf("no group %q", group)
+	}
+	z := &structs.ZoneState{Name: zoneName(t, td, "name"), State: structs.ZoneStateWaiting}
+	td.ScanArgs(t, "size", &z.Size)
+	td.MaybeScanArgs(t, "state", &z.State)
+	td.MaybeScanArgs(t, "failed", &z.Failed)
+	if td.HasArg("done-at") {
+		at, err := offsetArg(t, td, "done-at")
+		if err != nil {
+			return err
+		}
+		z.DoneAt = at
+	}
+	s.Zones = append(s.Zones, z)
+	return nil
+}
+
+// countZones sets the zones' Healthy and InFlight from the allocs, as the
+// store keeps them.
+func countZones(d *structs.Deployment, allocs []*structs.Allocation) {
+	for _, s := range d.TaskGroups {
+		for _, z := range s.Zones {
+			z.Healthy, z.InFlight = 0, 0
+		}
+	}
+	for _, a := range allocs {
+		s := d.TaskGroups[a.TaskGroup]
+		if s == nil || a.TerminalStatus() {
+			continue
+		}
+		z := s.Zone(a.Zone)
+		switch {
+		case z == nil:
+		case a.IsHealthy():
+			z.Healthy++
+		case !a.IsUnhealthy():
+			z.InFlight++
+		}
+	}
 }
 
 // parsePolicy reads "unlimited", "none" or "ATTEMPTS/INTERVAL".
@@ -299,6 +403,7 @@ func (sc *scenario) addAlloc(t *testing.T, td *datadriven.TestData) error {
 		DeploymentStatus: &structs.AllocDeploymentStatus{Canary: td.HasArg("canary")},
 	}
 	td.MaybeScanArgs(t, "modify", &a.DeploymentStatus.ModifyIndex)
+	a.Zone = zoneName(t, td, "zone")
 	var health string
 	td.MaybeScanArgs(t, "health", &health)
 	switch health {
@@ -337,9 +442,50 @@ func (sc *scenario) addAlloc(t *testing.T, td *datadriven.TestData) error {
 	}
 	if s := sc.obs.Deployment.TaskGroups[group]; s != nil {
 		s.PlacedAllocs++
-		countVerdict(s, health)
+		countVerdict(s, a.Zone, health)
 	}
 	sc.obs.Allocs = append(sc.obs.Allocs, a)
+	return nil
+}
+
+// addAllocs adds count allocs of a group in a zone, named PREFIX1...:
+// "allocs group=web zone=a count=8 prefix=a health=unhealthy", with
+// "replaced" for failed ones the scheduler has replaced already.
+func (sc *scenario) addAllocs(t *testing.T, td *datadriven.TestData) error {
+	var group, prefix, health string
+	var count int
+	td.ScanArgs(t, "group", &group)
+	td.ScanArgs(t, "count", &count)
+	td.ScanArgs(t, "prefix", &prefix)
+	td.MaybeScanArgs(t, "health", &health)
+	zone := zoneName(t, td, "zone")
+	s := sc.obs.Deployment.TaskGroups[group]
+	if s == nil {
+		return fmt.Errorf("no group %q", group)
+	}
+	for range count {
+		a := &structs.Allocation{
+			ID: fmt.Sprintf("%s%d", prefix, len(sc.obs.Allocs)+1), JobID: "web", Job: sc.obs.Job,
+			Name: structs.AllocName("web", group, len(sc.obs.Allocs)), TaskGroup: group, Zone: zone,
+			DeploymentID: sc.obs.Deployment.ID, DesiredStatus: structs.AllocDesiredStatusRun,
+			ClientStatus: structs.AllocClientStatusRunning, DeploymentStatus: &structs.AllocDeploymentStatus{},
+		}
+		switch health {
+		case "healthy", "unhealthy":
+			h := health == "healthy"
+			a.DeploymentStatus.Healthy = &h
+		case "":
+		default:
+			return fmt.Errorf("bad health %q", health)
+		}
+		if td.HasArg("replaced") {
+			a.NextAllocation = a.ID + "-next"
+			a.ClientStatus = structs.AllocClientStatusFailed
+		}
+		s.PlacedAllocs++
+		countVerdict(s, zone, health)
+		sc.obs.Allocs = append(sc.obs.Allocs, a)
+	}
 	return nil
 }
 
@@ -395,9 +541,13 @@ func offsetArg(t *testing.T, td *datadriven.TestData, key string) (time.Time, er
 // formatDecision prints a decision with ResumeAt and WakeAt relative to
 // t0.
 func formatDecision(d Decision) string {
-	wake, resume := d.WakeAt, d.ResumeAt
-	d.WakeAt, d.ResumeAt = time.Time{}, time.Time{}
+	wake, resume, doneAt := d.WakeAt, d.ResumeAt, d.ZoneDoneAt
+	d.WakeAt, d.ResumeAt, d.ZoneDoneAt = time.Time{}, time.Time{}, nil
 	s := d.String()
+	if len(doneAt) > 0 {
+		s = strings.TrimSuffix(s, "change: none\n")
+		s += "zone-done-at: " + formatZones(doneAt, func(t time.Time) string { return "+" + t.Sub(t0).String() }) + "\n"
+	}
 	if !resume.IsZero() {
 		s += fmt.Sprintf("resume-at: +%s\n", resume.Sub(t0))
 	}
@@ -407,14 +557,17 @@ func formatDecision(d Decision) string {
 	return s
 }
 
-// countVerdict counts a first health verdict in the group's counters, as
-// the store does.
-func countVerdict(s *structs.DeploymentState, health string) {
+// countVerdict counts a first health verdict in the group's counters, and
+// an unhealthy one in its zone's failures, as the store does.
+func countVerdict(s *structs.DeploymentState, zone, health string) {
 	switch health {
 	case "healthy":
 		s.HealthyAllocs++
 	case "unhealthy":
 		s.UnhealthyAllocs++
+		if z := s.Zone(zone); z != nil {
+			z.Failed++
+		}
 	}
 }
 
@@ -433,7 +586,7 @@ func (sc *scenario) setHealth(t *testing.T, td *datadriven.TestData) error {
 		}
 		h := health == "healthy"
 		if a.DeploymentStatus.Healthy == nil {
-			countVerdict(sc.obs.Deployment.TaskGroups[a.TaskGroup], health)
+			countVerdict(sc.obs.Deployment.TaskGroups[a.TaskGroup], a.Zone, health)
 		}
 		a.DeploymentStatus.Healthy = &h
 		if td.HasArg("failed") {
@@ -465,7 +618,7 @@ func (sc *scenario) apply() {
 			s.RequireProgressBy = now.Add(s.ProgressDeadline)
 		}
 	}
-	if dec.Status != "" || dec.StatusDescription != "" || len(dec.CheckpointsReached) > 0 || len(dec.FailuresAtPause) > 0 {
+	if dec.writesStatus() {
 		u := statusUpdate(d, dec)
 		wasPaused := d.Status == structs.DeploymentStatusPaused
 		switch {
@@ -489,6 +642,21 @@ func (sc *scenario) apply() {
 		for name, n := range u.FailuresAtPause {
 			d.TaskGroups[name].FailuresAtPause = n
 		}
+		for name, zones := range u.ZoneStates {
+			s := d.TaskGroups[name]
+			for zone, st := range zones {
+				z := s.Zone(zone)
+				if z.State == structs.ZoneStateWaiting && st == structs.ZoneStateRolling {
+					s.RequireProgressBy = later(s.RequireProgressBy, now.Add(s.ProgressDeadline))
+				}
+				z.State = st
+			}
+		}
+		for name, zones := range u.ZoneDoneAt {
+			for zone, at := range zones {
+				d.TaskGroups[name].Zone(zone).DoneAt = at
+			}
+		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 	}
 	sc.obs.Deployment = d
@@ -506,6 +674,7 @@ func (sc *scenario) apply() {
 // t0.
 func (sc *scenario) show() string {
 	d := sc.obs.Deployment
+	countZones(d, sc.obs.Allocs)
 	var b strings.Builder
 	fmt.Fprintf(&b, "deployment: %s: %s\n", d.Status, d.StatusDescription)
 	if !d.PausedAt.IsZero() {
@@ -527,6 +696,25 @@ func (sc *scenario) show() string {
 			fmt.Fprintf(&b, " rpb=+%s", s.RequireProgressBy.Sub(t0))
 		}
 		b.WriteString("\n")
+		for _, z := range s.Zones {
+			name := z.Name
+			if name == "" {
+				name = "(none)"
+			}
+			fmt.Fprintf(&b, "  zone %s: %s size=%d healthy=%d in-flight=%d failed=%d", name, z.State, z.Size, z.Healthy, z.InFlight, z.Failed)
+			if !z.DoneAt.IsZero() {
+				fmt.Fprintf(&b, " done-at=+%s", z.DoneAt.Sub(t0))
+			}
+			b.WriteString("\n")
+		}
 	}
 	return b.String()
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -21,6 +21,9 @@ type groupView struct {
 	// update is the group's update block in the deployment's job version;
 	// nil when the job is unknown (part C's policies are then off).
 	update *structs.UpdateStrategy
+	// zones are the group's zones as the decision moves them, when it
+	// rolls out by zones (zones.go); nil otherwise.
+	zones *zoneGroup
 }
 
 // action is the group's failure action (C.2): the deployment's record of
@@ -55,11 +58,14 @@ func (g *groupView) failures() int { return g.state.UnhealthyAllocs }
 
 // toleratesFailures reports whether an unhealthy new alloc leaves the
 // deployment running (it is replaced per its reschedule policy): with
-// max_failed set, whose threshold decides instead; or in a group that
-// pauses on failure and was paused on every failure so far (a resume
-// continues past them).
+// max_failed or a zones disruption_budget set, whose thresholds decide
+// instead; or in a group that pauses on failure and was paused on every
+// failure so far (a resume continues past them).
 func (g *groupView) toleratesFailures() bool {
 	if _, ok := g.maxFailed(); ok {
+		return true
+	}
+	if g.update != nil && g.update.Zones != nil && g.update.Zones.DisruptionBudget != nil {
 		return true
 	}
 	return g.action() == structs.OnFailurePause && g.state.FailuresAtPause > 0 &&
@@ -87,19 +93,29 @@ func (g *groupView) canariesHealthy() bool {
 
 // deadline returns the group's progress deadline: RequireProgressBy, or,
 // should the store not have set it, the deployment's creation time plus
-// progress_deadline, so that the deadline holds even then. Zero when the
-// group has none.
+// progress_deadline, so that the deadline holds even then; while its next
+// zone waits out pause_between_zones, no earlier than the zone's start
+// plus progress_deadline (the pause is not a lack of progress). Zero when
+// the group has none.
 func (g *groupView) deadline() time.Time {
 	s := g.state
+	var dl time.Time
 	switch {
 	case s.ProgressDeadline <= 0:
 		return time.Time{}
 	case !s.RequireProgressBy.IsZero():
-		return s.RequireProgressBy
+		dl = s.RequireProgressBy
 	case !g.created.IsZero():
-		return g.created.Add(s.ProgressDeadline)
+		dl = g.created.Add(s.ProgressDeadline)
+	default:
+		return time.Time{}
 	}
-	return time.Time{}
+	if at := g.zones.waitsUntil(); !at.IsZero() {
+		if by := at.Add(s.ProgressDeadline); by.After(dl) {
+			dl = by
+		}
+	}
+	return dl
 }
 
 // pastDeadline reports whether the group's progress deadline is reached at

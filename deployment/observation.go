@@ -86,13 +86,32 @@ type Decision struct {
 	// ResumeAt, with Status paused, is when the pause ends by itself
 	// (checkpoint_delay); zero: an operator must resume.
 	ResumeAt time.Time
+	// ZoneStates sets zones' State, per group and zone name (C.4): a zone
+	// that starts rolling, is done, or reached its disruption budget.
+	ZoneStates map[string]map[string]string
+	// ZoneDoneAt sets zones' DoneAt, per group and zone name: when a zone
+	// reached its success threshold.
+	ZoneDoneAt map[string]map[string]time.Time
 }
 
 // Changed reports whether the decision asks for any write.
 func (d Decision) Changed() bool {
 	return d.Status != "" || d.StatusDescription != "" || d.Promote || d.Fail ||
 		d.RevertTo != nil || d.Stable || len(d.MarkForReschedule) > 0 || d.CreateEval ||
-		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0
+		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0 || d.changesZones()
+}
+
+// changesZones reports whether the decision moves a zone on.
+func (d Decision) changesZones() bool {
+	return len(d.ZoneStates) > 0 || len(d.ZoneDoneAt) > 0
+}
+
+// writesStatus reports whether the decision calls for a status update
+// (structs.DeploymentStatusUpdate): a new status or description, or
+// rollout bookkeeping.
+func (d Decision) writesStatus() bool {
+	return d.Status != "" || d.StatusDescription != "" || len(d.CheckpointsReached) > 0 ||
+		len(d.FailuresAtPause) > 0 || d.changesZones()
 }
 
 // String renders the decision one field per line, in a fixed order, for
@@ -130,6 +149,12 @@ func (d Decision) String() string {
 	if !d.ResumeAt.IsZero() {
 		line("resume-at", d.ResumeAt.UTC().Format(time.RFC3339Nano))
 	}
+	if len(d.ZoneStates) > 0 {
+		line("zone-states", formatZones(d.ZoneStates, func(s string) string { return s }))
+	}
+	if len(d.ZoneDoneAt) > 0 {
+		line("zone-done-at", formatZones(d.ZoneDoneAt, func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }))
+	}
 	if d.CreateEval {
 		line("eval", "true")
 	}
@@ -154,4 +179,30 @@ func formatCounts(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s=%d", name, m[name])
 	}
 	return strings.Join(parts, ",")
+}
+
+// formatZones renders per-group, per-zone values as "web/a=x,web/b=y", by
+// group and zone name; the zone "" prints as "(none)".
+func formatZones[V any](m map[string]map[string]V, f func(V) string) string {
+	var parts []string
+	for _, group := range sortedKeys(m) {
+		for _, zone := range sortedKeys(m[group]) {
+			name := zone
+			if name == "" {
+				name = "(none)"
+			}
+			parts = append(parts, fmt.Sprintf("%s/%s=%s", group, name, f(m[group][zone])))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

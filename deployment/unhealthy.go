@@ -20,7 +20,8 @@ type unhealthyResult struct {
 // progress_deadline = 0 the first one fails the deployment; otherwise each
 // is replaced per its reschedule policy while the deadline runs, and one
 // with no attempts left fails the deployment at once. In a group that
-// tolerates failures (max_failed set, or resumed past a pause on them; see
+// tolerates failures (max_failed or a zones disruption_budget set, or
+// resumed past a pause on them; see
 // groupView.toleratesFailures) none fails the deployment: each is replaced
 // while it has attempts left.
 func checkUnhealthy(obs Observation, groups map[string]*groupView) unhealthyResult {

@@ -80,7 +80,9 @@ func Promote(d *structs.Deployment, groups []string, allocs []*structs.Allocatio
 // failure's (FailuresAtPause and CheckpointsReached are kept, so only a
 // newer failure or the next checkpoint pauses it again) — and restarts
 // every group's progress deadline from now, so time spent paused never
-// counts against it.
+// counts against it. A zone whose disruption budget was reached turns
+// "rolling" again with its failures cleared (ResumedZones: the operator
+// accepted them); max_failed's count is kept.
 func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deployment, error) {
 	if d == nil {
 		return nil, ErrNoDeployment
@@ -104,6 +106,21 @@ func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deploymen
 	}
 	if d.Status == structs.DeploymentStatusRunning {
 		return out, nil
+	}
+	states, reset := ResumedZones(d)
+	for name, zones := range states {
+		for _, z := range out.TaskGroups[name].Zones {
+			if st, ok := zones[z.Name]; ok {
+				z.State = st
+			}
+		}
+	}
+	for name, zones := range reset {
+		for _, zone := range zones {
+			if z := out.TaskGroups[name].Zone(zone); z != nil {
+				z.Failed = 0
+			}
+		}
 	}
 	out.Status = structs.DeploymentStatusRunning
 	out.PausedAt, out.ResumeAt = time.Time{}, time.Time{}

@@ -41,7 +41,7 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 		// description change waits for the next pass.
 		dec.StatusDescription = ""
 	}
-	if dec.Status != "" || dec.StatusDescription != "" || len(dec.CheckpointsReached) > 0 || len(dec.FailuresAtPause) > 0 {
+	if dec.writesStatus() {
 		req := &structs.DeploymentStatusUpdateRequest{
 			DeploymentUpdate: statusUpdate(d, dec),
 			UpdatedAt:        now.UnixNano(),
@@ -56,7 +56,8 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 			job.RevertOf = &v
 			req.Job = job
 		}
-		if dec.Status != "" {
+		if dec.Status != "" || len(dec.ZoneStates) > 0 {
+			// A zone that starts rolling is rolled by this pass.
 			req.Eval = take()
 		}
 		if err := w.writer.UpdateDeploymentStatus(ctx, req); err != nil {
@@ -88,13 +89,14 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 }
 
 // statusUpdate fills the unchanged half of a status change from d, and
-// carries the decision's bookkeeping. ResumeAt is the decision's on a
+// carries the decision's bookkeeping and zone transitions. ResumeAt is the decision's on a
 // pause decision (zero holds the deployment); a change that leaves a
 // paused deployment paused otherwise keeps its ResumeAt.
 func statusUpdate(d *structs.Deployment, dec Decision) *structs.DeploymentStatusUpdate {
 	u := &structs.DeploymentStatusUpdate{
 		DeploymentID: d.ID, Status: dec.Status, StatusDescription: dec.StatusDescription,
 		CheckpointsReached: dec.CheckpointsReached, FailuresAtPause: dec.FailuresAtPause,
+		ZoneStates: dec.ZoneStates, ZoneDoneAt: dec.ZoneDoneAt,
 	}
 	switch {
 	case dec.Status == structs.DeploymentStatusPaused:

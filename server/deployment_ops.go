@@ -177,7 +177,9 @@ func (l *Leader) FailDeployment(ctx context.Context, id string) (*structs.Deploy
 // Resuming restarts every group's progress deadline and creates an
 // evaluation, so the rollout continues at once; pausing creates none.
 // Pausing a deployment that waits out a checkpoint delay holds it: the
-// update carries no ResumeAt.
+// update carries no ResumeAt. Resuming one paused on a zone's disruption
+// budget turns that zone "rolling" again and clears its failures, in the
+// same entry.
 func (l *Leader) PauseDeployment(ctx context.Context, id string, pause bool) (*structs.DeploymentUpdateResponse, error) {
 	snap, d, err := l.opDeployment(id)
 	if err != nil {
@@ -196,6 +198,9 @@ func (l *Leader) PauseDeployment(ctx context.Context, id string, pause bool) (*s
 	}
 	out := &structs.DeploymentUpdateResponse{}
 	if !pause {
+		// Zones paused on their disruption budget roll again, their
+		// failures cleared.
+		req.DeploymentUpdate.ZoneStates, req.DeploymentUpdate.ZoneFailedReset = deployment.ResumedZones(d)
 		if req.Eval, err = l.deploymentEval(snap, d, now.UnixNano()); err != nil {
 			return nil, err
 		}
