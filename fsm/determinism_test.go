@@ -85,6 +85,17 @@ func (g *logGen) step() {
 			dep.ID = g.id("deployment")
 			dep.TaskGroups["web"].OnFailure = []string{"", structs.OnFailurePause, structs.OnFailureRevert}[g.rng.IntN(3)]
 			dep.RevertOf = job.RevertOf
+			if g.rng.IntN(2) == 0 {
+				// Zones (C.4), as the scheduler writes them.
+				for i, name := range detZones {
+					st := structs.ZoneStateWaiting
+					if i == 0 {
+						st = structs.ZoneStateRolling
+					}
+					dep.TaskGroups["web"].Zones = append(dep.TaskGroups["web"].Zones,
+						&structs.ZoneState{Name: name, Size: 1 + g.rng.IntN(3), State: st})
+				}
+			}
 			req.Deployment, depID = dep, dep.ID
 		} else if latest.Active() {
 			depID = latest.ID
@@ -96,6 +107,7 @@ func (g *logGen) step() {
 			if a.DeploymentStatus != nil {
 				a.DeploymentStatus.Canary = g.rng.IntN(3) == 0
 			}
+			a.Zone = detZones[g.rng.IntN(len(detZones))]
 			req.AllocsPlaced = append(req.AllocsPlaced, a)
 		}
 		if old, ok := pick(g, allocs); ok && old.JobID == job.ID {
@@ -162,6 +174,16 @@ func (g *logGen) step() {
 			u.FailuresAtPause = map[string]int{"web": g.rng.IntN(3)}
 			u.ResumeAt = g.now().Add(time.Duration(1+g.rng.IntN(10)) * time.Minute)
 		}
+		// Zone transitions (C.4), stamped by the leader too.
+		if g.rng.IntN(2) == 0 {
+			zone := detZones[g.rng.IntN(len(detZones))]
+			u.ZoneStates = map[string]map[string]string{"web": {zone: []string{
+				structs.ZoneStateRolling, structs.ZoneStateDone, structs.ZoneStateFailed}[g.rng.IntN(3)]}}
+			u.ZoneDoneAt = map[string]map[string]time.Time{"web": {zone: g.now()}}
+			if g.rng.IntN(2) == 0 {
+				u.ZoneFailedReset = map[string][]string{"web": {detZones[g.rng.IntN(len(detZones))]}}
+			}
+		}
 		g.emit(DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
 			DeploymentUpdate: u,
 			UpdatedAt:        g.now().UnixNano(),
@@ -207,6 +229,10 @@ func (g *logGen) step() {
 		g.f.Apply(l)
 	}
 }
+
+// detZones are the zones of the generated allocs and deployments ("" is
+// the zone of nodes without the attribute).
+var detZones = []string{"a", "b", ""}
 
 // mixedLog returns an FSM that applied n generated entries, and the log.
 func mixedLog(t testing.TB, n int) (*FSM, []*raft.Log) {
@@ -278,18 +304,28 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if !live {
 		t.Fatal("no restored deployment has live figures: the round trip would prove little for them")
 	}
-	// Nor for the rollout bookkeeping (part C).
+	// Nor for the rollout bookkeeping (part C), zones included.
 	var paused, resumeAt, marks, revert bool
+	var zoneFigures, zoneFailed, zoneDone, zoneState bool
 	for _, d := range deps {
 		paused = paused || !d.PausedAt.IsZero()
 		resumeAt = resumeAt || !d.ResumeAt.IsZero()
 		revert = revert || d.RevertOf != nil
 		for _, g := range d.TaskGroups {
 			marks = marks || g.CheckpointsReached > 0 && g.OnFailure != ""
+			for _, z := range g.Zones {
+				zoneFigures = zoneFigures || z.Healthy > 0 || z.InFlight > 0
+				zoneFailed = zoneFailed || z.Failed > 0
+				zoneDone = zoneDone || !z.DoneAt.IsZero()
+				zoneState = zoneState || z.State == structs.ZoneStateDone || z.State == structs.ZoneStateFailed
+			}
 		}
 	}
 	if !paused || !resumeAt || !marks || !revert {
 		t.Fatalf("restored deployments lack bookkeeping to compare: paused %v resume %v marks %v revert %v", paused, resumeAt, marks, revert)
+	}
+	if !zoneFigures || !zoneFailed || !zoneDone || !zoneState {
+		t.Fatalf("restored deployments lack zones to compare: figures %v failed %v done-at %v states %v", zoneFigures, zoneFailed, zoneDone, zoneState)
 	}
 	select {
 	case <-old.AbandonCh():
