@@ -201,6 +201,68 @@ func (f *opFlags) printDeploymentStatus(w io.Writer, d *structs.Deployment) {
 			s.DesiredCanaries, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs, deadline)
 	}
 	_ = tw.Flush()
+	printZones(w, d)
+}
+
+// printZones prints, for each group that rolls out by zones (by group
+// name), a table of its zones in rollout order: size, healthy new allocs,
+// those in flight, failures counted against the zone's disruption budget,
+// and state. The zone "" (nodes without the attribute) is "(none)".
+func printZones(w io.Writer, d *structs.Deployment) {
+	for _, g := range sortedKeys(d.TaskGroups) {
+		s := d.TaskGroups[g]
+		if s == nil || len(s.Zones) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nZones of group %s\n", g)
+		tw := newTabs(w)
+		fmt.Fprintln(tw, "Zone\tSize\tHealthy\tIn Flight\tFailed\tState")
+		for _, z := range s.Zones {
+			if z != nil {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", zoneLabel(z.Name), z.Size, z.Healthy, z.InFlight, z.Failed, z.State)
+			}
+		}
+		_ = tw.Flush()
+	}
+}
+
+// zoneLabel is a zone's name as printed: the zone "" is "(none)".
+func zoneLabel(name string) string {
+	if name == "" {
+		return "(none)"
+	}
+	return name
+}
+
+// currentZones names the rolling zones of each group that rolls out by
+// zones ("web: a, b; api: c"), "none" when no zone rolls; ok is false when
+// no group has zones.
+func currentZones(d *structs.Deployment) (string, bool) {
+	var parts []string
+	zoned := false
+	for _, g := range sortedKeys(d.TaskGroups) {
+		s := d.TaskGroups[g]
+		if s == nil || len(s.Zones) == 0 {
+			continue
+		}
+		zoned = true
+		var rolling []string
+		for _, z := range s.Zones {
+			if z != nil && z.State == structs.ZoneStateRolling {
+				rolling = append(rolling, zoneLabel(z.Name))
+			}
+		}
+		if len(rolling) > 0 {
+			parts = append(parts, g+": "+strings.Join(rolling, ", "))
+		}
+	}
+	if !zoned {
+		return "", false
+	}
+	if len(parts) == 0 {
+		return "none", true
+	}
+	return strings.Join(parts, "; "), true
 }
 
 // verbResult prints the outcome of a verb on deployment id: with -detach

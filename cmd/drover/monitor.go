@@ -357,9 +357,13 @@ func renderDeployment(d *structs.Deployment) string {
 		}
 		kv = append(kv, [2]string{"Next", next})
 	}
+	if cur, ok := currentZones(d); ok {
+		kv = append(kv, [2]string{"Current zone", cur})
+	}
 	printKV(&b, kv)
 	b.WriteString("\nDeployed\n")
 	printDeploymentGroups(&b, d)
+	printZones(&b, d)
 	var out strings.Builder
 	for _, l := range strings.SplitAfter(b.String(), "\n") {
 		if strings.TrimSpace(l) != "" {
