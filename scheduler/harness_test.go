@@ -30,6 +30,7 @@ import (
 //	           [zones=a:rolling:2[:failed],b:waiting:3]
 //	clear                                                (drops all allocs)
 //	reconcile [now=90s]
+//	rollout-plan                                         (PlanRollout: the batches, one per line)
 //
 // Times are offsets from baseTime. Printed IDs are id1, id2, ... in order.
 
@@ -145,6 +146,28 @@ func (s *scenario) run(t testing.TB, td *datadriven.TestData) string {
 			t.Errorf("invariant: %v", err)
 		}
 		return p.String()
+	case "rollout-plan":
+		in := Input{Job: s.job, JobID: "example", Allocs: s.allocs, Deployment: s.deployment,
+			Nodes: s.nodes, Now: baseTime, EvalID: "eval", EvalPriority: 50}
+		var b strings.Builder
+		for _, bt := range PlanRollout(in) {
+			fmt.Fprintf(&b, "%s batch %d", bt.Group, bt.Batch)
+			if bt.Zone != "" {
+				fmt.Fprintf(&b, " zone=%s", bt.Zone)
+			}
+			fmt.Fprintf(&b, " %s", strings.Join(bt.Allocs, ","))
+			if bt.Surge {
+				b.WriteString(" surge")
+			}
+			if bt.PauseAfter != "" {
+				fmt.Fprintf(&b, " pause-after=%s", bt.PauseAfter)
+			}
+			b.WriteByte('\n')
+		}
+		if b.Len() == 0 {
+			return "no batches\n"
+		}
+		return b.String()
 	}
 	t.Fatalf("unknown command %q", td.Cmd)
 	return ""
