@@ -24,9 +24,9 @@ import (
 type liveDelta struct {
 	groups map[string]*groupLive
 	// zones is the change of zones' Healthy and InFlight, by group and
-	// alloc zone, made on first use. Allocs of groups without zones
-	// count here too (the flush, which reads the deployment, drops them).
-	zones map[zoneKey]zoneLive
+	// alloc zone (zoneDeltas). Allocs of groups without zones count here
+	// too (the flush, which reads the deployment, drops them).
+	zones zoneDeltas
 	// added and removed are the highest health indexes of the shares
 	// added and removed.
 	added, removed uint64
@@ -42,20 +42,64 @@ type zoneKey struct{ group, zone string }
 // and InFlight).
 type zoneLive struct{ healthy, inFlight int }
 
+// zoneDeltas holds the zone changes of a transaction's writes to one
+// deployment. A transaction touches few zones of a deployment (most one
+// or two), so they are kept in a list, the first two inline (no
+// allocation on the path of a single alloc write), searched in order; an
+// index is built once the list grows long (zones of one node each).
+type zoneDeltas struct {
+	list  []zoneDelta
+	buf   [2]zoneDelta
+	index map[zoneKey]int
+}
+
+type zoneDelta struct {
+	k zoneKey
+	d zoneLive
+}
+
+// zoneIndexAt is the list length from which zoneDeltas keeps an index.
+const zoneIndexAt = 16
+
+// at returns the change of zone k, added as zero if new. The pointer is
+// valid until the next call.
+func (z *zoneDeltas) at(k zoneKey) *zoneLive {
+	if z.index != nil {
+		if i, ok := z.index[k]; ok {
+			return &z.list[i].d
+		}
+	} else {
+		for i := range z.list {
+			if z.list[i].k == k {
+				return &z.list[i].d
+			}
+		}
+	}
+	if z.list == nil {
+		z.list = z.buf[:0]
+	}
+	z.list = append(z.list, zoneDelta{k: k})
+	switch n := len(z.list); {
+	case z.index != nil:
+		z.index[k] = n - 1
+	case n >= zoneIndexAt:
+		z.index = make(map[zoneKey]int, 2*n)
+		for i, e := range z.list {
+			z.index[e.k] = i
+		}
+	}
+	return &z.list[len(z.list)-1].d
+}
+
 // add adds (sign 1) or removes (sign -1) share s.
 func (l *liveDelta) add(s structs.AllocDeploymentShare, sign int) {
 	if s.Healthy || s.InFlight {
-		if l.zones == nil {
-			l.zones = map[zoneKey]zoneLive{}
-		}
-		k := zoneKey{s.Group, s.Zone}
-		z := l.zones[k]
+		z := l.zones.at(zoneKey{s.Group, s.Zone})
 		if s.Healthy {
 			z.healthy += sign
 		} else {
 			z.inFlight += sign
 		}
-		l.zones[k] = z
 	}
 	if !s.Healthy && !s.Unhealthy {
 		return
@@ -190,7 +234,8 @@ func (t *WriteTxn) applyLive(c *structs.Deployment, l *liveDelta) (bool, error) 
 		st.MarkedUnhealthyAllocs += g.unhealthy
 		changed = true
 	}
-	for k, d := range l.zones {
+	for _, e := range l.zones.list {
+		k, d := e.k, e.d
 		if d == (zoneLive{}) {
 			continue
 		}

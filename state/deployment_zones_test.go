@@ -216,3 +216,62 @@ func TestRestoreCountsZoneFigures(t *testing.T) {
 		t.Fatalf("restored %s, want %s", got, want)
 	}
 }
+
+// A zone that starts rolling (waiting → rolling) restarts its group's
+// progress deadline from the update's time, when that is later: the pause
+// between zones was no lack of progress. Other zone states leave it.
+func TestZoneStartRestartsProgressDeadline(t *testing.T) {
+	s := newStore(t)
+	dep, _ := zoned(t, s, "a")
+	read := func() *structs.DeploymentState {
+		return get[*structs.Deployment](t)(s.Snapshot().DeploymentByID(dep.ID)).TaskGroups["web"]
+	}
+	g := read()
+	before := g.RequireProgressBy
+	if before.IsZero() || g.ProgressDeadline == 0 {
+		t.Fatalf("no progress deadline to restart: %+v", g)
+	}
+	at := before.Add(time.Hour)
+	req := statusReq(dep.ID, structs.DeploymentStatusRunning, structs.DeploymentStatusDescriptionRunning, at)
+	req.DeploymentUpdate.ZoneStates = map[string]map[string]string{"web": {"a": structs.ZoneStateDone}}
+	must(t, s.UpdateDeploymentStatus(3, req))
+	if got := read().RequireProgressBy; !got.Equal(before) {
+		t.Fatalf("a zone done moved the deadline to %v", got)
+	}
+	req.DeploymentUpdate.ZoneStates = map[string]map[string]string{"web": {"b": structs.ZoneStateRolling}}
+	must(t, s.UpdateDeploymentStatus(4, req))
+	if got, want := read().RequireProgressBy, at.Add(g.ProgressDeadline); !got.Equal(want) {
+		t.Fatalf("zone b started: deadline %v, want %v", got, want)
+	}
+}
+
+// One plan placing allocs in many zones (a zone per node): each zone gets
+// its own, whichever way the transaction keeps them.
+func TestZoneFiguresManyZones(t *testing.T) {
+	s := newStore(t)
+	job := registerJob(t, s, 1, statetest.Job("web", 40))
+	dep := statetest.Deployment(job, 0)
+	n := statetest.Node("n")
+	var allocs []*structs.Allocation
+	for i := range 40 {
+		name := fmt.Sprintf("z%02d", i)
+		dep.TaskGroups["web"].Zones = append(dep.TaskGroups["web"].Zones, &structs.ZoneState{Name: name, Size: 2, State: structs.ZoneStateRolling})
+		for k := range 2 {
+			a := statetest.Alloc(job, n, "e", dep.ID, 2*i+k)
+			a.Zone = name
+			if k == 1 {
+				a.DeploymentStatus.Healthy = statetest.Bool(true)
+			}
+			allocs = append(allocs, a)
+		}
+	}
+	must(t, s.ApplyPlanResults(2, &structs.ApplyPlanResultsRequest{Deployment: dep, UpdatedAt: statetest.T0.UnixNano()}))
+	must(t, s.ApplyPlanResults(3, &structs.ApplyPlanResultsRequest{AllocsPlaced: allocs, UpdatedAt: statetest.T0.UnixNano()}))
+	d := get[*structs.Deployment](t)(s.Snapshot().DeploymentByID(dep.ID))
+	for _, z := range d.TaskGroups["web"].Zones {
+		if z.Healthy != 1 || z.InFlight != 1 {
+			t.Fatalf("zone %+v", *z)
+		}
+	}
+	checkFigures(t, s, 0, "many zones")
+}
