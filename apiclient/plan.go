@@ -14,6 +14,9 @@ type JobPlanResponse struct {
 	Annotations    *PlanAnnotations
 	FailedTGAllocs map[string]*structs.AllocationMetric
 	Warnings       string
+	// RolloutPlan (drover) lists the batches the rollout will run if
+	// nothing fails.
+	RolloutPlan []structs.RolloutBatch
 }
 
 // PlanAnnotations carries the per-group counts of a plan.

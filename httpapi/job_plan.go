@@ -41,6 +41,9 @@ type JobPlanResponse struct {
 	FailedTGAllocs     map[string]*structs.AllocationMetric
 	NextPeriodicLaunch time.Time
 	Warnings           string
+	// RolloutPlan (drover) lists, per group in order, the batches the
+	// rollout will run if nothing fails (scheduler.PlanRollout).
+	RolloutPlan []structs.RolloutBatch
 }
 
 // PlanAnnotations carries the per-group counts of a plan.
@@ -118,7 +121,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	for _, d := range diags {
 		warnings = append(warnings, d.String())
 	}
-	out.Warnings = strings.Join(warnings, "\n")
+	out.Warnings = joinWarnings(strings.Join(warnings, "\n"), out.Warnings)
 	idx, err := snap.LatestIndex()
 	if err != nil {
 		return nil, err
@@ -191,7 +194,44 @@ func planJob(snap *state.Snapshot, job *structs.Job, now time.Time, withDiff boo
 	if withDiff {
 		out.Diff = planDiff(existing, job, out.Annotations.DesiredTGUpdates)
 	}
+	out.RolloutPlan = scheduler.PlanRollout(in)
+	if out.RolloutPlan == nil {
+		out.RolloutPlan = []structs.RolloutBatch{}
+	}
+	out.Warnings = joinWarnings(out.Warnings, unknownZoneWarnings(candidate, in.Nodes))
 	return out, nil
+}
+
+// unknownZoneWarnings warns of zones an update block's order names that no
+// node has: a typo rolls those zones fewest first instead.
+func unknownZoneWarnings(job *structs.Job, nodes []*structs.Node) string {
+	var out []string
+	for _, tg := range job.TaskGroups {
+		if tg == nil || tg.Update == nil || tg.Update.Zones == nil || len(tg.Update.Zones.Order) == 0 {
+			continue
+		}
+		z := tg.Update.Zones
+		have := map[string]bool{}
+		for _, n := range nodes {
+			have[structs.ZoneOf(n, z.Attribute)] = true
+		}
+		for _, name := range z.Order {
+			if !have[name] {
+				out = append(out, fmt.Sprintf("* Group %q: update.zones.order names zone %q, which no node has (%s)", tg.Name, name, z.Attribute))
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func joinWarnings(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n" + b
 }
 
 // planDiff compares the job with its current version down to groups.

@@ -74,6 +74,18 @@ func TestJobPlanAgainstRunningAllocs(t *testing.T) {
 	if u := resp.Annotations.DesiredTGUpdates["g"]; code != 200 || u.Place != 2 || u.Ignore+u.InPlaceUpdate != 1 {
 		t.Fatalf("plan of a scale-up: %d %s", code, body)
 	}
+	// The rollout plan: the changed task replaces g[0] in one batch.
+	code, body, resp = plan(changed)
+	if rp := resp.RolloutPlan; code != 200 || len(rp) != 1 || rp[0].Group != "g" || rp[0].Batch != 1 ||
+		len(rp[0].Allocs) != 1 || rp[0].Allocs[0] != "web.g[0]" || rp[0].PauseAfter != "" {
+		t.Fatalf("rollout plan of a changed task: %d %s", code, body)
+	}
+	// An order naming a zone no node has is a warning, not an error.
+	zoned := strings.Replace(changed, `"Count":1`, `"Count":1,"Update":{"MaxParallel":1,"Zones":{"Attribute":"${meta.zone}","Order":["nowhere"]}}`, 1)
+	code, body, resp = plan(zoned)
+	if code != 200 || !strings.Contains(resp.Warnings, `names zone "nowhere", which no node has`) {
+		t.Fatalf("plan with an unknown zone in order: %d %s", code, body)
+	}
 	if a, _ := b.State().Snapshot().AllocsByJob(structs.DefaultNamespace, "web"); len(a) != 1 {
 		t.Fatalf("plan wrote allocations: %d", len(a))
 	}

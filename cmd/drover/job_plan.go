@@ -161,6 +161,7 @@ func printPlan(w, errw io.Writer, job *structs.Job, resp *apiclient.JobPlanRespo
 			fmt.Fprintln(w, l)
 		}
 	}
+	printRolloutPlan(w, job.ID, resp.RolloutPlan)
 
 	fmt.Fprintf(w, "\nScheduler dry-run:\n")
 	if len(resp.FailedTGAllocs) == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/droverhq/drover/structs"
@@ -62,4 +63,41 @@ func rolloutWidths(tg *structs.TaskGroup, jobType string) string {
 	}
 	add("on_failure %s", u.FailureAction())
 	return fmt.Sprintf("Rollout of %q (count %d): %s", tg.Name, count, strings.Join(parts, ", "))
+}
+
+// printRolloutPlan prints the batches the rollout will run if nothing
+// fails, when there are more than one (a single batch is the whole job).
+func printRolloutPlan(w io.Writer, jobID string, plan []structs.RolloutBatch) {
+	if len(plan) < 2 {
+		return
+	}
+	fmt.Fprintln(w, "\nRollout plan, if nothing fails:")
+	tw := newTabs(w)
+	fmt.Fprintln(tw, "Group\tBatch\tZone\tAllocs\tSurge\tPause After")
+	for _, b := range plan {
+		zone := b.Zone
+		if zone == "" {
+			zone = "-"
+		}
+		pause := b.PauseAfter
+		if pause == "" {
+			pause = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%t\t%s\n", b.Group, b.Batch, zone, allocList(jobID, b.Allocs), b.Surge, pause)
+	}
+	tw.Flush()
+}
+
+// allocList shortens alloc names to their group[index] and lists at most
+// six of them.
+func allocList(jobID string, names []string) string {
+	short := make([]string, 0, min(len(names), 7))
+	for i, n := range names {
+		if i == 6 {
+			short = append(short, fmt.Sprintf("… (%d in all)", len(names)))
+			break
+		}
+		short = append(short, strings.TrimPrefix(n, jobID+"."))
+	}
+	return strings.Join(short, ", ")
 }
