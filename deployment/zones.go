@@ -155,13 +155,15 @@ func (zg *zoneGroup) waitsUntil() time.Time {
 }
 
 // budgetFailures lists the zones whose failures reached their disruption
-// budget and that are not yet "failed", in rollout order.
+// budget and that are not yet "failed", in rollout order. A zone that has
+// not started (failures of unhealthy_first's first batch, which may cross
+// zones) stays "waiting": its budget counts once it rolls.
 func (zg *zoneGroup) budgetFailures() []failure {
 	var out []failure
 	for i := range zg.zones {
 		z := &zg.zones[i]
 		n, ok := zg.budget(z)
-		if !ok || z.State == structs.ZoneStateFailed || z.Failed < n {
+		if !ok || z.State == structs.ZoneStateFailed || z.State == structs.ZoneStateWaiting || z.Failed < n {
 			continue
 		}
 		out = append(out, failure{group: zg.g, kind: failureZoneBudget, zone: z.Name,
