@@ -16,6 +16,8 @@ import (
 //
 // A pass's replacements of a group form one batch per zone (no batch
 // mixes zones); a group's first version is one batch of all its allocs.
+// A rollout longer than MaxPlanPasses passes is cut there: the plan then
+// shows its first batches.
 func PlanRollout(in Input) []structs.RolloutBatch {
 	if in.Job == nil || in.Job.Stopped() {
 		return nil
@@ -24,7 +26,7 @@ func PlanRollout(in Input) []structs.RolloutBatch {
 	var out []structs.RolloutBatch
 	batches := map[string]int{}
 	last := map[string]int{} // group → index in out of its last batch
-	limit := sim.limit()
+	limit := min(sim.limit(), MaxPlanPasses)
 	for pass := 0; pass < limit; pass++ {
 		p := Reconcile(sim.input())
 		got := sim.batches(p)
@@ -47,6 +49,10 @@ func PlanRollout(in Input) []structs.RolloutBatch {
 	}
 	return out
 }
+
+// MaxPlanPasses bounds the passes PlanRollout runs (each costs what a
+// scheduling pass of the job costs).
+const MaxPlanPasses = 1000
 
 // planSim is the world PlanRollout runs the reconciler on.
 type planSim struct {
@@ -265,6 +271,15 @@ func (s *planSim) apply(p *Plan) {
 			*a = *c
 		}
 	}
+	// Stopped allocs play no further part: drop them, so that a pass
+	// costs what the group's live allocs cost.
+	kept := s.allocs[:0]
+	for _, a := range s.allocs {
+		if a.DesiredStatus == structs.AllocDesiredStatusRun {
+			kept = append(kept, a)
+		}
+	}
+	s.allocs = kept
 }
 
 // settle turns every new alloc healthy and plays the deployment watcher:
