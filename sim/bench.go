@@ -17,10 +17,11 @@ const (
 	ScenarioRollout  = "rollout"
 	ScenarioChurn    = "churn"
 	ScenarioFailover = "failover"
+	ScenarioZones    = "zones"
 )
 
 // Scenarios lists the scenario names.
-var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, ScenarioFailover}
+var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, ScenarioFailover, ScenarioZones}
 
 // BenchConfig is one scenario run. Zero sizes take the scenario's full
 // size (see Sizes).
@@ -47,6 +48,7 @@ type BenchConfig struct {
 	MaxParallel    int           // rollout, failover
 	MinHealthyTime time.Duration // rollout, failover
 	Jobs           int           // churn
+	Zones          int           // zones: how many zones the nodes are in (default 20)
 	CPUMHz         int64
 	MemoryMB       int64
 
@@ -70,6 +72,8 @@ func Sizes(scenario string) (nodes, count, maxParallel, jobs int) {
 		return 5000, 100000, 0, 1
 	case ScenarioChurn:
 		return 1000, 100, 0, 100
+	case ScenarioZones:
+		return 5000, 10000, 500, 1
 	default: // rollout, failover
 		return 1000, 10000, 500, 1
 	}
@@ -98,6 +102,9 @@ func (c BenchConfig) withDefaults() (BenchConfig, error) {
 	}
 	if c.MinHealthyTime <= 0 {
 		c.MinHealthyTime = time.Second
+	}
+	if c.Scenario == ScenarioZones && c.Zones <= 0 {
+		c.Zones = 20
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 15 * time.Minute
@@ -133,9 +140,12 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 	res.Machine.Build = cfg.Build
 	res.Machine.CalibrationMS = Calibrate()
 	switch cfg.Scenario {
-	case ScenarioRollout, ScenarioFailover:
+	case ScenarioRollout, ScenarioFailover, ScenarioZones:
 		res.Params["max_parallel"] = cfg.MaxParallel
 		res.Params["min_healthy_time"] = cfg.MinHealthyTime.String()
+		if cfg.Scenario == ScenarioZones {
+			res.Params["zones"] = cfg.Zones
+		}
 	case ScenarioChurn:
 		res.Params["jobs"] = cfg.Jobs
 	}
@@ -194,6 +204,7 @@ func runBench(ctx context.Context, e *env) error {
 	base := liveRSS()
 	fleet, err := NewFleet(FleetConfig{
 		Servers: e.addrs(), Nodes: cfg.Nodes, CPUMHz: cfg.CPUMHz, MemoryMB: cfg.MemoryMB, Logger: cfg.Logger,
+		Zones: zoneNames(cfg.Zones),
 	})
 	if err != nil {
 		return err
@@ -229,6 +240,8 @@ func runBench(ctx context.Context, e *env) error {
 		err = runChurn(sctx, e)
 	case ScenarioFailover:
 		err = runFailover(sctx, e)
+	case ScenarioZones:
+		_, err = runRollout(sctx, e, "zones", false)
 	}
 	e.progress.Done()
 	if err != nil {

@@ -15,6 +15,8 @@ type JobSpec struct {
 	// Version is put in the task's environment; changing it is a
 	// destructive update that rolls the job.
 	Version string
+	// Zones rolls the job zone by zone over the nodes' meta.zone.
+	Zones bool
 }
 
 // APIJob returns the job as Nomad's API JSON (what PUT /v1/jobs takes).
@@ -41,6 +43,9 @@ func (s JobSpec) APIJob() map[string]any {
 			"MinHealthyTime":   int64(mh),
 			"HealthyDeadline":  int64(max(5*time.Minute, 2*mh)),
 			"ProgressDeadline": int64(max(10*time.Minute, 4*mh)),
+		}
+		if s.Zones {
+			group["Update"].(map[string]any)["Zones"] = map[string]any{"Attribute": "${meta.zone}", "Mode": "zone_by_zone"}
 		}
 	}
 	return map[string]any{

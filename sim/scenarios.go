@@ -62,7 +62,41 @@ func (e *env) addPlaced(count int, took time.Duration) {
 // rolloutJob is the rollout's job at a version.
 func rolloutJob(e *env, name, version string) JobSpec {
 	return JobSpec{ID: jobID(name, e.res), Count: e.cfg.Count, MaxParallel: e.cfg.MaxParallel,
-		MinHealthyTime: e.cfg.MinHealthyTime, Version: version}
+		MinHealthyTime: e.cfg.MinHealthyTime, Version: version, Zones: e.cfg.Scenario == ScenarioZones}
+}
+
+// zoneNames are the meta.zone values of n zones ("zone-01", …); nil for
+// n <= 0 (the fleet's defaults).
+func zoneNames(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("zone-%02d", i+1))
+	}
+	return out
+}
+
+// zonesBound is the lower bound of a zone-by-zone rollout of the job:
+// the sum over its zones of ceil(zone size / max_parallel) ×
+// min_healthy_time, from the sizes its latest deployment recorded.
+func zonesBound(ctx context.Context, e *env, jobID string) (time.Duration, int, error) {
+	d, err := e.latestDeployment(ctx, jobID)
+	if err != nil {
+		return 0, 0, err
+	}
+	var lb time.Duration
+	zones := 0
+	if d != nil {
+		for _, g := range d.TaskGroups {
+			for _, z := range g.Zones {
+				zones++
+				lb += lowerBound(z.Size, e.cfg.MaxParallel, e.cfg.MinHealthyTime)
+			}
+		}
+	}
+	if zones == 0 {
+		return 0, 0, fmt.Errorf("the zones rollout's deployment of %s recorded no zones", jobID)
+	}
+	return lb, zones, nil
 }
 
 // lowerBound is ceil(count/max_parallel) × min_healthy_time.
@@ -95,6 +129,14 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 	use, useErr := meter.stop()
 	if !quiet {
 		lb := lowerBound(e.cfg.Count, e.cfg.MaxParallel, e.cfg.MinHealthyTime)
+		if e.cfg.Scenario == ScenarioZones {
+			zlb, zones, err := zonesBound(ctx, e, v1.ID)
+			if err != nil {
+				return 0, err
+			}
+			lb = zlb
+			e.res.Add("zones", float64(zones), "", "")
+		}
 		e.res.Add("first_version_healthy_s", round(first.Seconds()), "s", "")
 		e.res.Add("rollout_s", round(took.Seconds()), "s", "")
 		e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")

@@ -245,6 +245,7 @@ func TestShortScenario(t *testing.T) {
 		{Scenario: ScenarioPlace, Nodes: 200, Count: 2000},
 		{Scenario: ScenarioRollout, Nodes: 50, Count: 200, MaxParallel: 50, MinHealthyTime: 100 * time.Millisecond},
 		{Scenario: ScenarioChurn, Nodes: 50, Jobs: 20, Count: 10},
+		{Scenario: ScenarioZones, Nodes: 60, Count: 120, MaxParallel: 20, Zones: 3, MinHealthyTime: 100 * time.Millisecond},
 	} {
 		t.Run(sc.Scenario, func(t *testing.T) {
 			sc.Mode = ModeInProcess
@@ -260,6 +261,12 @@ func TestShortScenario(t *testing.T) {
 			want := []string{"time_to_all_placed_s", "placements_per_s", "sim_rss_per_node_kb"}
 			if sc.Scenario == ScenarioChurn {
 				want = []string{"time_to_all_running_s", "register_p50_ms", "register_p99_ms"}
+			}
+			if sc.Scenario == ScenarioZones {
+				want = []string{"zones", "rollout_s", "lower_bound_s", "rollout_over_lower_bound"}
+				if v, _ := res.Figure("zones"); v != 3 {
+					t.Errorf("the rollout went through %v zones, want 3", v)
+				}
 			}
 			if sc.Scenario == ScenarioRollout {
 				want = []string{"rollout_s", "lower_bound_s", "rollout_over_lower_bound"}

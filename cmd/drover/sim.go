@@ -172,7 +172,7 @@ func newSimBenchCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Run a scale scenario (place, rollout, churn, failover) and record its figures",
+		Short: "Run a scale scenario (place, rollout, churn, failover, zones) and record its figures",
 		Long: `Run a scale scenario against existing servers (-servers) or servers it starts
 itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 127.0.0.1. The result is printed as a table and written as JSON under -out.
@@ -244,7 +244,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Scenario, "scenario", sim.ScenarioPlace, "place, rollout, churn or failover")
+	f.StringVar(&cfg.Scenario, "scenario", sim.ScenarioPlace, "place, rollout, churn, failover or zones")
 	f.StringVar(&servers, "servers", "", "existing servers' HTTP addresses, comma-separated")
 	f.BoolVar(&dev, "dev", false, "start one dev agent (drover agent -dev) to run against")
 	f.BoolVar(&cluster3, "cluster3", false, "start three servers (bootstrap_expect 3) to run against")
@@ -260,6 +260,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.IntVar(&cfg.MaxParallel, "max-parallel", 0, "rollout max_parallel (default 500)")
 	f.DurationVar(&cfg.MinHealthyTime, "min-healthy-time", time.Second, "rollout min_healthy_time")
 	f.IntVar(&cfg.Jobs, "jobs", 0, "churn: number of jobs (default 100)")
+	f.IntVar(&cfg.Zones, "zones", 0, "zones: how many zones the nodes are in (default 20)")
 	f.Int64Var(&cfg.CPUMHz, "cpu", sim.DefaultCPUMHz, "CPU of each node (MHz)")
 	f.Int64Var(&cfg.MemoryMB, "memory", sim.DefaultMemoryMB, "memory of each node (MB)")
 	f.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound on the scenario once the nodes are up")
