@@ -202,6 +202,21 @@ func (f *fakeStore) UpdateDeploymentStatus(_ context.Context, req *structs.Deplo
 		for name, n := range u.FailuresAtPause {
 			d.TaskGroups[name].FailuresAtPause = n
 		}
+		for name, zones := range u.ZoneStates {
+			for zone, st := range zones {
+				d.TaskGroups[name].Zone(zone).State = st
+			}
+		}
+		for name, zones := range u.ZoneDoneAt {
+			for zone, at := range zones {
+				d.TaskGroups[name].Zone(zone).DoneAt = at
+			}
+		}
+		for name, zones := range u.ZoneFailedReset {
+			for _, zone := range zones {
+				d.TaskGroups[name].Zone(zone).Failed = 0
+			}
+		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 		d.ModifyIndex, d.ModifyTime = index, req.UpdatedAt
 		f.deps[d.ID] = d

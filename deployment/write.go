@@ -38,8 +38,13 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 			return fmt.Errorf("promoting: %w", err)
 		}
 		// The store drops the promotion wording itself; any other
-		// description change waits for the next pass.
-		dec.StatusDescription = ""
+		// description change waits for the next pass, unless zones move
+		// in the same decision: their status update then carries the
+		// description the promotion leaves (not the stored one, which
+		// still asks for promotion).
+		if !dec.changesZones() {
+			dec.StatusDescription = ""
+		}
 	}
 	if dec.writesStatus() {
 		req := &structs.DeploymentStatusUpdateRequest{
