@@ -58,14 +58,15 @@ func (g *groupView) failures() int { return g.state.UnhealthyAllocs }
 
 // toleratesFailures reports whether an unhealthy new alloc leaves the
 // deployment running (it is replaced per its reschedule policy): with
-// max_failed or a zones disruption_budget set, whose thresholds decide
+// max_failed set, or a zones disruption_budget on a group whose zones the
+// deployment records (not a first version's), whose thresholds decide
 // instead; or in a group that pauses on failure and was paused on every
 // failure so far (a resume continues past them).
 func (g *groupView) toleratesFailures() bool {
 	if _, ok := g.maxFailed(); ok {
 		return true
 	}
-	if g.update != nil && g.update.Zones != nil && g.update.Zones.DisruptionBudget != nil {
+	if g.update != nil && g.update.Zones != nil && g.update.Zones.DisruptionBudget != nil && len(g.state.Zones) > 0 {
 		return true
 	}
 	return g.action() == structs.OnFailurePause && g.state.FailuresAtPause > 0 &&
