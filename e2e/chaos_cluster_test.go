@@ -39,6 +39,21 @@ type chaosServer struct {
 func startChaosCluster(t testing.TB) *chaosCluster {
 	t.Helper()
 	dir := t.TempDir()
+	c := startChaosServers(t, dir)
+	clientHTTP := loopback.Addr(t)
+	clientDir := filepath.Join(dir, "c1")
+	endTasksUnder(t, clientDir)
+	c.client = startAgentProc(t, "c1", clientHTTP, "-client", "-data-dir", clientDir,
+		"-servers", strings.Join(c.httpAddrs(), ","), "-http-addr", clientHTTP, "-node", "c1", "-log-level", "debug")
+	c.waitLeader(c.servers)
+	c.any().waitNodeReady(1)
+	return c
+}
+
+// startChaosServers starts the three servers, with their config files and
+// data directories under dir, and no client.
+func startChaosServers(t testing.TB, dir string) *chaosCluster {
+	t.Helper()
 	c := &chaosCluster{t: t}
 	var joins []string
 	for i := 0; i < 3; i++ {
@@ -65,18 +80,16 @@ server {
 `, s.name, filepath.Join(dir, s.name), port(s.http), port(s.raft), strings.Join(joins, ", ")))
 		c.start(s)
 	}
-	clientHTTP := loopback.Addr(t)
+	return c
+}
+
+// httpAddrs lists the servers' HTTP addresses, for a client's -servers.
+func (c *chaosCluster) httpAddrs() []string {
 	var addrs []string
 	for _, s := range c.servers {
 		addrs = append(addrs, s.http)
 	}
-	clientDir := filepath.Join(dir, "c1")
-	endTasksUnder(t, clientDir)
-	c.client = startAgentProc(t, "c1", clientHTTP, "-client", "-data-dir", clientDir,
-		"-servers", strings.Join(addrs, ","), "-http-addr", clientHTTP, "-node", "c1", "-log-level", "debug")
-	c.waitLeader(c.servers)
-	c.any().waitNodeReady(1)
-	return c
+	return addrs
 }
 
 func writeConfig(t testing.TB, path, content string) {
