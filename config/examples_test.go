@@ -9,10 +9,11 @@ import (
 
 // TestClusterExamples parses examples/cluster/*.hcl and checks what each
 // file means once merged onto the defaults: the three servers form one
-// cluster (each retry-joins the other two), and the client knows all three.
+// cluster (each retry-joins the other two), and each client knows all three
+// and names its own zone in its meta.
 func TestClusterExamples(t *testing.T) {
 	files, err := filepath.Glob("../examples/cluster/*.hcl")
-	if err != nil || len(files) != 4 {
+	if err != nil || len(files) != 6 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
 	got := map[string]*Config{}
@@ -54,12 +55,17 @@ func TestClusterExamples(t *testing.T) {
 			t.Errorf("server%d: name %q data_dir %q", i, c.Name, c.DataDir)
 		}
 	}
-	cl := got["client1.hcl"]
-	if cl == nil {
-		t.Fatal("client1.hcl missing")
-	}
-	if cl.Server.Enabled || !cl.Client.Enabled || !reflect.DeepEqual(cl.Client.Servers, servers) ||
-		cl.Client.Meta["zone"] != "a" || cl.DataDir != "/tmp/drover-cluster/client1" {
-		t.Errorf("client1: %+v data_dir %q", cl.Client, cl.DataDir)
+	for i, zone := range []string{"a", "b", "c"} {
+		name := fmt.Sprintf("client%d", i+1)
+		cl := got[name+".hcl"]
+		if cl == nil {
+			t.Fatalf("%s.hcl missing", name)
+		}
+		http := fmt.Sprintf("127.0.0.1:%d", 4676+10*i)
+		if cl.Server.Enabled || !cl.Client.Enabled || !reflect.DeepEqual(cl.Client.Servers, servers) ||
+			cl.Client.Meta["zone"] != zone || cl.DataDir != "/tmp/drover-cluster/"+name ||
+			cl.NodeName() != name || cl.HTTPAddr() != http {
+			t.Errorf("%s: %+v name %q data_dir %q http %s", name, cl.Client, cl.NodeName(), cl.DataDir, cl.HTTPAddr())
+		}
 	}
 }

@@ -1,5 +1,8 @@
 # A client that runs allocations for the three-server cluster. It knows the
-# HTTP address of every server and fails over between them.
+# HTTP address of every server and fails over between them. Its meta names
+# its zone: client2.hcl and client3.hcl are the same in zones b and c, so
+# that a job with an update block's zones block (examples/zones.hcl) rolls
+# zone by zone.
 name       = "client1"
 datacenter = "dc1"
 data_dir   = "/tmp/drover-cluster/client1"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs a local drover cluster: three servers and one client, all on
-# 127.0.0.1, each in the background with its log and PID file under
-# /tmp/drover-cluster.
+# Runs a local drover cluster: three servers and three clients (in zones
+# a, b and c, by their meta zone), all on 127.0.0.1, each in the
+# background with its log and PID file under /tmp/drover-cluster.
 #
 #   examples/cluster/run.sh start    build nothing; start the agents not already running
 #   examples/cluster/run.sh stop     stop the agents this script started (SIGTERM, then SIGKILL)
 #   examples/cluster/run.sh status   show each agent and the cluster's leader
-#   examples/cluster/run.sh clean    stop, kill the tasks the client left running, remove /tmp/drover-cluster
+#   examples/cluster/run.sh clean    stop, kill the tasks the clients left running, remove /tmp/drover-cluster
 #
 # Stopping a client leaves its tasks running, as in production: a
 # restarted client re-attaches to them. clean ends them too.
@@ -19,8 +19,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 bin=${DROVER_BIN:-$repo/bin/drover}
 run=/tmp/drover-cluster
-agents=(server1 server2 server3 client1)
-declare -A http=([server1]=4646 [server2]=4656 [server3]=4666 [client1]=4676)
+agents=(server1 server2 server3 client1 client2 client3)
+declare -A http=([server1]=4646 [server2]=4656 [server3]=4666 [client1]=4676 [client2]=4686 [client3]=4696)
 stop_wait=${STOP_WAIT:-15} # seconds before SIGKILL
 
 # pid_of prints the PID of a running agent started by this script, or
