@@ -140,7 +140,9 @@ func Decide(obs Observation) Decision {
 		dec.Status = structs.DeploymentStatusSuccessful
 		dec.StatusDescription = structs.DeploymentStatusDescriptionSuccessful
 		dec.Stable = true
-		dec.CreateEval = false
+		// With max_surge, old allocs may still run beside their last
+		// replacements: one more pass stops them.
+		dec.CreateEval = surges(obs.Job)
 		return zones.into(dec)
 	}
 	if want := runningDescriptionOf(d, revertOf(obs)); d.StatusDescription != want {
@@ -156,6 +158,19 @@ func earliest(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// surges reports whether a group of the job has max_surge.
+func surges(job *structs.Job) bool {
+	if job == nil {
+		return false
+	}
+	for _, tg := range job.TaskGroups {
+		if tg != nil && tg.Update != nil && tg.Update.MaxSurge != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // revertOf is the version the deployment's job restores when a revert
