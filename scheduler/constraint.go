@@ -18,28 +18,9 @@ func resolveTarget(target string, n *structs.Node) (string, bool) {
 	if !strings.HasPrefix(target, "${") || !strings.HasSuffix(target, "}") {
 		return target, true
 	}
-	key := target[2 : len(target)-1]
-	switch key {
-	case "node.datacenter":
-		return n.Datacenter, true
-	case "node.class":
-		return n.NodeClass, true
-	case "node.unique.name":
-		return n.Name, true
-	case "node.unique.id":
-		return n.ID, true
-	case "node.pool":
-		return nodePool(n), true
-	}
-	if k, ok := strings.CutPrefix(key, "attr."); ok {
-		v, found := n.Attributes[k]
-		return v, found
-	}
-	if k, ok := strings.CutPrefix(key, "meta."); ok {
-		v, found := n.Meta[k]
-		return v, found
-	}
-	return "", false
+	// One resolver for constraints, spreads and zones: ${meta.K} and
+	// ${node.meta.K} are the same, as in Nomad.
+	return structs.NodeValue(n, target[2:len(target)-1])
 }
 
 // constraintCache keeps compiled regular expressions and version

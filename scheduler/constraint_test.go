@@ -23,6 +23,7 @@ func TestMeetsConstraint(t *testing.T) {
 		{"${attr.missing}", "!=", "x", true},
 		{"${attr.missing}", "=", "", false},
 		{"${meta.rack}", "=", "r1", true},
+		{"${node.meta.rack}", "=", "r1", true},
 		{"${node.datacenter}", "=", "dc1", true},
 		{"${node.class}", "=", "large", true},
 		{"${node.unique.name}", "=", "n1", true},

@@ -176,10 +176,12 @@ type AllocationListStub struct {
 	FollowupEvalID     string
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
-	CreateIndex        uint64
-	ModifyIndex        uint64
-	CreateTime         int64
-	ModifyTime         int64
+	// Zone (drover) is the alloc's zone in a group rolled by zones.
+	Zone        string `json:",omitempty"`
+	CreateIndex uint64
+	ModifyIndex uint64
+	CreateTime  int64
+	ModifyTime  int64
 }
 
 // Stub returns the list form of the allocation.
@@ -192,8 +194,8 @@ func (a *Allocation) Stub() *AllocationListStub {
 		ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,
 		TaskStates: a.TaskStates, DeploymentStatus: a.DeploymentStatus,
 		FollowupEvalID: a.FollowupEvalID, NextAllocation: a.NextAllocation,
-		RescheduleTracker: a.RescheduleTracker,
-		CreateIndex:       a.CreateIndex, ModifyIndex: a.ModifyIndex,
+		RescheduleTracker: a.RescheduleTracker, Zone: a.Zone,
+		CreateIndex: a.CreateIndex, ModifyIndex: a.ModifyIndex,
 		CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
 	}
 	if a.Job != nil {
