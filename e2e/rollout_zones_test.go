@@ -464,6 +464,62 @@ func TestRolloutZones(t *testing.T) {
 		comparePlan(t, plan, live, order...)
 	})
 
+	// unhealthy_first: the old allocs broken in zones a and c are
+	// replaced first, in one batch across both zones (the only batch that
+	// may cross zones); then b, c and a one alloc at a time. The plan
+	// lists that batch one zone at a time and the rest batch for batch.
+	t.Run("unhealthy_first", func(t *testing.T) {
+		t.Parallel()
+		next, old := firstVersion(t, c, zoneSpec("zones-broken", nil, "max_parallel = 1", "unhealthy_first = true"))
+		broken := map[string]string{} // zone → alloc ID
+		var names []string
+		for _, a := range old {
+			if (a.Zone == "a" || a.Zone == "c") && broken[a.Zone] == "" {
+				broken[a.Zone] = a.ID
+				names = append(names, a.Name)
+				killAllocProcs(a.ID)
+			}
+		}
+		slices.Sort(names)
+		eventually(t, 20*time.Second, "the killed allocs failed", func() error {
+			for _, a := range allocsOf(t, c, next.ID) {
+				if (a.ID == broken["a"] || a.ID == broken["c"]) && a.ClientStatus != structs.AllocClientStatusFailed {
+					return fmt.Errorf("%s is %s", a.Name, a.ClientStatus)
+				}
+			}
+			return nil
+		})
+		plan := planRollout(t, c, next)
+		replaced := rollZones(t, c, next, old, []string{"b", "c", "a"}, 45*time.Second)
+		live := liveBatches(t, replaced, true)
+		var first []string
+		for _, a := range replaced {
+			if a.CreateIndex == replaced[0].CreateIndex {
+				first = append(first, a.Name)
+			}
+		}
+		slices.Sort(first)
+		if !slices.Equal(first, names) {
+			t.Errorf("the first plan replaced %v, want the broken %v", first, names)
+		}
+		rest := checkZoneByZone(t, replaced[len(first):], []string{"b", "c", "a"})
+		var planFirst []string
+		for _, b := range plan[:min(2, len(plan))] {
+			planFirst = append(planFirst, b.Allocs...)
+		}
+		slices.Sort(planFirst)
+		if !slices.Equal(planFirst, names) {
+			t.Errorf("the plan's first two batches replace %v, want the broken %v", planFirst, names)
+		}
+		if len(plan) >= 2 {
+			comparePlan(t, plan[2:], rest, "a", "b", "c")
+		}
+		if t.Failed() {
+			t.Logf("plan: %s", jsonString(plan))
+			t.Logf("live: %s", jsonString(live))
+		}
+	})
+
 	// Version 2 fails on zone c's nodes: zone b rolls, then c's first new
 	// alloc fails, which reaches c's disruption budget of 1, and the
 	// deployment pauses there with a waiting; nothing more is placed.
