@@ -104,24 +104,20 @@ func (a zoneAlloc) String() string {
 		a.Name, a.Version, a.Zone, a.Node, a.CreateIndex, a.Created.Format("15:04:05.000"), h, a.ClientStatus)
 }
 
-// zoneAllocs reads the job's allocs of version (each in full, for its
-// Zone), ordered by CreateIndex then name, and checks that each carries
-// its node's zone.
+// zoneAllocs lists the job's allocs of version, ordered by CreateIndex
+// then name, and checks that each carries its node's zone (the list's
+// Zone, as GET /v1/job/:id/allocations gives it).
 func zoneAllocs(t testing.TB, c *apiclient.Client, jobID string, version uint64) []zoneAlloc {
 	t.Helper()
 	var out []zoneAlloc
-	for _, s := range allocsOf(t, c, jobID) {
-		if s.JobVersion != version {
+	for _, a := range allocsOf(t, c, jobID) {
+		if a.JobVersion != version {
 			continue
-		}
-		a, _, err := c.Allocations().Info(ctx(t), s.ID, nil)
-		if err != nil {
-			t.Fatalf("reading alloc %s: %v", s.ID, err)
 		}
 		za := zoneAlloc{ID: a.ID, Name: a.Name, Node: a.NodeName, Zone: a.Zone, Version: version,
 			CreateIndex: a.CreateIndex, Created: time.Unix(0, a.CreateTime), ClientStatus: a.ClientStatus}
-		if ds := a.DeploymentStatus; ds != nil && ds.Healthy != nil && *ds.Healthy {
-			za.Healthy = ds.Timestamp
+		if healthy(a) {
+			za.Healthy = a.DeploymentStatus.Timestamp
 		}
 		if want := nodeZone(a.NodeName); za.Zone != want {
 			t.Errorf("alloc %s on node %s has Zone %q, want its node's zone %q", a.Name, a.NodeName, za.Zone, want)
