@@ -175,6 +175,14 @@ type DeploymentState struct {
 	// CheckpointsReached counts the group's checkpoints the rollout has
 	// reached (paused at, or passed): the next batch stops at the next one.
 	CheckpointsReached int
+	// Order (1, 2, …) and State ("waiting", "rolling", "paused", "done",
+	// "failed") place the group in a job that rolls its groups one at a
+	// time (group_order); 0 and "" otherwise. DoneAt is when the group was
+	// done (all its allocs new and healthy), from which
+	// pause_between_groups is counted.
+	Order  int       `json:",omitempty"`
+	State  string    `json:",omitempty"`
+	DoneAt time.Time `json:",omitzero"`
 	// Zones are the group's zones in rollout order, when its update block
 	// has zones.
 	Zones []*ZoneState `json:",omitempty"`

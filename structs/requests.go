@@ -107,6 +107,10 @@ type DeploymentStatusUpdate struct {
 	// resumes by itself (zero: it waits for an operator, which is how an
 	// operator's pause holds a checkpoint delay).
 	ResumeAt time.Time `json:",omitzero"`
+	// GroupStates sets groups' State, and GroupDoneAt their DoneAt (a job
+	// that rolls its groups in order).
+	GroupStates map[string]string    `json:",omitempty"`
+	GroupDoneAt map[string]time.Time `json:",omitempty"`
 	// ZoneStates sets zones' State, per group and zone name.
 	ZoneStates map[string]map[string]string `json:",omitempty"`
 	// ZoneDoneAt sets zones' DoneAt, per group and zone name.

@@ -70,6 +70,13 @@ type UpdateStrategy struct {
 	// Zones rolls the group zone by zone, or each zone within its own
 	// width (zones.go); nil: no zones.
 	Zones *ZoneStrategy `json:",omitempty"`
+
+	// Job level only (Job.Update; group_order.go): GroupOrder rolls the
+	// job's groups one at a time, the named ones first in this order, the
+	// others in the order the job declares them; PauseBetweenGroups is the
+	// pause after a group is done before the next one starts.
+	GroupOrder         []string      `json:",omitempty"`
+	PauseBetweenGroups time.Duration `json:",omitempty"`
 }
 
 // DefaultUpdateStrategy returns the defaults every service and system group
@@ -101,6 +108,7 @@ func (u *UpdateStrategy) Copy() *UpdateStrategy {
 	c.MaxFailed = copyAmount(u.MaxFailed)
 	c.Checkpoints = copySlice(u.Checkpoints)
 	c.Zones = u.Zones.Copy()
+	c.GroupOrder = copySlice(u.GroupOrder)
 	return &c
 }
 
