@@ -93,6 +93,8 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 
 	r.scaleDown(g)
 	r.settleAside(g)
+	// Not this group's turn (group_order): nothing starts.
+	waiting := r.gate != nil && !r.gate[tg.Name]
 
 	var destructive, inplace []*holder
 	for _, h := range g.holders {
@@ -116,7 +118,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 
 	// Canaries: needed while a destructive change waits for promotion.
 	desiredCanaries := 0
-	if rolling && len(destructive) > 0 && tg.Update.Canary > 0 && !promoted && !revert {
+	if rolling && len(destructive) > 0 && tg.Update.Canary > 0 && !promoted && !revert && !waiting {
 		desiredCanaries = tg.Update.Canary
 	}
 	var newCanaries []*Placement
@@ -166,6 +168,9 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	if zp == nil || !rolling {
 		chosen = destructive[:min(budget, len(destructive))]
 	}
+	if waiting {
+		destructive, first, chosen = append(first, destructive...), nil, nil
+	}
 	var replace []*Placement
 	for _, h := range first {
 		replace = append(replace, replacePlacement(h, false))
@@ -189,6 +194,10 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 	du.DestructiveUpdate += uint64(len(replace))
 	du.Ignore += uint64(len(destructive) - len(replace))
+	if waiting {
+		du.Ignore += uint64(len(inplace))
+		inplace = nil
+	}
 	for _, h := range inplace {
 		r.inplace(h.alloc)
 	}

@@ -20,6 +20,7 @@ import (
 //	      [on_failure=fail|pause|revert] [checkpoints=N|N%,...]
 //	      [config=v1] [meta=x] [resched=attempts/interval/delay/function/max_delay|unlimited/delay/function/max_delay|none]
 //	job ... [revert_of=N]                                 (the version a revert registered)
+//	job ... [group_order=db,api]                          (job-level update: groups one at a time)
 //	  web ... [zone_attr=meta.zone] [zone_mode=concurrent] [zone_order=b,a] [zone_budget=N|N%] [zone_threshold=N%]
 //	nodes                                                (body: "<id> ready|down|drain|ineligible [zone=a]")
 //	allocs <group> count=N [version=V] [nodes=n1,n2] [client=running] [health=healthy] [deployment=D] [canary] [from=I]
@@ -28,6 +29,7 @@ import (
 //	      [health_at=20s]                                  (also on allocs: when health was set)
 //	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted] [checkpoints_reached=N]
 //	           [zones=a:rolling:2[:failed],b:waiting:3]
+//	           [groups=db:2:done,api:2:rolling]              (several groups: name:total:state, Order in that order)
 //	clear                                                (drops all allocs)
 //	reconcile [now=90s]
 //	rollout-plan                                         (PlanRollout: the batches, one per line)
@@ -188,6 +190,10 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 		Datacenters: []string{"dc1"}, Version: v, CreateIndex: 1, JobModifyIndex: 10 + v, ModifyIndex: 10 + v,
 	}
 	_, j.Stop = args["stop"]
+	if o := args["group_order"]; o != "" {
+		j.Update = structs.DefaultUpdateStrategy()
+		j.Update.GroupOrder = strings.Split(o, ",")
+	}
 	if rv, ok := args["revert_of"]; ok {
 		v := uint64(atoi(t, rv, 0))
 		j.RevertOf = &v
@@ -416,6 +422,18 @@ func testDeployment(t testing.TB, m map[string]string) *structs.Deployment {
 		group = "web"
 	}
 	_, promoted := m["promoted"]
+	if gs := m["groups"]; gs != "" {
+		d := &structs.Deployment{ID: m["id"], Namespace: structs.DefaultNamespace, JobID: "example", JobVersion: v, JobCreateIndex: 1,
+			Status: status, TaskGroups: map[string]*structs.DeploymentState{}}
+		for i, g := range strings.Split(gs, ",") {
+			p := strings.Split(g, ":")
+			if len(p) != 3 {
+				t.Fatalf("group %q wants name:total:state", g)
+			}
+			d.TaskGroups[p[0]] = &structs.DeploymentState{DesiredTotal: atoi(t, p[1], 0), Order: i + 1, State: p[2]}
+		}
+		return d
+	}
 	return &structs.Deployment{
 		ID: m["id"], Namespace: structs.DefaultNamespace, JobID: "example", JobVersion: v, JobCreateIndex: 1,
 		Status: status,

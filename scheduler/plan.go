@@ -146,6 +146,9 @@ func (p *Plan) String() string {
 			if s.CheckpointsReached > 0 {
 				fmt.Fprintf(&b, " checkpoints-reached=%d", s.CheckpointsReached)
 			}
+			if s.Order > 0 {
+				fmt.Fprintf(&b, " order=%d state=%s", s.Order, s.State)
+			}
 			b.WriteByte('\n')
 			if len(s.Zones) > 0 {
 				b.WriteString("    zones:")

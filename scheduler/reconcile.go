@@ -65,6 +65,9 @@ type reconciler struct {
 	// staggerWake is the earliest time a group's next batch may start
 	// after its stagger; zero when no group waits for one.
 	staggerWake time.Time
+	// gate, for a job that rolls its groups in order, names the groups
+	// that may start batches in this pass; nil: all may.
+	gate map[string]bool
 }
 
 type kindKey struct {
@@ -109,6 +112,7 @@ func (r *reconciler) run() {
 		}
 	}
 	byGroup := r.allocsByGroup()
+	r.gate = r.groupGate(byGroup)
 	if r.job.Type == structs.JobTypeSystem {
 		r.reconcileSystem(byGroup)
 	} else {
@@ -202,6 +206,7 @@ func (r *reconciler) wantState(tg *structs.TaskGroup, total, canaries int) *stru
 		DesiredTotal:     total,
 		DesiredCanaries:  canaries,
 	}
+	r.orderGroupState(s, tg.Name)
 	r.newStates[tg.Name] = s
 	return s
 }

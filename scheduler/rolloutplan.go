@@ -155,12 +155,16 @@ func (s *planSim) batches(p *Plan) []structs.RolloutBatch {
 		b.Surge = b.Surge || pl.Surge
 	}
 	// In the zones' rollout order within a group, groups in job order.
+	order := s.job.GroupRolloutOrder()
 	rank := func(k key) (int, int) {
 		gi, zi := 0, 0
 		for i, tg := range s.job.TaskGroups {
 			if tg != nil && tg.Name == k.group {
 				gi = i
 			}
+		}
+		if order != nil {
+			gi = slices.Index(order, k.group)
 		}
 		if s.dep != nil {
 			if st := s.dep.TaskGroups[k.group]; st != nil {
@@ -339,6 +343,11 @@ func (s *planSim) settle(out []structs.RolloutBatch, last map[string]int) bool {
 				moved = true
 			}
 		}
+		if st.Order > 0 && st.State == structs.GroupStateRolling && healthy[tg.Name] >= st.DesiredTotal &&
+			(st.DesiredCanaries == 0 || st.Promoted) {
+			st.State = structs.GroupStateDone
+			moved = true
+		}
 		z := tg.Update.Zones
 		for i, zs := range st.Zones {
 			h := zoneHealthy[tg.Name][zs.Name]
@@ -351,6 +360,27 @@ func (s *planSim) settle(out []structs.RolloutBatch, last map[string]int) bool {
 				mark(tg.Name, structs.PauseAfterZone)
 				st.Zones[i+1].State = structs.ZoneStateRolling
 				moved = true
+			}
+		}
+	}
+	// Groups one at a time: once every group before it is done, the next
+	// waiting group takes its turn.
+	if s.job.GroupsInOrder() {
+		var states []*structs.DeploymentState
+		for _, st := range s.dep.TaskGroups {
+			if st != nil && st.Order > 0 {
+				states = append(states, st)
+			}
+		}
+		slices.SortFunc(states, func(a, b *structs.DeploymentState) int { return a.Order - b.Order })
+		for _, st := range states {
+			if st.State == structs.GroupStateWaiting {
+				st.State = structs.GroupStateRolling
+				moved = true
+				break
+			}
+			if st.State != structs.GroupStateDone {
+				break
 			}
 		}
 	}
