@@ -46,6 +46,7 @@ type BenchConfig struct {
 	Nodes          int
 	Count          int           // allocs per job
 	MaxParallel    int           // rollout, failover
+	MaxSurge       int           // rollout, zones: max_surge (0: none)
 	MinHealthyTime time.Duration // rollout, failover
 	Jobs           int           // churn
 	Zones          int           // zones: how many zones the nodes are in (default 20)
@@ -145,6 +146,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		res.Params["min_healthy_time"] = cfg.MinHealthyTime.String()
 		if cfg.Scenario == ScenarioZones {
 			res.Params["zones"] = cfg.Zones
+		}
+		if cfg.MaxSurge > 0 {
+			res.Params["max_surge"] = cfg.MaxSurge
 		}
 	case ScenarioChurn:
 		res.Params["jobs"] = cfg.Jobs

@@ -17,6 +17,9 @@ type JobSpec struct {
 	Version string
 	// Zones rolls the job zone by zone over the nodes' meta.zone.
 	Zones bool
+	// MaxSurge, when above 0, starts that many of a batch's replacements
+	// beside the allocs they replace.
+	MaxSurge int
 }
 
 // APIJob returns the job as Nomad's API JSON (what PUT /v1/jobs takes).
@@ -43,6 +46,9 @@ func (s JobSpec) APIJob() map[string]any {
 			"MinHealthyTime":   int64(mh),
 			"HealthyDeadline":  int64(max(5*time.Minute, 2*mh)),
 			"ProgressDeadline": int64(max(10*time.Minute, 4*mh)),
+		}
+		if s.MaxSurge > 0 {
+			group["Update"].(map[string]any)["MaxSurge"] = s.MaxSurge
 		}
 		if s.Zones {
 			group["Update"].(map[string]any)["Zones"] = map[string]any{"Attribute": "${meta.zone}", "Mode": "zone_by_zone"}

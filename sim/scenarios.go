@@ -62,7 +62,8 @@ func (e *env) addPlaced(count int, took time.Duration) {
 // rolloutJob is the rollout's job at a version.
 func rolloutJob(e *env, name, version string) JobSpec {
 	return JobSpec{ID: jobID(name, e.res), Count: e.cfg.Count, MaxParallel: e.cfg.MaxParallel,
-		MinHealthyTime: e.cfg.MinHealthyTime, Version: version, Zones: e.cfg.Scenario == ScenarioZones}
+		MinHealthyTime: e.cfg.MinHealthyTime, Version: version, Zones: e.cfg.Scenario == ScenarioZones,
+		MaxSurge: e.cfg.MaxSurge}
 }
 
 // zoneNames are the meta.zone values of n zones ("zone-01", …); nil for

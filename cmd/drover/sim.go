@@ -261,6 +261,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.DurationVar(&cfg.MinHealthyTime, "min-healthy-time", time.Second, "rollout min_healthy_time")
 	f.IntVar(&cfg.Jobs, "jobs", 0, "churn: number of jobs (default 100)")
 	f.IntVar(&cfg.Zones, "zones", 0, "zones: how many zones the nodes are in (default 20)")
+	f.IntVar(&cfg.MaxSurge, "max-surge", 0, "rollout, zones: max_surge (default none)")
 	f.Int64Var(&cfg.CPUMHz, "cpu", sim.DefaultCPUMHz, "CPU of each node (MHz)")
 	f.Int64Var(&cfg.MemoryMB, "memory", sim.DefaultMemoryMB, "memory of each node (MB)")
 	f.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound on the scenario once the nodes are up")
