@@ -248,7 +248,11 @@ func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
 			return
 		}
 		for i, e := range n.elems {
-			w.value(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+			// Each element's place, so that a check can point at one
+			// (GroupOrder[2] names a group twice).
+			ep := fmt.Sprintf("%s[%d]", path, i)
+			w.lc.set(ep, w.at(e.off, ep))
+			w.value(e, t.Elem(), ep)
 		}
 	case reflect.Map:
 		if !want('o') {

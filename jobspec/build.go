@@ -105,6 +105,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 		}
 		j.TaskGroups = append(j.TaskGroups, tg)
 	}
+	b.checkGroupOrder(j) // spec_group_order.go
 	return j
 }
 

@@ -31,6 +31,14 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("job \"x\" {\n  update {\n    zones {\n      attribute = \"$${node.\"\n      order = [\"\", \"\", 1]\n      disruption_budget = \"0%\"\n" +
 		"      success_threshold = \"100%\"\n    }\n    zones {}\n  }\n  group \"g\" {\n    update {\n      zones {}\n    }\n" +
 		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// Groups one at a time: a partial order and a pause, then the edges
+	// (a group's block, names twice or of no group, a negative pause).
+	f.Add([]byte("job \"x\" {\n  update {\n    group_order = [\"b\", \"a\"]\n    pause_between_groups = \"30s\"\n  }\n" +
+		"  group \"a\" {\n    task \"t\" { driver = \"mock\" }\n  }\n  group \"b\" {\n    task \"t\" { driver = \"mock\" }\n  }\n" +
+		"  group \"c\" {\n    update {\n      canary = 1\n    }\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  update {\n    group_order = [\"a\", \"a\", \"\", 1, [\"b\"]]\n    pause_between_groups = \"-1s\"\n  }\n" +
+		"  group \"a\" {\n    update {\n      group_order = []\n      pause_between_groups = \"0s\"\n    }\n" +
+		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		job, _, err := Parse("fuzz.hcl", src, Options{})
 		if err != nil {
@@ -75,6 +83,12 @@ func FuzzParseAPIJob(f *testing.F) {
 		`"PauseBetweenZones":60000000000,"SuccessThreshold":"80%"}},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Add([]byte(`{"ID":"x","Update":{"Zones":{"Attribute":"${","Order":[null,1,"a","a"],"DisruptionBudget":"-0%","SuccessThreshold":0,"X":1}},` +
 		`"TaskGroups":[{"Name":"a","Update":{"Zones":[]},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	// Groups one at a time: a partial order and a pause, then the edges.
+	f.Add([]byte(`{"ID":"x","Update":{"GroupOrder":["b","a"],"PauseBetweenGroups":30000000000},"TaskGroups":[` +
+		`{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]},{"Name":"b","Update":{"GroupOrder":null},"Tasks":[{"Name":"t","Driver":"mock"}]},` +
+		`{"Name":"c","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	f.Add([]byte(`{"ID":"x","Update":{"GroupOrder":["a","a",null,1,""],"PauseBetweenGroups":-1},"TaskGroups":[` +
+		`{"Name":"a","Update":{"GroupOrder":[],"PauseBetweenGroups":"1s"},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		job, _, err := ParseAPIJob(data)
 		if err != nil {

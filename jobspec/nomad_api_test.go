@@ -55,6 +55,8 @@ var droverOnly = map[string]bool{
 	"update.Checkpoints":        true,
 	"update.CheckpointDelay":    true,
 	"update.Zones":              true,
+	"update.GroupOrder":         true,
+	"update.PauseBetweenGroups": true,
 	// Server-set: the version a revert restored.
 	"job.RevertOf": true,
 }

@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -9,7 +10,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// The update block lives in this file, its zones block in spec_zones.go:
+// The update block lives in this file, its zones block in spec_zones.go,
+// its job-level group_order in spec_group_order.go:
 // its fields as written (specUpdate), the table of its fields
 // (updateSpec), how a job file is decoded into it, the merge (job-level
 // block, then the group's own fields, then defaults) and the rules of
@@ -40,6 +42,10 @@ import (
 // decodeBlock reads the block; the block's own fields are rows of a table
 // of their own, built the same way (zoneSpec, spec_zones.go), with a spec
 // type in blockOf so that API JSON is walked into it.
+//
+// A field of the job-level block alone (group_order) is a row marked
+// JobOnly: it stays in Job.Update, is never laid into a group's merged
+// strategy, and is an error in a group's block.
 
 // specUpdate is an update block (job or group) as written.
 type specUpdate struct {
@@ -70,6 +76,10 @@ type specUpdate struct {
 	CheckpointDelay    *time.Duration
 	Zones              *specZones
 
+	// Job level only (website/rollouts.md#groups-one-at-a-time).
+	GroupOrder         *[]string
+	PauseBetweenGroups *time.Duration
+
 	// StaggerSet is drover's own field, in API JSON only: drover's job
 	// JSON carries it so that it reads back as it was.
 	StaggerSet *bool
@@ -82,6 +92,9 @@ type specRow[W, S any] struct {
 	JSON string // name in API JSON and in the spec type: "MaxParallel"
 	// Kind is attr, or block for a field written as a block (zones).
 	Kind kind
+	// JobOnly marks a field of the job-level block alone: a group's
+	// merged strategy leaves it out, and a group's block may not write it.
+	JobOnly bool
 	// decode reads the field from its attribute a (nil when not written)
 	// of a job file; path is its JSON path, field its job-file name.
 	decode func(d *decoder, a *hclsyntax.Attribute, path, field string, w *W)
@@ -191,6 +204,26 @@ var updateSpec = []updateField{
 		decodeBlock: (*decoder).zones,
 		lay:         layZones,
 	},
+	{
+		// Job level only (spec_group_order.go). An empty list is none.
+		HCL:     "group_order",
+		JSON:    "GroupOrder",
+		JobOnly: true,
+		decode: func(d *decoder, a *hclsyntax.Attribute, path, field string, u *specUpdate) {
+			u.GroupOrder = d.groupOrder(a, path, field)
+		},
+		lay: func(s *structs.UpdateStrategy, u *specUpdate) {
+			if u.GroupOrder != nil {
+				s.GroupOrder = nil
+				if len(*u.GroupOrder) > 0 {
+					s.GroupOrder = slices.Clone(*u.GroupOrder)
+				}
+			}
+		},
+	},
+	jobOnly(plainField("pause_between_groups", "PauseBetweenGroups", (*decoder).dur,
+		func(u *specUpdate) **time.Duration { return &u.PauseBetweenGroups },
+		func(s *structs.UpdateStrategy) *time.Duration { return &s.PauseBetweenGroups })),
 	// API JSON alone: job files say it by writing stagger (staggerSet).
 	plainField("", "StaggerSet", (*decoder).bool,
 		func(u *specUpdate) **bool { return &u.StaggerSet },
@@ -214,6 +247,19 @@ func plainField[W, S, T any](hcl, json string, dec func(*decoder, *hclsyntax.Att
 			}
 		},
 	}
+}
+
+// jobOnly marks a row as a field of the job-level block alone.
+func jobOnly[W, S any](r specRow[W, S]) specRow[W, S] {
+	r.JobOnly = true
+	return r
+}
+
+// written reports whether the block as written w sets the field of row f
+// (the field of W named f.JSON, a pointer, is not nil).
+func written[W, S any](w *W, f specRow[W, S]) bool {
+	v := reflect.ValueOf(w).Elem().FieldByName(f.JSON)
+	return v.IsValid() && !v.IsNil()
 }
 
 // amountField is the row of a count-or-percentage field (structs.Amount),
@@ -293,13 +339,16 @@ func decodeRows[W, S any](d *decoder, body *hclsyntax.Body, blockName, path, fie
 	}
 }
 
-// layUpdate copies the fields a block sets over u.
-func layUpdate(u *structs.UpdateStrategy, a *specUpdate) {
+// layUpdate copies the fields a block sets over u; over a group's
+// strategy (group), the fields of the job-level block alone are left out.
+func layUpdate(u *structs.UpdateStrategy, a *specUpdate, group bool) {
 	if a == nil {
 		return
 	}
 	for _, f := range updateSpec {
-		f.lay(u, a)
+		if !(group && f.JobOnly) {
+			f.lay(u, a)
+		}
 	}
 }
 
@@ -314,16 +363,17 @@ func (b *builder) jobUpdate(jobType string, ju *specUpdate) *structs.UpdateStrat
 		return nil
 	}
 	u := structs.DefaultUpdateStrategy()
-	layUpdate(u, ju)
+	layUpdate(u, ju, false)
 	b.staggerSet(u, ju)
 	b.checkUpdate("", jobType, "Job.Update", u, 0, nil)
 	return u
 }
 
 // groupUpdate merges a group's strategy: the defaults, the job-level block
-// ju over them, then the fields the group's own block gu sets. Batch
-// groups have none. Each error names the block the offending value came
-// from.
+// ju over them, then the fields the group's own block gu sets — the
+// fields of the job-level block alone (JobOnly) aside, which gu may not
+// write. Batch groups have none. Each error names the block the offending
+// value came from.
 func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup, ju, gu *specUpdate) *structs.UpdateStrategy {
 	if jobType == structs.JobTypeBatch {
 		if gu != nil {
@@ -334,13 +384,18 @@ func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup
 	u := structs.DefaultUpdateStrategy()
 	src := map[string]string{}
 	if ju != nil {
-		layUpdate(u, ju)
+		layUpdate(u, ju, true)
 		for _, f := range updateSpec {
 			src[f.JSON] = "Job.Update." + f.JSON
 		}
 	}
 	if gu != nil {
-		layUpdate(u, gu)
+		layUpdate(u, gu, true)
+		for _, f := range updateSpec {
+			if f.JobOnly && written(gu, f) {
+				b.err(path+".Update."+f.JSON, "is allowed in the job-level update block only (the job's groups roll one at a time in its order)")
+			}
+		}
 		for _, f := range updateSpec {
 			if p := path + ".Update." + f.JSON; b.lc.has(p) || ju == nil {
 				src[f.JSON] = p

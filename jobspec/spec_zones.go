@@ -9,7 +9,6 @@ import (
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
-	"github.com/zclconf/go-cty/cty/convert"
 )
 
 // The update block's zones block (website/rollouts.md#zones): its fields as
@@ -116,31 +115,7 @@ func (d *decoder) zoneOrder(a *hclsyntax.Attribute, path, field string) *[]strin
 		d.lc.bad[path] = true
 		return nil
 	}
-	var elems []hclsyntax.Expression
-	if tuple, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
-		elems = tuple.Exprs
-	}
-	out := []string{}
-	bad := false
-	for i, e := range v.AsValueSlice() {
-		rng := a.Expr.Range()
-		if len(elems) == v.LengthInt() {
-			rng = elems[i].Range()
-		}
-		d.lc.set(fmt.Sprintf("%s[%d]", path, i), d.at(rng, field))
-		s, err := convert.Convert(e, cty.String)
-		if err != nil || s.IsNull() {
-			d.r.errorf(d.at(rng, field), "%s must list zone names as strings (got %s)", field, e.Type().FriendlyName())
-			bad = true
-			continue
-		}
-		out = append(out, s.AsString())
-	}
-	if bad {
-		d.lc.bad[path] = true
-		return nil
-	}
-	return &out
+	return d.names(a, v, path, field, "zone")
 }
 
 // layZones lays the zones block u writes over the strategy's zones (the
