@@ -96,6 +96,11 @@ func (g *logGen) step() {
 						&structs.ZoneState{Name: name, Size: 1 + g.rng.IntN(3), State: st})
 				}
 			}
+			if g.rng.IntN(2) == 0 {
+				// Groups one at a time (C.10), as the scheduler writes
+				// them: the job's only group first, and rolling.
+				dep.TaskGroups["web"].Order, dep.TaskGroups["web"].State = 1, structs.GroupStateRolling
+			}
 			req.Deployment, depID = dep, dep.ID
 		} else if latest.Active() {
 			depID = latest.ID
@@ -183,6 +188,12 @@ func (g *logGen) step() {
 			if g.rng.IntN(2) == 0 {
 				u.ZoneFailedReset = map[string][]string{"web": {detZones[g.rng.IntN(len(detZones))]}}
 			}
+		}
+		// Group transitions (C.10), stamped by the leader too.
+		if g.rng.IntN(2) == 0 {
+			u.GroupStates = map[string]string{"web": []string{structs.GroupStateRolling, structs.GroupStateDone,
+				structs.GroupStateFailed, structs.GroupStateWaiting}[g.rng.IntN(4)]}
+			u.GroupDoneAt = map[string]time.Time{"web": g.now()}
 		}
 		g.emit(DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
 			DeploymentUpdate: u,
@@ -307,12 +318,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	// Nor for the rollout bookkeeping (part C), zones included.
 	var paused, resumeAt, marks, revert bool
 	var zoneFigures, zoneFailed, zoneDone, zoneState bool
+	var groupOrder, groupDone, groupState bool
 	for _, d := range deps {
 		paused = paused || !d.PausedAt.IsZero()
 		resumeAt = resumeAt || !d.ResumeAt.IsZero()
 		revert = revert || d.RevertOf != nil
 		for _, g := range d.TaskGroups {
 			marks = marks || g.CheckpointsReached > 0 && g.OnFailure != ""
+			groupOrder = groupOrder || g.Order > 0
+			groupDone = groupDone || !g.DoneAt.IsZero()
+			groupState = groupState || g.State == structs.GroupStateDone || g.State == structs.GroupStateFailed
 			for _, z := range g.Zones {
 				zoneFigures = zoneFigures || z.Healthy > 0 || z.InFlight > 0
 				zoneFailed = zoneFailed || z.Failed > 0
@@ -326,6 +341,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if !zoneFigures || !zoneFailed || !zoneDone || !zoneState {
 		t.Fatalf("restored deployments lack zones to compare: figures %v failed %v done-at %v states %v", zoneFigures, zoneFailed, zoneDone, zoneState)
+	}
+	if !groupOrder || !groupDone || !groupState {
+		t.Fatalf("restored deployments lack ordered groups to compare: order %v done-at %v states %v", groupOrder, groupDone, groupState)
 	}
 	select {
 	case <-old.AbandonCh():

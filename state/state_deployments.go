@@ -21,7 +21,10 @@ import (
 // zones (names, sizes and states, in rollout order) are taken from dep
 // when the group is created, their figures counted from the allocations
 // (Failed from zero), and never taken again: figures, states and DoneAt
-// are the store's and the status updates' from then on.
+// are the store's and the status updates' from then on. Likewise a
+// group's Order, State and DoneAt (group_order) are the plan's when the
+// group is created and the status updates' from then on: a plan from an
+// older snapshot cannot undo a group's start, its end or its failure.
 func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placedAt int64) error {
 	if dep == nil || dep.ID == "" || dep.JobID == "" {
 		return fmt.Errorf("state: deployment without ID or job ID: %w", ErrInvalid)
@@ -138,7 +141,10 @@ func (t *WriteTxn) putDeployment(c *structs.Deployment, at int64) error {
 // update's CheckpointsReached and FailuresAtPause set those of the groups
 // they name (unknown groups are ignored); its zone maps set the State and
 // DoneAt of the zones they name, and ZoneFailedReset clears their Failed
-// (unknown groups and zones are ignored).
+// (unknown groups and zones are ignored); GroupStates and GroupDoneAt set
+// the State and DoneAt of the groups they name, and a group that starts
+// rolling (from waiting) restarts its progress deadline from at (unknown
+// groups are ignored).
 func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStatusUpdate, at int64, strict bool) error {
 	if u == nil {
 		return fmt.Errorf("state: no deployment update: %w", ErrInvalid)
@@ -190,6 +196,7 @@ func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStat
 		}
 	}
 	applyZoneUpdates(c, u, at)
+	applyGroupUpdates(c, u, at)
 	c.Status = u.Status
 	c.StatusDescription = u.StatusDescription
 	return s.putDeployment(t, c, at)
@@ -230,6 +237,31 @@ func applyZoneUpdates(c *structs.Deployment, u *structs.DeploymentStatusUpdate, 
 			if z := g.Zone(zone); z != nil {
 				z.Failed = 0
 			}
+		}
+	}
+}
+
+// applyGroupUpdates applies u's group transitions (group_order) to c (a
+// copy the caller owns): states and the times groups were done. A group
+// that starts rolling (from waiting) restarts its progress deadline from
+// at (UnixNano) when that is later: its wait for the earlier groups was
+// no lack of progress.
+func applyGroupUpdates(c *structs.Deployment, u *structs.DeploymentStatusUpdate, at int64) {
+	for name, state := range u.GroupStates {
+		g := c.TaskGroups[name]
+		if g == nil {
+			continue
+		}
+		if g.State == structs.GroupStateWaiting && state == structs.GroupStateRolling && g.ProgressDeadline > 0 && at != 0 {
+			if by := time.Unix(0, at).UTC().Add(g.ProgressDeadline); by.After(g.RequireProgressBy) {
+				g.RequireProgressBy = by
+			}
+		}
+		g.State = state
+	}
+	for name, doneAt := range u.GroupDoneAt {
+		if g := c.TaskGroups[name]; g != nil {
+			g.DoneAt = utc(doneAt)
 		}
 	}
 }
@@ -313,7 +345,8 @@ func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromote
 	groups := map[string]bool{}
 	if req.All {
 		for name, g := range d.TaskGroups {
-			if g.DesiredCanaries > 0 {
+			// A group waiting its turn (group_order) has no canaries yet.
+			if g.DesiredCanaries > 0 && !(g.Order > 0 && g.State == structs.GroupStateWaiting) {
 				groups[name] = true
 			}
 		}

@@ -108,10 +108,12 @@ func (d *Deployment) HasPlacedCanaries() bool {
 	return false
 }
 
-// RequiresPromotion reports whether some canary group is not promoted.
+// RequiresPromotion reports whether some canary group is not promoted; a
+// group that waits its turn (group_order) places no canaries yet and does
+// not count.
 func (d *Deployment) RequiresPromotion() bool {
 	for _, s := range d.TaskGroups {
-		if s.DesiredCanaries > 0 && !s.Promoted {
+		if s.DesiredCanaries > 0 && !s.Promoted && !(s.Order > 0 && s.State == GroupStateWaiting) {
 			return true
 		}
 	}
@@ -255,6 +257,20 @@ func MaxUnhealthyPauseDescription(notServing, count int, group string, maxUnheal
 // or "revert").
 func MaxUnhealthyDescription(notServing, count int, group string, maxUnhealthy int) string {
 	return fmt.Sprintf("Failed: %d of %d allocations of group %s are not serving, over max_unhealthy %d", notServing, count, group, maxUnhealthy)
+}
+
+// GroupServingPauseDescription is the description of a deployment paused
+// because an earlier group, done, no longer serves fully when a later one
+// would start (group_order).
+func GroupServingPauseDescription(group string, healthy, total int, next string) string {
+	return fmt.Sprintf("Deployment paused: group %s is not fully serving (%d/%d healthy) before group %s starts", group, healthy, total, next)
+}
+
+// GroupServingDescription is the description of a deployment failed
+// because an earlier group, done, no longer serves fully when a later one
+// would start (group_order; on_failure "fail" or "revert").
+func GroupServingDescription(group string, healthy, total int, next string) string {
+	return fmt.Sprintf("Failed: group %s is not fully serving (%d/%d healthy) before group %s starts", group, healthy, total, next)
 }
 
 // ZoneBudgetPauseDescription is the description of a deployment paused
