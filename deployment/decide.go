@@ -32,6 +32,11 @@ import (
 //     unless it is done or holds healthy canaries waiting for promotion
 //     (while its next zone waits out pause_between_zones, the deadline
 //     runs from that zone's start);
+//     on a running deployment of a job that rolls its groups in order,
+//     an earlier group no longer fully serving when the next group would
+//     start (group_order.go); a group that waits its turn has no
+//     max_unhealthy or deadline failure, and a failing group that does
+//     not wait turns "failed";
 //   - on failures the deployment takes the failing groups' on_failure
 //     action: revert if any of them says revert, else fail if any says
 //     fail, else pause. The description is that of the first failure of a
@@ -53,12 +58,17 @@ import (
 //     when all its allocs are new and healthy; on a running deployment
 //     that does not pause, the next zone of zone_by_zone starts rolling
 //     after pause_between_zones (WakeAt for it), with a pass;
-//   - once all canaries of every canary group are healthy and every canary
-//     group has auto_promote, they are promoted;
-//   - once every group is done the deployment is successful and its job
-//     version becomes stable;
+//   - ordered groups (group_order.go), likewise: a rolling group that is
+//     done turns "done" with DoneAt; on a running deployment that does not
+//     pause, the next waiting group starts rolling after
+//     pause_between_groups (WakeAt for it), with a pass;
+//   - once all canaries of every canary group (not waiting its turn) are
+//     healthy and every such group has auto_promote, they are promoted;
+//   - once every group is done (and every ordered group "done") the
+//     deployment is successful and its job version becomes stable;
 //   - otherwise the running description says whether promotion is awaited,
-//     or that the deployment rolls out a revert.
+//     or that the deployment rolls out a revert, or else which group waits
+//     for which ("Deployment is running: group web waits for group api").
 func Decide(obs Observation) Decision {
 	d := obs.Deployment
 	if d == nil || !d.Active() {
@@ -75,11 +85,15 @@ func Decide(obs Observation) Decision {
 	paused := d.Status == structs.DeploymentStatusPaused
 	zones := newZoneWork(groups)
 	zones.progress(obs.Now)
+	order := newGroupWork(groups, obs.Job)
+	order.progress(obs.Now)
+	into := func(dec Decision) Decision { return order.into(zones.into(dec)) }
 
 	unhealthy := checkUnhealthy(obs, byName)
-	if fs := findFailures(obs, groups, unhealthy.failing, paused); len(fs) > 0 {
+	if fs := findFailures(obs, groups, order, unhealthy.failing, paused); len(fs) > 0 {
 		zones.markFailed(fs)
-		return zones.into(onFailure(obs, groups, fs, unhealthy.reschedule))
+		order.markFailed(fs)
+		return into(onFailure(obs, groups, fs, unhealthy.reschedule))
 	}
 
 	var dec Decision
@@ -87,16 +101,16 @@ func Decide(obs Observation) Decision {
 	dec.CreateEval = len(dec.MarkForReschedule) > 0
 	if paused {
 		if d.ResumeAt.IsZero() {
-			return zones.into(dec)
+			return into(dec)
 		}
 		if obs.Now.Before(d.ResumeAt) {
 			dec.WakeAt = d.ResumeAt
-			return zones.into(dec)
+			return into(dec)
 		}
 		dec.Status = structs.DeploymentStatusRunning
-		dec.StatusDescription = runningDescriptionOf(d, revertOf(obs))
+		dec.StatusDescription = describeRunning(d, revertOf(obs), order)
 		dec.CreateEval = true
-		return zones.into(dec)
+		return into(dec)
 	}
 	if newHealth(obs) {
 		dec.CreateEval = true
@@ -113,14 +127,19 @@ func Decide(obs Observation) Decision {
 		// Paused, the scheduler starts nothing: the resume asks for the
 		// next pass.
 		dec.CreateEval = len(dec.MarkForReschedule) > 0
-		return zones.into(dec)
+		return into(dec)
 	}
 
-	// Zones that may start now do, with a pass to roll them.
+	// Zones and groups that may start now do, with a pass to roll them.
 	zoneWake, started := zones.start(obs.Now)
 	if started {
 		dec.CreateEval = true
 	}
+	groupWake, started := order.start(obs.Now)
+	if started {
+		dec.CreateEval = true
+	}
+	zoneWake = earliest(zoneWake, groupWake)
 
 	if promote := autoPromoteGroups(groups); len(promote) > 0 {
 		dec.Promote = true
@@ -129,27 +148,29 @@ func Decide(obs Observation) Decision {
 		want := structs.DeploymentStatusDescriptionRunning
 		if v := revertOf(obs); v != nil {
 			want = structs.RollbackDescription(*v)
+		} else if group, earlier, ok := order.waits(); ok {
+			want = structs.GroupWaitsDescription(group, earlier)
 		}
 		if d.StatusDescription != want {
 			dec.StatusDescription = want
 		}
 		dec.WakeAt = earliest(wakeAt(groups, obs.Now), zoneWake)
-		return zones.into(dec)
+		return into(dec)
 	}
-	if allDone(groups) {
+	if allDone(groups) && order.allDone() {
 		dec.Status = structs.DeploymentStatusSuccessful
 		dec.StatusDescription = structs.DeploymentStatusDescriptionSuccessful
 		dec.Stable = true
 		// With max_surge, old allocs may still run beside their last
 		// replacements: one more pass stops them.
 		dec.CreateEval = surges(obs.Job)
-		return zones.into(dec)
+		return into(dec)
 	}
-	if want := runningDescriptionOf(d, revertOf(obs)); d.StatusDescription != want {
+	if want := describeRunning(d, revertOf(obs), order); d.StatusDescription != want {
 		dec.StatusDescription = want
 	}
 	dec.WakeAt = earliest(wakeAt(groups, obs.Now), zoneWake)
-	return zones.into(dec)
+	return into(dec)
 }
 
 // earliest returns the earlier of two times, a zero one standing for none.
@@ -193,6 +214,7 @@ const (
 	failureZoneBudget
 	failureMaxUnhealthy
 	failureDeadline
+	failureGroupServing
 )
 
 // failure is one reason for one group to fail the deployment.
@@ -209,7 +231,7 @@ type failure struct {
 // findFailures lists the failures of the deployment's groups, by kind and
 // then group name. failing names the groups whose unhealthy allocations
 // fail them (checkUnhealthy).
-func findFailures(obs Observation, groups []*groupView, failing []string, paused bool) []failure {
+func findFailures(obs Observation, groups []*groupView, order *groupWork, failing []string, paused bool) []failure {
 	var out []failure
 	for _, g := range groups {
 		s, total := g.state, g.state.DesiredTotal
@@ -226,7 +248,7 @@ func findFailures(obs Observation, groups []*groupView, failing []string, paused
 		if g.zones != nil {
 			out = append(out, g.zones.budgetFailures()...)
 		}
-		if paused {
+		if paused || g.waiting() {
 			continue
 		}
 		if n, ok := g.update.MaxUnhealthyFor(total); ok && obs.NotServing != nil && !g.done() {
@@ -239,6 +261,9 @@ func findFailures(obs Observation, groups []*groupView, failing []string, paused
 			out = append(out, failure{group: g, kind: failureDeadline,
 				pause: structs.DeploymentStatusDescriptionPausedProgressDeadline, fail: structs.DeploymentStatusDescriptionProgressDeadline})
 		}
+	}
+	if !paused {
+		out = append(out, order.servingFailures(obs.Now)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].kind < out[j].kind })
 	return out
@@ -309,7 +334,7 @@ func reachedCheckpoint(obs Observation, groups []*groupView) (*groupView, int, b
 		return nil, 0, false
 	}
 	for _, g := range groups {
-		if g.update == nil || g.awaitingPromotion() {
+		if g.update == nil || g.awaitingPromotion() || g.waiting() {
 			continue
 		}
 		s := g.state
@@ -456,16 +481,36 @@ func runningDescription(d *structs.Deployment) string {
 
 // runningDescriptionOf is the running description of d, which rolls out a
 // revert to version *revert when revert is set: awaited promotion first,
-// then the revert (C.5).
+// then the revert (C.5), then a group waiting its turn (group_order), from
+// d's stored group states.
 func runningDescriptionOf(d *structs.Deployment, revert *uint64) string {
+	group, earlier, waits := waitingGroups(d)
+	return runningDescriptionWith(d, revert, group, earlier, waits)
+}
+
+// describeRunning is runningDescriptionOf with the group states a
+// decision moves (order).
+func describeRunning(d *structs.Deployment, revert *uint64, order *groupWork) string {
+	group, earlier, waits := order.waits()
+	return runningDescriptionWith(d, revert, group, earlier, waits)
+}
+
+// runningDescriptionWith is the running description of d: awaited
+// promotion (of groups not waiting their turn) first, then the revert,
+// then "group X waits for group Y" when waits, else "Deployment is
+// running".
+func runningDescriptionWith(d *structs.Deployment, revert *uint64, group, earlier string, waits bool) string {
 	if !d.RequiresPromotion() {
-		if revert != nil {
+		switch {
+		case revert != nil:
 			return structs.RollbackDescription(*revert)
+		case waits:
+			return structs.GroupWaitsDescription(group, earlier)
 		}
 		return structs.DeploymentStatusDescriptionRunning
 	}
 	for _, s := range d.TaskGroups {
-		if s != nil && s.DesiredCanaries > 0 && !s.Promoted && !s.AutoPromote {
+		if s != nil && s.DesiredCanaries > 0 && !s.Promoted && !s.AutoPromote && !(s.Order > 0 && s.State == structs.GroupStateWaiting) {
 			return structs.DeploymentStatusDescriptionRunningNeedsPromotion
 		}
 	}
@@ -473,12 +518,12 @@ func runningDescriptionOf(d *structs.Deployment, revert *uint64) string {
 }
 
 // wakeAt is the earliest progress deadline still ahead of now among the
-// groups that are not done; zero if none.
+// groups that are neither done nor waiting their turn; zero if none.
 func wakeAt(groups []*groupView, now time.Time) time.Time {
 	var next time.Time
 	for _, g := range groups {
 		dl := g.deadline()
-		if dl.IsZero() || g.done() || !dl.After(now) {
+		if dl.IsZero() || g.done() || g.waiting() || !dl.After(now) {
 			continue
 		}
 		if next.IsZero() || dl.Before(next) {

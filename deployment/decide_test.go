@@ -62,6 +62,8 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		td.ScanArgs(t, "index", &idx)
 		sc.obs.LatestEvalIndex = idx
 		return "", nil
+	case "group-order":
+		return "", sc.setGroupOrder(t, td)
 	case "decide":
 		now, err := offsetArg(t, td, "now")
 		if err != nil {
@@ -217,10 +219,41 @@ func (sc *scenario) addGroup(t *testing.T, td *datadriven.TestData) error {
 	td.MaybeScanArgs(t, "failures", &s.UnhealthyAllocs)
 	td.MaybeScanArgs(t, "failures-at-pause", &s.FailuresAtPause)
 	td.MaybeScanArgs(t, "checkpoints-reached", &s.CheckpointsReached)
+	// Groups one at a time: order=N state=waiting|rolling|done|failed
+	// done-at=OFFSET, as the scheduler and the watcher write them.
+	td.MaybeScanArgs(t, "order", &s.Order)
+	td.MaybeScanArgs(t, "state", &s.State)
+	if td.HasArg("done-at") {
+		at, err := offsetArg(t, td, "done-at")
+		if err != nil {
+			return err
+		}
+		s.DoneAt = at
+	}
 	sc.obs.Deployment.TaskGroups[name] = s
 	sc.obs.Job.TaskGroups = append(sc.obs.Job.TaskGroups, &structs.TaskGroup{
 		Name: name, Count: s.DesiredTotal, ReschedulePolicy: policy, Update: u,
 	})
+	return nil
+}
+
+// setGroupOrder sets the job-level update block's group_order and
+// pause_between_groups: "group-order order=db,api pause=5m".
+func (sc *scenario) setGroupOrder(t *testing.T, td *datadriven.TestData) error {
+	u := &structs.UpdateStrategy{}
+	var order string
+	td.ScanArgs(t, "order", &order)
+	u.GroupOrder = strings.Split(order, ",")
+	if td.HasArg("pause") {
+		var v string
+		td.ScanArgs(t, "pause", &v)
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		u.PauseBetweenGroups = d
+	}
+	sc.obs.Job.Update = u
 	return nil
 }
 
@@ -541,12 +574,16 @@ func offsetArg(t *testing.T, td *datadriven.TestData, key string) (time.Time, er
 // formatDecision prints a decision with ResumeAt and WakeAt relative to
 // t0.
 func formatDecision(d Decision) string {
-	wake, resume, doneAt := d.WakeAt, d.ResumeAt, d.ZoneDoneAt
-	d.WakeAt, d.ResumeAt, d.ZoneDoneAt = time.Time{}, time.Time{}, nil
+	wake, resume, doneAt, groupDoneAt := d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt
+	d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt = time.Time{}, time.Time{}, nil, nil
 	s := d.String()
 	if len(doneAt) > 0 {
 		s = strings.TrimSuffix(s, "change: none\n")
 		s += "zone-done-at: " + formatZones(doneAt, func(t time.Time) string { return "+" + t.Sub(t0).String() }) + "\n"
+	}
+	if len(groupDoneAt) > 0 {
+		s = strings.TrimSuffix(s, "change: none\n")
+		s += "group-done-at: " + formatMap(groupDoneAt, func(t time.Time) string { return "+" + t.Sub(t0).String() }) + "\n"
 	}
 	if !resume.IsZero() {
 		s += fmt.Sprintf("resume-at: +%s\n", resume.Sub(t0))
@@ -657,6 +694,16 @@ func (sc *scenario) apply() {
 				d.TaskGroups[name].Zone(zone).DoneAt = at
 			}
 		}
+		for name, st := range u.GroupStates {
+			s := d.TaskGroups[name]
+			if s.State == structs.GroupStateWaiting && st == structs.GroupStateRolling {
+				s.RequireProgressBy = later(s.RequireProgressBy, now.Add(s.ProgressDeadline))
+			}
+			s.State = st
+		}
+		for name, at := range u.GroupDoneAt {
+			d.TaskGroups[name].DoneAt = at
+		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 	}
 	sc.obs.Deployment = d
@@ -694,6 +741,12 @@ func (sc *scenario) show() string {
 			s.UnhealthyAllocs, s.FailuresAtPause, s.CheckpointsReached)
 		if !s.RequireProgressBy.IsZero() {
 			fmt.Fprintf(&b, " rpb=+%s", s.RequireProgressBy.Sub(t0))
+		}
+		if s.Order > 0 {
+			fmt.Fprintf(&b, " order=%d state=%s", s.Order, s.State)
+			if !s.DoneAt.IsZero() {
+				fmt.Fprintf(&b, " done-at=+%s", s.DoneAt.Sub(t0))
+			}
 		}
 		b.WriteString("\n")
 		for _, z := range s.Zones {

@@ -217,6 +217,12 @@ func (f *fakeStore) UpdateDeploymentStatus(_ context.Context, req *structs.Deplo
 				d.TaskGroups[name].Zone(zone).Failed = 0
 			}
 		}
+		for name, st := range u.GroupStates {
+			d.TaskGroups[name].State = st
+		}
+		for name, at := range u.GroupDoneAt {
+			d.TaskGroups[name].DoneAt = at
+		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 		d.ModifyIndex, d.ModifyTime = index, req.UpdatedAt
 		f.deps[d.ID] = d

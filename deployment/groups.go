@@ -24,6 +24,19 @@ type groupView struct {
 	// zones are the group's zones as the decision moves them, when it
 	// rolls out by zones (zones.go); nil otherwise.
 	zones *zoneGroup
+	// order is the group's place in a deployment that rolls its groups
+	// in order, as the decision moves it (group_order.go); nil otherwise.
+	order *orderedGroup
+}
+
+// waiting reports whether the group waits its turn in a deployment that
+// rolls its groups in order: it starts nothing, has no canaries to
+// promote yet, and neither its progress deadline nor max_unhealthy runs.
+func (g *groupView) waiting() bool {
+	if g.order != nil {
+		return g.order.waiting()
+	}
+	return g.state.Order > 0 && g.state.State == structs.GroupStateWaiting
 }
 
 // action is the group's failure action (C.2): the deployment's record of
@@ -82,9 +95,10 @@ func (g *groupView) done() bool {
 	return g.healthy >= g.state.DesiredTotal
 }
 
-// awaitingPromotion reports whether the group has unpromoted canaries.
+// awaitingPromotion reports whether the group has unpromoted canaries
+// (a group waiting its turn has none yet).
 func (g *groupView) awaitingPromotion() bool {
-	return g.state.DesiredCanaries > 0 && !g.state.Promoted
+	return g.state.DesiredCanaries > 0 && !g.state.Promoted && !g.waiting()
 }
 
 // canariesHealthy reports whether every desired canary is healthy.
@@ -128,10 +142,10 @@ func (g *groupView) pastDeadline(now time.Time) bool {
 }
 
 // failsDeadline reports whether the group fails on its progress deadline:
-// the deadline is reached and the group is neither done nor holding
-// healthy canaries for promotion.
+// the deadline is reached and the group is neither done, nor holding
+// healthy canaries for promotion, nor waiting its turn.
 func (g *groupView) failsDeadline(now time.Time) bool {
-	if !g.pastDeadline(now) || g.done() {
+	if !g.pastDeadline(now) || g.done() || g.waiting() {
 		return false
 	}
 	return !(g.awaitingPromotion() && g.canariesHealthy())

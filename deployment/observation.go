@@ -92,13 +92,23 @@ type Decision struct {
 	// ZoneDoneAt sets zones' DoneAt, per group and zone name: when a zone
 	// reached its success threshold.
 	ZoneDoneAt map[string]map[string]time.Time
+	// GroupStates sets groups' State (group_order): a group that starts
+	// rolling, is done, or failed.
+	GroupStates map[string]string
+	// GroupDoneAt sets groups' DoneAt: when a group was done.
+	GroupDoneAt map[string]time.Time
 }
 
 // Changed reports whether the decision asks for any write.
 func (d Decision) Changed() bool {
 	return d.Status != "" || d.StatusDescription != "" || d.Promote || d.Fail ||
 		d.RevertTo != nil || d.Stable || len(d.MarkForReschedule) > 0 || d.CreateEval ||
-		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0 || d.changesZones()
+		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups()
+}
+
+// changesGroups reports whether the decision moves an ordered group on.
+func (d Decision) changesGroups() bool {
+	return len(d.GroupStates) > 0 || len(d.GroupDoneAt) > 0
 }
 
 // changesZones reports whether the decision moves a zone on.
@@ -111,7 +121,7 @@ func (d Decision) changesZones() bool {
 // rollout bookkeeping.
 func (d Decision) writesStatus() bool {
 	return d.Status != "" || d.StatusDescription != "" || len(d.CheckpointsReached) > 0 ||
-		len(d.FailuresAtPause) > 0 || d.changesZones()
+		len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups()
 }
 
 // String renders the decision one field per line, in a fixed order, for
@@ -155,6 +165,12 @@ func (d Decision) String() string {
 	if len(d.ZoneDoneAt) > 0 {
 		line("zone-done-at", formatZones(d.ZoneDoneAt, func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }))
 	}
+	if len(d.GroupStates) > 0 {
+		line("group-states", formatMap(d.GroupStates, func(s string) string { return s }))
+	}
+	if len(d.GroupDoneAt) > 0 {
+		line("group-done-at", formatMap(d.GroupDoneAt, func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }))
+	}
 	if d.CreateEval {
 		line("eval", "true")
 	}
@@ -193,6 +209,15 @@ func formatZones[V any](m map[string]map[string]V, f func(V) string) string {
 			}
 			parts = append(parts, fmt.Sprintf("%s/%s=%s", group, name, f(m[group][zone])))
 		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// formatMap renders per-group values as "api=x,web=y", by group name.
+func formatMap[V any](m map[string]V, f func(V) string) string {
+	var parts []string
+	for _, group := range sortedKeys(m) {
+		parts = append(parts, group+"="+f(m[group]))
 	}
 	return strings.Join(parts, ",")
 }

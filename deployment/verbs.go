@@ -82,7 +82,10 @@ func Promote(d *structs.Deployment, groups []string, allocs []*structs.Allocatio
 // every group's progress deadline from now, so time spent paused never
 // counts against it. A zone whose disruption budget was reached turns
 // "rolling" again with its failures cleared (ResumedZones: the operator
-// accepted them); max_failed's count is kept.
+// accepted them); max_failed's count is kept. A group of a job that rolls
+// its groups in order that failed turns "done" again if it had been done,
+// else "rolling" (ResumedGroups): the next pass checks again that the
+// groups before a waiting one serve fully.
 func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deployment, error) {
 	if d == nil {
 		return nil, ErrNoDeployment
@@ -121,6 +124,9 @@ func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deploymen
 				z.Failed = 0
 			}
 		}
+	}
+	for name, st := range ResumedGroups(d) {
+		out.TaskGroups[name].State = st
 	}
 	out.Status = structs.DeploymentStatusRunning
 	out.PausedAt, out.ResumeAt = time.Time{}, time.Time{}

@@ -39,10 +39,10 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 		}
 		// The store drops the promotion wording itself; any other
 		// description change waits for the next pass, unless zones move
-		// in the same decision: their status update then carries the
-		// description the promotion leaves (not the stored one, which
-		// still asks for promotion).
-		if !dec.changesZones() {
+		// (or ordered groups) in the same decision: their status update
+		// then carries the description the promotion leaves (not the
+		// stored one, which still asks for promotion).
+		if !dec.changesZones() && !dec.changesGroups() {
 			dec.StatusDescription = ""
 		}
 	}
@@ -61,8 +61,8 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 			job.RevertOf = &v
 			req.Job = job
 		}
-		if dec.Status != "" || len(dec.ZoneStates) > 0 {
-			// A zone that starts rolling is rolled by this pass.
+		if dec.Status != "" || len(dec.ZoneStates) > 0 || len(dec.GroupStates) > 0 {
+			// A zone or group that starts rolling is rolled by this pass.
 			req.Eval = take()
 		}
 		if err := w.writer.UpdateDeploymentStatus(ctx, req); err != nil {
@@ -94,7 +94,7 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 }
 
 // statusUpdate fills the unchanged half of a status change from d, and
-// carries the decision's bookkeeping and zone transitions. ResumeAt is the decision's on a
+// carries the decision's bookkeeping and its zone and group transitions. ResumeAt is the decision's on a
 // pause decision (zero holds the deployment); a change that leaves a
 // paused deployment paused otherwise keeps its ResumeAt.
 func statusUpdate(d *structs.Deployment, dec Decision) *structs.DeploymentStatusUpdate {
@@ -102,6 +102,7 @@ func statusUpdate(d *structs.Deployment, dec Decision) *structs.DeploymentStatus
 		DeploymentID: d.ID, Status: dec.Status, StatusDescription: dec.StatusDescription,
 		CheckpointsReached: dec.CheckpointsReached, FailuresAtPause: dec.FailuresAtPause,
 		ZoneStates: dec.ZoneStates, ZoneDoneAt: dec.ZoneDoneAt,
+		GroupStates: dec.GroupStates, GroupDoneAt: dec.GroupDoneAt,
 	}
 	switch {
 	case dec.Status == structs.DeploymentStatusPaused:

@@ -179,7 +179,8 @@ func (l *Leader) FailDeployment(ctx context.Context, id string) (*structs.Deploy
 // Pausing a deployment that waits out a checkpoint delay holds it: the
 // update carries no ResumeAt. Resuming one paused on a zone's disruption
 // budget turns that zone "rolling" again and clears its failures, in the
-// same entry.
+// same entry; likewise a failed group of a job that rolls its groups in
+// order turns "done" (if it had been done) or "rolling" again.
 func (l *Leader) PauseDeployment(ctx context.Context, id string, pause bool) (*structs.DeploymentUpdateResponse, error) {
 	snap, d, err := l.opDeployment(id)
 	if err != nil {
@@ -201,6 +202,9 @@ func (l *Leader) PauseDeployment(ctx context.Context, id string, pause bool) (*s
 		// Zones paused on their disruption budget roll again, their
 		// failures cleared.
 		req.DeploymentUpdate.ZoneStates, req.DeploymentUpdate.ZoneFailedReset = deployment.ResumedZones(d)
+		// Failed groups (group_order) are done again if they had been
+		// done, else rolling: the watcher checks them again.
+		req.DeploymentUpdate.GroupStates = deployment.ResumedGroups(d)
 		if req.Eval, err = l.deploymentEval(snap, d, now.UnixNano()); err != nil {
 			return nil, err
 		}
