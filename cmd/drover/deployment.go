@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -181,14 +182,11 @@ func (f *opFlags) printDeploymentStatus(w io.Writer, d *structs.Deployment) {
 	}
 	fmt.Fprintf(w, "\nDeployed\n")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "Task Group\tAuto Revert\tPromoted\tDesired\tCanaries\tPlaced\tHealthy\tUnhealthy\tProgress Deadline")
-	names := make([]string, 0, len(d.TaskGroups))
-	for n := range d.TaskGroups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names, ordered := deploymentGroupNames(d)
+	fmt.Fprintln(tw, groupHeader(ordered))
 	for _, n := range names {
 		s := d.TaskGroups[n]
+		fmt.Fprint(tw, groupOrderCells(n, s, ordered))
 		promoted := "N/A"
 		if s.DesiredCanaries > 0 {
 			promoted = fmt.Sprint(s.Promoted)
@@ -197,11 +195,57 @@ func (f *opFlags) printDeploymentStatus(w io.Writer, d *structs.Deployment) {
 		if !s.RequireProgressBy.IsZero() {
 			deadline = s.RequireProgressBy.Local().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", n, s.AutoRevert, promoted, s.DesiredTotal,
+		fmt.Fprintf(tw, "%t\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.AutoRevert, promoted, s.DesiredTotal,
 			s.DesiredCanaries, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs, deadline)
 	}
 	_ = tw.Flush()
 	printZones(w, d)
+}
+
+// deploymentGroupNames returns the deployment's groups in the order its
+// tables list them: by Order (then name, groups without one last) when
+// its groups roll one at a time (ordered: some group has Order > 0), else
+// by name.
+func deploymentGroupNames(d *structs.Deployment) (names []string, ordered bool) {
+	names = sortedKeys(d.TaskGroups)
+	order := func(n string) int {
+		if s := d.TaskGroups[n]; s != nil && s.Order > 0 {
+			return s.Order
+		}
+		return math.MaxInt
+	}
+	for _, n := range names {
+		ordered = ordered || order(n) != math.MaxInt
+	}
+	if ordered {
+		sort.SliceStable(names, func(i, j int) bool { return order(names[i]) < order(names[j]) })
+	}
+	return names, ordered
+}
+
+// groupHeader is the header of a deployment's group table: Nomad's, with
+// Order and State after the group's name when its groups roll in order.
+func groupHeader(ordered bool) string {
+	if ordered {
+		return "Task Group\tOrder\tState\tAuto Revert\tPromoted\tDesired\tCanaries\tPlaced\tHealthy\tUnhealthy\tProgress Deadline"
+	}
+	return "Task Group\tAuto Revert\tPromoted\tDesired\tCanaries\tPlaced\tHealthy\tUnhealthy\tProgress Deadline"
+}
+
+// groupOrderCells is the start of a group's row: its name, then, when the
+// deployment's groups roll in order, its Order and State ("-" for none).
+func groupOrderCells(name string, s *structs.DeploymentState, ordered bool) string {
+	if !ordered {
+		return name + "\t"
+	}
+	order, state := "-", "-"
+	if s.Order > 0 {
+		order = fmt.Sprint(s.Order)
+	}
+	if s.State != "" {
+		state = s.State
+	}
+	return name + "\t" + order + "\t" + state + "\t"
 }
 
 // printZones prints, for each group that rolls out by zones (by group

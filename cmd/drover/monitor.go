@@ -374,17 +374,20 @@ func renderDeployment(d *structs.Deployment) string {
 	return out.String()
 }
 
-// printDeploymentGroups prints the per-group table of a deployment.
+// printDeploymentGroups prints the per-group table of a deployment (with
+// Order and State, in Order, when its groups roll one at a time).
 func printDeploymentGroups(w io.Writer, d *structs.Deployment) {
 	tw := newTabs(w)
-	fmt.Fprintln(tw, "Task Group\tAuto Revert\tPromoted\tDesired\tCanaries\tPlaced\tHealthy\tUnhealthy\tProgress Deadline")
-	for _, g := range sortedKeys(d.TaskGroups) {
+	names, ordered := deploymentGroupNames(d)
+	fmt.Fprintln(tw, groupHeader(ordered))
+	for _, g := range names {
 		s := d.TaskGroups[g]
 		promoted := "N/A"
 		if s.DesiredCanaries > 0 {
 			promoted = fmt.Sprint(s.Promoted)
 		}
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", g, s.AutoRevert, promoted, s.DesiredTotal,
+		fmt.Fprint(tw, groupOrderCells(g, s, ordered))
+		fmt.Fprintf(tw, "%t\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.AutoRevert, promoted, s.DesiredTotal,
 			s.DesiredCanaries, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs, fmtTime(s.RequireProgressBy))
 	}
 	tw.Flush()
