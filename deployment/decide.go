@@ -138,6 +138,13 @@ func Decide(obs Observation) Decision {
 	groupWake, started := order.start(obs.Now)
 	if started {
 		dec.CreateEval = true
+		// A group started and done at once lets the next one start now:
+		// an earlier group not fully serving then fails it as it would
+		// have before the start.
+		if fs := order.servingFailures(obs.Now); len(fs) > 0 {
+			order.markFailed(fs)
+			return into(onFailure(obs, groups, fs, unhealthy.reschedule))
+		}
 	}
 	zoneWake = earliest(zoneWake, groupWake)
 

@@ -23,7 +23,8 @@ import (
 //     live healthy allocs at least DesiredTotal, counted from the allocs
 //     or from the figures): the first one that is not fails the
 //     deployment per its on_failure action (a failure of kind
-//     failureGroupServing) and nothing starts;
+//     failureGroupServing) and nothing starts (a group started in the same
+//     decision and done at once keeps its "done");
 //   - a group with a failure (any kind) turns "failed"; a waiting group
 //     stays "waiting" whatever its failures (a group's first version
 //     places at once), and neither its progress deadline nor max_unhealthy
