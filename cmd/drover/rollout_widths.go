@@ -18,7 +18,8 @@ func rolloutWidths(tg *structs.TaskGroup, jobType string) string {
 		return ""
 	}
 	if u.MaxParallelPercent == nil && u.MaxSurge == nil && u.FirstBatch == nil && !u.UnhealthyFirst &&
-		u.MaxUnhealthy == nil && u.MaxFailed == nil && u.OnFailure == "" && len(u.Checkpoints) == 0 {
+		u.MaxUnhealthy == nil && u.MaxFailed == nil && u.OnFailure != structs.OnFailurePause && len(u.Checkpoints) == 0 &&
+		u.Zones == nil {
 		return ""
 	}
 	count := tg.Count
