@@ -70,48 +70,12 @@ func (s *rolloutSim) dump() string {
 	return out
 }
 
-// apply commits a plan as the plan applier would (every placement fits).
+// apply commits a plan as the plan applier would (every placement fits),
+// with the rollout plan's own simulation of it.
 func (s *rolloutSim) apply(p *Plan) {
-	byID := map[string]*structs.Allocation{}
-	for _, a := range s.allocs {
-		byID[a.ID] = a
-	}
-	stop := func(id string) {
-		if a := byID[id]; a != nil {
-			a.DesiredStatus = structs.AllocDesiredStatusStop
-			if !a.ClientTerminalStatus() {
-				a.ClientStatus = structs.AllocClientStatusComplete
-			}
-		}
-	}
-	if p.Deployment != nil {
-		s.dep = p.Deployment.Copy()
-	}
-	for _, u := range p.DeploymentUpdates {
-		if s.dep != nil && u.DeploymentID == s.dep.ID {
-			s.dep.Status = u.Status
-		}
-	}
-	for _, st := range p.Stop {
-		stop(st.Alloc.ID)
-	}
-	for _, pl := range p.Place {
-		if pl.Replaces != "" {
-			stop(pl.Replaces)
-		}
-		a := &structs.Allocation{
-			ID: pl.AllocID, Name: pl.Name, JobID: s.job.ID, Job: s.job, TaskGroup: pl.TaskGroup,
-			NodeID: "n0", NodeName: "n0", DeploymentID: pl.DeploymentID,
-			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
-			RescheduleTracker: pl.RescheduleTracker, ModifyTime: s.now.UnixNano(),
-		}
-		s.allocs = append(s.allocs, a)
-	}
-	for _, c := range p.InPlace {
-		if a := byID[c.ID]; a != nil {
-			*a = *c
-		}
-	}
+	ps := newPlanSim(Input{Job: s.job, Allocs: s.allocs, Deployment: s.dep, Nodes: s.nodes, Now: s.now})
+	ps.apply(p)
+	s.allocs, s.dep = ps.allocs, ps.dep
 }
 
 // settle turns the new allocs whose health is unknown healthy, unhealthy

@@ -240,7 +240,7 @@ func (s *planSim) apply(p *Plan) {
 			ID: pl.AllocID, Namespace: s.job.Namespace, Name: pl.Name, JobID: s.job.ID, Job: s.job,
 			TaskGroup: pl.TaskGroup, DeploymentID: pl.DeploymentID, PreviousAllocation: pl.PreviousAlloc,
 			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
-			NodeID: pl.NodeID, Zone: pl.Zone,
+			NodeID: pl.NodeID, Zone: pl.Zone, RescheduleTracker: pl.RescheduleTracker,
 		}
 		if prev := byID[pl.PreviousAlloc]; prev != nil && a.NodeID == "" {
 			a.NodeID, a.NodeName = prev.NodeID, prev.NodeName
