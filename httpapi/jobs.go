@@ -83,7 +83,9 @@ func (s *Server) registerJob(ctx context.Context, job *structs.Job, enforceIndex
 }
 
 // jobsList answers the stubs of the jobs in the namespace, by ID, filtered
-// by ?prefix.
+// by ?prefix. Each stub carries its job's summary, as Nomad's always does
+// (the nomad CLI reads JobSummary.Namespace when it resolves a job by
+// prefix); the index is the highest of the tables the summaries count.
 func (s *Server) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
@@ -96,9 +98,18 @@ func (s *Server) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		out := []*structs.JobListStub{}
 		for _, j := range jobs {
-			if o.matchNamespace(j.Namespace) && o.matchPrefix(j.ID) {
-				out = append(out, j.Stub(nil))
+			if !o.matchNamespace(j.Namespace) || !o.matchPrefix(j.ID) {
+				continue
 			}
+			allocs, err := snap.AllocsByJob(j.Namespace, j.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			evals, err := snap.EvalsByJob(j.Namespace, j.ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, j.Stub(SummarizeJob(j, allocs, evals)))
 		}
 		sort.Slice(out, func(a, b int) bool {
 			if out[a].Namespace != out[b].Namespace {
@@ -106,7 +117,7 @@ func (s *Server) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 			}
 			return out[a].ID < out[b].ID
 		})
-		idx, err := snap.Index(state.TableJobs)
+		idx, err := snap.MaxIndex(state.TableJobs, state.TableAllocs, state.TableEvals)
 		return out, idx, err
 	})
 }

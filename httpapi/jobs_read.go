@@ -101,6 +101,7 @@ func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error)
 func SummarizeJob(job *structs.Job, allocs []*structs.Allocation, evals []*structs.Evaluation) *structs.JobSummary {
 	sum := &structs.JobSummary{
 		JobID: job.ID, Namespace: job.Namespace, Summary: map[string]structs.TaskGroupSummary{},
+		Children:    &structs.JobChildrenSummary{},
 		CreateIndex: job.CreateIndex, ModifyIndex: job.ModifyIndex,
 	}
 	for _, tg := range job.TaskGroups {

@@ -164,12 +164,22 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 }
 
 // JobSummary counts a job's allocations per group and client status.
+// Children is always set, as Nomad's: drover runs no periodic or
+// parameterized jobs, so its counts are zero.
 type JobSummary struct {
 	JobID       string
 	Namespace   string
 	Summary     map[string]TaskGroupSummary
+	Children    *JobChildrenSummary
 	CreateIndex uint64
 	ModifyIndex uint64
+}
+
+// JobChildrenSummary counts a parent job's child jobs by status.
+type JobChildrenSummary struct {
+	Pending int64
+	Running int64
+	Dead    int64
 }
 
 // TaskGroupSummary counts one group's allocations by client status.

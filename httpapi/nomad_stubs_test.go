@@ -1,0 +1,55 @@
+package httpapi
+
+import (
+	"testing"
+
+	nomad "github.com/hashicorp/nomad/api"
+)
+
+// The fields Nomad always fills in the answers the nomad CLI reads for
+// job status|history|stop, deployment list|status, alloc status, node
+// status and eval status, read through the official Go client: present
+// and right, not only decodable.
+
+// nomadClient is the official Go client for srv.
+func nomadClient(t *testing.T, addr string) *nomad.Client {
+	t.Helper()
+	nc, err := nomad.NewClient(&nomad.Config{Address: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc
+}
+
+func TestNomadJobListStubsCarryTheSummary(t *testing.T) {
+	b, srv := newMemAPI(t)
+	seedWeb(t, b)
+	nc := nomadClient(t, srv.URL)
+
+	// The nomad CLI resolves "we" by prefix and reads the first stub's
+	// JobSummary.Namespace.
+	for _, q := range []*nomad.QueryOptions{nil, {Prefix: "we"}} {
+		stubs, meta, err := nc.Jobs().List(q)
+		if err != nil || len(stubs) != 1 || meta.LastIndex == 0 {
+			t.Fatalf("jobs list %+v: %v %+v", q, err, stubs)
+		}
+		s := stubs[0].JobSummary
+		if s == nil {
+			t.Fatalf("jobs list %+v: stub without JobSummary", q)
+		}
+		want := nomad.TaskGroupSummary{Queued: 1, Running: 1, Starting: 1}
+		if s.JobID != "web" || s.Namespace != "default" || len(s.Summary) != 1 || s.Summary["web"] != want ||
+			s.Children == nil || s.Children.Sum() != 0 ||
+			s.CreateIndex != stubs[0].CreateIndex || s.ModifyIndex < stubs[0].ModifyIndex {
+			t.Fatalf("jobs list %+v: summary %+v", q, s)
+		}
+	}
+	// The list's index moves with the summaries: past every alloc update.
+	_, meta, err := nc.Jobs().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if latest, _ := b.State().Snapshot().LatestIndex(); meta.LastIndex != latest {
+		t.Fatalf("jobs list index %d, latest %d", meta.LastIndex, latest)
+	}
+}
