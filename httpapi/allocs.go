@@ -53,6 +53,6 @@ func (s *Server) allocInfo(w http.ResponseWriter, r *http.Request) (any, error) 
 		}
 		// The alloc's own index, so that a watcher of one alloc wakes
 		// only when it changes.
-		return a, a.ModifyIndex, nil
+		return viewAlloc(a), a.ModifyIndex, nil
 	})
 }

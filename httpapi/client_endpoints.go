@@ -189,7 +189,8 @@ func (s *Server) nodeHeartbeat(_ http.ResponseWriter, r *http.Request) (any, err
 	return &NodeHeartbeatResponse{HeartbeatTTL: ttl}, nil
 }
 
-// nodeAllocations answers the node's allocations, each with its job. The
+// nodeAllocations answers the node's allocations, each with its job and
+// Nomad's legacy Resources (see allocView). The
 // index is the highest AllocModifyIndex among them — the last change the
 // servers made (placement, in-place update, stop), not the client's own
 // reports — or the allocs table's index when the node has none. So a
@@ -206,10 +207,7 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		if err != nil {
 			return nil, 0, err
 		}
-		out := make([]*structs.Allocation, len(allocs))
-		copy(out, allocs)
-		sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
-		return out, idx, nil
+		return viewAllocs(allocs), idx, nil
 	})
 }
 

@@ -53,3 +53,38 @@ func TestNomadJobListStubsCarryTheSummary(t *testing.T) {
 		t.Fatalf("jobs list index %d, latest %d", meta.LastIndex, latest)
 	}
 }
+
+// nomad node status <id> sums *Resources.CPU, MemoryMB and DiskMB of the
+// node's running allocs; alloc status reads the same allocation.
+func TestNomadAllocsCarryLegacyResources(t *testing.T) {
+	b, srv := newMemAPI(t)
+	s := seedWeb(t, b)
+	nc := nomadClient(t, srv.URL)
+
+	// Two tasks of 100 MHz and 300 MB each, 300 MB of shared disk.
+	check := func(what string, a *nomad.Allocation) {
+		t.Helper()
+		r := a.Resources
+		if r == nil || r.CPU == nil || r.MemoryMB == nil || r.MemoryMaxMB == nil || r.DiskMB == nil || r.Cores == nil || r.IOPS == nil {
+			t.Fatalf("%s %s: resources %+v", what, a.ID, r)
+		}
+		if *r.CPU != 200 || *r.MemoryMB != 600 || *r.MemoryMaxMB != 600 || *r.DiskMB != 300 || *r.Cores != 0 || *r.IOPS != 0 {
+			t.Fatalf("%s %s: cpu %d mem %d max %d disk %d", what, a.ID, *r.CPU, *r.MemoryMB, *r.MemoryMaxMB, *r.DiskMB)
+		}
+	}
+	allocs, _, err := nc.Nodes().Allocations(s.node.ID, nil)
+	if err != nil || len(allocs) != 2 {
+		t.Fatalf("node allocations: %v %d", err, len(allocs))
+	}
+	for _, a := range allocs {
+		check("node allocation", a)
+		if a.Job == nil || a.AllocatedResources == nil || a.TaskGroup != "web" {
+			t.Fatalf("node allocation %+v", a)
+		}
+	}
+	a, _, err := nc.Allocations().Info(s.allocs[0].ID, nil)
+	if err != nil || a.ClientStatus != "running" {
+		t.Fatalf("allocation: %v %+v", err, a)
+	}
+	check("allocation", a)
+}

@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"sort"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// allocView is an allocation as Nomad's full allocation answers carry it:
+// with Resources, the legacy sum of its tasks' resources and its shared
+// disk. Nomad always fills it, and the nomad CLI's `node status <id>`
+// dereferences its CPU, MemoryMB and DiskMB for every running alloc of the
+// node. It is computed from AllocatedResources on each read, never stored.
+type allocView struct {
+	*structs.Allocation
+	Resources *allocResources
+}
+
+// allocResources is Nomad's api.Resources as its server always writes it:
+// every number present, zero or not.
+type allocResources struct {
+	CPU         int
+	Cores       int
+	MemoryMB    int
+	MemoryMaxMB int
+	DiskMB      int
+	IOPS        int
+}
+
+// viewAlloc returns a's answer form. MemoryMaxMB sums each task's limit,
+// its MemoryMB when it has none (as Nomad's Resources.Add).
+func viewAlloc(a *structs.Allocation) *allocView {
+	r := &allocResources{}
+	if ar := a.AllocatedResources; ar != nil {
+		for _, t := range ar.Tasks {
+			if t == nil {
+				continue
+			}
+			r.CPU += int(t.Cpu.CpuShares)
+			r.MemoryMB += int(t.Memory.MemoryMB)
+			r.MemoryMaxMB += int(max(t.Memory.MemoryMaxMB, t.Memory.MemoryMB))
+		}
+		r.DiskMB = int(ar.Shared.DiskMB)
+	}
+	return &allocView{Allocation: a, Resources: r}
+}
+
+// viewAllocs returns the answer forms of allocs, by ID, never nil.
+func viewAllocs(allocs []*structs.Allocation) []*allocView {
+	out := make([]*allocView, 0, len(allocs))
+	for _, a := range allocs {
+		out = append(out, viewAlloc(a))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
