@@ -8,12 +8,16 @@ import (
 
 // allocView is an allocation as Nomad's full allocation answers carry it:
 // with Resources, the legacy sum of its tasks' resources and its shared
-// disk. Nomad always fills it, and the nomad CLI's `node status <id>`
-// dereferences its CPU, MemoryMB and DiskMB for every running alloc of the
-// node. It is computed from AllocatedResources on each read, never stored.
+// disk, and TaskResources, each task's legacy share. Nomad always fills
+// both: the nomad CLI's `node status <id>` dereferences Resources' CPU,
+// MemoryMB and DiskMB for every running alloc of the node, and `alloc
+// status` shows a task's resources from TaskResources (and the disk from
+// Resources). Both are computed from AllocatedResources on each read,
+// never stored.
 type allocView struct {
 	*structs.Allocation
-	Resources *allocResources
+	Resources     *allocResources
+	TaskResources map[string]*allocResources
 }
 
 // allocResources is Nomad's api.Resources as its server always writes it:
@@ -27,22 +31,26 @@ type allocResources struct {
 	IOPS        int
 }
 
-// viewAlloc returns a's answer form. MemoryMaxMB sums each task's limit,
-// its MemoryMB when it has none (as Nomad's Resources.Add).
+// viewAlloc returns a's answer form. A task's MemoryMaxMB is its limit (0
+// when it sets none); the sum counts a task's MemoryMB when it has none (as
+// Nomad's Resources.Add).
 func viewAlloc(a *structs.Allocation) *allocView {
 	r := &allocResources{}
+	tasks := map[string]*allocResources{}
 	if ar := a.AllocatedResources; ar != nil {
-		for _, t := range ar.Tasks {
+		for name, t := range ar.Tasks {
 			if t == nil {
 				continue
 			}
+			tasks[name] = &allocResources{CPU: int(t.Cpu.CpuShares), MemoryMB: int(t.Memory.MemoryMB),
+				MemoryMaxMB: int(t.Memory.MemoryMaxMB)}
 			r.CPU += int(t.Cpu.CpuShares)
 			r.MemoryMB += int(t.Memory.MemoryMB)
 			r.MemoryMaxMB += int(max(t.Memory.MemoryMaxMB, t.Memory.MemoryMB))
 		}
 		r.DiskMB = int(ar.Shared.DiskMB)
 	}
-	return &allocView{Allocation: a, Resources: r}
+	return &allocView{Allocation: a, Resources: r, TaskResources: tasks}
 }
 
 // viewAllocs returns the answer forms of allocs, by ID, never nil.

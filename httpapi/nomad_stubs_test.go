@@ -71,6 +71,17 @@ func TestNomadAllocsCarryLegacyResources(t *testing.T) {
 		if *r.CPU != 200 || *r.MemoryMB != 600 || *r.MemoryMaxMB != 600 || *r.DiskMB != 300 || *r.Cores != 0 || *r.IOPS != 0 {
 			t.Fatalf("%s %s: cpu %d mem %d max %d disk %d", what, a.ID, *r.CPU, *r.MemoryMB, *r.MemoryMaxMB, *r.DiskMB)
 		}
+		// alloc status shows each task's share.
+		if len(a.TaskResources) != 2 {
+			t.Fatalf("%s %s: task resources %+v", what, a.ID, a.TaskResources)
+		}
+		for _, name := range []string{"server", "sidecar"} {
+			tr := a.TaskResources[name]
+			if tr == nil || tr.CPU == nil || tr.MemoryMB == nil || tr.MemoryMaxMB == nil ||
+				*tr.CPU != 100 || *tr.MemoryMB != 300 || *tr.MemoryMaxMB != 0 {
+				t.Fatalf("%s %s: task %s resources %+v", what, a.ID, name, tr)
+			}
+		}
 	}
 	allocs, _, err := nc.Nodes().Allocations(s.node.ID, nil)
 	if err != nil || len(allocs) != 2 {
