@@ -72,22 +72,15 @@ func TestNomadCLIReadsFillWhatTheCLIDereferences(t *testing.T) {
 		t.Fatalf("task state %+v", a.TaskStates)
 	}
 
-	// eval status: the evaluation and the stubs of what it placed.
-	evals, _, err := nc.Jobs().Evaluations("web", nil)
-	if err != nil {
-		t.Fatal(err)
+	// eval status: the evaluation that placed an alloc, and the stubs of
+	// what it placed (the client may register after the job's first
+	// evaluation, so it is not necessarily that one).
+	eval, _, err := nc.Evaluations().Info(a.EvalID, nil)
+	if err != nil || eval.JobID != "web" || eval.Status != "complete" {
+		t.Fatalf("evaluation: %v %+v", err, eval)
 	}
-	var reg *nomad.Evaluation
-	for _, e := range evals {
-		if e.TriggeredBy == "job-register" {
-			reg = e
-		}
-	}
-	if reg == nil {
-		t.Fatalf("no job-register evaluation among %+v", evals)
-	}
-	placed, _, err := nc.Evaluations().Allocations(reg.ID, nil)
-	if err != nil || len(placed) != 2 || placed[0].JobID != "web" {
+	placed, _, err := nc.Evaluations().Allocations(eval.ID, nil)
+	if err != nil || len(placed) == 0 || placed[0].JobID != "web" || placed[0].EvalID != eval.ID {
 		t.Fatalf("eval allocations: %v %+v", err, placed)
 	}
 }
