@@ -498,6 +498,9 @@ func (b *builder) checkPolicies(group, jobType string, u *structs.UpdateStrategy
 	if jobType == structs.JobTypeSystem && u.MaxSurge != nil && u.MaxSurge.Value > 0 {
 		b.err(at("MaxSurge"), "is not supported for system jobs: a system job runs one allocation per node")
 	}
+	if jobType == structs.JobTypeSystem && u.Zones != nil {
+		b.err(at("Zones"), "is not supported for system jobs by drover: a system job's rollout goes node by node, not zone by zone")
+	}
 	if u.FirstBatch != nil && u.Canary > 0 {
 		b.err(at("FirstBatch"), "cannot be set together with canary (a canary is already a first batch)")
 	}

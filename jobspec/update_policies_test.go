@@ -66,6 +66,7 @@ func policyRules() []rule {
 		// Job types.
 		{"policies on a batch job", jobWith("  type = \"batch\"\n  update {\n    max_surge = 1\n  }", ""), "update", 3, "update is not allowed for batch jobs", false},
 		{"group policies on a batch job", jobWith("  type = \"batch\"", "    update {\n      checkpoints = [\"50%\"]\n    }"), "update", 4, "update is not allowed for batch jobs", false},
+		{"zones on a system job", jobWith("  type = \"system\"\n  update {\n    zones {\n      attribute = \"${meta.zone}\"\n    }\n  }", ""), "update.zones", 4, "update.zones is not supported for system jobs by drover", false},
 		{"max_surge on a system job", jobWith("  type = \"system\"\n  update {\n    max_surge = \"50%\"\n  }", ""), "update.max_surge", 4, "update.max_surge is not supported for system jobs: a system job runs one allocation per node", false},
 
 		// Warnings.

@@ -248,10 +248,11 @@ func TestZonesWithOtherPolicies(t *testing.T) {
 	if u := j.TaskGroups[0].Update; u.Zones == nil || u.MaxParallel != 3 || u.Canary != 1 {
 		t.Errorf("got %+v", u)
 	}
-	// A system job may roll zone by zone too.
+	// A system job's rollout goes node by node: zones are refused there
+	// rather than silently ignored.
 	src = jobWith("  type = \"system\"\n  update {\n    zones {\n      attribute = \"${node.datacenter}\"\n    }\n  }", "")
-	if _, _, err := Parse("s.hcl", []byte(src), Options{}); err != nil {
-		t.Errorf("system job: %v", err)
+	if _, _, err := Parse("s.hcl", []byte(src), Options{}); err == nil || !strings.Contains(err.Error(), "not supported for system jobs") {
+		t.Errorf("system job with zones: %v", err)
 	}
 }
 
