@@ -178,14 +178,25 @@ func (d *decoder) record(a *hclsyntax.Attribute, path, field string) {
 	d.lc.set(path, d.at(a.SrcRange, field))
 }
 
-func (d *decoder) str(a *hclsyntax.Attribute, path, field string) *string {
+// eval records where attribute a (nil: not written) is, at path, and
+// evaluates it as ty. ok is false when a is not written, or when it cannot
+// be read as ty: then the error is reported and path is marked bad.
+func (d *decoder) eval(a *hclsyntax.Attribute, path, field string, ty cty.Type) (cty.Value, bool) {
 	if a == nil {
-		return nil
+		return cty.NilVal, false
 	}
 	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.String)
+	v, ok := d.value(a, field, ty)
 	if !ok {
 		d.lc.bad[path] = true
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+func (d *decoder) str(a *hclsyntax.Attribute, path, field string) *string {
+	v, ok := d.eval(a, path, field, cty.String)
+	if !ok {
 		return nil
 	}
 	s := v.AsString()
@@ -193,13 +204,8 @@ func (d *decoder) str(a *hclsyntax.Attribute, path, field string) *string {
 }
 
 func (d *decoder) int(a *hclsyntax.Attribute, path, field string) *int {
-	if a == nil {
-		return nil
-	}
-	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.Number)
+	v, ok := d.eval(a, path, field, cty.Number)
 	if !ok {
-		d.lc.bad[path] = true
 		return nil
 	}
 	bf := v.AsBigFloat()
@@ -219,13 +225,8 @@ func (d *decoder) int(a *hclsyntax.Attribute, path, field string) *int {
 }
 
 func (d *decoder) bool(a *hclsyntax.Attribute, path, field string) *bool {
-	if a == nil {
-		return nil
-	}
-	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.Bool)
+	v, ok := d.eval(a, path, field, cty.Bool)
 	if !ok {
-		d.lc.bad[path] = true
 		return nil
 	}
 	t := v.True()
@@ -234,13 +235,8 @@ func (d *decoder) bool(a *hclsyntax.Attribute, path, field string) *bool {
 
 // dur decodes a duration written as a string ("10s", "1m30s").
 func (d *decoder) dur(a *hclsyntax.Attribute, path, field string) *time.Duration {
-	if a == nil {
-		return nil
-	}
-	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.DynamicPseudoType)
+	v, ok := d.eval(a, path, field, cty.DynamicPseudoType)
 	if !ok {
-		d.lc.bad[path] = true
 		return nil
 	}
 	if v.IsNull() || v.Type() != cty.String {
@@ -422,13 +418,8 @@ func ctyZero(v cty.Value) bool {
 // the merged strategy (checkPolicies), where the error can name the block
 // the value came from.
 func (d *decoder) amount(a *hclsyntax.Attribute, path, field string) *structs.Amount {
-	if a == nil {
-		return nil
-	}
-	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.DynamicPseudoType)
+	v, ok := d.eval(a, path, field, cty.DynamicPseudoType)
 	if !ok {
-		d.lc.bad[path] = true
 		return nil
 	}
 	am, ok := d.amountValue(v, a.Expr.Range(), field)
@@ -472,13 +463,8 @@ func (d *decoder) amountValue(v cty.Value, rng hcl.Range, field string) (structs
 // amounts decodes a list of counts and percentages (checkpoints =
 // [1, "50%"]), recording where each element is written as path[i].
 func (d *decoder) amounts(a *hclsyntax.Attribute, path, field string) *[]structs.Amount {
-	if a == nil {
-		return nil
-	}
-	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.DynamicPseudoType)
+	v, ok := d.eval(a, path, field, cty.DynamicPseudoType)
 	if !ok {
-		d.lc.bad[path] = true
 		return nil
 	}
 	t := v.Type()

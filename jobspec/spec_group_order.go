@@ -26,13 +26,8 @@ import (
 // groupOrder decodes group_order: a list of group names, each element's
 // place recorded as path[i].
 func (d *decoder) groupOrder(a *hclsyntax.Attribute, path, field string) *[]string {
-	if a == nil {
-		return nil
-	}
-	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.DynamicPseudoType)
+	v, ok := d.eval(a, path, field, cty.DynamicPseudoType)
 	if !ok {
-		d.lc.bad[path] = true
 		return nil
 	}
 	if t := v.Type(); v.IsNull() || !(t.IsListType() || t.IsTupleType()) {

@@ -93,13 +93,8 @@ func (d *decoder) zones(b *hclsyntax.Block, path, field string, u *specUpdate) {
 // zoneOrder decodes order: the word "fewest_first" (an empty list) or a
 // list of zone names, each element's place recorded as path[i].
 func (d *decoder) zoneOrder(a *hclsyntax.Attribute, path, field string) *[]string {
-	if a == nil {
-		return nil
-	}
-	d.record(a, path, field)
-	v, ok := d.value(a, field, cty.DynamicPseudoType)
+	v, ok := d.eval(a, path, field, cty.DynamicPseudoType)
 	if !ok {
-		d.lc.bad[path] = true
 		return nil
 	}
 	t := v.Type()
