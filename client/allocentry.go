@@ -256,7 +256,7 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 		tr.TaskUpdated(name, st)
 	}
 	if len(checks) > 0 {
-		health.RunChecks(ctx, e.a.clock, checks, tr.CheckUpdated)
+		health.RunChecks(ctx, e.a.clock, checks, tr.CheckResult)
 	}
 }
 

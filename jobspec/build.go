@@ -203,8 +203,15 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 		tg.Tasks = append(tg.Tasks, t)
 	}
 	for i, s := range tg.Services {
+		spath := fmt.Sprintf("%s.Services[%d]", path, i)
 		if s.TaskName != "" && tg.LookupTask(s.TaskName) == nil {
-			b.err(fmt.Sprintf("%s.Services[%d].TaskName", path, i), "names no task of group %q (got %q)", tg.Name, s.TaskName)
+			b.err(spath+".TaskName", "names no task of group %q (got %q)", tg.Name, s.TaskName)
+		}
+		for j, c := range s.Checks {
+			cpath := fmt.Sprintf("%s.Checks[%d].TaskName", spath, j)
+			if c.TaskName != "" && tg.LookupTask(c.TaskName) == nil {
+				b.err(cpath, "names no task of group %q (got %q)", tg.Name, c.TaskName)
+			}
 		}
 	}
 	return tg
@@ -271,6 +278,11 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 			b.err(spath+".TaskName", "must be empty or the task's own name (got %q)", svc.TaskName)
 		}
 		svc.TaskName = t.Name
+		for j, c := range svc.Checks {
+			if c.TaskName != "" && c.TaskName != t.Name {
+				b.err(fmt.Sprintf("%s.Checks[%d].TaskName", spath, j), "must be empty or the task's own name (got %q)", c.TaskName)
+			}
+		}
 		t.Services = append(t.Services, svc)
 	}
 	return t

@@ -94,10 +94,49 @@ func (b *builder) service(path string, as *specService, defName string, ports ma
 	if s.PortLabel != "" && !portKnown(s.PortLabel, ports) {
 		b.err(path+".PortLabel", "%q is not defined in the group network%s", s.PortLabel, suggest(s.PortLabel, keys(ports)))
 	}
+	b.checkRestartValid(path+".CheckRestart", as.CheckRestart)
 	for i := range as.Checks {
-		s.Checks = append(s.Checks, b.check(fmt.Sprintf("%s.Checks[%d]", path, i), s, &as.Checks[i], ports))
+		c := b.check(fmt.Sprintf("%s.Checks[%d]", path, i), s, &as.Checks[i], ports)
+		c.CheckRestart = mergeCheckRestart(as.CheckRestart, as.Checks[i].CheckRestart)
+		s.Checks = append(s.Checks, c)
 	}
 	return s
+}
+
+// checkRestartValid checks one check_restart block as written.
+func (b *builder) checkRestartValid(path string, cr *specCheckRestart) {
+	if cr == nil {
+		return
+	}
+	if cr.Limit < 0 {
+		b.err(path+".Limit", "must not be negative (got %d)", cr.Limit)
+	}
+	if cr.Grace != nil && *cr.Grace < 0 {
+		b.err(path+".Grace", "must not be negative (got %s)", *cr.Grace)
+	}
+}
+
+// mergeCheckRestart lays a check's check_restart over its service's, as
+// Nomad merges them: the check's limit when positive, its grace when
+// written, its ignore_warnings when true. Grace defaults to 1s.
+func mergeCheckRestart(svc, check *specCheckRestart) *structs.CheckRestart {
+	if svc == nil && check == nil {
+		return nil
+	}
+	out := &structs.CheckRestart{Grace: structs.DefaultCheckRestartGrace}
+	for _, cr := range []*specCheckRestart{svc, check} {
+		if cr == nil {
+			continue
+		}
+		if cr.Limit > 0 {
+			out.Limit = cr.Limit
+		}
+		if cr.Grace != nil {
+			out.Grace = *cr.Grace
+		}
+		out.IgnoreWarnings = out.IgnoreWarnings || cr.IgnoreWarnings
+	}
+	return out
 }
 
 func (b *builder) check(path string, s *structs.Service, ac *specCheck, ports map[string]bool) *structs.ServiceCheck {
@@ -105,6 +144,7 @@ func (b *builder) check(path string, s *structs.Service, ac *specCheck, ports ma
 		Name: ac.Name, Type: ac.Type, Path: ac.Path, Protocol: ac.Protocol, Method: ac.Method,
 		PortLabel: ac.PortLabel, Interval: ac.Interval, Timeout: ac.Timeout, Header: ac.Header, TaskName: ac.TaskName,
 	}
+	b.checkRestartValid(path+".CheckRestart", ac.CheckRestart)
 	if c.Name == "" {
 		c.Name = fmt.Sprintf("service: %q check", s.Name)
 	}

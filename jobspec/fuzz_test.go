@@ -16,6 +16,16 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"Job":{"ID":"x","TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}}`))
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    task \"t\" { driver = \"${NOMAD_X}\" }\n  }\n}"))
+	// Functions: Nomad's HCL2 functions, good calls and bad ones
+	// (filesystem functions are disabled here, as on the agent).
+	f.Add([]byte("locals {\n  a = cidrsubnets(\"10.0.0.0/16\", 4, 8)\n  b = yamldecode(yamlencode({x = [1, \"y\"]}))\n" +
+		"  c = base64decode(base64encode(jsonencode(local.b)))\n  d = [uuidv5(\"dns\", \"a\"), sha256(\"x\"), md5(\"\"), urlencode(\"a b\")]\n" +
+		"  e = [formatdate(\"YYYY\", timeadd(\"2020-01-01T00:00:00Z\", \"1h\")), index([1, 2], 2), tolist(toset([\"a\"]))]\n}\n" +
+		"job \"x\" {\n  meta {\n    a = local.a[1]\n    c = local.c\n    d = join(\",\", local.d)\n    f = file(\"/etc/passwd\")\n  }\n" +
+		"  group \"g\" {\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  meta {\n    a = cidrhost(\"10.0.0.0/8\", -1)\n    b = yamldecode(\"[\")\n    c = rsadecrypt(\"x\", \"y\")\n" +
+		"    d = convert(1, list(string))\n    e = index(\"ab\", \"a\")\n    f = uuidv5(\"x\", \"\")\n  }\n" +
+		"  group \"g\" {\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	// The rollout policies: counts, percentages, lists of both, the edges.
 	f.Add([]byte("job \"x\" {\n  update {\n    max_parallel = \"25%\"\n    max_surge = \"100%\"\n    first_batch = 1\n    unhealthy_first = true\n" +
 		"    max_unhealthy = \"0%\"\n    max_failed = 2\n    on_failure = \"pause\"\n    checkpoints = [1, \"50%\", \"100%\"]\n    checkpoint_delay = \"1m\"\n  }\n" +
@@ -38,6 +48,11 @@ func FuzzParse(f *testing.F) {
 		"  group \"c\" {\n    update {\n      canary = 1\n    }\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Add([]byte("job \"x\" {\n  update {\n    group_order = [\"a\", \"a\", \"\", 1, [\"b\"]]\n    pause_between_groups = \"-1s\"\n  }\n" +
 		"  group \"a\" {\n    update {\n      group_order = []\n      pause_between_groups = \"0s\"\n    }\n" +
+		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// check_restart on a service and its checks; a script check.
+	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    service {\n      check_restart {\n        limit = 2\n        grace = \"5s\"\n      }\n" +
+		"      check {\n        type = \"script\"\n        task = \"t\"\n        command = \"/bin/true\"\n        args = [\"a\", 1]\n" +
+		"        interval = \"1s\"\n        timeout = \"1s\"\n        check_restart {\n          limit = -1\n          ignore_warnings = true\n        }\n      }\n    }\n" +
 		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		job, _, err := Parse("fuzz.hcl", src, Options{})
@@ -89,6 +104,10 @@ func FuzzParseAPIJob(f *testing.F) {
 		`{"Name":"c","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Add([]byte(`{"ID":"x","Update":{"GroupOrder":["a","a",null,1,""],"PauseBetweenGroups":-1},"TaskGroups":[` +
 		`{"Name":"a","Update":{"GroupOrder":[],"PauseBetweenGroups":"1s"},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	// check_restart on a service and its checks; a script check.
+	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Services":[{"Name":"s","CheckRestart":{"Limit":2,"Grace":null},` +
+		`"Checks":[{"Type":"script","TaskName":"t","Command":"x","Args":["a",null],"Interval":1,"Timeout":1,` +
+		`"CheckRestart":{"Limit":-1,"Grace":-5,"IgnoreWarnings":true}}]}],"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		job, _, err := ParseAPIJob(data)
 		if err != nil {

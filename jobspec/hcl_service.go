@@ -55,7 +55,24 @@ func (d *decoder) service(b *hclsyntax.Block, path string) *specService {
 	for i, cb := range blocks["check"] {
 		s.Checks = append(s.Checks, d.check(cb, fmt.Sprintf("%s.Checks[%d]", path, i)))
 	}
+	if bs := blocks["check_restart"]; len(bs) > 0 {
+		s.CheckRestart = d.checkRestart(bs[0], path+".CheckRestart")
+	}
 	return s
+}
+
+// checkRestart decodes a check_restart block of a service or a check.
+func (d *decoder) checkRestart(b *hclsyntax.Block, path string) *specCheckRestart {
+	d.lc.set(path, d.at(b.TypeRange, "check_restart"))
+	attrs, _ := d.content(b.Body, "check_restart")
+	c := &specCheckRestart{Grace: d.dur(attrs["grace"], path+".Grace", "check_restart.grace")}
+	if v := d.int(attrs["limit"], path+".Limit", "check_restart.limit"); v != nil {
+		c.Limit = *v
+	}
+	if v := d.bool(attrs["ignore_warnings"], path+".IgnoreWarnings", "check_restart.ignore_warnings"); v != nil {
+		c.IgnoreWarnings = *v
+	}
+	return c
 }
 
 func (d *decoder) check(b *hclsyntax.Block, path string) specCheck {
@@ -74,6 +91,9 @@ func (d *decoder) check(b *hclsyntax.Block, path string) specCheck {
 	set(&c.Method, "method", "Method")
 	set(&c.PortLabel, "port", "PortLabel")
 	set(&c.TaskName, "task", "TaskName")
+	if bs := blocks["check_restart"]; len(bs) > 0 {
+		c.CheckRestart = d.checkRestart(bs[0], path+".CheckRestart")
+	}
 	if v := d.dur(attrs["interval"], path+".Interval", "check.interval"); v != nil {
 		c.Interval = *v
 	}

@@ -25,6 +25,7 @@ var nomadBlockOf = map[reflect.Type]string{
 	reflect.TypeFor[api.Task]():             "task",
 	reflect.TypeFor[api.Service]():          "service",
 	reflect.TypeFor[api.ServiceCheck]():     "check",
+	reflect.TypeFor[api.CheckRestart]():     "check_restart",
 	reflect.TypeFor[api.NetworkResource]():  "network",
 	reflect.TypeFor[api.Port]():             "port",
 	reflect.TypeFor[api.Resources]():        "resources",

@@ -152,28 +152,37 @@ type specPort struct {
 
 // specService is a service block (group or task).
 type specService struct {
-	Name      string
-	Tags      []string
-	PortLabel string
-	Address   string
-	Checks    []specCheck
-	Meta      map[string]string
-	TaskName  string
-	Provider  string
+	Name         string
+	Tags         []string
+	PortLabel    string
+	Address      string
+	Checks       []specCheck
+	CheckRestart *specCheckRestart
+	Meta         map[string]string
+	TaskName     string
+	Provider     string
 }
 
 // specCheck is a service's check block.
 type specCheck struct {
-	Name      string
-	Type      string
-	Path      string
-	Protocol  string
-	PortLabel string
-	Interval  time.Duration
-	Timeout   time.Duration
-	Header    map[string][]string
-	Method    string
-	TaskName  string
+	Name         string
+	Type         string
+	Path         string
+	Protocol     string
+	PortLabel    string
+	Interval     time.Duration
+	Timeout      time.Duration
+	Header       map[string][]string
+	Method       string
+	CheckRestart *specCheckRestart
+	TaskName     string
+}
+
+// specCheckRestart is a check_restart block (service or check).
+type specCheckRestart struct {
+	Limit          int
+	Grace          *time.Duration
+	IgnoreWarnings bool
 }
 
 // blockOf maps each spec type to its block in the grammar table.
@@ -183,6 +192,7 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specTask]():          "task",
 	reflect.TypeFor[specService]():       "service",
 	reflect.TypeFor[specCheck]():         "check",
+	reflect.TypeFor[specCheckRestart]():  "check_restart",
 	reflect.TypeFor[specNetwork]():       "network",
 	reflect.TypeFor[specPort]():          "port",
 	reflect.TypeFor[specResources]():     "resources",

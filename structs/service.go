@@ -11,8 +11,16 @@ const (
 
 // Check types drover runs.
 const (
-	CheckTypeHTTP = "http"
-	CheckTypeTCP  = "tcp"
+	CheckTypeHTTP   = "http"
+	CheckTypeTCP    = "tcp"
+	CheckTypeScript = "script"
+)
+
+// Check statuses, as Nomad's (and Consul's).
+const (
+	CheckPassing  = "passing"
+	CheckWarning  = "warning"
+	CheckCritical = "critical"
 )
 
 // Service is a service block of a group or task.
@@ -39,6 +47,29 @@ type ServiceCheck struct {
 	Timeout   time.Duration
 	Header    map[string][]string `json:",omitempty"`
 	TaskName  string              `json:",omitempty"`
+	// Command and Args are a script check's command, run inside its task.
+	Command string   `json:",omitempty"`
+	Args    []string `json:",omitempty"`
+	// CheckRestart restarts the check's task when the check keeps
+	// failing; its service's check_restart is merged in.
+	CheckRestart *CheckRestart `json:",omitempty"`
+}
+
+// CheckRestart is a check_restart block: once Grace has passed since its
+// task started, a check that has failed Limit times in a row restarts the
+// task through its restart policy. Limit 0 never restarts.
+type CheckRestart struct {
+	Limit          int
+	Grace          time.Duration
+	IgnoreWarnings bool
+}
+
+// DefaultCheckRestartGrace is check_restart's grace when unset, as Nomad's.
+const DefaultCheckRestartGrace = time.Second
+
+// TriggersRestarts reports whether the check can restart its task.
+func (c *ServiceCheck) TriggersRestarts() bool {
+	return c != nil && c.CheckRestart != nil && c.CheckRestart.Limit > 0
 }
 
 // Copy returns a deep copy.
@@ -53,6 +84,11 @@ func (s *Service) Copy() *Service {
 		c.Checks = make([]*ServiceCheck, len(s.Checks))
 		for i, ch := range s.Checks {
 			cc := *ch
+			cc.Args = copySlice(ch.Args)
+			if ch.CheckRestart != nil {
+				r := *ch.CheckRestart
+				cc.CheckRestart = &r
+			}
 			if ch.Header != nil {
 				cc.Header = make(map[string][]string, len(ch.Header))
 				for k, v := range ch.Header {

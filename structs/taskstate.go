@@ -23,6 +23,9 @@ const (
 	TaskSetupFailure     = "Setup Failure"
 	TaskSiblingFailed    = "Sibling Task Failed"
 	TaskFailedValidation = "Failed Validation"
+	// TaskRestartSignal: something asked for a restart (a failing check
+	// with check_restart).
+	TaskRestartSignal = "Restart Signaled"
 )
 
 // TaskState is what the client reports of one task.

@@ -65,7 +65,12 @@ type AllocRunner struct {
 	leader  string
 	tracker *health.Tracker
 	checks  []health.Check
-	doneCh  chan struct{}
+	// restarts restarts the tasks of failing checks (check_restart); nil
+	// when no check has one.
+	restarts *health.RestartWatcher
+	// checksGate: the tracker decides on checks too.
+	checksGate bool
+	doneCh     chan struct{}
 
 	cancelChecks context.CancelFunc
 	killOnce     sync.Once
@@ -191,10 +196,20 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 }
 
 // setupHealth creates the health tracker when the allocation is part of a
-// deployment whose health is not yet decided.
+// deployment whose health is not yet decided, and the checks when the
+// tracker decides on them or one of them restarts tasks (check_restart).
 func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	a, u := ar.cfg.Alloc, ar.group.Update
-	if a.DeploymentID == "" || u == nil || (a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil) {
+	track := a.DeploymentID != "" && u != nil && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil)
+	ar.checksGate = track && u.HealthCheck == structs.UpdateHealthCheckChecks
+	if ar.checksGate || groupRestartsOnChecks(ar.group) {
+		var err error
+		if ar.checks, err = health.AllocChecks(a, ar.group, env.Replace); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
+		ar.restarts = health.NewRestartWatcher(ar.cfg.Clock, ar.checks, ar.restartTask)
+	}
+	if !track {
 		return nil
 	}
 	names := make([]string, 0, len(ar.group.Tasks))
@@ -202,11 +217,7 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 		names = append(names, t.Name)
 	}
 	var checkNames []string
-	if u.HealthCheck == structs.UpdateHealthCheckChecks {
-		var err error
-		if ar.checks, err = health.AllocChecks(a, ar.group, env.Replace); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-		}
+	if ar.checksGate {
 		for _, c := range ar.checks {
 			checkNames = append(checkNames, c.Name)
 		}
@@ -231,7 +242,7 @@ func (ar *AllocRunner) Run() {
 	ar.cancelChecks = cancel
 	waitChecks := func() {}
 	if len(ar.checks) > 0 {
-		waitChecks = health.RunChecks(ctx, ar.cfg.Clock, ar.checks, ar.tracker.CheckUpdated)
+		waitChecks = health.RunChecks(ctx, ar.cfg.Clock, ar.checks, ar.onCheck)
 	}
 	for _, tr := range ar.runners {
 		tr.Run()
@@ -318,7 +329,41 @@ func (ar *AllocRunner) onTaskUpdate(u taskrunner.Update) {
 	if ar.tracker != nil {
 		ar.tracker.TaskUpdated(u.Task, u.State)
 	}
+	ar.restarts.TaskUpdated(u.Task, u.State)
 	ar.emit()
+}
+
+// onCheck feeds a check's result to the health tracker (when it decides
+// on checks) and to the check restarts.
+func (ar *AllocRunner) onCheck(r health.CheckResult) {
+	if ar.checksGate && ar.tracker != nil {
+		ar.tracker.CheckResult(r)
+	}
+	ar.restarts.CheckResult(r)
+}
+
+// restartTask restarts a task whose check failed too often.
+func (ar *AllocRunner) restartTask(task, reason string) {
+	if tr := ar.runners[task]; tr != nil {
+		tr.Restart(reason)
+	}
+}
+
+// groupRestartsOnChecks reports whether a check of the group's services
+// (group or task level) has a check_restart with a limit.
+func groupRestartsOnChecks(tg *structs.TaskGroup) bool {
+	services := tg.Services
+	for _, t := range tg.Tasks {
+		services = append(services[:len(services):len(services)], t.Services...)
+	}
+	for _, s := range services {
+		for _, c := range s.Checks {
+			if c.TriggersRestarts() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (ar *AllocRunner) onHealth(r health.Result) {

@@ -16,8 +16,12 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// ErrCheckFailed is wrapped by a failing check.
+// ErrCheckFailed is wrapped by a failing (critical) check.
 var ErrCheckFailed = errors.New("check failed")
+
+// ErrCheckWarning is wrapped by a check whose status is warning (a script
+// check that exits 1).
+var ErrCheckWarning = errors.New("check warning")
 
 // Defaults for checks that leave interval or timeout unset.
 const (
@@ -94,6 +98,36 @@ type Check struct {
 	Interval time.Duration
 	Timeout  time.Duration
 	Checker  Checker
+	// CheckName is the check's own name (Name is service/check), as
+	// events name it.
+	CheckName string
+	// Restart is the check's check_restart, nil when it restarts nothing;
+	// RestartTasks are the tasks it restarts (a task's own service: that
+	// task; a group service: every task).
+	Restart      *structs.CheckRestart
+	RestartTasks []string
+}
+
+// CheckResult is one run of a check.
+type CheckResult struct {
+	Name string
+	// Status is structs.CheckPassing, CheckWarning or CheckCritical.
+	Status string
+	Output string
+}
+
+// Passing reports whether the check passed; a warning does not pass.
+func (r CheckResult) Passing() bool { return r.Status == structs.CheckPassing }
+
+// resultOf turns a Checker's answer into a result.
+func resultOf(name string, err error) CheckResult {
+	switch {
+	case err == nil:
+		return CheckResult{Name: name, Status: structs.CheckPassing, Output: "ok"}
+	case errors.Is(err, ErrCheckWarning):
+		return CheckResult{Name: name, Status: structs.CheckWarning, Output: err.Error()}
+	}
+	return CheckResult{Name: name, Status: structs.CheckCritical, Output: err.Error()}
 }
 
 // CheckName names a service's check as the tracker knows it.
@@ -108,13 +142,32 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 	if tg == nil {
 		return nil, nil
 	}
-	services := append([]*structs.Service(nil), tg.Services...)
+	type owned struct {
+		svc   *structs.Service
+		tasks []string // what its check_restart restarts
+	}
+	var all []string
 	for _, t := range tg.Tasks {
-		services = append(services, t.Services...)
+		all = append(all, t.Name)
+	}
+	var services []owned
+	for _, s := range tg.Services {
+		services = append(services, owned{s, all})
+	}
+	for _, t := range tg.Tasks {
+		for _, s := range t.Services {
+			services = append(services, owned{s, []string{t.Name}})
+		}
 	}
 	var out []Check
-	for _, svc := range services {
+	for _, o := range services {
+		svc := o.svc
 		for _, sc := range svc.Checks {
+			c := Check{Name: CheckName(svc, sc), CheckName: sc.Name, Interval: sc.Interval, Timeout: sc.Timeout}
+			if sc.TriggersRestarts() {
+				r := *sc.CheckRestart
+				c.Restart, c.RestartTasks = &r, o.tasks
+			}
 			label := sc.PortLabel
 			if label == "" {
 				label = svc.PortLabel
@@ -124,7 +177,6 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 				return nil, fmt.Errorf("check %s: %w", CheckName(svc, sc), err)
 			}
 			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-			c := Check{Name: CheckName(svc, sc), Interval: sc.Interval, Timeout: sc.Timeout}
 			switch sc.Type {
 			case structs.CheckTypeTCP:
 				c.Checker = TCPChecker{Addr: addr}
@@ -168,7 +220,7 @@ func allocPort(alloc *structs.Allocation, label string) (int, error) {
 // each result through report (from the check's goroutine). The first run
 // of each check is immediate. It returns at once; wait on the returned
 // function to know all goroutines have stopped.
-func RunChecks(ctx context.Context, clk clock.Clock, checks []Check, report func(name string, passing bool, output string)) (wait func()) {
+func RunChecks(ctx context.Context, clk clock.Clock, checks []Check, report func(CheckResult)) (wait func()) {
 	var wg sync.WaitGroup
 	for _, c := range checks {
 		wg.Go(func() { runCheck(ctx, clk, c, report) })
@@ -176,7 +228,7 @@ func RunChecks(ctx context.Context, clk clock.Clock, checks []Check, report func
 	return wg.Wait
 }
 
-func runCheck(ctx context.Context, clk clock.Clock, c Check, report func(string, bool, string)) {
+func runCheck(ctx context.Context, clk clock.Clock, c Check, report func(CheckResult)) {
 	interval, timeout := c.Interval, c.Timeout
 	if interval <= 0 {
 		interval = DefaultCheckInterval
@@ -198,11 +250,7 @@ func runCheck(ctx context.Context, clk clock.Clock, c Check, report func(string,
 		if ctx.Err() != nil {
 			return
 		}
-		out := "ok"
-		if err != nil {
-			out = err.Error()
-		}
-		report(c.Name, err == nil, out)
+		report(resultOf(c.Name, err))
 		timer.Reset(interval)
 	}
 }

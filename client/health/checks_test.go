@@ -98,9 +98,9 @@ func TestRunChecksAtInterval(t *testing.T) {
 		wait := RunChecks(ctx, c, []Check{{
 			Name: "x", Interval: 5 * time.Second,
 			Checker: &scripted{results: []error{nil, ErrCheckFailed, nil}},
-		}}, func(name string, ok bool, _ string) {
+		}}, func(r CheckResult) {
 			mu.Lock()
-			got = append(got, ok)
+			got = append(got, r.Passing())
 			mu.Unlock()
 		})
 		for range 3 {
@@ -145,7 +145,7 @@ func TestChecksFeedTracker(t *testing.T) {
 	tr.Start()
 	tr.TaskUpdated("web", &structs.TaskState{State: structs.TaskStateRunning, StartedAt: time.Now()})
 	ctx, cancel := context.WithCancel(context.Background())
-	wait := RunChecks(ctx, clock.Real{}, checks, tr.CheckUpdated)
+	wait := RunChecks(ctx, clock.Real{}, checks, tr.CheckResult)
 	defer func() { cancel(); wait() }()
 	select {
 	case r := <-done:

@@ -58,6 +58,7 @@ type TaskRunner struct {
 
 	killOnce   sync.Once
 	killCh     chan struct{}
+	restartCh  chan restartRequest
 	detachOnce sync.Once
 	detachCh   chan struct{}
 	doneCh     chan struct{}
@@ -84,12 +85,13 @@ func New(cfg Config) (*TaskRunner, error) {
 	}
 	tr := &TaskRunner{
 		cfg: cfg, clock: cfg.Clock,
-		restart:  newRestartTracker(cfg.RestartPolicy, cfg.JobType),
-		killCh:   make(chan struct{}),
-		detachCh: make(chan struct{}),
-		doneCh:   make(chan struct{}),
-		state:    &structs.TaskState{State: structs.TaskStatePending},
-		handle:   cfg.Handle,
+		restart:   newRestartTracker(cfg.RestartPolicy, cfg.JobType),
+		killCh:    make(chan struct{}),
+		restartCh: make(chan restartRequest, 1),
+		detachCh:  make(chan struct{}),
+		doneCh:    make(chan struct{}),
+		state:     &structs.TaskState{State: structs.TaskStatePending},
+		handle:    cfg.Handle,
 	}
 	if cfg.State != nil {
 		tr.state = cfg.State.Copy()
@@ -125,6 +127,33 @@ func (tr *TaskRunner) killReason() {
 	tr.mu.Unlock()
 	if typ != "" {
 		tr.event(typ, msg, nil)
+	}
+}
+
+// restartRequest asks for a restart of the task run h names.
+type restartRequest struct {
+	h      *drivers.TaskHandle
+	reason string
+}
+
+// Restart asks the runner to restart the running task as a failure: a
+// "Restart Signaled" event with reason, the task stopped with its kill
+// timeout and signal, then its restart policy applied as to a task that
+// failed (the restart counts against its attempts, after its delay).
+// It does nothing unless the task runs, and reports whether the request
+// was taken. It does not wait.
+func (tr *TaskRunner) Restart(reason string) bool {
+	tr.mu.Lock()
+	h, running := tr.handle, tr.state.State == structs.TaskStateRunning
+	tr.mu.Unlock()
+	if h == nil || !running || tr.killed() {
+		return false
+	}
+	select {
+	case tr.restartCh <- restartRequest{h: h, reason: reason}:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -170,7 +199,7 @@ func (tr *TaskRunner) run() {
 		if err := tr.cfg.Driver.Recover(h); err != nil {
 			// The task ended while nobody watched; its status is unknown.
 			tr.setHandle(nil)
-			if tr.afterExit(drivers.ExitResult{Unknown: true, Err: err}) {
+			if tr.afterExit(drivers.ExitResult{Unknown: true, Err: err}, false) {
 				return
 			}
 			h = nil
@@ -203,26 +232,75 @@ func (tr *TaskRunner) run() {
 		ch, err := tr.cfg.Driver.Wait(h)
 		if err != nil {
 			tr.setHandle(nil)
-			if tr.afterExit(drivers.ExitResult{Unknown: true, Err: err}) {
+			if tr.afterExit(drivers.ExitResult{Unknown: true, Err: err}, false) {
 				return
 			}
 			h = nil
 			continue
 		}
-		select {
-		case res := <-ch:
+		switch res, how := tr.wait(h, ch); how {
+		case waitExited:
 			tr.destroy(h)
-			if tr.afterExit(res) {
+			if tr.afterExit(res, res.Successful()) {
 				return
 			}
 			h = nil
-		case <-tr.killCh:
+		case waitRestart:
+			tr.destroy(h)
+			if tr.afterExit(res, false) {
+				return
+			}
+			h = nil
+		case waitKilled:
 			tr.kill(h, ch)
 			return
-		case <-tr.detachCh:
+		case waitDetached:
 			return
 		}
 	}
+}
+
+// How a wait on a running task ended.
+const (
+	waitExited = iota
+	waitRestart
+	waitKilled
+	waitDetached
+)
+
+// wait waits for the task run h to exit, be killed, be detached from, or
+// be restarted on request (which stops it here); a request for an
+// earlier run is dropped.
+func (tr *TaskRunner) wait(h *drivers.TaskHandle, exited <-chan drivers.ExitResult) (drivers.ExitResult, int) {
+	for {
+		select {
+		case res := <-exited:
+			return res, waitExited
+		case <-tr.killCh:
+			return drivers.ExitResult{}, waitKilled
+		case <-tr.detachCh:
+			return drivers.ExitResult{}, waitDetached
+		case req := <-tr.restartCh:
+			if req.h != h {
+				continue
+			}
+			tr.event(structs.TaskRestartSignal, req.reason, func(e *structs.TaskEvent) { e.RestartReason = req.reason })
+			return tr.stop(h, exited), waitRestart
+		}
+	}
+}
+
+// stop stops a running task with its kill timeout and signal and returns
+// how it ended.
+func (tr *TaskRunner) stop(h *drivers.TaskHandle, exited <-chan drivers.ExitResult) drivers.ExitResult {
+	timeout := tr.cfg.Task.KillTimeout
+	if timeout <= 0 {
+		timeout = structs.DefaultKillTimeout
+	}
+	if err := tr.cfg.Driver.Stop(h, timeout, tr.cfg.Task.KillSignal); err != nil {
+		return drivers.ExitResult{Err: err}
+	}
+	return <-exited
 }
 
 // start launches the task and reports it running.
@@ -259,9 +337,9 @@ func (tr *TaskRunner) afterStartFailure(err error) bool {
 	return tr.decide(false)
 }
 
-// afterExit records a task's end and applies the restart policy; it
-// reports whether the runner is done.
-func (tr *TaskRunner) afterExit(res drivers.ExitResult) bool {
+// afterExit records a task's end and applies the restart policy to it
+// as a success or a failure; it reports whether the runner is done.
+func (tr *TaskRunner) afterExit(res drivers.ExitResult, success bool) bool {
 	tr.setHandle(nil)
 	msg := fmt.Sprintf("Exit Code: %d", res.ExitCode)
 	if res.Signal != 0 {
@@ -276,7 +354,7 @@ func (tr *TaskRunner) afterExit(res drivers.ExitResult) bool {
 			e.Details = map[string]string{"error": res.Err.Error()}
 		}
 	})
-	return tr.decide(res.Successful())
+	return tr.decide(success)
 }
 
 // decide applies the restart policy and, when it says restart, waits out
@@ -321,12 +399,7 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 		timeout = structs.DefaultKillTimeout
 	}
 	tr.event(structs.TaskKilling, "Sent interrupt", func(e *structs.TaskEvent) { e.KillTimeout = timeout })
-	var res drivers.ExitResult
-	if err := tr.cfg.Driver.Stop(h, timeout, tr.cfg.Task.KillSignal); err != nil {
-		res.Err = err
-	} else {
-		res = <-exited
-	}
+	res := tr.stop(h, exited)
 	tr.destroy(h)
 	tr.finish(false, structs.TaskKilled, "Task successfully killed", func(e *structs.TaskEvent) {
 		e.ExitCode, e.Signal = res.ExitCode, res.Signal

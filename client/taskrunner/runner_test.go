@@ -230,3 +230,63 @@ func TestNewRejectsIncompleteConfig(t *testing.T) {
 		t.Fatal("New accepted an empty config")
 	}
 }
+
+// TestRestartOnRequest: a restart asked for (a failing check) records
+// Nomad's "Restart Signaled" event with its reason, stops the task and
+// applies the restart policy as to a failure: it counts against the
+// attempts and waits the delay; past them the task fails.
+func TestRestartOnRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &structs.RestartPolicy{Attempts: 1, Interval: time.Hour, Delay: 5 * time.Second, Mode: structs.RestartPolicyModeFail}
+		h := newHarness(t, structs.JobTypeService, nil, p)
+		if h.runner.Restart("early") {
+			t.Fatal("a restart was taken before the task ran")
+		}
+		h.runner.Run()
+		h.wantState(structs.TaskStateRunning, false, 0)
+		const reason = `healthcheck: check "alive" unhealthy`
+		if !h.runner.Restart(reason) {
+			t.Fatal("restart refused")
+		}
+		h.wantState(structs.TaskStatePending, false, 1)
+		st := h.runner.State()
+		n := len(st.Events)
+		sig, term, rs := st.Events[n-3], st.Events[n-2], st.Events[n-1]
+		if sig.Type != structs.TaskRestartSignal || sig.RestartReason != reason || sig.DisplayMessage != reason ||
+			term.Type != structs.TaskTerminated || rs.Type != structs.TaskRestarting || rs.RestartReason != ReasonWithinPolicy {
+			t.Fatalf("events %+v %+v %+v", sig, term, rs)
+		}
+		h.advance(5 * time.Second)
+		h.wantState(structs.TaskStateRunning, false, 1)
+		if !h.runner.Restart(reason) {
+			t.Fatal("second restart refused")
+		}
+		<-h.runner.Done()
+		h.wantState(structs.TaskStateDead, true, 1)
+		if got := h.eventTypes(); !strings.HasSuffix(got, "Started,Restart Signaled,Terminated,Not Restarting") {
+			t.Fatalf("events %s", got)
+		}
+	})
+}
+
+// TestStaleRestartIgnored: a restart asked of a run that has since ended
+// does not restart the next run.
+func TestStaleRestartIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &structs.RestartPolicy{Attempts: 5, Interval: time.Hour, Delay: time.Second, Mode: structs.RestartPolicyModeFail}
+		h := newHarness(t, structs.JobTypeService, map[string]any{"run_for": "10s", "exit_code": 1}, p)
+		h.runner.Run()
+		h.wantState(structs.TaskStateRunning, false, 0)
+		// Queue a request for a handle that is no longer current: as if
+		// the run ended between the request and its turn.
+		h.runner.restartCh <- restartRequest{h: &drivers.TaskHandle{}, reason: "stale"}
+		h.advance(10 * time.Second)
+		h.advance(time.Second)
+		h.wantState(structs.TaskStateRunning, false, 1)
+		if got := h.eventTypes(); strings.Contains(got, structs.TaskRestartSignal) {
+			t.Fatalf("stale restart acted on: %s", got)
+		}
+		h.runner.Kill()
+		<-h.runner.Done()
+	})
+}
