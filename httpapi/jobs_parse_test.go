@@ -55,6 +55,9 @@ func TestJobsParse(t *testing.T) {
 		{req(parseHCL, "n = = 3"), "variables.hcl:1:"},
 		{req("", ""), "no JobHCL"},
 		{`{"JobHCL": 3}`, "malformed request body"},
+		// The agent reads no file of its own for a job file.
+		{req(strings.Replace(parseHCL, `"/bin/sleep"`, `file("/etc/hostname")`, 1), ""), "input.hcl:15:19: Error in function call"},
+		{req(strings.Replace(parseHCL, `"/bin/sleep"`, `join(",", fileset("/", "*"))`, 1), ""), "filesystem functions are disabled"},
 	} {
 		if code, out, _ := do(t, "PUT", srv.URL+"/v1/jobs/parse", c.body); code != 400 || !strings.Contains(out, c.text) {
 			t.Fatalf("parse %s: %d %q, want 400 with %q", c.body, code, out, c.text)

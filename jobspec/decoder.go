@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // decoder walks the syntax tree of a job file. Every attribute and block is
@@ -22,6 +23,8 @@ type decoder struct {
 	ctx  *hcl.EvalContext
 	r    *report
 	lc   *locator
+	// funcs are the functions the job file may call (jobFunctions).
+	funcs map[string]function.Function
 }
 
 // repeatable names the blocks that may appear more than once in a block.

@@ -20,6 +20,12 @@ import (
 type Options struct {
 	Vars     []string // "-var k=v" values, in order (later wins)
 	VarFiles []string // "-var-file" paths (HCL syntax, .hcl or .json var files)
+	// AllowFS lets the job file call the filesystem functions (file,
+	// fileset, abspath, …), as the CLI does; the agent's /v1/jobs/parse
+	// does not. Relative paths are read from BaseDir, by default the
+	// directory of the job file.
+	AllowFS bool
+	BaseDir string
 }
 
 // Parse reads a job file (HCL, or Nomad JSON when the content starts with
@@ -33,7 +39,7 @@ func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnosti
 	}
 	r := &report{}
 	lc := newLocator(filename, false)
-	d := &decoder{file: filename, src: src, r: r, lc: lc}
+	d := &decoder{file: filename, src: src, r: r, lc: lc, funcs: jobFunctions(filename, opts)}
 	if job := d.topLevel(opts); job != nil {
 		if j := finish(job, lc, r); len(r.errs) == 0 {
 			warns, _ := r.result()
@@ -71,7 +77,7 @@ func (d *decoder) topLevel(opts Options) *specJob {
 	varObj := cty.ObjectVal(vals)
 	locals := d.locals(blocks["locals"], varObj)
 	d.ctx = &hcl.EvalContext{
-		Functions: functions(),
+		Functions: d.funcs,
 		Variables: map[string]cty.Value{"var": varObj, "local": cty.ObjectVal(locals)},
 	}
 	jobs := blocks["job"]

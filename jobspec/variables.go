@@ -28,7 +28,7 @@ type variable struct {
 // declareVariables decodes the variable blocks.
 func (d *decoder) declareVariables(bs []*hclsyntax.Block) map[string]*variable {
 	vars := map[string]*variable{}
-	base := &hcl.EvalContext{Functions: functions()}
+	base := &hcl.EvalContext{Functions: d.funcs}
 	for _, b := range bs {
 		name := b.Labels[0]
 		if !hclsyntax.ValidIdentifier(name) {
@@ -169,7 +169,7 @@ func (d *decoder) varFile(vars map[string]*variable, path string) {
 			d.r.warnf(d.at(a.NameRange, name), "var file sets %q, which no variable declares%s", name, suggest(name, varNames(vars)))
 			continue
 		}
-		val, diags := a.Expr.Value(&hcl.EvalContext{Functions: functions()})
+		val, diags := a.Expr.Value(&hcl.EvalContext{Functions: d.funcs})
 		d.hclDiags(diags)
 		if diags.HasErrors() {
 			continue
@@ -191,7 +191,7 @@ func (d *decoder) validateVariables(vars map[string]*variable) {
 			continue
 		}
 		ctx := &hcl.EvalContext{
-			Functions: functions(),
+			Functions: d.funcs,
 			Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{name: *v.value})},
 		}
 		for _, vb := range v.validations {
@@ -256,7 +256,7 @@ func (d *decoder) locals(bs []*hclsyntax.Block, varObj cty.Value) map[string]cty
 			if !ready {
 				continue
 			}
-			d.ctx = &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{"var": varObj, "local": cty.ObjectVal(done)}}
+			d.ctx = &hcl.EvalContext{Functions: d.funcs, Variables: map[string]cty.Value{"var": varObj, "local": cty.ObjectVal(done)}}
 			v, diags := d.exprValue(a.Expr, d.ctx)
 			d.hclDiags(diags)
 			if diags.HasErrors() {

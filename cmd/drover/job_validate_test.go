@@ -139,3 +139,40 @@ job "j" {
 		t.Errorf("defaults not applied: %v", upd)
 	}
 }
+
+// TestJobFileFunctionsReadBesideTheFile: the CLI lets a job file read files
+// with file() and fileset(), relative to the job file's directory whatever
+// the working directory.
+func TestJobFileFunctionsReadBesideTheFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "motd.txt"), []byte("hello from a file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	job := `job "files" {
+  meta {
+    motd  = chomp(file("motd.txt"))
+    files = join(",", fileset(".", "*.txt"))
+  }
+  group "g" {
+    task "t" {
+      driver = "mock"
+    }
+  }
+}
+`
+	p := filepath.Join(dir, "files.hcl")
+	if err := os.WriteFile(p, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "job", "inspect", p)
+	if code != 0 {
+		t.Fatalf("job inspect: code %d, stderr %q", code, errOut)
+	}
+	var got struct{ Job struct{ Meta map[string]string } }
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("job inspect output: %v\n%s", err, out)
+	}
+	if got.Job.Meta["motd"] != "hello from a file" || got.Job.Meta["files"] != "motd.txt" {
+		t.Errorf("meta = %v, want motd and files read beside the job file", got.Job.Meta)
+	}
+}

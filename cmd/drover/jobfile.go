@@ -39,7 +39,7 @@ func (f *jobFileFlags) loadJob(cmd *cobra.Command, path string) (*structs.Job, e
 	if err != nil {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error reading job file: %v", err)}
 	}
-	job, warnings, err := jobspec.Parse(name, src, jobspec.Options{Vars: f.vars, VarFiles: f.varFiles})
+	job, warnings, err := jobspec.Parse(name, src, jobspec.Options{Vars: f.vars, VarFiles: f.varFiles, AllowFS: true})
 	for _, w := range warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Warning: %s\n", w.String())
 	}
