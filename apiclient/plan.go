@@ -4,13 +4,14 @@ import (
 	"context"
 	"net/url"
 
+	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/structs"
 )
 
 // JobPlanResponse is the answer of Plan, Nomad's shape.
 type JobPlanResponse struct {
 	JobModifyIndex uint64
-	Diff           *JobDiff
+	Diff           *jobdiff.JobDiff
 	Annotations    *PlanAnnotations
 	FailedTGAllocs map[string]*structs.AllocationMetric
 	Warnings       string
@@ -39,21 +40,6 @@ type DesiredUpdates struct {
 // Changes reports whether the counts create, stop or replace anything.
 func (u *DesiredUpdates) Changes() bool {
 	return u != nil && u.Place+u.Migrate+u.Stop+u.InPlaceUpdate+u.DestructiveUpdate+u.Canary > 0
-}
-
-// JobDiff is the job-level part of a plan diff.
-type JobDiff struct {
-	Type       string
-	ID         string
-	TaskGroups []*TaskGroupDiff
-}
-
-// TaskGroupDiff is one group's part of a plan diff: its type (Added,
-// Deleted, Edited, None) and its update counts by Nomad's names.
-type TaskGroupDiff struct {
-	Type    string
-	Name    string
-	Updates map[string]uint64
 }
 
 // Plan asks what registering job would do, writing nothing. job may be a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 
+	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -12,6 +13,19 @@ func (j *Jobs) Versions(ctx context.Context, id string, q *QueryOptions) ([]*str
 	var out struct{ Versions []*structs.Job }
 	meta, err := j.c.Get(ctx, "/v1/job/"+url.PathEscape(id)+"/versions", q, &out)
 	return out.Versions, meta, err
+}
+
+// VersionsWithDiffs returns the job's stored versions, newest first, and
+// the server's diff of each version from the one before it (diffs[i] is
+// from versions[i+1] to versions[i]).
+func (j *Jobs) VersionsWithDiffs(ctx context.Context, id string) ([]*structs.Job, []*jobdiff.JobDiff, error) {
+	var out struct {
+		Versions []*structs.Job
+		Diffs    []*jobdiff.JobDiff
+	}
+	q := &QueryOptions{Params: map[string]string{"diffs": "true"}}
+	_, err := j.c.Get(ctx, "/v1/job/"+url.PathEscape(id)+"/versions", q, &out)
+	return out.Versions, out.Diffs, err
 }
 
 // Deployments returns the job's deployments, newest first; all adds those

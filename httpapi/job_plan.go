@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/scheduler"
 	"github.com/droverhq/drover/state"
@@ -52,14 +52,6 @@ type PlanAnnotations struct {
 	PreemptedAllocs  []*structs.AllocationListStub
 }
 
-// Diff types, as Nomad's.
-const (
-	DiffTypeNone    = "None"
-	DiffTypeAdded   = "Added"
-	DiffTypeDeleted = "Deleted"
-	DiffTypeEdited  = "Edited"
-)
-
 // Update names of TaskGroupDiff.Updates, as Nomad's.
 const (
 	UpdateTypeIgnore            = "ignore"
@@ -71,24 +63,12 @@ const (
 	UpdateTypeDestructiveUpdate = "create/destroy update"
 )
 
-// JobDiff is the job-level part of Nomad's plan diff.
-type JobDiff struct {
-	Type       string
-	ID         string
-	Fields     []any
-	Objects    []any
-	TaskGroups []*TaskGroupDiff
-}
+// JobDiff is Nomad's plan diff: every field that changes, down to tasks,
+// with each group's update counts.
+type JobDiff = jobdiff.JobDiff
 
 // TaskGroupDiff is one group's part of the plan diff.
-type TaskGroupDiff struct {
-	Type    string
-	Name    string
-	Fields  []any
-	Objects []any
-	Tasks   []any
-	Updates map[string]uint64
-}
+type TaskGroupDiff = jobdiff.TaskGroupDiff
 
 func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body struct {
@@ -234,55 +214,15 @@ func joinWarnings(a, b string) string {
 	return a + "\n" + b
 }
 
-// planDiff compares the job with its current version down to groups.
+// planDiff compares the job with its current version field by field
+// (contextual, as Nomad's plan: the CLI shows unchanged fields with
+// -verbose) and adds each group's update counts.
 func planDiff(old, job *structs.Job, updates map[string]*scheduler.DesiredUpdates) *JobDiff {
-	d := &JobDiff{ID: job.ID, Type: DiffTypeEdited}
-	switch {
-	case old == nil:
-		d.Type = DiffTypeAdded
-	case !job.SpecChanged(old):
-		d.Type = DiffTypeNone
-	}
-	names := map[string]bool{}
-	for _, tg := range job.TaskGroups {
-		names[tg.Name] = true
-	}
-	if old != nil {
-		for _, tg := range old.TaskGroups {
-			names[tg.Name] = true
-		}
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	for _, name := range sorted {
-		g := &TaskGroupDiff{Name: name, Updates: updateCounts(updates[name])}
-		now := job.LookupTaskGroup(name)
-		var before *structs.TaskGroup
-		if old != nil {
-			before = old.LookupTaskGroup(name)
-		}
-		switch {
-		case before == nil:
-			g.Type = DiffTypeAdded
-		case now == nil:
-			g.Type = DiffTypeDeleted
-		case sameGroup(before, now):
-			g.Type = DiffTypeNone
-		default:
-			g.Type = DiffTypeEdited
-		}
-		d.TaskGroups = append(d.TaskGroups, g)
+	d := jobdiff.Jobs(old, job, true)
+	for _, g := range d.TaskGroups {
+		g.Updates = updateCounts(updates[g.Name])
 	}
 	return d
-}
-
-func sameGroup(a, b *structs.TaskGroup) bool {
-	x, errA := json.Marshal(a)
-	y, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(x) == string(y)
 }
 
 // updateCounts names the non-zero counts as Nomad's TaskGroupDiff.Updates.
@@ -304,18 +244,4 @@ func updateCounts(u *scheduler.DesiredUpdates) map[string]uint64 {
 		return nil
 	}
 	return m
-}
-
-// String renders a group's counts as the CLI shows them:
-// "1 create/destroy update, 3 ignore".
-func (g *TaskGroupDiff) String() string {
-	order := []string{UpdateTypeCreate, UpdateTypeDestroy, UpdateTypeMigrate, UpdateTypeCanary,
-		UpdateTypeInplaceUpdate, UpdateTypeDestructiveUpdate, UpdateTypeIgnore}
-	var parts []string
-	for _, k := range order {
-		if n := g.Updates[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, k))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -22,8 +23,8 @@ func TestJobPlanWithoutNodesReportsFailedPlacements(t *testing.T) {
 	if resp.FailedTGAllocs["g"] == nil {
 		t.Fatalf("no failed placements without nodes: %s", body)
 	}
-	if resp.Diff == nil || resp.Diff.Type != DiffTypeAdded || len(resp.Diff.TaskGroups) != 1 ||
-		resp.Diff.TaskGroups[0].Type != DiffTypeAdded || resp.Diff.TaskGroups[0].String() != "1 create" {
+	if resp.Diff == nil || resp.Diff.Type != jobdiff.TypeAdded || len(resp.Diff.TaskGroups) != 1 ||
+		resp.Diff.TaskGroups[0].Type != jobdiff.TypeAdded || jobdiff.UpdatesString(resp.Diff.TaskGroups[0].Updates) != "1 create" {
 		t.Fatalf("diff %s", body)
 	}
 	// Nothing was written.
@@ -60,13 +61,13 @@ func TestJobPlanAgainstRunningAllocs(t *testing.T) {
 	same := strings.TrimSuffix(strings.TrimPrefix(webJob, `{"Job":`), `}`)
 	code, body, resp := plan(same)
 	if u := resp.Annotations.DesiredTGUpdates["g"]; code != 200 || u.Ignore != 1 || u.Place != 0 ||
-		resp.JobModifyIndex != job.JobModifyIndex || resp.Diff.Type != DiffTypeNone || len(resp.FailedTGAllocs) != 0 {
+		resp.JobModifyIndex != job.JobModifyIndex || resp.Diff.Type != jobdiff.TypeNone || len(resp.FailedTGAllocs) != 0 {
 		t.Fatalf("plan of the same job: %d %s", code, body)
 	}
 	changed := strings.Replace(same, `/bin/true`, `/bin/false`, 1)
 	code, body, resp = plan(changed)
 	if u := resp.Annotations.DesiredTGUpdates["g"]; code != 200 || u.DestructiveUpdate != 1 ||
-		resp.Diff.Type != DiffTypeEdited || resp.Diff.TaskGroups[0].String() != "1 create/destroy update" {
+		resp.Diff.Type != jobdiff.TypeEdited || jobdiff.UpdatesString(resp.Diff.TaskGroups[0].Updates) != "1 create/destroy update" {
 		t.Fatalf("plan of a changed task: %d %s", code, body)
 	}
 	scaled := strings.Replace(same, `"Count":1`, `"Count":3`, 1)

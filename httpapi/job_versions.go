@@ -6,13 +6,15 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
 
 // A job's versions and deployments, Nomad's paths and shapes:
 //
-//	GET /v1/job/{id}/versions      → {"Versions": [newest first], "Diffs": null} (blocking)
+//	GET /v1/job/{id}/versions      → {"Versions": [newest first], "Diffs": null} (blocking);
+//	                                  ?diffs=true: Diffs[i] is what changed from Versions[i+1] to Versions[i]
 //	GET /v1/job/{id}/deployments   → []*structs.Deployment, newest first; ?all=true
 //	                                  adds those of an earlier job of the same ID (blocking)
 //	GET /v1/job/{id}/deployment    → the latest deployment, or null (blocking)
@@ -35,11 +37,13 @@ func init() {
 	}
 }
 
-// JobVersionsResponse answers GET /v1/job/{id}/versions. Diffs is always
-// null: drover does not compute version diffs.
+// JobVersionsResponse answers GET /v1/job/{id}/versions. Diffs, asked for
+// with ?diffs=true, holds one diff per pair of neighbouring versions, as
+// Nomad's: Diffs[i] is from Versions[i+1] to Versions[i] (contextual, as
+// `job history -p` shows them).
 type JobVersionsResponse struct {
 	Versions []*structs.Job
-	Diffs    []any
+	Diffs    []*jobdiff.JobDiff
 }
 
 // jobVersions answers the job's stored versions, newest first; 404 for an
@@ -50,6 +54,10 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	id := r.PathValue("id")
+	diffs, err := queryBool(r, "diffs")
+	if err != nil {
+		return nil, err
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		versions, err := snap.JobVersionsByID(o.Namespace, id)
 		if err != nil {
@@ -62,7 +70,13 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 		if len(versions) == 0 {
 			return nil, idx, Errorf(http.StatusNotFound, "job versions not found")
 		}
-		return &JobVersionsResponse{Versions: versions}, idx, nil
+		out := &JobVersionsResponse{Versions: versions}
+		if diffs {
+			for i := 0; i+1 < len(versions); i++ {
+				out.Diffs = append(out.Diffs, jobdiff.Jobs(versions[i+1], versions[i], true))
+			}
+		}
+		return out, idx, nil
 	})
 }
 

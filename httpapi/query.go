@@ -122,3 +122,17 @@ func listRead[T any](s *Server, w http.ResponseWriter, r *http.Request, l listin
 		return l.answer(kept), idx, err
 	})
 }
+
+// queryBool reads a true/false query parameter; absent is false, anything
+// unparsable a 400 naming it.
+func queryBool(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, Errorf(http.StatusBadRequest, "invalid %s %q: want true or false", name, v)
+	}
+	return b, nil
+}

@@ -82,6 +82,16 @@ func groupDestructive(a, b *structs.TaskGroup) bool {
 	return false
 }
 
+// TaskDestructive reports whether moving a task from a to b replaces its
+// allocation (the task-level part of UpdateKindFor); a missing side is
+// destructive.
+func TaskDestructive(a, b *structs.Task) bool {
+	if a == nil || b == nil {
+		return true
+	}
+	return taskDestructive(a, b)
+}
+
 func taskDestructive(a, b *structs.Task) bool {
 	return a.Driver != b.Driver || a.User != b.User || a.Leader != b.Leader ||
 		!equalJSON(a.Config, b.Config) || !equalJSON(a.Env, b.Env) ||

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -24,7 +24,8 @@ func newJobHistoryCommand() *cobra.Command {
 		Short: "List a job's stored versions, newest first",
 		Long: `Lists the versions drover keeps of a job (the latest six and the latest
 stable one): version, stability and submit date. -p adds, for each version,
-what changed from the one before it, down to task groups and tasks.`,
+what changed from the one before it, field by field (as job plan shows it),
+with what each change forces.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.client()
@@ -36,9 +37,17 @@ what changed from the one before it, down to task groups and tasks.`,
 			if err != nil {
 				return err
 			}
-			versions, _, err := c.Jobs().Versions(cmd.Context(), jobID, nil)
+			versions, diffList, err := c.Jobs().VersionsWithDiffs(cmd.Context(), jobID)
 			if err != nil {
 				return fmt.Errorf("retrieving job versions: %w", err)
+			}
+			// The server's diffs pair each version with the one before it,
+			// in its newest-first order.
+			diffOf := map[uint64]*jobdiff.JobDiff{}
+			for i, d := range diffList {
+				if i < len(versions) {
+					diffOf[versions[i].Version] = d
+				}
 			}
 			sort.Slice(versions, func(a, b int) bool { return versions[a].Version > versions[b].Version })
 			all := versions
@@ -64,7 +73,7 @@ what changed from the one before it, down to task groups and tasks.`,
 				printJobVersion(w, v)
 				if diffs {
 					if prev := previousVersion(all, v.Version); prev != nil {
-						printVersionDiff(w, prev, v)
+						printVersionDiff(w, prev, diffOf[v.Version])
 					}
 				}
 			}
@@ -99,76 +108,13 @@ func previousVersion(all []*structs.Job, version uint64) *structs.Job {
 	return prev
 }
 
-// printVersionDiff prints what changed between two versions, down to
-// groups and tasks ("+" added, "-" removed, "+/-" edited).
-func printVersionDiff(w io.Writer, prev, cur *structs.Job) {
+// printVersionDiff prints what changed from the previous version, field
+// by field, as job plan prints a diff.
+func printVersionDiff(w io.Writer, prev *structs.Job, d *jobdiff.JobDiff) {
 	fmt.Fprintf(w, "Diff from version %d:\n", prev.Version)
-	if !cur.SpecChanged(prev) {
+	if d == nil || d.Type == jobdiff.TypeNone {
 		fmt.Fprintln(w, "  (no changes)")
 		return
 	}
-	fmt.Fprintf(w, "+/- Job: %q\n", cur.ID)
-	names := map[string]bool{}
-	for _, g := range prev.TaskGroups {
-		names[g.Name] = true
-	}
-	for _, g := range cur.TaskGroups {
-		names[g.Name] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	for _, n := range sorted {
-		a, b := prev.LookupTaskGroup(n), cur.LookupTaskGroup(n)
-		switch {
-		case a == nil:
-			fmt.Fprintf(w, "+   Task Group: %q\n", n)
-		case b == nil:
-			fmt.Fprintf(w, "-   Task Group: %q\n", n)
-		case !sameJSON(a, b):
-			fmt.Fprintf(w, "+/- Task Group: %q\n", n)
-			if a.Count != b.Count {
-				fmt.Fprintf(w, "  +/- Count: %d => %d\n", a.Count, b.Count)
-			}
-			printTaskDiffs(w, a, b)
-		}
-	}
-}
-
-func printTaskDiffs(w io.Writer, a, b *structs.TaskGroup) {
-	tasks := map[string][2]*structs.Task{}
-	for _, t := range a.Tasks {
-		p := tasks[t.Name]
-		p[0] = t
-		tasks[t.Name] = p
-	}
-	for _, t := range b.Tasks {
-		p := tasks[t.Name]
-		p[1] = t
-		tasks[t.Name] = p
-	}
-	names := make([]string, 0, len(tasks))
-	for n := range tasks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := tasks[n]
-		switch {
-		case p[0] == nil:
-			fmt.Fprintf(w, "  +   Task: %q\n", n)
-		case p[1] == nil:
-			fmt.Fprintf(w, "  -   Task: %q\n", n)
-		case !sameJSON(p[0], p[1]):
-			fmt.Fprintf(w, "  +/- Task: %q\n", n)
-		}
-	}
-}
-
-func sameJSON(a, b any) bool {
-	x, errA := json.Marshal(a)
-	y, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(x) == string(y)
+	fmt.Fprint(w, jobdiff.Format(d, false))
 }

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -24,11 +24,14 @@ const (
 func newJobPlanCommand() *cobra.Command {
 	var files jobFileFlags
 	var f opFlags
+	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "plan [flags] FILE",
 		Short: "Show what submitting a job file would change, without changing anything",
 		Long: `Asks the servers to schedule the job file against the current state without
-committing anything, and shows per task group what would happen: allocations
+committing anything, and shows every field that would change (with what the
+change forces: "forces create/destroy update", "forces in-place update", …)
+and per task group what would happen: allocations
 created, destroyed, replaced (create/destroy update), updated in place,
 placed as canaries or left alone; and placements that would find no node.
 
@@ -58,7 +61,7 @@ the meantime.`,
 					return err
 				}
 			} else {
-				printPlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), job, resp, args[0])
+				printPlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), job, resp, args[0], verbose)
 			}
 			if planChangesAllocs(resp) {
 				return exitCode(planChanges)
@@ -69,6 +72,7 @@ the meantime.`,
 	files.register(cmd)
 	f.addAddress(cmd)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the API's plan answer as JSON")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "show unchanged fields, blocks and tasks beside the changes")
 	return cmd
 }
 
@@ -86,68 +90,13 @@ func planChangesAllocs(resp *apiclient.JobPlanResponse) bool {
 	return false
 }
 
-// diffMarker is the prefix Nomad prints for a diff type.
-func diffMarker(typ string) string {
-	switch typ {
-	case "Added":
-		return "+"
-	case "Deleted":
-		return "-"
-	case "Edited":
-		return "+/-"
-	}
-	return ""
-}
 
-// groupCounts renders a group's counts: "1 create/destroy update, 3 ignore".
-func groupCounts(u *apiclient.DesiredUpdates) string {
-	if u == nil {
-		return ""
-	}
-	var parts []string
-	for _, p := range []struct {
-		n    uint64
-		name string
-	}{
-		{u.Place, "create"}, {u.Stop, "destroy"}, {u.Migrate, "migrate"}, {u.Canary, "canary"},
-		{u.InPlaceUpdate, "in-place update"}, {u.DestructiveUpdate, "create/destroy update"}, {u.Ignore, "ignore"},
-	} {
-		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.name))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
 
-func printPlan(w, errw io.Writer, job *structs.Job, resp *apiclient.JobPlanResponse, file string) {
-	jobType, groupTypes := "", map[string]string{}
+func printPlan(w, errw io.Writer, job *structs.Job, resp *apiclient.JobPlanResponse, file string, verbose bool) {
 	if resp.Diff != nil {
-		jobType = resp.Diff.Type
-		for _, g := range resp.Diff.TaskGroups {
-			groupTypes[g.Name] = g.Type
-		}
-	}
-	fmt.Fprintf(w, "%s Job: %q\n", orSpace(diffMarker(jobType)), job.ID)
-	var updates map[string]*apiclient.DesiredUpdates
-	if resp.Annotations != nil {
-		updates = resp.Annotations.DesiredTGUpdates
-	}
-	names := make([]string, 0, len(updates))
-	for n := range updates {
-		names = append(names, n)
-	}
-	for n := range groupTypes {
-		if updates[n] == nil {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		line := fmt.Sprintf("%s Task Group: %q", orSpace(diffMarker(groupTypes[n])), n)
-		if c := groupCounts(updates[n]); c != "" {
-			line += " (" + c + ")"
-		}
-		fmt.Fprintln(w, line)
+		fmt.Fprint(w, jobdiff.Format(resp.Diff, verbose))
+	} else {
+		fmt.Fprintf(w, "  Job: %q\n", job.ID)
 	}
 	var widths []string
 	for _, tg := range job.TaskGroups {
@@ -193,12 +142,6 @@ changed, another user has modified the job and the plan's results are
 potentially invalid.`)
 }
 
-func orSpace(s string) string {
-	if s == "" {
-		return " "
-	}
-	return s
-}
 
 func plural(n int) string {
 	if n == 1 {

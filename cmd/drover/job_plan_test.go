@@ -55,7 +55,14 @@ func TestJobPlanCommand(t *testing.T) {
 	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	wantCLI(t, 1, []string{`+/- Job: "web"`, `+/- Task Group: "web" (1 canary, 1 ignore)`}, "job", "plan", "-address", addr, path)
+	out := wantCLI(t, 1, []string{`+/- Job: "web"`, `+/- Task Group: "web" (1 canary, 1 ignore)`,
+		`  +/- Task: "app" (forces create/destroy update)`, "    +/- Config {", `      +/- args[0]: "3600" => "7200"`},
+		"job", "plan", "-address", addr, path)
+	if strings.Contains(out, "command:") {
+		t.Fatalf("plan without -verbose shows unchanged config fields:\n%s", out)
+	}
+	wantCLI(t, 1, []string{`      +/- args[0]: "3600" => "7200"`, `          command: "`},
+		"job", "plan", "-verbose", "-address", addr, path)
 	wantCLI(t, 1, []string{`"DesiredTGUpdates"`}, "job", "plan", "-json", "-address", addr, path)
 
 	// Errors exit 255.
@@ -93,7 +100,8 @@ func TestJobHistoryAndRevertCommands(t *testing.T) {
 	if strings.Contains(out, "Version     = 1") {
 		t.Fatalf("-version 0 shows version 1:\n%s", out)
 	}
-	wantCLI(t, 0, []string{"Diff from version 0:", `+/- Task Group: "web"`, "+/- Count: 1 => 3", `+/- Task: "app"`},
+	wantCLI(t, 0, []string{"Diff from version 0:", `+/- Task Group: "web"`, `  +/- Count: "1" => "3" (forces create)`,
+		`  +/- Task: "app" (forces create/destroy update)`, `      +/- args[0]: "3600" => "60"`},
 		"job", "history", "-p", "-address", addr, "web")
 	wantCLI(t, 1, []string{`Job "web" has no version 9`}, "job", "history", "-version", "9", "-address", addr, "web")
 	wantCLI(t, 0, []string{`"Version": 1`}, "job", "history", "-json", "-address", addr, "web")
