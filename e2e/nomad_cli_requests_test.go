@@ -61,6 +61,11 @@ func TestNomadCLIRequestsOnADevAgent(t *testing.T) {
 		*job.Stop || *job.SubmitTime == 0 || *job.Type != "service" || *job.Priority != 50 || *job.Region != "global" {
 		t.Fatalf("job: %v %+v", err, job)
 	}
+	// Fields Nomad's server always writes, empty under drover.
+	if job.ParentID == nil || job.DispatchIdempotencyToken == nil || job.ConsulNamespace == nil ||
+		job.VaultNamespace == nil || job.NomadTokenID == nil || *job.ParentID != "" {
+		t.Fatalf("job lacks fields Nomad always fills: %+v", job)
+	}
 	summary, _, err := nc.Jobs().Summary("web", nil)
 	if err != nil || summary.JobID != "web" || summary.Namespace != "default" || summary.Summary["web"].Running != 2 ||
 		summary.Children == nil {
@@ -87,7 +92,7 @@ func TestNomadCLIRequestsOnADevAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := alloc.TaskStates["app"]
-	if alloc.Job == nil || *alloc.Job.Version != 0 || st == nil || st.StartedAt.IsZero() || len(st.Events) < 2 {
+	if alloc.Job == nil || *alloc.Job.Version != 0 || alloc.Job.ParentID == nil || st == nil || st.StartedAt.IsZero() || len(st.Events) < 2 {
 		t.Fatalf("alloc: %+v", alloc)
 	}
 	for _, e := range st.Events {

@@ -16,6 +16,8 @@ import (
 // never stored.
 type allocView struct {
 	*structs.Allocation
+	// Job, when the alloc carries one, as the job answers write it.
+	Job           *jobView
 	Resources     *allocResources
 	TaskResources map[string]*allocResources
 }
@@ -50,7 +52,7 @@ func viewAlloc(a *structs.Allocation) *allocView {
 		}
 		r.DiskMB = int(ar.Shared.DiskMB)
 	}
-	return &allocView{Allocation: a, Resources: r, TaskResources: tasks}
+	return &allocView{Allocation: a, Job: viewJob(a.Job), Resources: r, TaskResources: tasks}
 }
 
 // viewAllocs returns the answer forms of allocs, by ID, never nil.

@@ -42,7 +42,7 @@ func init() {
 // Nomad's: Diffs[i] is from Versions[i+1] to Versions[i] (contextual, as
 // `job history -p` shows them).
 type JobVersionsResponse struct {
-	Versions []*structs.Job
+	Versions []*jobView
 	Diffs    []*jobdiff.JobDiff
 }
 
@@ -70,7 +70,7 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 		if len(versions) == 0 {
 			return nil, idx, Errorf(http.StatusNotFound, "job versions not found")
 		}
-		out := &JobVersionsResponse{Versions: versions}
+		out := &JobVersionsResponse{Versions: viewJobs(versions)}
 		if diffs {
 			for i := 0; i+1 < len(versions); i++ {
 				out.Diffs = append(out.Diffs, jobdiff.Jobs(versions[i+1], versions[i], true))

@@ -141,6 +141,6 @@ func (s *Server) jobInfo(w http.ResponseWriter, r *http.Request) (any, error) {
 		if job == nil {
 			return nil, idx, Errorf(http.StatusNotFound, "job not found")
 		}
-		return job, idx, nil
+		return viewJob(job), idx, nil
 	})
 }
