@@ -228,8 +228,12 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 			Alloc: alloc, Task: t, Node: e.a.node, AllocDir: e.dir.SharedDir(),
 			TaskDir: e.dir.TaskLocalDir(t.Name), SecretsDir: e.dir.TaskSecretsDir(t.Name), HostEnv: e.a.cfg.HostEnv,
 		})
+		var exec health.ScriptExec
+		if e.runner != nil {
+			exec = e.runner.Exec
+		}
 		var err error
-		if checks, err = health.AllocChecks(alloc, tg, env.Replace); err != nil {
+		if checks, err = health.AllocChecks(alloc, tg, env.Replace, exec); err != nil {
 			e.a.logger.Warn("alloc checks", "alloc_id", e.id, "error", err)
 			return
 		}

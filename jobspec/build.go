@@ -209,8 +209,11 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 		}
 		for j, c := range s.Checks {
 			cpath := fmt.Sprintf("%s.Checks[%d].TaskName", spath, j)
-			if c.TaskName != "" && tg.LookupTask(c.TaskName) == nil {
+			switch {
+			case c.TaskName != "" && tg.LookupTask(c.TaskName) == nil:
 				b.err(cpath, "names no task of group %q (got %q)", tg.Name, c.TaskName)
+			case c.Type == structs.CheckTypeScript && c.TaskName == "" && s.TaskName == "":
+				b.err(strings.TrimSuffix(cpath, ".TaskName"), "needs task = \"NAME\": a script check of a group service runs its command in that task")
 			}
 		}
 	}

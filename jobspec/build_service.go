@@ -143,6 +143,7 @@ func (b *builder) check(path string, s *structs.Service, ac *specCheck, ports ma
 	c := &structs.ServiceCheck{
 		Name: ac.Name, Type: ac.Type, Path: ac.Path, Protocol: ac.Protocol, Method: ac.Method,
 		PortLabel: ac.PortLabel, Interval: ac.Interval, Timeout: ac.Timeout, Header: ac.Header, TaskName: ac.TaskName,
+		Command: ac.Command, Args: slices.Clone(ac.Args),
 	}
 	b.checkRestartValid(path+".CheckRestart", ac.CheckRestart)
 	if c.Name == "" {
@@ -159,12 +160,24 @@ func (b *builder) check(path string, s *structs.Service, ac *specCheck, ports ma
 			b.err(path+".Protocol", "must be http or https (got %q)", c.Protocol)
 		}
 	case structs.CheckTypeTCP:
-	case "script", "grpc", "docker":
-		b.err(path+".Type", "%q is not supported by drover (http or tcp)", c.Type)
+	case structs.CheckTypeScript:
+		if c.Command == "" {
+			b.err(path+".Command", "is required for script checks")
+		}
+	case "grpc", "docker":
+		b.err(path+".Type", "%q is not supported by drover (http, tcp or script)", c.Type)
 	case "":
-		b.err(path+".Type", "is required (http or tcp)")
+		b.err(path+".Type", "is required (http, tcp or script)")
 	default:
-		b.err(path+".Type", "must be http or tcp (got %q)", c.Type)
+		b.err(path+".Type", "must be http, tcp or script (got %q)", c.Type)
+	}
+	if c.Type != structs.CheckTypeScript {
+		if c.Command != "" {
+			b.err(path+".Command", "is for script checks only (this check's type is %q)", c.Type)
+		}
+		if len(c.Args) > 0 {
+			b.err(path+".Args", "is for script checks only (this check's type is %q)", c.Type)
+		}
 	}
 	for _, f := range []struct {
 		name string

@@ -11,9 +11,9 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// checksJob has a service-level check_restart merged into its checks:
+// checksJob has a service-level check_restart merged into three checks:
 // one that writes nothing of its own, one that overrides limit and adds
-// ignore_warnings.
+// ignore_warnings, and a script check run inside its task.
 const checksJob = `job "web" {
   group "app" {
     network {
@@ -49,6 +49,14 @@ const checksJob = `job "web" {
             ignore_warnings = true
           }
         }
+        check {
+          name     = "script"
+          type     = "script"
+          command  = "/bin/sh"
+          args     = ["-c", "test -f ready"]
+          interval = "10s"
+          timeout  = "2s"
+        }
       }
     }
   }
@@ -64,11 +72,16 @@ func TestCheckRestartMerge(t *testing.T) {
 	want := []*structs.CheckRestart{
 		{Limit: 3, Grace: 10 * time.Second},
 		{Limit: 2, Grace: 10 * time.Second, IgnoreWarnings: true},
+		{Limit: 3, Grace: 10 * time.Second},
 	}
 	for i, c := range checks {
 		if !reflect.DeepEqual(c.CheckRestart, want[i]) {
 			t.Errorf("check %s: check_restart %+v, want %+v", c.Name, c.CheckRestart, want[i])
 		}
+	}
+	s := checks[2]
+	if s.Type != structs.CheckTypeScript || s.Command != "/bin/sh" || !reflect.DeepEqual(s.Args, []string{"-c", "test -f ready"}) {
+		t.Errorf("script check %+v", s)
 	}
 
 	// A check_restart on the check alone gets Nomad's default grace.
@@ -102,7 +115,8 @@ func TestCheckRestartFromNomadClient(t *testing.T) {
 	svc := job.TaskGroups[0].Services[0]
 	svc.CheckRestart = &api.CheckRestart{Limit: 4, Grace: &grace}
 	svc.Checks = append(svc.Checks, api.ServiceCheck{
-		Name: "tcp", Type: "tcp", Interval: time.Second, Timeout: time.Second, CheckRestart: &api.CheckRestart{IgnoreWarnings: true},
+		Name: "script", Type: "script", Command: "/bin/true", Args: []string{"x"}, TaskName: "srv",
+		Interval: time.Second, Timeout: time.Second, CheckRestart: &api.CheckRestart{IgnoreWarnings: true},
 	})
 	data, err := json.Marshal(map[string]any{"Job": job})
 	if err != nil {
@@ -117,14 +131,19 @@ func TestCheckRestartFromNomadClient(t *testing.T) {
 		!reflect.DeepEqual(checks[1].CheckRestart, &structs.CheckRestart{Limit: 4, Grace: grace, IgnoreWarnings: true}) {
 		t.Errorf("merged %+v %+v", checks[0].CheckRestart, checks[1].CheckRestart)
 	}
+	if checks[1].Command != "/bin/true" || checks[1].TaskName != "srv" || len(checks[1].Args) != 1 {
+		t.Errorf("script check %+v", checks[1])
+	}
 }
 
 func TestCheckRestartAPIErrors(t *testing.T) {
 	const head = `{"ID":"x","TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock","Services":[{"Name":"s",`
 	cases := map[string]string{
-		head + `"CheckRestart":{"Limit":-2}}]}]}]}`:   "Job.TaskGroups[0].Tasks[0].Services[0].CheckRestart.Limit: must not be negative (got -2)",
-		head + `"CheckRestart":{"Grace":"1s"}}]}]}]}`: "Job.TaskGroups[0].Tasks[0].Services[0].CheckRestart.Grace: must be a number (got a string)",
-		head + `"CheckRestart":{"Limt":1}}]}]}]}`:     "Job.TaskGroups[0].Tasks[0].Services[0].CheckRestart.Limt: not a field of a Nomad check_restart (did you mean Limit?)",
+		head + `"CheckRestart":{"Limit":-2}}]}]}]}`:                                                    "Job.TaskGroups[0].Tasks[0].Services[0].CheckRestart.Limit: must not be negative (got -2)",
+		head + `"CheckRestart":{"Grace":"1s"}}]}]}]}`:                                                  "Job.TaskGroups[0].Tasks[0].Services[0].CheckRestart.Grace: must be a number (got a string)",
+		head + `"CheckRestart":{"Limt":1}}]}]}]}`:                                                      "Job.TaskGroups[0].Tasks[0].Services[0].CheckRestart.Limt: not a field of a Nomad check_restart (did you mean Limit?)",
+		head + `"Checks":[{"Type":"script","Interval":1,"Timeout":1}]}]}]}]}`:                          "Job.TaskGroups[0].Tasks[0].Services[0].Checks[0].Command: required for script checks",
+		head + `"Checks":[{"Type":"script","Command":"x","Args":"y","Interval":1,"Timeout":1}]}]}]}]}`: "Job.TaskGroups[0].Tasks[0].Services[0].Checks[0].Args: must be an array (got a string)",
 	}
 	for src, want := range cases {
 		_, _, err := ParseAPIJob([]byte(src))

@@ -171,8 +171,8 @@ var grammar = map[string][]element{
 	"check": {
 		{"name", "Name", attr, supported, ""},
 		{"type", "Type", attr, supported, ""},
-		{"command", "Command", attr, refused, "no script checks"},
-		{"args", "Args", attr, refused, "no script checks"},
+		{"command", "Command", attr, supported, ""},
+		{"args", "Args", attr, supported, ""},
 		{"path", "Path", attr, supported, ""},
 		{"protocol", "Protocol", attr, supported, ""},
 		{"port", "PortLabel", attr, supported, ""},

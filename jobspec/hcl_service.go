@@ -91,6 +91,8 @@ func (d *decoder) check(b *hclsyntax.Block, path string) specCheck {
 	set(&c.Method, "method", "Method")
 	set(&c.PortLabel, "port", "PortLabel")
 	set(&c.TaskName, "task", "TaskName")
+	set(&c.Command, "command", "Command")
+	c.Args = d.strs(attrs["args"], path+".Args", "check.args")
 	if bs := blocks["check_restart"]; len(bs) > 0 {
 		c.CheckRestart = d.checkRestart(bs[0], path+".CheckRestart")
 	}

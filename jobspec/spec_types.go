@@ -167,6 +167,8 @@ type specService struct {
 type specCheck struct {
 	Name         string
 	Type         string
+	Command      string
+	Args         []string
 	Path         string
 	Protocol     string
 	PortLabel    string

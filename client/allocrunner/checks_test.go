@@ -1,14 +1,20 @@
 package allocrunner
 
 import (
+	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/mock"
+	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -85,4 +91,85 @@ func TestCheckRestartRestartsTask(t *testing.T) {
 			t.Fatalf("status %s web %+v", u.ClientStatus, u.TaskStates["web"])
 		}
 	})
+}
+
+// TestScriptCheckGatesHealth runs a raw_exec task whose script check
+// (run in the task's directory, with its environment) fails until a file
+// exists, warns while it says "warn", and passes after: the allocation
+// turns healthy only once the check passes (a warning does not). Real
+// processes on the real clock, bounded in time.
+func TestScriptCheckGatesHealth(t *testing.T) {
+	data := t.TempDir()
+	task := &structs.Task{Name: "web", Driver: "raw_exec", KillTimeout: time.Second,
+		Config: map[string]any{"command": "/bin/sleep", "args": []any{"60"}},
+		Env:    map[string]string{"STATE_FILE": "state"},
+		Services: []*structs.Service{{Name: "web", TaskName: "web", Checks: []*structs.ServiceCheck{{
+			Name: "state", Type: structs.CheckTypeScript, Command: "/bin/sh",
+			Args:     []string{"-c", `test -f "$STATE_FILE" || exit 2; grep -q warn "$STATE_FILE" && exit 1; exit 0`},
+			Interval: 20 * time.Millisecond, Timeout: 5 * time.Second,
+		}}}}}
+	alloc := testAlloc(structs.JobTypeService, task)
+	tg := alloc.Job.TaskGroups[0]
+	tg.Update.HealthCheck = structs.UpdateHealthCheckChecks
+	tg.Update.MinHealthyTime = 100 * time.Millisecond
+	tg.Update.HealthyDeadline = time.Hour
+	healthCh := make(chan Update, 16)
+	ar, err := New(Config{
+		Alloc: alloc, DataDir: data,
+		Drivers: map[string]drivers.Driver{"raw_exec": rawexec.New(rawexec.Options{})},
+		OnUpdate: func(u Update) {
+			if u.Health != nil {
+				select {
+				case healthCh <- u:
+				default:
+				}
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar.Run()
+	defer func() { ar.Kill(); <-ar.Done() }()
+	state := filepath.Join(ar.Dir().TaskDir("web"), "state")
+	hold := func(what string) {
+		// The check is given many runs; no decision may come.
+		select {
+		case u := <-healthCh:
+			t.Fatalf("health decided while the check %s: %+v", what, u.Health)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	hold("fails")
+	if err := os.WriteFile(state, []byte("warn\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hold("warns")
+	if err := os.WriteFile(state, []byte("ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case u := <-healthCh:
+		if !u.Health.Healthy {
+			t.Fatalf("health %+v", u.Health)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("not healthy once the script check passed")
+	}
+}
+
+// TestScriptCheckNeedsExecDriver: a script check in a task whose driver
+// cannot run commands (mock) is refused when the allocation is set up,
+// naming the check and the driver.
+func TestScriptCheckNeedsExecDriver(t *testing.T) {
+	web := mockTask("web", nil)
+	web.Services = []*structs.Service{{Name: "web", TaskName: "web", Checks: []*structs.ServiceCheck{{
+		Name: "s", Type: structs.CheckTypeScript, Command: "true", Interval: time.Second, Timeout: time.Second,
+	}}}}
+	alloc := testAlloc(structs.JobTypeService, web)
+	alloc.Job.TaskGroups[0].Update.HealthCheck = structs.UpdateHealthCheckChecks
+	_, err := New(Config{Alloc: alloc, DataDir: t.TempDir(), Drivers: map[string]drivers.Driver{"mock": mock.New(mock.Options{})}})
+	if !errors.Is(err, drivers.ErrExecNotSupported) || !strings.Contains(err.Error(), "web/s") || !strings.Contains(err.Error(), "mock") {
+		t.Fatalf("err %v", err)
+	}
 }

@@ -204,7 +204,10 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	ar.checksGate = track && u.HealthCheck == structs.UpdateHealthCheckChecks
 	if ar.checksGate || groupRestartsOnChecks(ar.group) {
 		var err error
-		if ar.checks, err = health.AllocChecks(a, ar.group, env.Replace); err != nil {
+		if err := ar.scriptChecksRunnable(); err != nil {
+			return err
+		}
+		if ar.checks, err = health.AllocChecks(a, ar.group, env.Replace, ar.Exec); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 		}
 		ar.restarts = health.NewRestartWatcher(ar.cfg.Clock, ar.checks, ar.restartTask)
@@ -331,6 +334,51 @@ func (ar *AllocRunner) onTaskUpdate(u taskrunner.Update) {
 	}
 	ar.restarts.TaskUpdated(u.Task, u.State)
 	ar.emit()
+}
+
+// Exec runs cmd inside one of the allocation's tasks through its driver
+// (drivers.ExecTaskDriver), as script checks do; the task must be
+// running.
+func (ar *AllocRunner) Exec(ctx context.Context, task string, cmd []string) ([]byte, int, error) {
+	tr := ar.runners[task]
+	t := ar.group.LookupTask(task)
+	if tr == nil || t == nil {
+		return nil, 0, fmt.Errorf("%w: no task %q runs in the allocation", drivers.ErrTaskNotFound, task)
+	}
+	h := tr.Handle()
+	if h == nil {
+		return nil, 0, fmt.Errorf("%w: task %q is not running", drivers.ErrTaskNotFound, task)
+	}
+	ed, ok := ar.cfg.Drivers[t.Driver].(drivers.ExecTaskDriver)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: %s", drivers.ErrExecNotSupported, t.Driver)
+	}
+	return ed.Exec(ctx, h, cmd)
+}
+
+// scriptChecksRunnable refuses an allocation with a script check whose
+// task's driver cannot run commands in its tasks.
+func (ar *AllocRunner) scriptChecksRunnable() error {
+	services := ar.group.Services
+	for _, t := range ar.group.Tasks {
+		services = append(services[:len(services):len(services)], t.Services...)
+	}
+	for _, svc := range services {
+		for _, c := range svc.Checks {
+			if c.Type != structs.CheckTypeScript {
+				continue
+			}
+			t := ar.group.LookupTask(health.ScriptTask(svc, c))
+			if t == nil {
+				return fmt.Errorf("%w: script check %s names no task of the group", ErrInvalidConfig, health.CheckName(svc, c))
+			}
+			if _, ok := ar.cfg.Drivers[t.Driver].(drivers.ExecTaskDriver); !ok {
+				return fmt.Errorf("%w: script check %s: task %q's driver %s cannot run commands in its tasks (%w)",
+					ErrInvalidConfig, health.CheckName(svc, c), t.Name, t.Driver, drivers.ErrExecNotSupported)
+			}
+		}
+	}
+	return nil
 }
 
 // onCheck feeds a check's result to the health tracker (when it decides

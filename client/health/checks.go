@@ -92,6 +92,37 @@ func (c HTTPChecker) Check(ctx context.Context) error {
 	return nil
 }
 
+// ScriptExec runs cmd (the command, then its arguments) inside the named
+// task of the allocation and returns its output and exit code; an error
+// means the command did not run to its end (a task not running, a
+// command not found, ctx's deadline).
+type ScriptExec func(ctx context.Context, task string, cmd []string) (output []byte, exitCode int, err error)
+
+// ScriptChecker runs a command inside a task, as Nomad's script checks:
+// exit 0 passes, exit 1 is a warning, anything else (or no exit within
+// the check's timeout, which kills the command) is critical.
+type ScriptChecker struct {
+	Task    string
+	Command string
+	Args    []string
+	Exec    ScriptExec
+}
+
+// Check runs the command.
+func (c ScriptChecker) Check(ctx context.Context) error {
+	out, code, err := c.Exec(ctx, c.Task, append([]string{c.Command}, c.Args...))
+	text := strings.TrimSpace(string(out))
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrCheckFailed, err)
+	case code == 0:
+		return nil
+	case code == 1:
+		return fmt.Errorf("%w: exit code 1: %s", ErrCheckWarning, text)
+	}
+	return fmt.Errorf("%w: exit code %d: %s", ErrCheckFailed, code, text)
+}
+
 // Check is one named check to run periodically.
 type Check struct {
 	Name     string
@@ -136,9 +167,15 @@ func CheckName(svc *structs.Service, c *structs.ServiceCheck) string {
 }
 
 // AllocChecks builds the checks of a group's services (group level and
-// task level) against the allocation's ports on 127.0.0.1. replace fills
-// runtime references into check paths (may be nil).
-func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(string) string) ([]Check, error) {
+// task level): http and tcp checks against the allocation's ports on
+// 127.0.0.1, script checks through exec inside their task (the check's
+// task, else its service's). replace fills runtime references into check
+// paths, commands and arguments (may be nil); exec may be nil when the
+// group has no script check.
+func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(string) string, exec ScriptExec) ([]Check, error) {
+	if replace == nil {
+		replace = func(s string) string { return s }
+	}
 	if tg == nil {
 		return nil, nil
 	}
@@ -168,6 +205,19 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 				r := *sc.CheckRestart
 				c.Restart, c.RestartTasks = &r, o.tasks
 			}
+			if sc.Type == structs.CheckTypeScript {
+				task := ScriptTask(svc, sc)
+				if exec == nil || task == "" {
+					return nil, fmt.Errorf("%w: script check %s has no task to run in", ErrInvalidConfig, CheckName(svc, sc))
+				}
+				args := make([]string, len(sc.Args))
+				for i, a := range sc.Args {
+					args[i] = replace(a)
+				}
+				c.Checker = ScriptChecker{Task: task, Command: replace(sc.Command), Args: args, Exec: exec}
+				out = append(out, c)
+				continue
+			}
 			label := sc.PortLabel
 			if label == "" {
 				label = svc.PortLabel
@@ -181,10 +231,7 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 			case structs.CheckTypeTCP:
 				c.Checker = TCPChecker{Addr: addr}
 			case structs.CheckTypeHTTP:
-				path := sc.Path
-				if replace != nil {
-					path = replace(path)
-				}
+				path := replace(sc.Path)
 				if !strings.HasPrefix(path, "/") {
 					path = "/" + path
 				}
@@ -200,6 +247,15 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 		}
 	}
 	return out, nil
+}
+
+// ScriptTask names the task a script check runs in: its own task, else
+// its service's.
+func ScriptTask(svc *structs.Service, c *structs.ServiceCheck) string {
+	if c.TaskName != "" {
+		return c.TaskName
+	}
+	return svc.TaskName
 }
 
 func allocPort(alloc *structs.Allocation, label string) (int, error) {

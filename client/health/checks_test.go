@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -58,7 +59,7 @@ func TestAllocChecks(t *testing.T) {
 			{Name: "admin", Type: "tcp", PortLabel: "admin"},
 		}}},
 	}
-	checks, err := AllocChecks(alloc, tg, func(s string) string { return s[:len(s)-len("${NOMAD_ALLOC_ID}")] + "a1" })
+	checks, err := AllocChecks(alloc, tg, func(s string) string { return strings.ReplaceAll(s, "${NOMAD_ALLOC_ID}", "a1") }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestAllocChecks(t *testing.T) {
 		t.Fatalf("checks %+v", checks)
 	}
 	tg.Services[0].Checks[1].PortLabel = "nope"
-	if _, err := AllocChecks(alloc, tg, nil); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := AllocChecks(alloc, tg, nil, nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("unknown port label: %v", err)
 	}
 }
@@ -130,7 +131,7 @@ func TestChecksFeedTracker(t *testing.T) {
 	}}
 	tg := &structs.TaskGroup{Services: []*structs.Service{{Name: "api", PortLabel: "http",
 		Checks: []*structs.ServiceCheck{{Name: "alive", Type: "http", Path: "/", Interval: 20 * time.Millisecond}}}}}
-	checks, err := AllocChecks(alloc, tg, nil)
+	checks, err := AllocChecks(alloc, tg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

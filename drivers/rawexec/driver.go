@@ -53,7 +53,10 @@ func New(o Options) *Driver {
 	return &Driver{logEvery: o.LogCheckInterval, tasks: make(map[string]*task)}
 }
 
-var _ drivers.Driver = (*Driver)(nil)
+var (
+	_ drivers.Driver         = (*Driver)(nil)
+	_ drivers.ExecTaskDriver = (*Driver)(nil)
+)
 
 // handleState is raw_exec's part of a TaskHandle.
 type handleState struct {
@@ -355,6 +358,53 @@ func (d *Driver) Destroy(h *drivers.TaskHandle) error {
 	}
 	d.mu.Unlock()
 	return nil
+}
+
+// execWait bounds how long Exec waits for the output of a killed
+// command's stray processes to close.
+const execWait = time.Second
+
+// Exec runs cmd beside the running task, as the task runs: the client's
+// user, the task's environment and working directory, the command looked
+// up as the task's. It leads its own process group, killed whole when
+// ctx ends. stdout and stderr are combined, the first
+// drivers.ExecOutputLimit bytes kept.
+func (d *Driver) Exec(ctx context.Context, h *drivers.TaskHandle, cmd []string) ([]byte, int, error) {
+	t, err := d.lookup(h)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, done := t.exit.Result(); done {
+		return nil, 0, fmt.Errorf("%w: %s has exited", drivers.ErrTaskNotFound, h.ID())
+	}
+	if len(cmd) == 0 || cmd[0] == "" {
+		return nil, 0, fmt.Errorf("%w: no command", drivers.ErrInvalidConfig)
+	}
+	cfg := h.Config
+	c := exec.CommandContext(ctx, lookPath(cmd[0], cfg.TaskDir, cfg.Env["PATH"]), cmd[1:]...)
+	c.Args[0] = cmd[0]
+	c.Dir = cfg.TaskDir
+	c.Env = envList(cfg.Env)
+	out := &drivers.LimitedBuffer{Limit: drivers.ExecOutputLimit}
+	c.Stdout, c.Stderr = out, out
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = execWait
+	err = c.Run()
+	if ctx.Err() != nil {
+		return out.Bytes(), -1, fmt.Errorf("%s: %w", cmd[0], ctx.Err())
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return out.Bytes(), 128 + int(ws.Signal()), nil
+		}
+		return out.Bytes(), ee.ExitCode(), nil
+	}
+	if err != nil {
+		return out.Bytes(), -1, err
+	}
+	return out.Bytes(), 0, nil
 }
 
 func (d *Driver) lookup(h *drivers.TaskHandle) (*task, error) {
