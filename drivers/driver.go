@@ -1,5 +1,6 @@
 // Package drivers defines the contract between the client's task runners
-// and the task drivers (raw_exec, mock), and the types that cross it.
+// and the task drivers (raw_exec, docker, mock), and the types that cross
+// it.
 //
 // Drivers import only domain types; they never reach servers. A driver's
 // TaskHandle is plain JSON so that the client can persist it and re-attach
@@ -59,6 +60,51 @@ type Fingerprint struct {
 	Attributes        map[string]string
 	Healthy           bool
 	HealthDescription string
+	// Undetected: what the driver needs is absent (no Docker daemon
+	// answers), as Nomad reports it. The node lists the driver as not
+	// detected; its attributes are not set.
+	Undetected bool
+}
+
+// File system isolation of a driver's tasks, as Nomad names it.
+const (
+	// FSIsolationNone: the task sees the client's file system; its
+	// environment holds host paths and the client's own variables.
+	FSIsolationNone = "none"
+	// FSIsolationImage: the task runs in an image of its own (a
+	// container); the allocation's directories are mounted at /alloc,
+	// /local and /secrets, and the client's variables stay outside.
+	FSIsolationImage = "image"
+)
+
+// Capabilities is what a driver tells the client about how its tasks run.
+type Capabilities struct {
+	FSIsolation string
+}
+
+// Capable is implemented by drivers whose capabilities differ from
+// raw_exec's (FSIsolationNone).
+type Capable interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf returns d's capabilities, FSIsolationNone by default.
+func CapabilitiesOf(d Driver) Capabilities {
+	if c, ok := d.(Capable); ok {
+		return c.Capabilities()
+	}
+	return Capabilities{FSIsolation: FSIsolationNone}
+}
+
+// OrphanReaper is implemented by drivers whose tasks outlive the client
+// in a daemon of their own (docker): after a restarted client has
+// re-created its allocations, it calls ReapOrphans once, before it
+// starts any new task, so that the driver removes the tasks it started
+// for this node (nodeID) that no allocation of the client owns any more.
+// owned reports whether the client still runs the allocation; it may be
+// called concurrently. ReapOrphans returns what it removed, by name.
+type OrphanReaper interface {
+	ReapOrphans(ctx context.Context, nodeID string, owned func(allocID string) bool) ([]string, error)
 }
 
 // TaskConfig is everything a driver needs to start one task, already
@@ -66,8 +112,26 @@ type Fingerprint struct {
 type TaskConfig struct {
 	AllocID  string
 	TaskName string
-	// TaskDir is the task's working directory.
+	// The task's job, group and node, for drivers that label what they
+	// start (docker); empty in handles persisted before they existed.
+	JobID     string `json:",omitempty"`
+	JobName   string `json:",omitempty"`
+	Namespace string `json:",omitempty"`
+	TaskGroup string `json:",omitempty"`
+	NodeID    string `json:",omitempty"`
+	NodeName  string `json:",omitempty"`
+	// TaskDir is the task's working directory; its local/ and secrets/
+	// are NOMAD_TASK_DIR and NOMAD_SECRETS_DIR.
 	TaskDir string
+	// AllocDir is the group's shared directory (NOMAD_ALLOC_DIR).
+	AllocDir string `json:",omitempty"`
+	// Ports are the allocation's ports (host port Value, task port To);
+	// NetworkMode is the group network's mode ("host" or "bridge").
+	Ports       []structs.PortMapping `json:",omitempty"`
+	NetworkMode string                `json:",omitempty"`
+	// User is the task's user; drivers that cannot switch users ignore
+	// it (raw_exec runs as the client's user).
+	User string `json:",omitempty"`
 	// Env is the task's full environment.
 	Env map[string]string
 	// Config is the task's driver block.

@@ -128,16 +128,16 @@ func Node(in Input) *Result {
 	for _, d := range in.Drivers {
 		fp := d.Fingerprint()
 		info := &structs.DriverInfo{
-			Attributes: map[string]string{}, Detected: true, Healthy: fp.Healthy,
+			Attributes: map[string]string{}, Detected: !fp.Undetected, Healthy: fp.Healthy && !fp.Undetected,
 			HealthDescription: fp.HealthDescription, UpdateTime: in.Now(),
 		}
 		for k, v := range fp.Attributes {
 			info.Attributes[k] = v
-			if fp.Healthy {
+			if info.Healthy {
 				attrs[k] = v
 			}
 		}
-		if fp.Healthy {
+		if info.Healthy {
 			attrs["driver."+d.Name()] = "1"
 		}
 		drv[d.Name()] = info

@@ -80,3 +80,22 @@ func TestNodeFingerprint(t *testing.T) {
 		t.Fatalf("resources %+v", res)
 	}
 }
+
+// absent is a driver whose runtime is missing (no Docker daemon answers),
+// though it claims to be healthy.
+type absent struct{ drivers.Driver }
+
+func (absent) Name() string { return "absent" }
+func (absent) Fingerprint() drivers.Fingerprint {
+	return drivers.Fingerprint{Undetected: true, Healthy: true, Attributes: map[string]string{"driver.absent.version": "1"}}
+}
+
+func TestUndetectedDriverIsNeitherDetectedNorHealthy(t *testing.T) {
+	r := Node(Input{DataDir: t.TempDir(), Drivers: []drivers.Driver{absent{}}})
+	if d := r.Drivers["absent"]; d == nil || d.Detected || d.Healthy {
+		t.Fatalf("driver info %+v, want undetected and unhealthy", d)
+	}
+	if r.Attributes["driver.absent"] != "" || r.Attributes["driver.absent.version"] != "" {
+		t.Fatalf("attributes %v", r.Attributes)
+	}
+}
