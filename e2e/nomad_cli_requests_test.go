@@ -23,6 +23,20 @@ func TestNomadCLIRequestsOnADevAgent(t *testing.T) {
 	}
 	deadline := 90 * time.Second
 
+	// job validate, and the regions the CLI offers.
+	if v, _, err := nc.Jobs().Validate(rawJob("1", 0), nil); err != nil || len(v.ValidationErrors) != 0 || v.Error != "" ||
+		!v.DriverConfigValidated {
+		t.Fatalf("validate a valid job: %v %+v", err, v)
+	}
+	bad := rawJob("1", 0)
+	bad.TaskGroups[0].Count = ptr(-1)
+	if v, _, err := nc.Jobs().Validate(bad, nil); err != nil || len(v.ValidationErrors) == 0 || !strings.Contains(v.Error, "Count") {
+		t.Fatalf("validate an invalid job: %v %+v", err, v)
+	}
+	if regions, err := nc.Regions().List(); err != nil || len(regions) != 1 || regions[0] != "global" {
+		t.Fatalf("regions: %v %v", err, regions)
+	}
+
 	// job plan of a new job: everything Added, two allocs to create.
 	plan, _, err := nc.Jobs().Plan(rawJob("1", 0), true, nil)
 	if err != nil {

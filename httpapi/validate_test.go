@@ -1,0 +1,39 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestValidateJobAnswersProblemsNotErrors(t *testing.T) {
+	_, srv := newTestAPI(t)
+
+	code, body, _ := do(t, "PUT", srv.URL+"/v1/validate/job", webJob)
+	var ok JobValidateResponse
+	if code != 200 || json.Unmarshal([]byte(body), &ok) != nil || ok.Error != "" || len(ok.ValidationErrors) != 0 {
+		t.Fatalf("valid job: %d %s", code, body)
+	}
+
+	invalid := strings.Replace(webJob, `"Count":1`, `"Count":-1`, 1)
+	if invalid == webJob {
+		t.Fatal("fixture has no Count to break")
+	}
+	code, body, _ = do(t, "PUT", srv.URL+"/v1/validate/job", invalid)
+	var bad JobValidateResponse
+	if code != 200 || json.Unmarshal([]byte(body), &bad) != nil || len(bad.ValidationErrors) == 0 ||
+		!strings.Contains(bad.Error, "Count") {
+		t.Fatalf("invalid job: %d %s", code, body)
+	}
+
+	for _, b := range []string{`{"Job":`, `{"Jobb": {}}`, `{}`} {
+		if code, body, _ := do(t, "PUT", srv.URL+"/v1/validate/job", b); code != 400 || body == "" {
+			t.Fatalf("body %s: %d %s", b, code, body)
+		}
+	}
+
+	code, body, _ = do(t, "GET", srv.URL+"/v1/regions", "")
+	if code != 200 || strings.TrimSpace(body) != `["global"]` {
+		t.Fatalf("regions: %d %s", code, body)
+	}
+}
