@@ -103,6 +103,9 @@ func (e *allocEntry) reportLocked() *structs.Allocation {
 		rep.ClientStatus = allocrunner.ClientStatus(u.TaskStates)
 	}
 	rep.ClientDescription = describe(rep.ClientStatus)
+	if u.ClientDescription != "" {
+		rep.ClientDescription = u.ClientDescription
+	}
 	if e.setupErr != nil {
 		rep.ClientStatus = structs.AllocClientStatusFailed
 		rep.ClientDescription = "Failed to set up the allocation: " + e.setupErr.Error()

@@ -142,6 +142,17 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 	if tg.ShutdownDelay != nil && *tg.ShutdownDelay < 0 {
 		b.err(path+".ShutdownDelay", "must not be negative (got %s)", *tg.ShutdownDelay)
 	}
+	if d := atg.MaxRunDuration; d != nil && *d != 0 {
+		switch {
+		case *d < 0:
+			b.err(path+".MaxRunDuration", "must not be negative (got %s)", *d)
+		case j.Type == structs.JobTypeService || j.Type == structs.JobTypeSystem:
+			b.err(path+".MaxRunDuration", "is for batch and sysbatch jobs only (this job's type is %q)", j.Type)
+		default:
+			v := *d
+			tg.MaxRunDuration = &v
+		}
+	}
 	tg.Constraints = b.constraints(path+".Constraints", atg.Constraints)
 	tg.Spreads = b.spreads(path+".Spreads", atg.Spreads)
 

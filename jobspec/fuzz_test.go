@@ -49,6 +49,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("job \"x\" {\n  update {\n    group_order = [\"a\", \"a\", \"\", 1, [\"b\"]]\n    pause_between_groups = \"-1s\"\n  }\n" +
 		"  group \"a\" {\n    update {\n      group_order = []\n      pause_between_groups = \"0s\"\n    }\n" +
 		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// max_run_duration: a batch job's, and a service job's (refused).
+	f.Add([]byte("job \"x\" {\n  type = \"batch\"\n  group \"g\" {\n    max_run_duration = \"1h\"\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    max_run_duration = \"-1s\"\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	// check_restart on a service and its checks; a script check.
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    service {\n      check_restart {\n        limit = 2\n        grace = \"5s\"\n      }\n" +
 		"      check {\n        type = \"script\"\n        task = \"t\"\n        command = \"/bin/true\"\n        args = [\"a\", 1]\n" +
@@ -104,6 +107,9 @@ func FuzzParseAPIJob(f *testing.F) {
 		`{"Name":"c","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Add([]byte(`{"ID":"x","Update":{"GroupOrder":["a","a",null,1,""],"PauseBetweenGroups":-1},"TaskGroups":[` +
 		`{"Name":"a","Update":{"GroupOrder":[],"PauseBetweenGroups":"1s"},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	// max_run_duration: a batch job's, a negative one.
+	f.Add([]byte(`{"ID":"x","Type":"batch","TaskGroups":[{"Name":"a","MaxRunDuration":3600000000000,"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	f.Add([]byte(`{"ID":"x","Type":"batch","TaskGroups":[{"Name":"a","MaxRunDuration":-1,"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	// check_restart on a service and its checks; a script check.
 	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Services":[{"Name":"s","CheckRestart":{"Limit":2,"Grace":null},` +
 		`"Checks":[{"Type":"script","TaskName":"t","Command":"x","Args":["a",null],"Interval":1,"Timeout":1,` +

@@ -106,7 +106,7 @@ var grammar = map[string][]element{
 		{"meta", "Meta", block, supported, ""},
 		{"service", "Services", block, supported, ""},
 		{"shutdown_delay", "ShutdownDelay", attr, supported, ""},
-		{"max_run_duration", "MaxRunDuration", attr, refused, "allocations are not stopped after a run time"},
+		{"max_run_duration", "MaxRunDuration", attr, supported, ""},
 		{"stop_after_client_disconnect", "StopAfterClientDisconnect", attr, refused, "disconnected clients are lost at once"},
 		{"max_client_disconnect", "MaxClientDisconnect", attr, refused, "disconnected clients are lost at once"},
 		{"scaling", "Scaling", block, refused, "no autoscaling"},

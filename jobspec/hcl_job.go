@@ -58,6 +58,7 @@ func (d *decoder) group(b *hclsyntax.Block, path string) *specGroup {
 	tg := &specGroup{Name: &name}
 	tg.Count = d.int(attrs["count"], path+".Count", "group.count")
 	tg.ShutdownDelay = d.dur(attrs["shutdown_delay"], path+".ShutdownDelay", "group.shutdown_delay")
+	tg.MaxRunDuration = d.dur(attrs["max_run_duration"], path+".MaxRunDuration", "group.max_run_duration")
 	tg.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "group.meta")
 	tg.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
 	tg.Spreads = d.spreads(blocks["spread"], path+".Spreads")

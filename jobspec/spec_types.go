@@ -51,6 +51,7 @@ type specGroup struct {
 	Meta             map[string]string
 	Services         []*specService
 	ShutdownDelay    *time.Duration
+	MaxRunDuration   *time.Duration
 }
 
 // specTask is a task block.

@@ -35,6 +35,10 @@ const (
 	AllocJobStopped        = "alloc not needed since job was stopped"
 )
 
+// AllocMaxRunDurationExceeded is the client description of an allocation
+// its client stopped at the group's max_run_duration, as Nomad's.
+const AllocMaxRunDurationExceeded = "allocation exceeded max_run_duration"
+
 // Allocation is one placed copy of a task group on a node.
 type Allocation struct {
 	ID                 string

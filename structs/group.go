@@ -20,6 +20,10 @@ type TaskGroup struct {
 	Services      []*Service         `json:",omitempty"`
 	Meta          map[string]string
 	ShutdownDelay *time.Duration `json:",omitempty"`
+	// MaxRunDuration (batch and sysbatch jobs) bounds how long an
+	// allocation of the group runs: its client stops it then, complete,
+	// not rescheduled. Nil: no bound.
+	MaxRunDuration *time.Duration `json:",omitempty"`
 }
 
 // LookupTask returns the named task, or nil.
@@ -62,6 +66,10 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	if tg.ShutdownDelay != nil {
 		d := *tg.ShutdownDelay
 		c.ShutdownDelay = &d
+	}
+	if tg.MaxRunDuration != nil {
+		d := *tg.MaxRunDuration
+		c.MaxRunDuration = &d
 	}
 	return &c
 }

@@ -66,6 +66,7 @@ type TaskEvent struct {
 	ExitCode       int
 	Signal         int
 	RestartReason  string `json:",omitempty"`
+	KillReason     string `json:",omitempty"`
 	DriverError    string `json:",omitempty"`
 	KillTimeout    time.Duration
 }

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/droverhq/drover/client/clock"
 	"github.com/droverhq/drover/client/health"
@@ -49,7 +50,10 @@ type Config struct {
 type Update struct {
 	AllocID      string
 	ClientStatus string
-	TaskStates   map[string]*structs.TaskState
+	// ClientDescription, when set, replaces the status's usual
+	// description (structs.AllocMaxRunDurationExceeded).
+	ClientDescription string
+	TaskStates        map[string]*structs.TaskState
 	// Health is the deployment health decision, once made.
 	Health *health.Result
 	// PersistErr is set if the state file could not be written.
@@ -74,11 +78,17 @@ type AllocRunner struct {
 
 	cancelChecks context.CancelFunc
 	killOnce     sync.Once
+	// runStart is when the allocation first ran (persisted): the
+	// group's max_run_duration counts from it.
+	runStart   time.Time
+	maxRun     clock.Timer
+	maxRunOnce sync.Once
 
-	mu      sync.Mutex
-	states  map[string]*structs.TaskState
-	handles map[string]*drivers.TaskHandle
-	health  *health.Result
+	mu       sync.Mutex
+	states   map[string]*structs.TaskState
+	handles  map[string]*drivers.TaskHandle
+	health   *health.Result
+	exceeded bool // stopped at max_run_duration
 
 	emitMu sync.Mutex // orders OnUpdate calls and state file writes
 	// saved is what the state file holds, per task (under emitMu); see
@@ -124,6 +134,7 @@ func New(cfg Config) (*AllocRunner, error) {
 	if err != nil {
 		return nil, err
 	}
+	ar.runStart = prev.RunStartedAt
 	var firstEnv *taskenv.Env
 	for _, t := range tg.Tasks {
 		env, err := ar.addTask(t, prev.Tasks[t.Name])
@@ -247,6 +258,7 @@ func (ar *AllocRunner) Run() {
 	if len(ar.checks) > 0 {
 		waitChecks = health.RunChecks(ctx, ar.cfg.Clock, ar.checks, ar.onCheck)
 	}
+	ar.armMaxRun()
 	for _, tr := range ar.runners {
 		tr.Run()
 	}
@@ -255,6 +267,11 @@ func (ar *AllocRunner) Run() {
 		for _, tr := range ar.runners {
 			<-tr.Done()
 		}
+		ar.mu.Lock()
+		if ar.maxRun != nil {
+			ar.maxRun.Stop()
+		}
+		ar.mu.Unlock()
 		cancel()
 		waitChecks()
 		if ar.tracker != nil {
@@ -262,6 +279,36 @@ func (ar *AllocRunner) Run() {
 		}
 		close(ar.doneCh)
 	}()
+}
+
+// armMaxRun starts the group's max_run_duration, counted from when the
+// allocation first ran (a restarted client goes on counting), as Nomad's
+// whatever the tasks' states: once it has passed, every task is killed
+// and the allocation completes, described as exceeding it.
+func (ar *AllocRunner) armMaxRun() {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	if ar.runStart.IsZero() {
+		ar.runStart = ar.cfg.Clock.Now()
+	}
+	d := ar.group.MaxRunDuration
+	if d == nil || *d <= 0 {
+		return
+	}
+	left := ar.runStart.Add(*d).Sub(ar.cfg.Clock.Now())
+	ar.maxRun = ar.cfg.Clock.AfterFunc(max(left, 0), ar.maxRunExceeded)
+}
+
+func (ar *AllocRunner) maxRunExceeded() {
+	ar.maxRunOnce.Do(func() {
+		ar.mu.Lock()
+		ar.exceeded = true
+		ar.mu.Unlock()
+		for _, tr := range ar.runners {
+			tr.KillFor(structs.TaskKilling, structs.AllocMaxRunDurationExceeded)
+		}
+		ar.emit()
+	})
 }
 
 // Kill stops every task; Done closes once they are all dead.
@@ -298,6 +345,9 @@ func (ar *AllocRunner) snapshotLocked() Update {
 		u.TaskStates[k] = v.Copy()
 	}
 	u.ClientStatus = ClientStatus(u.TaskStates)
+	if ar.exceeded {
+		u.ClientDescription = structs.AllocMaxRunDurationExceeded
+	}
 	if ar.health != nil {
 		h := *ar.health
 		u.Health = &h
@@ -427,7 +477,7 @@ func (ar *AllocRunner) emit() {
 	defer ar.emitMu.Unlock()
 	ar.mu.Lock()
 	u := ar.snapshotLocked()
-	p := &persisted{Version: stateVersion, Tasks: make(map[string]*persistedTask, len(ar.states))}
+	p := &persisted{Version: stateVersion, Tasks: make(map[string]*persistedTask, len(ar.states)), RunStartedAt: ar.runStart}
 	for name, st := range u.TaskStates {
 		p.Tasks[name] = &persistedTask{State: st, Handle: ar.handles[name]}
 	}

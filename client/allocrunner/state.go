@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
@@ -16,6 +17,9 @@ import (
 type persisted struct {
 	Version int
 	Tasks   map[string]*persistedTask
+	// RunStartedAt is when the allocation's first runner started it: the
+	// group's max_run_duration counts from there, across client restarts.
+	RunStartedAt time.Time `json:",omitzero"`
 }
 
 type persistedTask struct {

@@ -108,7 +108,10 @@ func (tr *TaskRunner) Run() { go tr.run() }
 func (tr *TaskRunner) Kill() { tr.KillFor("", "") }
 
 // KillFor is Kill with a first event saying why, such as
-// structs.TaskSiblingFailed; an empty eventType records none.
+// structs.TaskSiblingFailed; an empty eventType records none. With
+// structs.TaskKilling the message is the kill's reason: the "Killing"
+// event of a running task carries it (KillReason) instead of "Sent
+// interrupt", as Nomad's.
 func (tr *TaskRunner) KillFor(eventType, message string) {
 	tr.killOnce.Do(func() {
 		tr.mu.Lock()
@@ -393,12 +396,19 @@ func (tr *TaskRunner) decide(success bool) bool {
 
 // kill stops a running task with its kill timeout and signal.
 func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResult) {
+	msg, reason := "Sent interrupt", ""
+	tr.mu.Lock()
+	if tr.killType == structs.TaskKilling {
+		msg, reason = tr.killMsg, tr.killMsg
+		tr.killType = ""
+	}
+	tr.mu.Unlock()
 	tr.killReason()
 	timeout := tr.cfg.Task.KillTimeout
 	if timeout <= 0 {
 		timeout = structs.DefaultKillTimeout
 	}
-	tr.event(structs.TaskKilling, "Sent interrupt", func(e *structs.TaskEvent) { e.KillTimeout = timeout })
+	tr.event(structs.TaskKilling, msg, func(e *structs.TaskEvent) { e.KillTimeout, e.KillReason = timeout, reason })
 	res := tr.stop(h, exited)
 	tr.destroy(h)
 	tr.finish(false, structs.TaskKilled, "Task successfully killed", func(e *structs.TaskEvent) {
