@@ -83,6 +83,9 @@ type Config struct {
 	NodeClass string
 	NodePool  string
 	Meta      map[string]string
+	// Options are the client's options (client.options): the docker
+	// driver reads docker.endpoint and docker.volumes.enabled.
+	Options map[string]string
 	// CPUTotalMHz and MemoryTotalMB replace what the machine reports when
 	// positive.
 	CPUTotalMHz    int64
@@ -134,6 +137,7 @@ func FromConfig(c *config.Config) Config {
 		NodeClass:      c.Client.NodeClass,
 		NodePool:       c.Client.NodePool,
 		Meta:           maps.Clone(c.Client.Meta),
+		Options:        maps.Clone(c.Client.Options),
 		CPUTotalMHz:    int64(c.Client.CPUTotalCompute),
 		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),
 		MinDynamicPort: c.Client.MinDynamicPort,

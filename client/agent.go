@@ -103,15 +103,17 @@ func (a *Agent) Registered() bool {
 	return a.registered
 }
 
-// Run re-attaches to the allocations saved on disk, then registers the
-// node, heartbeats, watches and runs its allocations until ctx ends or
-// Shutdown is called. It returns once the agent's loops have stopped;
+// Run re-attaches to the allocations saved on disk, lets the drivers
+// remove the tasks no allocation owns (drivers.OrphanReaper), then
+// registers the node, heartbeats, watches and runs its allocations until
+// ctx ends or Shutdown is called. It returns once the agent's loops have stopped;
 // tasks keep running until Shutdown says what to do with them.
 func (a *Agent) Run(ctx context.Context) {
 	a.runOnce.Do(func() {
 		stop := context.AfterFunc(ctx, a.cancel)
 		defer stop()
 		a.restore()
+		a.reapOrphans()
 		a.loops.Add(3)
 		go func() { defer a.loops.Done(); a.reporter.run(a.ctx) }()
 		go func() { defer a.loops.Done(); a.heartbeatLoop(a.ctx) }()

@@ -2,13 +2,16 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/client/clock"
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/docker"
 	"github.com/droverhq/drover/drivers/mock"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
@@ -55,8 +58,14 @@ type Config struct {
 	Servers []string
 	// ServerAPI, when set, is used instead of HTTP to Servers.
 	ServerAPI ServerAPI
-	// Drivers default to raw_exec and mock.
+	// Drivers default to raw_exec, docker and mock; the docker driver is
+	// usable when its fingerprint finds a daemon.
 	Drivers []drivers.Driver
+	// Options are Nomad's client options ("key" = "value"). The default
+	// docker driver reads docker.endpoint (the daemon's address, else
+	// DOCKER_HOST, else the default socket) and docker.volumes.enabled
+	// (bind host paths and named volumes; false by default).
+	Options map[string]string
 	Logger  hclog.Logger
 	// Clock drives heartbeats, retries and the task runners.
 	Clock clock.Clock
@@ -113,7 +122,11 @@ func (c Config) withDefaults() (Config, error) {
 		c.Clock = clock.Real{}
 	}
 	if c.Drivers == nil {
-		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{}), mock.New(mock.Options{Clock: c.Clock})}
+		do, err := dockerOptions(c.Options, c.Logger)
+		if err != nil {
+			return c, err
+		}
+		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{}), docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion
@@ -134,4 +147,23 @@ func (c Config) withDefaults() (Config, error) {
 		c.RetryInterval = DefaultRetryInterval
 	}
 	return c, nil
+}
+
+// Client options the docker driver reads, as Nomad's.
+const (
+	OptionDockerEndpoint       = "docker.endpoint"
+	OptionDockerVolumesEnabled = "docker.volumes.enabled"
+)
+
+// dockerOptions reads the docker driver's client options.
+func dockerOptions(opts map[string]string, logger hclog.Logger) (docker.Options, error) {
+	o := docker.Options{Endpoint: opts[OptionDockerEndpoint], Logger: logger}
+	if v, ok := opts[OptionDockerVolumesEnabled]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return o, errors.Join(ErrInvalidConfig, fmt.Errorf("option %s must be true or false (got %q)", OptionDockerVolumesEnabled, v))
+		}
+		o.VolumesEnabled = b
+	}
+	return o, nil
 }

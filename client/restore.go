@@ -1,14 +1,17 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -106,4 +109,39 @@ func loadAllocs(dataDir string) ([]savedAlloc, error) {
 // finished reports whether the saved allocation's tasks had all ended.
 func (s savedAlloc) finished() bool {
 	return len(s.states) > 0 && terminal(allocrunner.ClientStatus(s.states))
+}
+
+// orphanReapTimeout bounds each driver's ReapOrphans.
+const orphanReapTimeout = 30 * time.Second
+
+// reapOrphans runs after restore and before any new allocation starts:
+// drivers whose tasks live in a daemon of their own (docker) remove this
+// node's tasks that no allocation owns any more, those of allocations the
+// servers stopped or collected while the client was down. An allocation
+// is owned while the agent runs it.
+func (a *Agent) reapOrphans() {
+	owned := func(allocID string) bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		e, ok := a.allocs[allocID]
+		return ok && e.runner != nil
+	}
+	for _, d := range a.cfg.Drivers {
+		r, ok := d.(drivers.OrphanReaper)
+		if !ok {
+			continue
+		}
+		if info := a.node.Drivers[d.Name()]; info != nil && (!info.Detected || !info.Healthy) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(a.ctx, orphanReapTimeout)
+		removed, err := r.ReapOrphans(ctx, a.node.ID, owned)
+		cancel()
+		if len(removed) > 0 {
+			a.logger.Info("removed tasks no allocation owns", "driver", d.Name(), "tasks", removed)
+		}
+		if err != nil {
+			a.logger.Warn("removing tasks no allocation owns", "driver", d.Name(), "error", err)
+		}
+	}
 }

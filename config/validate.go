@@ -206,6 +206,11 @@ func (v *validator) client() {
 			v.errorf(p.path, "%s must not be negative (got %d)", p.path, p.n)
 		}
 	}
+	if s, ok := c.Options["docker.volumes.enabled"]; ok {
+		if _, err := strconv.ParseBool(s); err != nil {
+			v.errorf("client.options", `client.options "docker.volumes.enabled" must be "true" or "false" (got %q)`, s)
+		}
+	}
 	v.port("client.min_dynamic_port", c.MinDynamicPort)
 	v.port("client.max_dynamic_port", c.MaxDynamicPort)
 	if c.MinDynamicPort >= c.MaxDynamicPort {

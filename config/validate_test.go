@@ -57,6 +57,7 @@ func TestValidateErrors(t *testing.T) {
 		{"address not an IP", validServer + "addresses {\n  http = \"example\"\n}\n", `addresses.http must be an IP address (got "example")`, 8},
 		{"wildcard bind needs advertise", validServer + "bind_addr = \"0.0.0.0\"\n", "advertise.raft is required when the Raft bind address is 0.0.0.0", 7},
 		{"advertise not host:port", validServer + "advertise {\n  raft = \"127.0.0.1\"\n}\n", `advertise.raft must be host:port (got "127.0.0.1")`, 8},
+		{"docker volumes option", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:4646\"]\n  options = {\n    \"docker.volumes.enabled\" = \"yes please\"\n  }\n}\n", `client.options "docker.volumes.enabled" must be "true" or "false" (got "yes please")`, 5},
 		{"client without servers", "data_dir = \"/d\"\nclient {\n  enabled = true\n}\n", "client.servers is required when this agent runs no server", 0},
 		{"client server bad", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"nope\"]\n}\n", `client.servers[0] must be host:port (got "nope")`, 4},
 		{"node pool all", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:1\"]\n  node_pool = \"all\"\n}\n", `client.node_pool must not be "all"`, 5},

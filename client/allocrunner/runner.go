@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -159,11 +160,19 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	if !ok {
 		return nil, fmt.Errorf("%w: task %s wants %q", ErrUnknownDriver, t.Name, t.Driver)
 	}
-	env := taskenv.Build(taskenv.Input{
+	in := taskenv.Input{
 		Alloc: a, Task: t, Node: ar.cfg.Node,
 		AllocDir: ar.dir.SharedDir(), TaskDir: ar.dir.TaskLocalDir(t.Name), SecretsDir: ar.dir.TaskSecretsDir(t.Name),
 		HostEnv: ar.cfg.HostEnv,
-	})
+	}
+	if drivers.CapabilitiesOf(d).FSIsolation == drivers.FSIsolationImage {
+		// The task runs in an image of its own: it sees the allocation's
+		// directories where the driver mounts them, and none of the
+		// client's own variables (as Nomad's docker tasks).
+		in.AllocDir, in.TaskDir, in.SecretsDir = "/alloc", "/local", "/secrets"
+		in.HostEnv = nil
+	}
+	env := taskenv.Build(in)
 	if prev != nil && prev.State != nil {
 		ar.states[t.Name] = prev.State
 		if prev.State.State == structs.TaskStateDead {
@@ -177,14 +186,23 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 		lc = t.LogConfig
 	}
 	tc := &drivers.TaskConfig{
-		AllocID: a.ID, TaskName: t.Name, TaskDir: ar.dir.TaskDir(t.Name),
-		Env: env.Map(), Config: env.ReplaceConfig(t.Config),
+		AllocID: a.ID, TaskName: t.Name, TaskDir: ar.dir.TaskDir(t.Name), AllocDir: ar.dir.SharedDir(),
+		JobID: a.JobID, JobName: a.Job.Name, Namespace: a.Job.Namespace, TaskGroup: a.TaskGroup,
+		User: t.User, Env: env.Map(), Config: env.ReplaceConfig(t.Config),
 		StdoutPath: filepath.Join(ar.dir.LogDir(), t.Name+".stdout"),
 		StderrPath: filepath.Join(ar.dir.LogDir(), t.Name+".stderr"),
 		LogConfig:  *lc, KillTimeout: t.KillTimeout, KillSignal: t.KillSignal,
+		NetworkMode: "host",
+	}
+	if n := ar.cfg.Node; n != nil {
+		tc.NodeID, tc.NodeName = n.ID, n.Name
+	}
+	if len(ar.group.Networks) > 0 && ar.group.Networks[0].Mode != "" {
+		tc.NetworkMode = ar.group.Networks[0].Mode
 	}
 	if a.AllocatedResources != nil {
 		tc.Resources = a.AllocatedResources.Tasks[t.Name]
+		tc.Ports = slices.Clone(a.AllocatedResources.Shared.Ports)
 	}
 	policy := t.RestartPolicy
 	if policy == nil {

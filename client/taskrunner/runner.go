@@ -348,13 +348,23 @@ func (tr *TaskRunner) afterExit(res drivers.ExitResult, success bool) bool {
 	if res.Signal != 0 {
 		msg += fmt.Sprintf(", Signal: %d", res.Signal)
 	}
+	if res.OOMKilled {
+		msg += `, Exit Message: "OOM Killed"`
+	}
 	if res.Unknown {
 		msg = "Exit status unknown: the task ended while the client was not watching"
 	}
 	tr.event(structs.TaskTerminated, msg, func(e *structs.TaskEvent) {
 		e.ExitCode, e.Signal = res.ExitCode, res.Signal
+		if res.Err != nil || res.OOMKilled {
+			e.Details = map[string]string{}
+		}
 		if res.Err != nil {
-			e.Details = map[string]string{"error": res.Err.Error()}
+			e.Details["error"] = res.Err.Error()
+		}
+		if res.OOMKilled {
+			// As Nomad's TaskEvent.SetOOMKilled.
+			e.Details["oom_killed"] = "true"
 		}
 	})
 	return tr.decide(success)

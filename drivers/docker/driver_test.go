@@ -558,3 +558,52 @@ func TestRestartReplacesTheOldContainer(t *testing.T) {
 		t.Fatalf("stdout %q", got)
 	}
 }
+
+func TestExecRunsInsideTheContainer(t *testing.T) {
+	e := newEnv(t)
+	d := e.driver()
+	cfg := e.task("exec", `echo inside > /tmp/marker; sleep 60`)
+	cfg.Env["CHECK_ME"] = "from-the-task"
+	h := start(t, d, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var out []byte
+	var code int
+	eventually(t, "exec to see the task's file", func() error {
+		var err error
+		out, code, err = d.Exec(ctx, h, []string{"/bin/sh", "-c", `cat /tmp/marker; echo "$CHECK_ME" >&2; exit 4`})
+		if err != nil {
+			return err
+		}
+		if string(out) != "inside\nfrom-the-task\n" {
+			return fmt.Errorf("output %q", out)
+		}
+		return nil
+	})
+	if code != 4 {
+		t.Fatalf("exit code %d, want 4", code)
+	}
+
+	// A command that outlives its deadline is killed and says so.
+	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	if _, _, err := d.Exec(short, h, []string{"/bin/sleep", "30"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Exec past its deadline: %v", err)
+	}
+	c, err := e.cli.ContainerInspect(context.Background(), containerID(t, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the timed-out command to be gone", func() error {
+		top, err := e.cli.ContainerTop(context.Background(), c.ID, nil)
+		if err != nil {
+			return err
+		}
+		for _, p := range top.Processes {
+			if strings.Contains(strings.Join(p, " "), "sleep 30") {
+				return fmt.Errorf("still running: %v", p)
+			}
+		}
+		return nil
+	})
+}
