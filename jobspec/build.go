@@ -63,11 +63,9 @@ func (b *builder) job(aj *specJob) *structs.Job {
 		b.err("Job.Priority", "must be between %d and %d (got %d)", structs.MinJobPriority, structs.MaxJobPriority, j.Priority)
 	}
 	switch j.Type {
-	case structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem:
-	case "sysbatch":
-		b.err("Job.Type", "\"sysbatch\" is not supported by drover (use service, batch or system)")
+	case structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch:
 	default:
-		b.err("Job.Type", "must be service, batch or system (got %q)", j.Type)
+		b.err("Job.Type", "must be service, batch, system or sysbatch (got %q)", j.Type)
 	}
 	if len(j.Datacenters) == 0 {
 		j.Datacenters = []string{"*"}
@@ -84,8 +82,8 @@ func (b *builder) job(aj *specJob) *structs.Job {
 	j.Spreads = b.spreads("Job.Spreads", aj.Spreads)
 
 	j.Update = b.jobUpdate(j.Type, aj.Update)
-	if aj.Reschedule != nil && j.Type == structs.JobTypeSystem {
-		b.err("Job.Reschedule", "is not allowed for system jobs")
+	if aj.Reschedule != nil && structs.PerNode(j.Type) {
+		b.err("Job.Reschedule", "is not allowed for %s jobs (they run on every node and are not rescheduled)", j.Type)
 	}
 	if len(aj.TaskGroups) == 0 {
 		b.err("Job.TaskGroups", "%q has no groups", j.ID)
@@ -163,9 +161,9 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 	b.checkRestart(path+".RestartPolicy", tg.RestartPolicy)
 
 	tg.ReschedulePolicy = structs.DefaultReschedulePolicy(j.Type)
-	if j.Type == structs.JobTypeSystem {
+	if structs.PerNode(j.Type) {
 		if atg.ReschedulePolicy != nil {
-			b.err(path+".ReschedulePolicy", "is not allowed for system jobs")
+			b.err(path+".ReschedulePolicy", "is not allowed for %s jobs (they run on every node and are not rescheduled)", j.Type)
 		}
 	} else {
 		b.layReschedule(tg.ReschedulePolicy, aj.Reschedule)

@@ -157,7 +157,7 @@ func osWriteFile(path string, b []byte) error { return os.WriteFile(path, b, 0o6
 // TestExamplesShape: each example opens with a comment header naming it,
 // runs raw_exec tasks (mock.hcl the mock driver), and declares "version".
 func TestExamplesShape(t *testing.T) {
-	want := []string{"auto-revert", "batch", "blue-green", "canary", "checkpoints", "checks", "first-batch", "group-order", "mock", "rolling", "surge", "system", "thresholds", "zones"}
+	want := []string{"auto-revert", "batch", "blue-green", "canary", "checkpoints", "checks", "first-batch", "group-order", "mock", "rolling", "surge", "system", "sysbatch", "thresholds", "zones"}
 	for _, name := range want {
 		file := "../examples/" + name + ".hcl"
 		src, err := os.ReadFile(file)

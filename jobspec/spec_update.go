@@ -353,13 +353,14 @@ func layUpdate(u *structs.UpdateStrategy, a *specUpdate, group bool) {
 }
 
 // jobUpdate is the job-level block, defaulted and checked; nil when the
-// job has none. A batch job may not have one.
+// job has none. A batch or sysbatch job may not have one: it has no
+// deployments (Nomad: "Job type does not allow update block").
 func (b *builder) jobUpdate(jobType string, ju *specUpdate) *structs.UpdateStrategy {
 	if ju == nil {
 		return nil
 	}
-	if jobType == structs.JobTypeBatch {
-		b.err("Job.Update", "is not allowed for batch jobs")
+	if structs.RunsToCompletion(jobType) {
+		b.err("Job.Update", "is not allowed for %s jobs", jobType)
 		return nil
 	}
 	u := structs.DefaultUpdateStrategy()
@@ -372,12 +373,12 @@ func (b *builder) jobUpdate(jobType string, ju *specUpdate) *structs.UpdateStrat
 // groupUpdate merges a group's strategy: the defaults, the job-level block
 // ju over them, then the fields the group's own block gu sets — the
 // fields of the job-level block alone (JobOnly) aside, which gu may not
-// write. Batch groups have none. Each error names the block the offending
+// write. Batch and sysbatch groups have none. Each error names the block the offending
 // value came from.
 func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup, ju, gu *specUpdate) *structs.UpdateStrategy {
-	if jobType == structs.JobTypeBatch {
+	if structs.RunsToCompletion(jobType) {
 		if gu != nil {
-			b.err(path+".Update", "is not allowed for batch jobs")
+			b.err(path+".Update", "is not allowed for %s jobs", jobType)
 		}
 		return nil
 	}

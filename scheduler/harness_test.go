@@ -216,7 +216,7 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 			ReschedulePolicy: structs.DefaultReschedulePolicy(typ),
 			Meta:             map[string]string{"m": g["meta"]},
 		}
-		if typ != structs.JobTypeBatch {
+		if !structs.RunsToCompletion(typ) {
 			u := structs.DefaultUpdateStrategy()
 			if mp := g["max_parallel"]; strings.HasSuffix(mp, "%") {
 				p := amount(t, mp).Value

@@ -68,7 +68,7 @@ func checkPlan(in Input, p *Plan) error {
 		nodes := map[string]int{}
 		total, canaries := 0, 0
 		surge := 0
-		if tg.Update != nil && in.Job.Type != structs.JobTypeSystem {
+		if tg.Update != nil && !structs.PerNode(in.Job.Type) {
 			surge = tg.Update.SurgeFor(tg.Count)
 		}
 		add := func(idx int, canary, old bool, node string) {
@@ -102,7 +102,10 @@ func checkPlan(in Input, p *Plan) error {
 				add(pl.Index, pl.Canary, false, pl.NodeID)
 			}
 		}
-		if in.Job.Type == structs.JobTypeSystem {
+		if structs.PerNode(in.Job.Type) {
+			if err := sysbatchOnce(in, p, tg.Name); err != nil {
+				return err
+			}
 			for n, c := range nodes {
 				if c > 1 {
 					return fmt.Errorf("group %s: %d allocs on node %s", tg.Name, c, n)
@@ -125,6 +128,29 @@ func checkPlan(in Input, p *Plan) error {
 		concurrent := tg.Update != nil && tg.Update.Zones != nil && !tg.Update.Zones.ByZone()
 		if tg.Update.Rolling() && !tg.Update.UnhealthyFirst && !concurrent && destructive[tg.Name] > tg.Update.ParallelFor(tg.Count) {
 			return fmt.Errorf("group %s: %d destructive updates, max_parallel %d", tg.Name, destructive[tg.Name], tg.Update.ParallelFor(tg.Count))
+		}
+	}
+	return nil
+}
+
+// sysbatchOnce: a sysbatch group never runs again on a node where one of
+// its allocs finished on its own (complete or failed, not stopped by the
+// servers), unless the job changed the group destructively since.
+func sysbatchOnce(in Input, p *Plan, group string) error {
+	if in.Job.Type != structs.JobTypeSysBatch {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, a := range in.Allocs {
+		if a.TaskGroup == group && a.DesiredStatus == structs.AllocDesiredStatusRun &&
+			(a.ClientStatus == structs.AllocClientStatusComplete || a.ClientStatus == structs.AllocClientStatusFailed) &&
+			a.Job != nil && UpdateKindFor(a.Job, in.Job, group) != UpdateDestructive {
+			done[a.NodeID] = true
+		}
+	}
+	for _, pl := range p.Place {
+		if pl.TaskGroup == group && done[pl.NodeID] {
+			return fmt.Errorf("sysbatch group %s placed again on node %s, where it finished", group, pl.NodeID)
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 // (its version 0 still running in places), nodes in every state, allocs of
 // both versions in every client state, and maybe a deployment.
 func randomWorld(r *rand.Rand) Input {
-	types := []string{structs.JobTypeService, structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
+	types := []string{structs.JobTypeService, structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch}
 	typ := types[r.IntN(len(types))]
 	mkJob := func(v uint64, config string, count, mp, canary int) *structs.Job {
 		j := baseJob()
@@ -27,7 +27,7 @@ func randomWorld(r *rand.Rand) Input {
 		if r.IntN(2) == 0 {
 			tg.ReschedulePolicy = &structs.ReschedulePolicy{Attempts: 2, Interval: time.Hour, Delay: time.Duration(r.IntN(3)) * 10 * time.Second, DelayFunction: structs.DelayFunctionConstant}
 		}
-		if typ == structs.JobTypeBatch {
+		if structs.RunsToCompletion(typ) {
 			tg.Update = nil
 		} else {
 			tg.Update.MaxParallel = mp
@@ -96,7 +96,7 @@ func randomWorld(r *rand.Rand) Input {
 				"main": {Cpu: structs.AllocatedCpuResources{CpuShares: 500}, Memory: structs.AllocatedMemoryResources{MemoryMB: 1024}},
 			}},
 		}
-		if typ == structs.JobTypeSystem {
+		if structs.PerNode(typ) {
 			a.Name = structs.AllocName("example", "web", 0)
 		}
 		if r.IntN(6) == 0 {

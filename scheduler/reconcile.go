@@ -113,7 +113,7 @@ func (r *reconciler) run() {
 	}
 	byGroup := r.allocsByGroup()
 	r.gate = r.groupGate(byGroup)
-	if r.job.Type == structs.JobTypeSystem {
+	if structs.PerNode(r.job.Type) {
 		r.reconcileSystem(byGroup)
 	} else {
 		for _, tg := range r.job.TaskGroups {

@@ -6,10 +6,17 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// reconcileSystem handles a system job: one alloc per eligible ready node.
-// System allocs are all named "job.group[0]", as Nomad's; rolling updates
-// replace them in order of node name within the max_parallel budget, and
-// canaries are not used.
+// reconcileSystem handles a system or sysbatch job: one alloc per eligible
+// ready node. Their allocs are all named "job.group[0]", as Nomad's;
+// rolling updates replace them in order of node name within the
+// max_parallel budget, and canaries are not used.
+//
+// A sysbatch job runs once per node: an alloc that finished on its own
+// (complete, or failed once its restart policy gave up) keeps its node
+// served unless a later version changes the group destructively; it is
+// neither rescheduled nor placed again. An alloc the servers stopped (job
+// stop, drain, lost node, a destructive update) did not finish its run,
+// so its node gets a new one when it is eligible again.
 func (r *reconciler) reconcileSystem(byGroup map[string][]*structs.Allocation) {
 	for _, tg := range r.job.TaskGroups {
 		if tg == nil {
@@ -25,8 +32,19 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 	rolling := tg.Update.Rolling()
 	served := map[string]*holder{}
 	g := &groupPass{tg: tg}
+	sysbatch := r.job.Type == structs.JobTypeSysBatch
+	if sysbatch {
+		// Nodes where the group's run is done, whatever order the allocs
+		// come in: a live alloc beside a finished one is not needed.
+		for _, a := range allocs {
+			if a.DesiredStatus == structs.AllocDesiredStatusRun && a.ClientTerminalStatus() &&
+				a.ClientStatus != structs.AllocClientStatusLost && r.updateKind(a) != UpdateDestructive && served[a.NodeID] == nil {
+				served[a.NodeID] = &holder{alloc: a}
+			}
+		}
+	}
 	for _, a := range allocs {
-		if a.DesiredStatus != structs.AllocDesiredStatusRun {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun || sysbatch && a.ClientTerminalStatus() {
 			continue
 		}
 		if a.NotServing() {
@@ -47,7 +65,7 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 		case node.Drain || a.DesiredTransition.ShouldMigrate():
 			r.stop(a, structs.AllocMigrating, "")
 			continue
-		case served[a.NodeID] != nil && served[a.NodeID].live:
+		case served[a.NodeID] != nil && (served[a.NodeID].live || sysbatch):
 			r.stop(a, structs.AllocNotNeeded, "")
 			continue
 		}

@@ -114,7 +114,7 @@ type Config struct {
 	// NewID mints IDs; defaults to structs.GenerateUUID.
 	NewID func() string
 	// SchedulerTypes are the evaluation types workers serve; defaults to
-	// service, batch and system.
+	// service, batch, system and sysbatch.
 	SchedulerTypes []string
 }
 
@@ -157,7 +157,7 @@ func (c *Config) validate() error {
 		c.NewID = structs.GenerateUUID
 	}
 	if len(c.SchedulerTypes) == 0 {
-		c.SchedulerTypes = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
+		c.SchedulerTypes = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch}
 	}
 	return nil
 }

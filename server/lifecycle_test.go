@@ -88,26 +88,37 @@ func TestDeregisterStopsAllocs(t *testing.T) {
 	}
 }
 
+// TestSystemJobFollowsNodes: a system or sysbatch job gets an evaluation
+// when a node registers, served by the workers' default scheduler types,
+// and places its alloc on the new node.
 func TestSystemJobFollowsNodes(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
-	must(t, err)
-	job := testJob("agent", 1, 100)
-	job.Type = structs.JobTypeSystem
-	_, err = h.leader.RegisterJob(h.ctx, job)
-	must(t, err)
-	h.waitFor("one system alloc", func(s *state.Snapshot) bool { return len(allocsOf(s, "agent")) == 1 })
+	for _, typ := range []string{structs.JobTypeSystem, structs.JobTypeSysBatch} {
+		t.Run(typ, func(t *testing.T) {
+			h := newHarness(t)
+			h.start()
+			_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 4000, 4096))
+			must(t, err)
+			job := testJob("agent", 1, 100)
+			job.Type = typ
+			for _, tg := range job.TaskGroups {
+				tg.Update = nil
+				tg.ReschedulePolicy = nil
+			}
+			_, err = h.leader.RegisterJob(h.ctx, job)
+			must(t, err)
+			h.waitFor("one alloc", func(s *state.Snapshot) bool { return len(allocsOf(s, "agent")) == 1 })
 
-	res, err := h.leader.registerNode(h.ctx, testNode("b", 4000, 4096))
-	must(t, err)
-	if len(res.EvalIDs) != 1 {
-		t.Fatalf("node registration created %d evals, want 1 for the system job", len(res.EvalIDs))
+			res, err := h.leader.registerNode(h.ctx, testNode("b", 4000, 4096))
+			must(t, err)
+			if len(res.EvalIDs) != 1 {
+				t.Fatalf("node registration created %d evals, want 1 for the %s job", len(res.EvalIDs), typ)
+			}
+			h.waitFor("an alloc on the new node", func(s *state.Snapshot) bool {
+				on, _ := s.AllocsByNode("node-b")
+				return len(allocsOf(s, "agent")) == 2 && len(on) == 1
+			})
+		})
 	}
-	h.waitFor("a system alloc on the new node", func(s *state.Snapshot) bool {
-		on, _ := s.AllocsByNode("node-b")
-		return len(allocsOf(s, "agent")) == 2 && len(on) == 1
-	})
 }
 
 func TestBrokerCallbacksWriteEvalStatus(t *testing.T) {

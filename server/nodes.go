@@ -152,7 +152,7 @@ func (l *Leader) nodeEvals(snap *state.Snapshot, n *structs.Node, withAllocs boo
 		return nil, err
 	}
 	for _, j := range all {
-		if j.Type == structs.JobTypeSystem && !j.Stop {
+		if structs.PerNode(j.Type) && !j.Stop {
 			addJob(j)
 		}
 	}

@@ -204,3 +204,45 @@ func TestRegisterJobEnforceIndex(t *testing.T) {
 		t.Fatalf("job after checked register = v%d at %d", j.Version, j.JobModifyIndex)
 	}
 }
+
+// TestJobStatusPerNodeJobs: a system job is running until it is stopped,
+// as Nomad's; a sysbatch job is a batch job in its status: dead once every
+// alloc has finished and no evaluation is pending.
+func TestJobStatusPerNodeJobs(t *testing.T) {
+	for _, c := range []struct{ typ, whenDone string }{
+		{structs.JobTypeSystem, structs.JobStatusRunning},
+		{structs.JobTypeSysBatch, structs.JobStatusDead},
+	} {
+		t.Run(c.typ, func(t *testing.T) {
+			s := newStore(t)
+			job := statetest.Job("per-node", 1)
+			job.Type = c.typ
+			eval := statetest.Eval("e", job)
+			_, err := s.RegisterJob(1, &structs.JobRegisterRequest{Job: job, Eval: eval})
+			must(t, err)
+			status := func() string {
+				return get[*structs.Job](t)(s.Snapshot().JobByID("default", "per-node")).Status
+			}
+			stored := get[*structs.Job](t)(s.Snapshot().JobByID("default", "per-node"))
+			a := statetest.Alloc(stored, statetest.Node("a"), eval.ID, "", 0)
+			b := statetest.Alloc(stored, statetest.Node("b"), eval.ID, "", 0)
+			b.ID = statetest.ID("second alloc") // both have index 0, as a per-node job's allocs
+			must(t, s.UpsertAllocs(2, []*structs.Allocation{a, b}, 1))
+			done := eval.Copy()
+			done.Status = structs.EvalStatusComplete
+			must(t, s.UpsertEvals(3, []*structs.Evaluation{done}))
+			must(t, s.UpdateAllocsFromClient(4, &structs.AllocClientUpdateRequest{
+				Allocs: []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusComplete}},
+			}))
+			if status() != structs.JobStatusRunning {
+				t.Fatalf("one alloc still running: %q", status())
+			}
+			must(t, s.UpdateAllocsFromClient(5, &structs.AllocClientUpdateRequest{
+				Allocs: []*structs.Allocation{{ID: b.ID, ClientStatus: structs.AllocClientStatusFailed}},
+			}))
+			if status() != c.whenDone {
+				t.Fatalf("every alloc finished: %q, want %q", status(), c.whenDone)
+			}
+		})
+	}
+}

@@ -20,7 +20,7 @@ const (
 
 // GroupsInOrder reports whether the job rolls its groups one at a time.
 func (j *Job) GroupsInOrder() bool {
-	return j != nil && j.Type != JobTypeBatch && j.Update != nil && len(j.Update.GroupOrder) > 0
+	return j != nil && !RunsToCompletion(j.Type) && j.Update != nil && len(j.Update.GroupOrder) > 0
 }
 
 // GroupRolloutOrder returns the job's group names in rollout order: those

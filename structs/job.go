@@ -5,7 +5,18 @@ const (
 	JobTypeService = "service"
 	JobTypeBatch   = "batch"
 	JobTypeSystem  = "system"
+	// JobTypeSysBatch runs once on every eligible node: placed as a system
+	// job, finished as a batch job.
+	JobTypeSysBatch = "sysbatch"
 )
+
+// PerNode reports whether jobs of type t run one allocation on every
+// eligible node (system and sysbatch) rather than count allocations.
+func PerNode(t string) bool { return t == JobTypeSystem || t == JobTypeSysBatch }
+
+// RunsToCompletion reports whether the tasks of jobs of type t are done
+// when they exit successfully (batch and sysbatch) rather than restarted.
+func RunsToCompletion(t string) bool { return t == JobTypeBatch || t == JobTypeSysBatch }
 
 // Job statuses, as Nomad reports them.
 const (

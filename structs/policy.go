@@ -25,9 +25,10 @@ func (r *RestartPolicy) Copy() *RestartPolicy {
 	return &c
 }
 
-// DefaultRestartPolicy returns Nomad's defaults for the job type.
+// DefaultRestartPolicy returns Nomad's defaults for the job type (batch
+// and sysbatch share theirs).
 func DefaultRestartPolicy(jobType string) *RestartPolicy {
-	if jobType == JobTypeBatch {
+	if RunsToCompletion(jobType) {
 		return &RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: RestartPolicyModeFail}
 	}
 	return &RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: RestartPolicyModeFail}
@@ -61,7 +62,7 @@ func (r *ReschedulePolicy) Copy() *ReschedulePolicy {
 }
 
 // DefaultReschedulePolicy returns Nomad's defaults for the job type; system
-// jobs are not rescheduled (nil).
+// and sysbatch jobs are not rescheduled (nil).
 func DefaultReschedulePolicy(jobType string) *ReschedulePolicy {
 	switch jobType {
 	case JobTypeService:

@@ -39,7 +39,7 @@ func newRestartTracker(p *structs.RestartPolicy, jobType string) *restartTracker
 	if p == nil {
 		p = structs.DefaultRestartPolicy(jobType)
 	}
-	return &restartTracker{policy: *p, batch: jobType == structs.JobTypeBatch}
+	return &restartTracker{policy: *p, batch: structs.RunsToCompletion(jobType)}
 }
 
 // next decides what follows a task's end. success is a clean exit (exit

@@ -44,6 +44,14 @@ func TestRestartTracker(t *testing.T) {
 		{"batch success is complete", fail, structs.JobTypeBatch, []step{
 			{0, true, decision{reason: ReasonUnnecessary}},
 		}},
+		{"sysbatch success is complete", fail, structs.JobTypeSysBatch, []step{
+			{0, true, decision{reason: ReasonUnnecessary}},
+		}},
+		{"sysbatch failure restarts within its policy", fail, structs.JobTypeSysBatch, []step{
+			{0, false, decision{restart: true, delay: 5 * time.Second, reason: ReasonWithinPolicy}},
+			{10 * time.Second, false, decision{restart: true, delay: 5 * time.Second, reason: ReasonWithinPolicy}},
+			{20 * time.Second, false, decision{reason: exceeded(fail), failed: true}},
+		}},
 		{"service success restarts", fail, structs.JobTypeService, []step{
 			{0, true, decision{restart: true, delay: 5 * time.Second, reason: ReasonWithinPolicy}},
 		}},
@@ -66,5 +74,10 @@ func TestDefaultRestartPolicy(t *testing.T) {
 	r := newRestartTracker(nil, structs.JobTypeBatch)
 	if r.policy.Attempts != 3 || !r.batch {
 		t.Fatalf("batch default: %+v", r.policy)
+	}
+	// sysbatch takes batch's defaults, as Nomad's.
+	r = newRestartTracker(nil, structs.JobTypeSysBatch)
+	if r.policy != *structs.DefaultRestartPolicy(structs.JobTypeBatch) || !r.batch {
+		t.Fatalf("sysbatch default: %+v", r.policy)
 	}
 }
