@@ -28,6 +28,7 @@ const recentEventsShown = 10
 
 func newAllocStatusCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] ALLOC",
 		Short: "Show an allocation: placement, status, deployment health and task events",
@@ -45,11 +46,15 @@ lists the matching allocations and exits 1.`,
 			if err != nil {
 				return asExit(err)
 			}
+			if o.set() {
+				return o.write(cmd, a)
+			}
 			printAllocStatus(cmd.OutOrStdout(), a)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 

@@ -31,6 +31,7 @@ type opFlags struct {
 	address string
 	verbose bool
 	json    bool
+	tmpl    string
 	detach  bool
 }
 
@@ -56,6 +57,17 @@ func (f *opFlags) addVerbose(cmd *cobra.Command) {
 }
 func (f *opFlags) addJSON(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the API's JSON")
+	cmd.Flags().StringVarP(&f.tmpl, "t", "t", "", "format the API's answer with a Go template")
+}
+
+// formatted reports whether -json or -t was given, and then prints v as
+// they ask.
+func (f *opFlags) formatted(cmd *cobra.Command, v any) (bool, error) {
+	if !f.json && f.tmpl == "" {
+		return false, nil
+	}
+	o := outputFlags{json: f.json, tmpl: f.tmpl}
+	return true, o.write(cmd, v)
 }
 func (f *opFlags) addDetach(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "print the evaluation ID and return instead of showing the deployment")
@@ -76,8 +88,8 @@ func newDeploymentListCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("retrieving deployments: %w", err)
 			}
-			if f.json {
-				return writeJSON(cmd, deps)
+			if ok, err := f.formatted(cmd, deps); ok {
+				return err
 			}
 			if len(deps) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "No deployments found")
@@ -152,8 +164,8 @@ func newDeploymentStatusCommand() *cobra.Command {
 		Short: "Show a deployment: status, description and per-group progress",
 		Args:  cobra.ExactArgs(1),
 		RunE: f.onDeployment(func(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error {
-			if f.json {
-				return writeJSON(cmd, d)
+			if ok, err := f.formatted(cmd, d); ok {
+				return err
 			}
 			f.printDeploymentStatus(cmd.OutOrStdout(), d)
 			return nil

@@ -19,6 +19,7 @@ func init() {
 
 func newEvalStatusCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] EVAL",
 		Short: "Show an evaluation and why placements failed",
@@ -36,11 +37,15 @@ prefix lists the matching evaluations and exits 1.`,
 			if err != nil {
 				return asExit(err)
 			}
+			if o.set() {
+				return o.write(cmd, e)
+			}
 			printEvalStatus(cmd.OutOrStdout(), e)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 

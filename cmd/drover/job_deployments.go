@@ -32,8 +32,8 @@ func newJobDeploymentsCommand() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("retrieving the job's deployment: %w", err)
 				}
-				if f.json {
-					return writeJSON(cmd, d)
+				if ok, err := f.formatted(cmd, d); ok {
+					return err
 				}
 				if d == nil {
 					fmt.Fprintf(w, "Job %q has no deployment\n", jobID)
@@ -46,11 +46,11 @@ func newJobDeploymentsCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("retrieving the job's deployments: %w", err)
 			}
-			if f.json {
-				if deps == nil {
-					deps = []*structs.Deployment{}
-				}
-				return writeJSON(cmd, deps)
+			if deps == nil {
+				deps = []*structs.Deployment{}
+			}
+			if ok, err := f.formatted(cmd, deps); ok {
+				return err
 			}
 			if len(deps) == 0 {
 				fmt.Fprintf(w, "Job %q has no deployments\n", jobID)

@@ -63,8 +63,8 @@ with what each change forces.`,
 				}
 				versions = one
 			}
-			if f.json {
-				return writeJSON(cmd, versions)
+			if ok, err := f.formatted(cmd, versions); ok {
+				return err
 			}
 			for i, v := range versions {
 				if i > 0 {

@@ -90,8 +90,6 @@ func planChangesAllocs(resp *apiclient.JobPlanResponse) bool {
 	return false
 }
 
-
-
 func printPlan(w, errw io.Writer, job *structs.Job, resp *apiclient.JobPlanResponse, file string, verbose bool) {
 	if resp.Diff != nil {
 		fmt.Fprint(w, jobdiff.Format(resp.Diff, verbose))
@@ -141,7 +139,6 @@ job modify index given matches the server-side version. If the index has
 changed, another user has modified the job and the plan's results are
 potentially invalid.`)
 }
-
 
 func plural(n int) string {
 	if n == 1 {

@@ -17,6 +17,7 @@ func init() { registerJobCommand("status", newJobStatusCommand) }
 
 func newJobStatusCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] [JOB]",
 		Short: "List jobs, or show one job's summary, deployment and allocations",
@@ -36,6 +37,9 @@ allocations, as Nomad does.`,
 				if err != nil {
 					return &exitError{code: 1, msg: fmt.Sprintf("Error querying jobs: %v", err)}
 				}
+				if o.set() {
+					return o.write(cmd, jobs)
+				}
 				if len(jobs) == 0 {
 					fmt.Fprintln(out, "No running jobs")
 					return nil
@@ -47,10 +51,18 @@ allocations, as Nomad does.`,
 			if err != nil {
 				return asExit(err)
 			}
+			if o.set() {
+				status, err := jobStatusOf(cmd, c, job)
+				if err != nil {
+					return err
+				}
+				return o.write(cmd, status)
+			}
 			return printJobStatus(cmd, c, job)
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 
@@ -61,6 +73,35 @@ func asExit(err error) error {
 		return err
 	}
 	return &exitError{code: 1, msg: "Error: " + err.Error()}
+}
+
+// jobStatus is what `job status -json JOB` prints, as Nomad's: the job
+// with its summary, allocations, evaluations and latest deployment.
+type jobStatus struct {
+	Summary          *structs.JobSummary
+	Allocations      []*structs.AllocationListStub
+	Evaluations      []*structs.Evaluation
+	LatestDeployment *structs.Deployment
+	Job              *structs.Job
+}
+
+func jobStatusOf(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) (*jobStatus, error) {
+	ctx := cmd.Context()
+	out := &jobStatus{Job: job}
+	var err error
+	if out.Summary, _, err = c.Jobs().Summary(ctx, job.ID, nil); err != nil {
+		return nil, asExit(fmt.Errorf("querying the job summary: %w", err))
+	}
+	if out.Allocations, _, err = c.Jobs().Allocations(ctx, job.ID, nil); err != nil {
+		return nil, asExit(fmt.Errorf("querying the job's allocations: %w", err))
+	}
+	if _, err = c.Get(ctx, "/v1/job/"+url.PathEscape(job.ID)+"/evaluations", nil, &out.Evaluations); err != nil {
+		return nil, asExit(fmt.Errorf("querying the job's evaluations: %w", err))
+	}
+	if _, err = c.Get(ctx, "/v1/job/"+url.PathEscape(job.ID)+"/deployment", nil, &out.LatestDeployment); err != nil {
+		return nil, asExit(fmt.Errorf("querying the job's latest deployment: %w", err))
+	}
+	return out, nil
 }
 
 func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) error {

@@ -21,6 +21,7 @@ func init() {
 
 func newNodeStatusCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] [NODE]",
 		Short: "List client nodes, or show one node and its allocations",
@@ -40,6 +41,9 @@ and exits 1.`,
 				if err != nil {
 					return &exitError{code: 1, msg: fmt.Sprintf("Error querying nodes: %v", err)}
 				}
+				if o.set() {
+					return o.write(cmd, nodes)
+				}
 				if len(nodes) == 0 {
 					fmt.Fprintln(out, "No nodes registered")
 					return nil
@@ -55,11 +59,15 @@ and exits 1.`,
 			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error querying the node's allocations: %v", err)}
 			}
+			if o.set() {
+				return o.write(cmd, n)
+			}
 			printNodeStatus(out, n, allocs)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 
