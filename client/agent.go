@@ -40,6 +40,8 @@ type Agent struct {
 	drivers  map[string]drivers.Driver
 	node     *structs.Node
 	reporter *reporter
+	usage    *usageCache  // tasks' recent resource usage samples
+	host     *hostSampler // the host's recent CPU samples
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -79,6 +81,8 @@ func New(cfg Config) (*Agent, error) {
 		drivers:      make(map[string]drivers.Driver, len(cfg.Drivers)),
 		allocs:       map[string]*allocEntry{},
 		registeredCh: make(chan struct{}),
+		usage:        newUsageCache(),
+		host:         newHostSampler(),
 	}
 	for _, d := range cfg.Drivers {
 		a.drivers[d.Name()] = d
