@@ -259,6 +259,11 @@ func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
 			return
 		}
 		for _, k := range n.keys {
+			if t.Elem().Kind() == reflect.Interface {
+				// Free-form data (a driver's config): where each key is
+				// written, for the driver's checks.
+				w.record(n.kids[k], path+"."+k)
+			}
 			w.value(n.kids[k], t.Elem(), path+"."+k)
 		}
 	case reflect.Struct:
@@ -269,6 +274,17 @@ func (w *jsonWalker) value(n *jnode, t reflect.Type, path string) {
 			w.walk(n, t, path)
 		}
 	case reflect.Interface:
+	}
+}
+
+// record records where n and everything inside it is written.
+func (w *jsonWalker) record(n *jnode, path string) {
+	w.lc.set(path, w.at(n.off, path))
+	for i, e := range n.elems {
+		w.record(e, fmt.Sprintf("%s[%d]", path, i))
+	}
+	for _, k := range n.keys {
+		w.record(n.kids[k], path+"."+k)
 	}
 }
 

@@ -245,13 +245,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 	if t.Name == "" {
 		b.err(path+".Name", "is required")
 	}
-	switch t.Driver {
-	case structs.DriverRawExec, structs.DriverMock:
-	case "":
-		b.err(path+".Driver", "is required")
-	default:
-		b.err(path+".Driver", "%q is not supported by drover (raw_exec or mock)", t.Driver)
-	}
+	b.taskDriver(path, tg, t, ports) // build_driver.go
 	if at.KillTimeout != nil {
 		t.KillTimeout = *at.KillTimeout
 		if t.KillTimeout < 0 {

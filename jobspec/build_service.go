@@ -24,8 +24,11 @@ func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*specNetwor
 		switch n.Mode {
 		case "", "host":
 			n.Mode = "host"
+		case "bridge":
+			// Docker's own bridge network; every task must be a docker
+			// task (checked with the tasks, build_driver.go).
 		default:
-			b.err(npath+".Mode", "%q is not supported by drover (only \"host\")", an.Mode)
+			b.err(npath+".Mode", "%q is not supported by drover (\"host\", or \"bridge\" for docker tasks)", an.Mode)
 		}
 		add := func(kind string, j int, p specPort) {
 			ppath := fmt.Sprintf("%s.%s[%d]", npath, kind, j)

@@ -364,10 +364,13 @@ func anyValue(v cty.Value) (any, error) {
 }
 
 // freeform decodes a driver config block: attributes become values,
-// nested blocks lists of maps.
-func (d *decoder) freeform(body *hclsyntax.Body, field string) map[string]any {
+// nested blocks lists of maps. Where each key is written is recorded
+// under path ("….Config.image", "….Config.mount[0].target"), so that the
+// driver's checks can point at it.
+func (d *decoder) freeform(body *hclsyntax.Body, field, path string) map[string]any {
 	out := map[string]any{}
 	for name, a := range body.Attributes {
+		d.lc.set(path+"."+name, d.at(a.SrcRange, field+"."+name))
 		v, ok := d.value(a, field+"."+name, cty.DynamicPseudoType)
 		if !ok {
 			continue
@@ -380,11 +383,16 @@ func (d *decoder) freeform(body *hclsyntax.Body, field string) map[string]any {
 		out[name] = x
 	}
 	for _, b := range body.Blocks {
-		m := d.freeform(b.Body, field+"."+b.Type)
+		list, _ := out[b.Type].([]any)
+		bpath := fmt.Sprintf("%s.%s[%d]", path, b.Type, len(list))
+		if len(list) == 0 {
+			d.lc.set(path+"."+b.Type, d.at(b.TypeRange, field+"."+b.Type))
+		}
+		d.lc.set(bpath, d.at(b.TypeRange, field+"."+b.Type))
+		m := d.freeform(b.Body, field+"."+b.Type, bpath)
 		for i := len(b.Labels) - 1; i >= 0; i-- {
 			m = map[string]any{b.Labels[i]: m}
 		}
-		list, _ := out[b.Type].([]any)
 		if _, clash := out[b.Type]; clash && list == nil {
 			d.r.errorf(d.at(b.TypeRange, field+"."+b.Type), "%s.%s is set both as an attribute and as a block", field, b.Type)
 			continue

@@ -38,7 +38,7 @@ func unsupportedDoc() []byte {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", block, name(e.HCL), name(e.JSON), outcome, e.Note)
 		}
 	}
-	b.WriteString("\nOther refusals made by value rather than by name: drivers other than `raw_exec` and `mock`;\nnetwork `mode` other than `host`; more than one `network` block; check types\nother than `http`, `tcp` and `script`; constraint operators `distinct_property` and `set_contains_any`; `node_pool`\nother than `default` and `all`; `dynamic` blocks.\n")
+	b.WriteString("\nOther refusals made by value rather than by name: drivers other than `raw_exec`, `docker` and `mock`;\nnetwork `mode` other than `host` and `bridge` (`bridge` needs the docker driver for every task of\nthe group); a docker `config` key drover does not run (website/drivers/docker.md); more than one `network` block; check types\nother than `http`, `tcp` and `script`; constraint operators `distinct_property` and `set_contains_any`; `node_pool`\nother than `default` and `all`; `dynamic` blocks.\n")
 	return b.Bytes()
 }
 

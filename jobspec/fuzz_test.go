@@ -57,6 +57,20 @@ func FuzzParse(f *testing.F) {
 		"      check {\n        type = \"script\"\n        task = \"t\"\n        command = \"/bin/true\"\n        args = [\"a\", 1]\n" +
 		"        interval = \"1s\"\n        timeout = \"1s\"\n        check_restart {\n          limit = -1\n          ignore_warnings = true\n        }\n      }\n    }\n" +
 		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// Docker tasks: a bridge group, every config key, then the edges
+	// (unknown and refused keys, bad volumes and mounts, odd types).
+	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    network {\n      mode = \"bridge\"\n      port \"http\" { to = 80 }\n    }\n" +
+		"    task \"t\" {\n      driver = \"docker\"\n      config {\n        image = \"web:1\"\n        command = \"/bin/sh\"\n        args = [\"-c\", \"x\"]\n" +
+		"        entrypoint = [\"/init\"]\n        ports = [\"http\"]\n        network_mode = \"bridge\"\n        labels { a = \"b\" }\n" +
+		"        volumes = [\"data:/data:ro\", \"../alloc/x:/x\"]\n        mount {\n          type = \"tmpfs\"\n          target = \"/t\"\n" +
+		"          tmpfs_options {\n            size = 1024\n            mode = 493\n          }\n        }\n        force_pull = true\n" +
+		"        work_dir = \"/w\"\n        hostname = \"h\"\n        init = true\n        readonly_rootfs = true\n        image_pull_timeout = \"1m\"\n" +
+		"      }\n    }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    network {\n      mode = \"bridge\"\n    }\n    task \"t\" {\n      driver = \"docker\"\n" +
+		"      config {\n        image = [1]\n        ports = [\"nope\", 2, \"nope\"]\n        volumes = [\"/:/\", \"a:b:c:d\", \"../../x:/local\"]\n" +
+		"        mount {\n          type = \"bind\"\n          bind_options { propagation = \"rshared\" }\n        }\n        mount = 3\n" +
+		"        labels = { \"com.droverhq.drover.x\" = 1 }\n        privileged = true\n        imag = \"x\"\n        image_pull_timeout = -5\n" +
+		"        network_mode = \"container:a\"\n      }\n    }\n    task \"u\" {\n      driver = \"raw_exec\"\n    }\n  }\n}"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		job, _, err := Parse("fuzz.hcl", src, Options{})
 		if err != nil {
@@ -114,6 +128,13 @@ func FuzzParseAPIJob(f *testing.F) {
 	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Services":[{"Name":"s","CheckRestart":{"Limit":2,"Grace":null},` +
 		`"Checks":[{"Type":"script","TaskName":"t","Command":"x","Args":["a",null],"Interval":1,"Timeout":1,` +
 		`"CheckRestart":{"Limit":-1,"Grace":-5,"IgnoreWarnings":true}}]}],"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	// Docker tasks: a good config, then the edges.
+	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Networks":[{"Mode":"bridge","DynamicPorts":[{"Label":"http","To":80}]}],` +
+		`"Tasks":[{"Name":"t","Driver":"docker","Config":{"image":"web:1","ports":["http"],"labels":[{"a":"b"}],` +
+		`"mount":[{"type":"volume","target":"/v"}],"volumes":["d:/d"],"image_pull_timeout":60000000000}}]}]}`))
+	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Networks":[{"Mode":"bridge"}],"Tasks":[{"Name":"t","Driver":"docker",` +
+		`"Config":{"image":null,"ports":{"a":1},"labels":"x","mount":[1,{"tmpfs_options":[{"size":1.5,"mode":-1}],"type":"tmpfs","source":"s"}],` +
+		`"volumes":[null],"image_pull_timeout":1e300,"force_pull":"yes"}},{"Name":"u","Driver":"mock"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		job, _, err := ParseAPIJob(data)
 		if err != nil {

@@ -122,7 +122,7 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 		}
 	} else if bs := blocks["config"]; len(bs) > 0 {
 		d.lc.set(path+".Config", d.at(bs[0].TypeRange, "task.config"))
-		t.Config = d.freeform(bs[0].Body, "task.config")
+		t.Config = d.freeform(bs[0].Body, "task.config", path+".Config")
 	}
 	t.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
 	if bs := blocks["resources"]; len(bs) > 0 {

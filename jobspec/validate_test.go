@@ -82,8 +82,9 @@ func rules() []rule {
 		{"restart mode", jobWith("", "    restart {\n      mode = \"never\"\n    }"), "restart.mode", 5, `restart.mode must be fail or delay (got "never")`, false},
 		{"reschedule delay_function", jobWith("", "    reschedule {\n      delay_function = \"linear\"\n    }"), "reschedule.delay_function", 5, `must be constant, exponential or fibonacci`, false},
 		{"constraint operator", jobWith("  constraint {\n    attribute = \"${attr.kernel.name}\"\n    operator = \"~\"\n    value = \"linux\"\n  }", ""), "constraint.operator", 4, `unknown operator "~"`, false},
-		{"driver not shipped", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"docker\"\n    }\n  }\n}\n", "task.driver", 4, `task.driver "docker" is not supported by drover`, false},
-		{"network mode", jobWith("", "    network {\n      mode = \"bridge\"\n    }"), "network.mode", 5, `network.mode "bridge" is not supported by drover`, false},
+		{"driver not shipped", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"exec\"\n    }\n  }\n}\n", "task.driver", 4, `task.driver "exec" is not supported by drover (raw_exec, docker or mock)`, false},
+		{"network mode", jobWith("", "    network {\n      mode = \"cni/x\"\n    }"), "network.mode", 5, `network.mode "cni/x" is not supported by drover`, false},
+		{"bridge without docker", jobWith("", "    network {\n      mode = \"bridge\"\n    }"), "network.mode", 5, `network.mode "bridge" needs the docker driver for every task in the group (task "t" uses mock)`, false},
 		{"unknown variable", jobWith("  region = var.nope", ""), "", 2, `Unsupported attribute`, false},
 		{"syntax error", "job \"j\" {\n  group = {\n", "", 3, "", false},
 	}

@@ -126,8 +126,8 @@ var dockerRefused = map[string]string{
 }
 
 // ParseDockerConfig reads a docker task's config block. It returns every
-// problem it finds, each naming its key; the config is nil when there is
-// any.
+// problem it finds, each naming its key; the config is then what could be
+// read, for further checks, and must not be run.
 func ParseDockerConfig(m map[string]any) (*DockerConfig, []ConfigError) {
 	p := &dockerParser{}
 	c := &DockerConfig{ImagePullTimeout: DefaultImagePullTimeout}
@@ -211,10 +211,7 @@ func ParseDockerConfig(m map[string]any) (*DockerConfig, []ConfigError) {
 	for i, v := range c.Volumes {
 		p.volume(fmt.Sprintf("volumes[%d]", i), v)
 	}
-	if len(p.errs) > 0 {
-		return nil, p.errs
-	}
-	return c, nil
+	return c, p.errs
 }
 
 // DockerLabelPrefix starts drover's own container labels.
@@ -520,8 +517,12 @@ func wholeNumber(v any) (int64, bool) {
 	return 0, false
 }
 
-// closest suggests the nearest of names to s, as " (did you mean …?)".
+// closest suggests the nearest of names to s, as " (did you mean …?)",
+// as the job file's other suggestions read.
 func closest(s string, names []string) string {
+	if len(s) > 64 {
+		return ""
+	}
 	best, bestD := "", 3
 	for _, n := range names {
 		if d := editDistance(s, n); d < bestD {
@@ -531,7 +532,7 @@ func closest(s string, names []string) string {
 	if best == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return fmt.Sprintf(" (did you mean %s?)", best)
 }
 
 func editDistance(a, b string) int {

@@ -1,0 +1,95 @@
+package jobspec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// taskDriver checks a task's driver and, for docker, its config block,
+// with the group's network: its mode and port labels.
+func (b *builder) taskDriver(path string, tg *structs.TaskGroup, t *structs.Task, ports map[string]bool) {
+	switch t.Driver {
+	case structs.DriverRawExec, structs.DriverMock:
+	case structs.DriverDocker:
+		b.dockerConfig(path, tg, t, ports)
+	case "":
+		b.err(path+".Driver", "is required")
+	default:
+		b.err(path+".Driver", "%q is not supported by drover (raw_exec, docker or mock)", t.Driver)
+	}
+	if networkMode(tg) == "bridge" && t.Driver != structs.DriverDocker && t.Driver != "" {
+		gpath, _, _ := strings.Cut(path, ".Tasks[")
+		b.err(gpath+".Networks[0].Mode", "\"bridge\" needs the docker driver for every task in the group (task %q uses %s)", t.Name, t.Driver)
+	}
+}
+
+// networkMode is the group network's mode, "host" when it has none.
+func networkMode(tg *structs.TaskGroup) string {
+	if len(tg.Networks) > 0 && tg.Networks[0] != nil && tg.Networks[0].Mode != "" {
+		return tg.Networks[0].Mode
+	}
+	return "host"
+}
+
+// dockerConfig checks a docker task's config block (website/drivers/
+// docker.md): its keys and values, that its ports name labels of the
+// group network, that its network_mode fits the group's, and that no two
+// tasks of the group publish the same port.
+func (b *builder) dockerConfig(path string, tg *structs.TaskGroup, t *structs.Task, ports map[string]bool) {
+	cpath := path + ".Config"
+	if t.Config == nil {
+		b.err(cpath+".image", "is required (the docker driver needs a config block with an image)")
+		return
+	}
+	dc, errs := structs.ParseDockerConfig(t.Config)
+	for _, e := range errs {
+		b.err(cpath+"."+e.Key, "%s", e.Msg)
+	}
+	for i, l := range dc.Ports {
+		if !ports[l] {
+			b.err(fmt.Sprintf("%s.ports[%d]", cpath, i), "%q is not a port label of the group network%s", l, suggest(l, keys(ports)))
+		}
+	}
+	mode := networkMode(tg)
+	if mode == "bridge" && dc.NetworkMode != "" && dc.NetworkMode != "bridge" {
+		b.err(cpath+".network_mode", "must be empty or \"bridge\" in a group whose network mode is \"bridge\" (got %q)", dc.NetworkMode)
+	}
+	mine := published(dc, tg, mode)
+	for _, other := range tg.Tasks {
+		if other == nil || other.Driver != structs.DriverDocker {
+			continue
+		}
+		odc, _ := structs.ParseDockerConfig(other.Config)
+		for _, l := range published(odc, tg, mode) {
+			for _, m := range mine {
+				if l == m {
+					b.err(cpath+".ports", "publishes port %q, which task %q publishes too: a host port binds to one container", l, other.Name)
+				}
+			}
+		}
+	}
+}
+
+// published lists the port labels a docker task publishes: its ports
+// list, or, in a bridge group, every port of the group when it lists
+// none.
+func published(dc *structs.DockerConfig, tg *structs.TaskGroup, mode string) []string {
+	if len(dc.Ports) > 0 || mode != "bridge" {
+		return dc.Ports
+	}
+	var out []string
+	for _, n := range tg.Networks {
+		if n == nil {
+			continue
+		}
+		for _, p := range n.ReservedPorts {
+			out = append(out, p.Label)
+		}
+		for _, p := range n.DynamicPorts {
+			out = append(out, p.Label)
+		}
+	}
+	return out
+}
