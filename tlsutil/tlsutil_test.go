@@ -14,7 +14,9 @@ import (
 	"github.com/droverhq/drover/tlsutil/tlstest"
 )
 
-func tlsLoad(certPEM, keyPEM []byte) (tls.Certificate, error) { return tls.X509KeyPair(certPEM, keyPEM) }
+func tlsLoad(certPEM, keyPEM []byte) (tls.Certificate, error) {
+	return tls.X509KeyPair(certPEM, keyPEM)
+}
 
 // handshake runs a TLS handshake between a server and a client over a real
 // loopback TCP connection, bounded in time, and exchanges one byte (with
