@@ -72,14 +72,17 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	AllocClientUpdate, DeploymentStatusUpdate, DeploymentPromote,
 //	DeploymentAllocHealth, JobStability,
 //	AllocUpdateDesiredTransition,
-//	NodeDeregister, EvalReap                 nil on success
+//	NodeDeregister, EvalReap,
+//	ACLTokenBootstrap, ACLPolicyUpsert,
+//	ACLPolicyDelete, ACLTokenUpsert,
+//	ACLTokenDelete                           nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
 //
 // or an error: a state rejection (errors.Is state.ErrNotFound,
 // state.ErrDeploymentTerminal, state.ErrPromotion, state.ErrConflict,
-// state.ErrInvalid) after
+// state.ErrInvalid, state.ErrACLBootstrapped) after
 // which nothing of the entry was applied, ErrDecode, ErrEmptyEntry, or
 // ErrUnknownType, ErrBadRequest. An unknown type with IgnoreUnknownTypeFlag is skipped
 // (nil). Non-command log types (e.g. configuration) are ignored.
@@ -99,7 +102,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 func isRejection(err error) bool {
 	return errors.Is(err, state.ErrNotFound) || errors.Is(err, state.ErrDeploymentTerminal) ||
 		errors.Is(err, state.ErrPromotion) || errors.Is(err, state.ErrInvalid) ||
-		errors.Is(err, state.ErrConflict)
+		errors.Is(err, state.ErrConflict) || errors.Is(err, state.ErrACLBootstrapped)
 }
 
 func (f *FSM) apply(index uint64, data []byte) any {
@@ -177,6 +180,16 @@ func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
 		var ok bool
 		ok, err = s.SetAutopilotConfigTxn(txn, r)
 		resp = ok
+	case *structs.ACLTokenBootstrapRequest:
+		err = s.BootstrapACLTxn(txn, r)
+	case *structs.ACLPolicyUpsertRequest:
+		err = s.UpsertACLPoliciesTxn(txn, r.Policies)
+	case *structs.ACLPolicyDeleteRequest:
+		err = s.DeleteACLPoliciesTxn(txn, r.Names)
+	case *structs.ACLTokenUpsertRequest:
+		err = s.UpsertACLTokensTxn(txn, r.Tokens)
+	case *structs.ACLTokenDeleteRequest:
+		err = s.DeleteACLTokensTxn(txn, r.AccessorIDs)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

@@ -40,6 +40,13 @@ const (
 	NodeDeregisterRequestType                                  // structs.NodeDeregisterRequest
 	EvalReapRequestType                                        // structs.EvalReapRequest
 	AutopilotSetConfigRequestType                              // structs.AutopilotSetConfigRequest
+	// The ACL entries never carry the ignore bit: a server that skipped a
+	// token's deletion would keep honouring the token.
+	ACLTokenBootstrapRequestType // structs.ACLTokenBootstrapRequest
+	ACLPolicyUpsertRequestType   // structs.ACLPolicyUpsertRequest
+	ACLPolicyDeleteRequestType   // structs.ACLPolicyDeleteRequest
+	ACLTokenUpsertRequestType    // structs.ACLTokenUpsertRequest
+	ACLTokenDeleteRequestType    // structs.ACLTokenDeleteRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -58,6 +65,11 @@ var typeNames = map[MessageType]string{
 	NodeDeregisterRequestType:               "NodeDeregister",
 	EvalReapRequestType:                     "EvalReap",
 	AutopilotSetConfigRequestType:           "AutopilotSetConfig",
+	ACLTokenBootstrapRequestType:            "ACLTokenBootstrap",
+	ACLPolicyUpsertRequestType:              "ACLPolicyUpsert",
+	ACLPolicyDeleteRequestType:              "ACLPolicyDelete",
+	ACLTokenUpsertRequestType:               "ACLTokenUpsert",
+	ACLTokenDeleteRequestType:               "ACLTokenDelete",
 }
 
 // String names the type, for logs.
@@ -165,6 +177,16 @@ func newRequest(t MessageType) any {
 		return &structs.EvalReapRequest{}
 	case AutopilotSetConfigRequestType:
 		return &structs.AutopilotSetConfigRequest{}
+	case ACLTokenBootstrapRequestType:
+		return &structs.ACLTokenBootstrapRequest{}
+	case ACLPolicyUpsertRequestType:
+		return &structs.ACLPolicyUpsertRequest{}
+	case ACLPolicyDeleteRequestType:
+		return &structs.ACLPolicyDeleteRequest{}
+	case ACLTokenUpsertRequestType:
+		return &structs.ACLTokenUpsertRequest{}
+	case ACLTokenDeleteRequestType:
+		return &structs.ACLTokenDeleteRequest{}
 	}
 	return nil
 }

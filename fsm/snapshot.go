@@ -32,6 +32,9 @@ const (
 	allocsTag       = 5
 	allocJobTag     = 8
 	autopilotTag    = 9
+	aclPoliciesTag  = 10
+	aclTokensTag    = 11
+	aclMetaTag      = 12
 )
 
 // allocJobRecord is a job embedded in allocations, written once.
@@ -57,6 +60,7 @@ var tableTags = map[string]uint8{
 	state.TableNodes: 1, state.TableJobs: 2, state.TableJobVersions: 3,
 	state.TableEvals: 4, state.TableAllocs: 5, state.TableDeployments: 6,
 	state.TableIndex: 7, state.TableAutopilot: autopilotTag,
+	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -80,6 +84,12 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableIndex, &state.IndexEntry{}
 	case autopilotTag:
 		return state.TableAutopilot, &state.AutopilotRecord{}
+	case aclPoliciesTag:
+		return state.TableACLPolicies, &structs.ACLPolicy{}
+	case aclTokensTag:
+		return state.TableACLTokens, &structs.ACLToken{}
+	case aclMetaTag:
+		return state.TableACLMeta, &state.ACLMetaRecord{}
 	}
 	return "", nil
 }

@@ -14,6 +14,9 @@ const (
 	TableDeployments = "deployments"
 	TableIndex       = "index"
 	TableAutopilot   = "autopilot"
+	TableACLPolicies = "acl_policies"
+	TableACLTokens   = "acl_tokens"
+	TableACLMeta     = "acl_meta"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -21,6 +24,7 @@ const (
 var Tables = []string{
 	TableNodes, TableJobs, TableJobVersions, TableEvals,
 	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
+	TableACLPolicies, TableACLTokens, TableACLMeta,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -68,6 +72,9 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
 //	autopilot    id (Key; one row, the autopilot configuration)
+//	acl_policies id (Name)
+//	acl_tokens   id (AccessorID), secret (SecretHash, unique)
+//	acl_meta     id (Key; one row, the ACL bootstrap's index)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -80,7 +87,8 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 func Schema() *memdb.DBSchema {
 	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 		TableNodes: {Name: TableNodes, Indexes: map[string]*memdb.IndexSchema{
-			"id": idIndex("ID"),
+			"id":     idIndex("ID"),
+			"secret": fieldIndex("secret", "SecretHash"),
 		}},
 		TableJobs: {Name: TableJobs, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "ID", true, false),
@@ -113,6 +121,19 @@ func Schema() *memdb.DBSchema {
 			"id": idIndex("Key"),
 		}},
 		TableAutopilot: {Name: TableAutopilot, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Key"),
+		}},
+		TableACLPolicies: {Name: TableACLPolicies, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Name"),
+		}},
+		TableACLTokens: {Name: TableACLTokens, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("AccessorID"),
+			"secret": {
+				Name: "secret", Unique: true,
+				Indexer: &memdb.StringFieldIndex{Field: "SecretHash"},
+			},
+		}},
+		TableACLMeta: {Name: TableACLMeta, Indexes: map[string]*memdb.IndexSchema{
 			"id": idIndex("Key"),
 		}},
 	}}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -12,7 +13,8 @@ func (s *Store) UpsertNode(index uint64, node *structs.Node) error {
 }
 
 // UpsertNodeTxn is UpsertNode inside t. A re-registration keeps the node's
-// CreateIndex.
+// CreateIndex, and its SecretHash when the new record has none. A secret
+// hash another node holds is refused (ErrConflict).
 func (s *Store) UpsertNodeTxn(t *WriteTxn, node *structs.Node) error {
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("state: node without ID: %w", ErrInvalid)
@@ -25,6 +27,15 @@ func (s *Store) UpsertNodeTxn(t *WriteTxn, node *structs.Node) error {
 	n.CreateIndex = t.index
 	if existing != nil {
 		n.CreateIndex = existing.CreateIndex
+		if n.SecretHash == "" {
+			// A client that sends no secret keeps the one registered.
+			n.SecretHash = existing.SecretHash
+		}
+	}
+	if other, err := t.reader().NodeBySecretHash(n.SecretHash); err != nil {
+		return err
+	} else if other != nil && other.ID != n.ID {
+		return fmt.Errorf("state: node %s: secret already in use by another node: %w", n.ID, ErrConflict)
 	}
 	n.ModifyIndex = t.index
 	return t.insert(TableNodes, n)
@@ -37,7 +48,11 @@ func (s *Store) UpdateNodeStatus(index uint64, req *structs.NodeUpdateStatusRequ
 
 // UpdateNodeStatusTxn sets the node's status at req.UpdatedAt. A node going
 // down marks every allocation on it that its client has not finished as
-// lost. The request's evals are stored too.
+// lost. A node going disconnected marks those whose group has a
+// disconnect.lost_after "unknown" and the others lost. Each such change
+// is recorded in the alloc's AllocStates at req.UpdatedAt, the time the
+// servers count lost_after and stop_on_client_after from. The request's
+// evals are stored too.
 func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRequest) error {
 	existing, err := t.reader().NodeByID(req.NodeID)
 	if err != nil {
@@ -54,18 +69,29 @@ func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRe
 	if err := t.insert(TableNodes, n); err != nil {
 		return err
 	}
-	if req.Status == structs.NodeStatusDown {
+	if req.Status == structs.NodeStatusDown || req.Status == structs.NodeStatusDisconnected {
 		allocs, err := t.reader().AllocsByNode(req.NodeID)
 		if err != nil {
 			return err
 		}
+		at := time.Unix(0, req.UpdatedAt).UTC()
 		for _, a := range allocs {
 			if a.ClientTerminalStatus() {
 				continue
 			}
+			status, desc := structs.AllocClientStatusLost, structs.AllocLost
+			if req.Status == structs.NodeStatusDisconnected && a.Job.LookupTaskGroup(a.TaskGroup).LostAfterOf() > 0 {
+				if a.ClientStatus == structs.AllocClientStatusUnknown {
+					continue
+				}
+				status, desc = structs.AllocClientStatusUnknown, structs.AllocUnknown
+			}
 			c := rewrite(a)
-			c.ClientStatus = structs.AllocClientStatusLost
-			c.ClientDescription = structs.AllocLost
+			c.ClientStatus = t.strs.str(status)
+			c.ClientDescription = t.strs.str(desc)
+			c.AppendClientStatus(status, at)
+			// A follow-up evaluation of an earlier time is not this one's.
+			c.FollowupEvalID = ""
 			c.ModifyIndex = t.index
 			c.ModifyTime = req.UpdatedAt
 			if err := t.putAlloc(a, c); err != nil {

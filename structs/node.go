@@ -7,6 +7,11 @@ const (
 	NodeStatusInit  = "initializing"
 	NodeStatusReady = "ready"
 	NodeStatusDown  = "down"
+	// NodeStatusDisconnected: the node missed its heartbeats but runs
+	// allocations whose group tolerates it for a while
+	// (disconnect.lost_after); they are "unknown" until the node comes
+	// back or the time is up, when the node goes down.
+	NodeStatusDisconnected = "disconnected"
 )
 
 // Scheduling eligibility.
@@ -33,8 +38,12 @@ type Node struct {
 	Status                string
 	StatusDescription     string
 	StatusUpdatedAt       int64
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// SecretHash is HashSecret of the node's secret, which its client
+	// presents on every call to the servers (X-Nomad-Token). Never part
+	// of the JSON shape; the state keeps only the hash.
+	SecretHash  string `json:"-" codec:"SecretHash"`
+	CreateIndex uint64
+	ModifyIndex uint64
 }
 
 // Ready reports whether the node can take new allocations.
