@@ -20,6 +20,10 @@ type Config struct {
 	// advertises (host:port). Ignored when Transport is set.
 	RaftAddr string
 
+	// TLS, when set, runs the Raft transport over mutual TLS (tls.rpc).
+	// Ignored when Transport is set.
+	TLS *TLS
+
 	// FSM is the replicated state machine. Required.
 	FSM raft.FSM
 

@@ -3,7 +3,6 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -62,6 +61,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	trans := cfg.Transport
+	if trans == nil && cfg.TLS != nil {
+		if trans, err = newTLSTransport(cfg.RaftAddr, cfg.TLS, logger); err != nil {
+			s.closeAll()
+			return nil, err
+		}
+		s.closers = append(s.closers, trans.(*raft.NetworkTransport).Close)
+	}
 	if trans == nil {
 		if trans, err = newTCPTransport(cfg.RaftAddr, logger); err != nil {
 			s.closeAll()
@@ -130,15 +136,9 @@ func (s *Server) openStores(cfg Config) (raft.LogStore, raft.StableStore, raft.S
 }
 
 func newTCPTransport(addr string, logger hclog.Logger) (*raft.NetworkTransport, error) {
-	if addr == "" {
-		return nil, errors.New("cluster: Config.RaftAddr is required")
-	}
-	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	tcp, err := resolveRaftAddr(addr)
 	if err != nil {
-		return nil, fmt.Errorf("raft address %q: %w", addr, err)
-	}
-	if tcp.IP == nil || tcp.IP.IsUnspecified() {
-		return nil, fmt.Errorf("raft address %q: give an address other servers can reach, not a wildcard", addr)
+		return nil, err
 	}
 	t, err := raft.NewTCPTransportWithLogger(addr, tcp, 3, 10*time.Second, logger)
 	if err != nil {
