@@ -159,13 +159,30 @@ func (f *opFlags) onDeployment(fn func(cmd *cobra.Command, c *apiclient.Client, 
 
 func newDeploymentStatusCommand() *cobra.Command {
 	var f opFlags
+	var monitor bool
 	cmd := &cobra.Command{
 		Use:   "status [flags] ID",
 		Short: "Show a deployment: status, description and per-group progress",
-		Args:  cobra.ExactArgs(1),
+		Long: `Shows the deployment with the given ID, or unique ID prefix: its status,
+description and per-group progress. With -monitor, follows it live, as job
+run does, until it ends (exit 0 when it succeeds, 1 when it fails) or waits
+for a promotion.`,
+		Args: cobra.ExactArgs(1),
 		RunE: f.onDeployment(func(cmd *cobra.Command, c *apiclient.Client, d *structs.Deployment) error {
 			if ok, err := f.formatted(cmd, d); ok {
 				return err
+			}
+			if monitor {
+				w := cmd.OutOrStdout()
+				m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+				code, err := m.followDeploymentToEnd(cmd.Context(), d, d.JobID, true)
+				if err != nil {
+					return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the deployment: %v", err)}
+				}
+				if code != exitOK {
+					return exitCode(code)
+				}
+				return nil
 			}
 			f.printDeploymentStatus(cmd.OutOrStdout(), d)
 			return nil
@@ -174,6 +191,7 @@ func newDeploymentStatusCommand() *cobra.Command {
 	f.addAddress(cmd)
 	f.addVerbose(cmd)
 	f.addJSON(cmd)
+	cmd.Flags().BoolVar(&monitor, "monitor", false, "follow the deployment live until it ends")
 	return cmd
 }
 
@@ -324,11 +342,44 @@ func currentZones(d *structs.Deployment) (string, bool) {
 // verbResult prints the outcome of a verb on deployment id: with -detach
 // the evaluation ID; otherwise the deployment as it is now.
 func (f *opFlags) verbResult(ctx context.Context, c *apiclient.Client, w io.Writer, id string, resp *structs.DeploymentUpdateResponse) error {
+	d, err := f.afterVerb(ctx, c, w, id, resp)
+	if err != nil || d == nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	f.printDeploymentStatus(w, d)
+	return nil
+}
+
+// verbFollow is verbResult for the verbs that set a rollout going again
+// (promote, resume): unless -detach, it follows the deployment live, as
+// job run does, until it ends or waits for the user; the exit code is
+// job run's.
+func (f *opFlags) verbFollow(ctx context.Context, c *apiclient.Client, w io.Writer, id string, resp *structs.DeploymentUpdateResponse) error {
+	d, err := f.afterVerb(ctx, c, w, id, resp)
+	if err != nil || d == nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+	code, err := m.followDeploymentToEnd(ctx, d, d.JobID, true)
+	if err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the deployment: %v", err)}
+	}
+	if code != exitOK {
+		return exitCode(code)
+	}
+	return nil
+}
+
+// afterVerb prints the evaluation ID under -detach and returns nil;
+// otherwise it returns the deployment as the verb left it.
+func (f *opFlags) afterVerb(ctx context.Context, c *apiclient.Client, w io.Writer, id string, resp *structs.DeploymentUpdateResponse) (*structs.Deployment, error) {
 	if f.detach {
 		if resp.EvalID != "" {
 			fmt.Fprintf(w, "Evaluation ID: %s\n", f.short(resp.EvalID))
 		}
-		return nil
+		return nil, nil
 	}
 	// Read at least the verb's own write (the index passes Index-1).
 	q := &apiclient.QueryOptions{WaitTime: 5 * time.Second}
@@ -337,11 +388,9 @@ func (f *opFlags) verbResult(ctx context.Context, c *apiclient.Client, w io.Writ
 	}
 	d, _, err := c.Deployments().Info(ctx, id, q)
 	if err != nil {
-		return fmt.Errorf("retrieving deployment: %w", err)
+		return nil, fmt.Errorf("retrieving deployment: %w", err)
 	}
-	fmt.Fprintln(w)
-	f.printDeploymentStatus(w, d)
-	return nil
+	return d, nil
 }
 
 // verbError turns a refused verb into Nomad's message and exit code 1.
@@ -374,7 +423,7 @@ func (p *promoteFlags) promote(cmd *cobra.Command, c *apiclient.Client, d *struc
 	} else {
 		fmt.Fprintf(w, "Deployment %q promoted\n", f8(p.verbose, d.ID))
 	}
-	return p.verbResult(cmd.Context(), c, w, d.ID, resp)
+	return p.verbFollow(cmd.Context(), c, w, d.ID, resp)
 }
 
 func f8(verbose bool, id string) string { return (&opFlags{verbose: verbose}).short(id) }
@@ -407,6 +456,9 @@ func newDeploymentFailCommand() *cobra.Command {
 			w := cmd.OutOrStdout()
 			if resp.RevertedJobVersion != nil {
 				fmt.Fprintf(w, "Deployment %q failed. Auto-reverted to job version %d.\n", f.short(d.ID), *resp.RevertedJobVersion)
+				if !f.detach {
+					return f.followRollback(cmd.Context(), c, w, d)
+				}
 			} else {
 				fmt.Fprintf(w, "Deployment %q failed\n", f.short(d.ID))
 			}
@@ -435,6 +487,9 @@ func newDeploymentPauseCommand(pause bool) *cobra.Command {
 				return verbError(what+" deployment", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Deployment %q %s\n", f.short(d.ID), done)
+			if !pause {
+				return f.verbFollow(cmd.Context(), c, cmd.OutOrStdout(), d.ID, resp)
+			}
 			return f.verbResult(cmd.Context(), c, cmd.OutOrStdout(), d.ID, resp)
 		}),
 	}
@@ -442,4 +497,25 @@ func newDeploymentPauseCommand(pause bool) *cobra.Command {
 	f.addVerbose(cmd)
 	f.addDetach(cmd)
 	return cmd
+}
+
+// followRollback follows the deployment of the version a failed
+// deployment rolled back to, as job run does after a failure: exit 0 when
+// the rollback succeeds.
+func (f *opFlags) followRollback(ctx context.Context, c *apiclient.Client, w io.Writer, failed *structs.Deployment) error {
+	m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+	rb, err := m.waitRollback(ctx, failed.JobID, failed.ID)
+	if err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the rollback: %v", err)}
+	}
+	fmt.Fprintln(w)
+	m.headf("Monitoring the rollback")
+	code, err := m.followDeploymentToEnd(ctx, rb, failed.JobID, false)
+	if err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the rollback: %v", err)}
+	}
+	if code != exitOK {
+		return exitCode(code)
+	}
+	return nil
 }

@@ -200,7 +200,11 @@ func TestDeploymentCommands(t *testing.T) {
 
 	wantCLI(t, 0, []string{`Deployment "0b23b149" paused`, "Status      = paused"}, "deployment", "pause", "-address", addr, "0b23")
 	wantCLI(t, 1, []string{"can't promote paused deployment"}, "job", "promote", "-address", addr, "web")
-	wantCLI(t, 0, []string{`Deployment "0b23b149" resumed`, "Status      = running"}, "deployment", "resume", "-address", addr, "0b23")
+	// resume follows the rollout live (e2e tests show it); -detach returns.
+	wantCLI(t, 0, []string{`Deployment "0b23b149" resumed`}, "deployment", "resume", "-detach", "-address", addr, "0b23")
+	if d, _ := b.State().Snapshot().DeploymentByID(depA); d.Status != structs.DeploymentStatusRunning {
+		t.Fatalf("resumed deployment is %s", d.Status)
+	}
 
 	if _, err := b.SetAllocHealth(context.Background(), depA, []string{"alloc-a"}, nil); err != nil {
 		t.Fatal(err)

@@ -3,11 +3,8 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/droverhq/drover/apiclient"
 )
 
 func init() { registerJobCommand("revert", newJobRevertCommand) }
@@ -19,7 +16,8 @@ func newJobRevertCommand() *cobra.Command {
 		Short: "Register an earlier version of a job again, as a new version",
 		Long: `Registers the given version's specification again; the job gets a new
 version number and rolls out like any other change. Without -detach the
-job's deployment is shown once after the revert; with it, the evaluation ID.`,
+rollout is followed live, as job run does (exit 0 when it succeeds, 1 when
+it fails); with it, only the evaluation ID is printed.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			version, err := strconv.ParseUint(args[1], 10, 64)
@@ -44,18 +42,14 @@ job's deployment is shown once after the revert; with it, the evaluation ID.`,
 				return nil
 			}
 			fmt.Fprintf(w, "Job %q reverted to version %d (now version %d)\n", jobID, version, resp.JobVersion)
-			fmt.Fprintf(w, "Evaluation ID: %s\n", f.short(resp.EvalID))
-			q := &apiclient.QueryOptions{WaitTime: 5 * time.Second}
-			if resp.Index > 1 {
-				q.WaitIndex = resp.Index - 1
-			}
-			d, _, err := c.Jobs().LatestDeployment(cmd.Context(), jobID, q)
+			// Follow the new version's rollout, as job run does.
+			m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+			code, err := m.run(cmd.Context(), resp.EvalID)
 			if err != nil {
-				return fmt.Errorf("retrieving the job's deployment: %w", err)
+				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the job: %v", err)}
 			}
-			if d != nil && d.JobVersion == resp.JobVersion {
-				fmt.Fprintln(w)
-				f.printDeploymentStatus(w, d)
+			if code != exitOK {
+				return exitCode(code)
 			}
 			return nil
 		},

@@ -262,6 +262,13 @@ func (m *evalMonitor) followDeploymentToEnd(ctx context.Context, d *structs.Depl
 		if !d.Active() {
 			break
 		}
+		if waitsForPromotion(d) {
+			// As Nomad's monitor: the rollout cannot go on without the
+			// user, so say what to run and stop watching.
+			fmt.Fprintln(m.out)
+			fmt.Fprintf(m.out, "  ! Deployment %q waiting to be promoted: drover deployment promote %s\n", idShort(d.ID), idShort(d.ID))
+			return exitOK, nil
+		}
 		next, idx, err := m.deployment(ctx, d.ID, index)
 		if err != nil {
 			return 1, err
@@ -291,6 +298,27 @@ func (m *evalMonitor) followDeploymentToEnd(ctx context.Context, d *structs.Depl
 		}
 	}
 	return exitDeploymentFailed, nil
+}
+
+// waitsForPromotion reports whether a running deployment waits for a
+// manual promotion that it is ready for: every group with canaries to
+// promote has them all healthy, and at least one of those groups does not
+// promote itself (auto_promote).
+func waitsForPromotion(d *structs.Deployment) bool {
+	if d.Status != structs.DeploymentStatusRunning {
+		return false
+	}
+	manual := false
+	for _, s := range d.TaskGroups {
+		if s == nil || s.DesiredCanaries == 0 || s.Promoted {
+			continue
+		}
+		if s.HealthyAllocs < s.DesiredCanaries {
+			return false
+		}
+		manual = manual || !s.AutoPromote
+	}
+	return manual
 }
 
 // waitRollback blocks until the job's latest deployment is another than
