@@ -7,6 +7,7 @@ import (
 	"time"
 
 	nomad "github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/nomad/api/contexts"
 )
 
 // TestNomadCLIRequestsOnADevAgent makes, through the official Go client
@@ -98,6 +99,16 @@ func TestNomadCLIRequestsOnADevAgent(t *testing.T) {
 	}
 	if evals, _, err := nc.Jobs().Evaluations("web", nil); err != nil || len(evals) == 0 {
 		t.Fatalf("job evaluations: %v %d", err, len(evals))
+	}
+
+	// nomad status PREFIX: the prefix search.
+	found, _, err := nc.Search().PrefixSearch(stubs[0].ID[:6], contexts.All, nil)
+	if err != nil || len(found.Matches[contexts.Allocs]) != 1 || found.Matches[contexts.Allocs][0] != stubs[0].ID ||
+		found.Truncations[contexts.Allocs] {
+		t.Fatalf("prefix search: %v %+v", err, found)
+	}
+	if found, _, err := nc.Search().PrefixSearch("we", contexts.Jobs, nil); err != nil || len(found.Matches[contexts.Jobs]) != 1 {
+		t.Fatalf("job prefix search: %v %+v", err, found)
 	}
 
 	// alloc status and alloc logs of one alloc.

@@ -37,3 +37,16 @@ func TestValidateJobAnswersProblemsNotErrors(t *testing.T) {
 		t.Fatalf("regions: %d %s", code, body)
 	}
 }
+
+func TestSearchRefusesUnknownContexts(t *testing.T) {
+	_, srv := newTestAPI(t)
+	code, body, _ := do(t, "PUT", srv.URL+"/v1/search", `{"Prefix": "a", "Context": "volumes"}`)
+	if code != 400 || !strings.Contains(body, `invalid context "volumes"`) {
+		t.Fatalf("unknown context: %d %s", code, body)
+	}
+	code, body, _ = do(t, "PUT", srv.URL+"/v1/search", `{"Prefix": "zz", "Context": "all"}`)
+	var resp SearchResponse
+	if code != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.Matches) != 5 || len(resp.Matches["jobs"]) != 0 {
+		t.Fatalf("search: %d %s", code, body)
+	}
+}
