@@ -225,15 +225,15 @@ func (a *Agent) openClient() error {
 }
 
 // handler serves the agent's health (every role it runs), the client
-// endpoints (/v1/client/) when a client runs, everything else from the
-// server's API when a server runs, and Go's profiles under /debug/pprof/
-// in dev mode or with enable_debug.
+// endpoints (/v1/client/: from the local client when it holds what is
+// asked about, else forwarded by a server to the node that does; see
+// client_forward.go), everything else from the server's API when a
+// server runs, and Go's profiles under /debug/pprof/ in dev mode or with
+// enable_debug.
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/agent/health", a.health)
-	if a.client != nil {
-		mux.Handle("/v1/client/", newClientHandler(a.client, a.logger))
-	}
+	mux.Handle("/v1/client/", a.clientRouter())
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
 	}

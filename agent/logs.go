@@ -21,7 +21,9 @@ import (
 )
 
 // The client's endpoints, served by every agent that runs a client (on
-// its node's HTTPAddr):
+// its node's HTTPAddr; see client_stats.go for the stats, and
+// client_forward.go for how an agent that does not hold the allocation
+// forwards to the one that does):
 //
 //	GET /v1/client/fs/logs/{alloc_id}?task=T&type=stdout|stderr
 //	    &origin=start|end&offset=N&follow=true|false&plain=true|false
@@ -48,18 +50,26 @@ type allocSource interface {
 
 type clientHandler struct {
 	src    allocSource
+	stats  statsSource // nil: the stats endpoints are not served
 	logger hclog.Logger
 	poll   time.Duration
 }
 
 func newClientHandler(src allocSource, logger hclog.Logger) http.Handler {
 	h := &clientHandler{src: src, logger: logger.Named("http"), poll: logPollInterval}
+	if s, ok := src.(statsSource); ok {
+		h.stats = s
+	}
 	return h.routes()
 }
 
 func (h *clientHandler) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/client/fs/logs/{alloc_id}", h.logs)
+	if h.stats != nil {
+		mux.HandleFunc("GET /v1/client/allocation/{alloc_id}/stats", h.allocStats)
+		mux.HandleFunc("GET /v1/client/stats", h.hostStats)
+	}
 	return mux
 }
 
