@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/droverhq/drover/tlsutil"
 )
 
 // Defaults of the fields whose zero value is not the default. The ports
@@ -66,6 +68,11 @@ type Config struct {
 	Server    Server
 	Client    Client
 	Autopilot Autopilot
+	// TLS is the tls block: HTTPS for the API and the agents' HTTP calls,
+	// mutual TLS for Raft.
+	TLS TLS
+	// Plugin configures the built-in drivers, as Nomad's plugin blocks.
+	Plugin Plugin
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
 	// (without a join token) and /debug/pprof/ to non-loopback addresses.
 	// Off: until drover has ACLs they answer loopback (and other servers)
@@ -158,6 +165,64 @@ type Client struct {
 	NetworkInterface string
 	MinDynamicPort   int
 	MaxDynamicPort   int
+}
+
+// TLS is Nomad's tls block.
+type TLS struct {
+	// HTTP serves the HTTP API over TLS (and makes the agent's own HTTP
+	// calls to other agents over TLS).
+	HTTP bool
+	// RPC runs Raft between servers over mutual TLS.
+	RPC bool
+	// CAFile, CertFile and KeyFile are PEM files: the cluster's CA, this
+	// agent's certificate (signed by the CA) and its key.
+	CAFile   string
+	CertFile string
+	KeyFile  string
+	// VerifyServerHostname requires every peer acting as a server to
+	// present a certificate naming server.<region>.nomad.
+	VerifyServerHostname bool
+	// VerifyHTTPSClient requires every HTTPS client to present a
+	// certificate signed by the CA.
+	VerifyHTTPSClient bool
+}
+
+// Plugin holds the settings of Nomad's plugin "NAME" { config { ... } }
+// blocks that drover's built-in drivers honour.
+type Plugin struct {
+	RawExec RawExecPlugin
+}
+
+// RawExecPlugin is plugin "raw_exec" { config { enabled = true } }.
+type RawExecPlugin struct {
+	Enabled bool
+}
+
+// OptionRawExecEnable is Nomad's older client option that enables
+// raw_exec ("driver.raw_exec.enable" = "1").
+const OptionRawExecEnable = "driver.raw_exec.enable"
+
+// RawExecEnabled reports whether the client runs raw_exec tasks, which run
+// as the agent's user without isolation: in dev mode, with
+// plugin "raw_exec" { config { enabled = true } }, or with the client
+// option "driver.raw_exec.enable" = "1". Off otherwise, as Nomad's.
+func (c *Config) RawExecEnabled() bool {
+	if c.Dev || c.Plugin.RawExec.Enabled {
+		return true
+	}
+	on, err := strconv.ParseBool(c.Client.Options[OptionRawExecEnable])
+	return err == nil && on
+}
+
+// TLSConfig returns the tls block for package tlsutil, with the agent's
+// region.
+func (c *Config) TLSConfig() tlsutil.Config {
+	return tlsutil.Config{
+		HTTP: c.TLS.HTTP, RPC: c.TLS.RPC,
+		CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile,
+		VerifyServerHostname: c.TLS.VerifyServerHostname, VerifyHTTPSClient: c.TLS.VerifyHTTPSClient,
+		Region: c.Region,
+	}
 }
 
 // Default returns the configuration of an agent given no file and no flag:

@@ -78,6 +78,14 @@ var fields = []field{
 	{"client.network_interface", kString, func(c *Config) any { return &c.Client.NetworkInterface }, "network-interface"},
 	{"client.min_dynamic_port", kInt, func(c *Config) any { return &c.Client.MinDynamicPort }, ""},
 	{"client.max_dynamic_port", kInt, func(c *Config) any { return &c.Client.MaxDynamicPort }, ""},
+	{"tls.http", kBool, func(c *Config) any { return &c.TLS.HTTP }, ""},
+	{"tls.rpc", kBool, func(c *Config) any { return &c.TLS.RPC }, ""},
+	{"tls.ca_file", kString, func(c *Config) any { return &c.TLS.CAFile }, ""},
+	{"tls.cert_file", kString, func(c *Config) any { return &c.TLS.CertFile }, ""},
+	{"tls.key_file", kString, func(c *Config) any { return &c.TLS.KeyFile }, ""},
+	{"tls.verify_server_hostname", kBool, func(c *Config) any { return &c.TLS.VerifyServerHostname }, ""},
+	{"tls.verify_https_client", kBool, func(c *Config) any { return &c.TLS.VerifyHTTPSClient }, ""},
+	{"plugin.raw_exec.config.enabled", kBool, func(c *Config) any { return &c.Plugin.RawExec.Enabled }, ""},
 }
 
 // fieldByPath indexes fields.

@@ -21,6 +21,10 @@ func FuzzParse(f *testing.F) {
 	f.Add("ports {\n  http = 1e40\n}\nclient {\n  meta { a = 1 }\n}\n", false)
 	f.Add(`{"server": [{"enabled": true}, {"enabled": false}], "client": {"meta": {"a": [1]}}}`, true)
 	f.Add(`{"ports": 5, "name": {"a": 1}}`, true)
+	f.Add("plugin \"raw_exec\" {\n  config {\n    enabled = true\n  }\n}\nplugin \"x\" \"y\" {}\nplugin {}\n", false)
+	f.Add("tls {\n  http = true\n  rpc = true\n  ca_file = \"/nonexistent\"\n  cert_file = \"\"\n}\n", false)
+	f.Add(`{"plugin": [{"raw_exec": [{"config": [{"enabled": true}]}]}, {"docker": {}}], "tls": {"http": true}}`, true)
+	f.Add(`{"plugin": {"raw_exec": 5}, "tls": [{"rpc": true}, {"rpc": false}]}`, true)
 	f.Fuzz(func(t *testing.T, src string, asJSON bool) {
 		name := "fuzz.hcl"
 		if asJSON {

@@ -6,7 +6,14 @@ import (
 )
 
 // blocks are the blocks of the file grammar, by path; "" is the top level.
-var blocks = map[string]bool{"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true}
+var blocks = map[string]bool{
+	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
+	"tls": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
+}
+
+// labelled are the blocks that take one label, which names them:
+// plugin "raw_exec" { ... } is the block at path plugin.raw_exec.
+var labelled = map[string]bool{"plugin": true}
 
 // aliases are Nomad's names for drover's fields: Nomad's RPC port and
 // address are the ones drover gives Raft.
@@ -33,10 +40,8 @@ var unsupported = map[string]foreign{
 	"audit":                       {true, true, "there is no audit log"},
 	"consul":                      {true, true, "there is no Consul integration"},
 	"vault":                       {true, true, "there is no Vault integration"},
-	"tls":                         {true, true, "HTTP and Raft traffic is not encrypted"},
 	"sentinel":                    {true, true, "there are no Sentinel policies"},
 	"keyring":                     {true, true, "there is no keyring"},
-	"plugin":                      {true, true, "drivers are built in; there are no plugins"},
 	"plugin_dir":                  {false, false, "drivers are built in"},
 	"telemetry":                   {true, false, "no metrics are published"},
 	"ui":                          {true, false, "there is no web UI"},
@@ -59,6 +64,17 @@ var unsupported = map[string]foreign{
 	"addresses.serf":              {false, false, "servers find each other over HTTP; there is no gossip"},
 	"advertise.serf":              {false, false, "servers find each other over HTTP; there is no gossip"},
 
+	"tls.rpc_upgrade_mode":                {false, true, "Raft accepts TLS only once tls.rpc is on; there is no mixed mode"},
+	"tls.tls_min_version":                 {false, true, "drover speaks TLS 1.2 and later"},
+	"tls.tls_cipher_suites":               {false, true, "Go's default cipher suites are used"},
+	"tls.tls_prefer_server_cipher_suites": {false, false, "Go chooses the cipher suite"},
+
+	"plugin.docker":                           {true, true, "the docker driver is configured through client.options (docker.endpoint, docker.volumes.enabled)"},
+	"plugin.raw_exec.args":                    {false, false, "drivers are built in; they take no arguments"},
+	"plugin.raw_exec.config.no_cgroups":       {false, false, "raw_exec tasks are not put in cgroups"},
+	"plugin.raw_exec.config.denied_host_uids": {false, true, "raw_exec tasks run as the agent's user; there is no user to deny"},
+	"plugin.raw_exec.config.denied_host_gids": {false, true, "raw_exec tasks run as the agent's user; there is no group to deny"},
+
 	"autopilot.enable_redundancy_zones":   {false, false, "there are no redundancy zones (Nomad Enterprise)"},
 	"autopilot.disable_upgrade_migration": {false, false, "there are no upgrade migrations (Nomad Enterprise)"},
 	"autopilot.enable_custom_upgrades":    {false, false, "there are no upgrade migrations (Nomad Enterprise)"},
@@ -69,7 +85,7 @@ var unsupported = map[string]foreign{
 	"server.retry_max":                {false, false, "joining is retried until the agent stops"},
 	"server.retry_interval":           {false, false, "joining is retried at a fixed interval"},
 	"server.rejoin_after_leave":       {false, false, "servers never leave"},
-	"server.encrypt":                  {false, false, "there is no gossip to encrypt; server.join_token authenticates joins"},
+	"server.encrypt":                  {false, false, "servers do not gossip; joins are signed with join_token"},
 	"server.num_schedulers":           {false, false, "the scheduler's concurrency is fixed"},
 	"server.enabled_schedulers":       {false, true, "every scheduler is enabled"},
 	"server.raft_protocol":            {false, false, "drover speaks one Raft protocol"},

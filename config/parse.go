@@ -143,7 +143,11 @@ func (d *decoder) items(body hcl.Body, block string) []item {
 				out = append(out, item{name: name, rng: a.NameRange, attr: a})
 				continue
 			}
-			content, _, diags := body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: name}}})
+			schema := hcl.BlockHeaderSchema{Type: name}
+			if labelled[join(block, name)] {
+				schema.LabelNames = []string{"name"}
+			}
+			content, _, diags := body.PartialContent(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{schema}})
 			d.hclDiags(diags, join(block, name))
 			for _, blk := range content.Blocks {
 				out = append(out, item{name: name, rng: blk.TypeRange, block: blk})
@@ -176,8 +180,14 @@ func (d *decoder) body(body hcl.Body, block string) {
 			d.field(f, it, path)
 			continue
 		}
+		if labelled[path] && it.block != nil {
+			d.labelledBlock(it, path, seenBlock)
+			continue
+		}
 		if blocks[path] {
 			switch {
+			case it.block == nil && labelled[path]:
+				d.r.errorf(d.at(it.rng), path, "%s is a block, not an attribute: write %s \"NAME\" { ... }", path, it.name)
 			case it.block == nil:
 				d.r.errorf(d.at(it.rng), path, "%s is a block, not an attribute: write %s { ... }", path, it.name)
 			case seenBlock[path]:
@@ -209,4 +219,42 @@ func (d *decoder) body(body hcl.Body, block string) {
 		}
 		d.r.errorf(d.at(it.rng), path, "unknown %s %q %s%s", what, it.name, where, suggest(it.name, known(block)))
 	}
+}
+
+// labelledBlock decodes a block that takes one label naming it, such as
+// plugin "raw_exec" { ... }, as the block at path.label.
+func (d *decoder) labelledBlock(it item, path string, seen map[string]bool) {
+	at := d.at(it.rng)
+	if len(it.block.Labels) != 1 {
+		d.r.errorf(at, path, "%s block takes one label, the name: write %s \"NAME\" { ... }", path, it.name)
+		return
+	}
+	name := it.block.Labels[0]
+	full := join(path, name)
+	switch u, foreign := unsupported[full]; {
+	case blocks[full] && seen[full]:
+		d.r.errorf(at, full, "duplicate %s %q block (only one is allowed)", path, name)
+	case blocks[full]:
+		seen[full] = true
+		d.body(it.block.Body, full)
+	case foreign && u.refused:
+		d.r.errorf(at, full, "%s %q is not supported by drover (%s)", path, name, u.note)
+	case foreign:
+		d.r.warnf(at, full, "%s %q is not supported by drover and is ignored (%s)", path, name, u.note)
+	default:
+		d.r.errorf(at, full, "unknown %s %q: drover's drivers are built in; the %s blocks drover reads are %s",
+			path, name, path, quotedLabels(path))
+	}
+}
+
+// quotedLabels lists the labels the grammar knows for a labelled block.
+func quotedLabels(path string) string {
+	var out []string
+	for b := range blocks {
+		if rest, ok := strings.CutPrefix(b, path+"."); ok && !strings.Contains(rest, ".") {
+			out = append(out, quote(rest))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }

@@ -211,9 +211,9 @@ client {
 	if !equalConfig(hm, jm) {
 		t.Errorf("HCL and JSON differ:\n%+v\n%+v", hm, jm)
 	}
-	bad := "{\n  \"server\": {\"enabeld\": true},\n  \"tls\": {}\n}"
+	bad := "{\n  \"server\": {\"enabeld\": true},\n  \"audit\": {}\n}"
 	_, _, err = Parse("bad.json", []byte(bad))
 	ds := diagsOf(t, err)
 	wantDiag(t, ds, `unknown attribute "enabeld" in server (did you mean "enabled"?)`, 2)
-	wantDiag(t, ds, "tls is not supported by drover", 3)
+	wantDiag(t, ds, "audit is not supported by drover", 3)
 }

@@ -29,6 +29,8 @@ func (c *Config) Check() ([]Warning, error) {
 	v.server()
 	v.autopilot()
 	v.client()
+	v.tls()
+	v.rawExec()
 	return v.r.result()
 }
 
