@@ -188,13 +188,13 @@ func TestZeroUnsupportedAttributes(t *testing.T) {
 // TestJSONFileKeyCase: a field written in another case is named as Nomad
 // spells it and placed where it is written.
 func TestJSONFileKeyCase(t *testing.T) {
-	src := "{\"Job\": {\n  \"ID\": \"x\",\n  \"affinities\": [1],\n  \"TaskGroups\": [{\"Name\": \"a\", \"Tasks\": [{\"Name\": \"t\", \"Driver\": \"mock\"}]}]}}"
+	src := "{\"Job\": {\n  \"ID\": \"x\",\n  \"multiregion\": [1],\n  \"TaskGroups\": [{\"Name\": \"a\", \"Tasks\": [{\"Name\": \"t\", \"Driver\": \"mock\"}]}]}}"
 	_, _, err := Parse("job.json", []byte(src), Options{})
 	var errs *Errors
 	if !errors.As(err, &errs) || len(errs.Diagnostics) != 1 {
 		t.Fatalf("got %v", err)
 	}
-	want := Diagnostic{File: "job.json", Line: 3, Column: 3, Field: "Job.Affinities", Message: "Job.Affinities is not supported by drover (affinities are not scored)"}
+	want := Diagnostic{File: "job.json", Line: 3, Column: 3, Field: "Job.Multiregion", Message: "Job.Multiregion is not supported by drover (there is one region)"}
 	if d := errs.Diagnostics[0]; d != want {
 		t.Errorf("got %+v\nwant %+v", d, want)
 	}

@@ -79,6 +79,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 		b.err("Job.NodePool", "%q is not supported by drover (only \"default\" and \"all\")", j.NodePool)
 	}
 	j.Constraints = b.constraints("Job.Constraints", aj.Constraints)
+	j.Affinities = b.affinities("Job.Affinities", j.Type, aj.Affinities)
 	j.Spreads = b.spreads("Job.Spreads", aj.Spreads)
 
 	j.Update = b.jobUpdate(j.Type, aj.Update)
@@ -152,6 +153,7 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 		}
 	}
 	tg.Constraints = b.constraints(path+".Constraints", atg.Constraints)
+	tg.Affinities = b.affinities(path+".Affinities", j.Type, atg.Affinities)
 	tg.Spreads = b.spreads(path+".Spreads", atg.Spreads)
 
 	tg.Update = b.groupUpdate(path, j.Type, tg, aj.Update, atg.Update)
@@ -256,6 +258,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 		b.err(path+".ShutdownDelay", "must not be negative (got %s)", t.ShutdownDelay)
 	}
 	t.Constraints = b.constraints(path+".Constraints", at.Constraints)
+	t.Affinities = b.affinities(path+".Affinities", j.Type, at.Affinities)
 	t.Resources = b.resources(path+".Resources", at.Resources)
 	t.LogConfig = structs.DefaultLogConfig()
 	if l := at.LogConfig; l != nil {

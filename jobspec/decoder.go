@@ -29,7 +29,7 @@ type decoder struct {
 
 // repeatable names the blocks that may appear more than once in a block.
 var repeatable = map[string]bool{
-	"constraint": true, "group": true, "spread": true, "task": true, "service": true, "check": true,
+	"constraint": true, "affinity": true, "group": true, "spread": true, "task": true, "service": true, "check": true,
 	"port": true, "target": true, "network": true, "variable": true, "locals": true, "validation": true, "job": true,
 }
 

@@ -16,6 +16,15 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"Job":{"ID":"x","TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}}`))
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    task \"t\" { driver = \"${NOMAD_X}\" }\n  }\n}"))
+	// Affinities at every level, good and bad (weights out of range, 0,
+	// operators of constraints only, a system job).
+	f.Add([]byte("job \"x\" {\n  affinity {\n    attribute = \"${meta.rack}\"\n    value = \"r1\"\n    weight = -100\n  }\n" +
+		"  group \"g\" {\n    affinity {\n      attribute = \"${node.class}\"\n      operator = \"set_contains_any\"\n      value = \"a,b\"\n    }\n" +
+		"    task \"t\" {\n      driver = \"mock\"\n      affinity {\n        attribute = \"${attr.kernel.version}\"\n        operator = \"semver\"\n" +
+		"        value = \">= 1.0\"\n        weight = 100\n      }\n    }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  type = \"system\"\n  affinity {\n    weight = 0\n    operator = \"is_set\"\n  }\n" +
+		"  group \"g\" {\n    affinity {\n      attribute = \"\"\n      operator = \"regexp\"\n      value = \"(\"\n      weight = 128\n    }\n" +
+		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	// Functions: Nomad's HCL2 functions, good calls and bad ones
 	// (filesystem functions are disabled here, as on the agent).
 	f.Add([]byte("locals {\n  a = cidrsubnets(\"10.0.0.0/16\", 4, 8)\n  b = yamldecode(yamlencode({x = [1, \"y\"]}))\n" +
@@ -115,6 +124,10 @@ func FuzzParseAPIJob(f *testing.F) {
 		`"PauseBetweenZones":60000000000,"SuccessThreshold":"80%"}},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Add([]byte(`{"ID":"x","Update":{"Zones":{"Attribute":"${","Order":[null,1,"a","a"],"DisruptionBudget":"-0%","SuccessThreshold":0,"X":1}},` +
 		`"TaskGroups":[{"Name":"a","Update":{"Zones":[]},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	// Affinities: defaults, every level, the edges of Weight.
+	f.Add([]byte(`{"ID":"x","Affinities":[{"LTarget":"${meta.a}","RTarget":"b","Operand":"","Weight":null},null],"TaskGroups":[` +
+		`{"Name":"a","Affinities":[{"LTarget":"x","RTarget":"(","Operand":"regexp","Weight":-128}],"Tasks":[{"Name":"t","Driver":"mock",` +
+		`"Affinities":[{"Weight":127},{"Weight":"50"},{"Weight":1e2}]}]}]}`))
 	// Groups one at a time: a partial order and a pause, then the edges.
 	f.Add([]byte(`{"ID":"x","Update":{"GroupOrder":["b","a"],"PauseBetweenGroups":30000000000},"TaskGroups":[` +
 		`{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]},{"Name":"b","Update":{"GroupOrder":null},"Tasks":[{"Name":"t","Driver":"mock"}]},` +

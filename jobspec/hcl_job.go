@@ -33,6 +33,7 @@ func (d *decoder) job(b *hclsyntax.Block) *specJob {
 	aj.NodePool = d.str(attrs["node_pool"], path+".NodePool", "job.node_pool")
 	aj.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "job.meta")
 	aj.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
+	aj.Affinities = d.affinities(blocks["affinity"], path+".Affinities")
 	aj.Spreads = d.spreads(blocks["spread"], path+".Spreads")
 	if bs := blocks["update"]; len(bs) > 0 {
 		aj.Update = d.update(bs[0], path+".Update")
@@ -61,6 +62,7 @@ func (d *decoder) group(b *hclsyntax.Block, path string) *specGroup {
 	tg.MaxRunDuration = d.dur(attrs["max_run_duration"], path+".MaxRunDuration", "group.max_run_duration")
 	tg.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "group.meta")
 	tg.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
+	tg.Affinities = d.affinities(blocks["affinity"], path+".Affinities")
 	tg.Spreads = d.spreads(blocks["spread"], path+".Spreads")
 	if bs := blocks["update"]; len(bs) > 0 {
 		tg.Update = d.update(bs[0], path+".Update")
@@ -125,6 +127,7 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 		t.Config = d.freeform(bs[0].Body, "task.config", path+".Config")
 	}
 	t.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
+	t.Affinities = d.affinities(blocks["affinity"], path+".Affinities")
 	if bs := blocks["resources"]; len(bs) > 0 {
 		t.Resources = d.resources(bs[0], path+".Resources")
 	}
@@ -235,6 +238,38 @@ func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*specConstra
 			}
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// affinities decodes affinity blocks. A weight outside the range of
+// Nomad's int8 field is an error here; the builder checks the rest.
+func (d *decoder) affinities(bs []*hclsyntax.Block, path string) []*specAffinity {
+	var out []*specAffinity
+	for i, b := range bs {
+		apath := fmt.Sprintf("%s[%d]", path, i)
+		d.lc.set(apath, d.at(b.TypeRange, "affinity"))
+		attrs, _ := d.content(b.Body, "affinity")
+		a := &specAffinity{}
+		if s := d.str(attrs["attribute"], apath+".LTarget", "affinity.attribute"); s != nil {
+			a.LTarget = *s
+		}
+		if s := d.str(attrs["value"], apath+".RTarget", "affinity.value"); s != nil {
+			a.RTarget = *s
+		}
+		if s := d.str(attrs["operator"], apath+".Operand", "affinity.operator"); s != nil {
+			a.Operand = *s
+		}
+		if w := d.int(attrs["weight"], apath+".Weight", "affinity.weight"); w != nil {
+			if *w < -100 || *w > 100 {
+				d.r.errorf(d.at(attrs["weight"].SrcRange, "affinity.weight"), "affinity.weight must be between -100 and 100 (got %d)", *w)
+				d.lc.bad[apath+".Weight"] = true
+			} else {
+				w8 := int8(*w)
+				a.Weight = &w8
+			}
+		}
+		out = append(out, a)
 	}
 	return out
 }

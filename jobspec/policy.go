@@ -2,7 +2,10 @@ package jobspec
 
 import (
 	"fmt"
+	"regexp"
 	"time"
+
+	version "github.com/hashicorp/go-version"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -122,6 +125,71 @@ func (b *builder) constraints(path string, in []*specConstraint) []*structs.Cons
 			b.err(cpath+".RTarget", "operator %q needs a value", sc.Operand)
 		}
 		out = append(out, sc)
+	}
+	return out
+}
+
+// affinityOperands maps the operators an affinity takes, as Nomad's
+// (website/jobspec/affinity.md), to the form the scheduler evaluates.
+var affinityOperands = map[string]string{
+	"=": structs.ConstraintEqual, "==": structs.ConstraintEqual, "is": structs.ConstraintEqual,
+	"!=": structs.ConstraintNotEqual, "not": structs.ConstraintNotEqual,
+	"<": structs.ConstraintLess, "<=": structs.ConstraintLessEq, ">": structs.ConstraintGreater, ">=": structs.ConstraintGreaterEq,
+	"regexp": structs.ConstraintRegex, "version": structs.ConstraintVersion, "semver": structs.ConstraintSemver,
+	"set_contains": structs.ConstraintSetContains, "set_contains_all": structs.ConstraintSetContains,
+	"set_contains_any": "set_contains_any",
+}
+
+// affinities checks affinity blocks (job, group or task) and defaults
+// them as Nomad does: operator "=", weight 50. A weight must be from -100
+// to 100 and not 0. System and sysbatch jobs take none: they run on every
+// eligible node, so there is no choice of node to weigh.
+func (b *builder) affinities(path, jobType string, in []*specAffinity) []*structs.Affinity {
+	var out []*structs.Affinity
+	for i, a := range in {
+		apath := fmt.Sprintf("%s[%d]", path, i)
+		if a == nil {
+			b.err(apath, "must not be null")
+			continue
+		}
+		if structs.PerNode(jobType) {
+			b.err(apath, "is not allowed for %s jobs (they run on every eligible node: there is no choice of node to weigh)", jobType)
+			continue
+		}
+		sa := &structs.Affinity{LTarget: a.LTarget, RTarget: a.RTarget, Operand: a.Operand, Weight: 50}
+		if a.Weight != nil {
+			sa.Weight = *a.Weight
+		}
+		if sa.Operand == "" {
+			sa.Operand = structs.ConstraintEqual
+		}
+		op, known := affinityOperands[sa.Operand]
+		switch {
+		case !known:
+			b.err(apath+".Operand", "unknown operator %q (=, !=, <, <=, >, >=, regexp, version, semver, set_contains_all or set_contains_any)", a.Operand)
+		case sa.LTarget == "":
+			b.err(apath, "needs an attribute")
+		case sa.RTarget == "":
+			b.err(apath, "needs a value for operator %q", sa.Operand)
+		case op == structs.ConstraintRegex:
+			if _, err := regexp.Compile(sa.RTarget); err != nil {
+				b.err(apath+".RTarget", "is not a valid regular expression: %v", err)
+			}
+		case op == structs.ConstraintVersion || op == structs.ConstraintSemver:
+			if _, err := version.NewConstraint(sa.RTarget); err != nil {
+				b.err(apath+".RTarget", "is not a valid version constraint: %v", err)
+			}
+		}
+		if known {
+			sa.Operand = op
+		}
+		switch {
+		case sa.Weight == 0:
+			b.err(apath+".Weight", "must not be 0 (from -100 to 100: a negative weight repels, a positive one attracts)")
+		case sa.Weight < -100 || sa.Weight > 100:
+			b.err(apath+".Weight", "must be between -100 and 100 (got %d)", sa.Weight)
+		}
+		out = append(out, sa)
 	}
 	return out
 }

@@ -29,6 +29,7 @@ type specJob struct {
 	Datacenters []string
 	NodePool    *string
 	Constraints []*specConstraint
+	Affinities  []*specAffinity
 	TaskGroups  []*specGroup
 	Update      *specUpdate
 	Spreads     []*specSpread
@@ -41,6 +42,7 @@ type specGroup struct {
 	Name             *string
 	Count            *int
 	Constraints      []*specConstraint
+	Affinities       []*specAffinity
 	Tasks            []*specTask
 	Spreads          []*specSpread
 	RestartPolicy    *specRestart
@@ -61,6 +63,7 @@ type specTask struct {
 	User          string
 	Config        map[string]any
 	Constraints   []*specConstraint
+	Affinities    []*specAffinity
 	Env           map[string]string
 	Services      []*specService
 	Resources     *specResources
@@ -119,6 +122,15 @@ type specConstraint struct {
 	LTarget string
 	RTarget string
 	Operand string
+}
+
+// specAffinity is an affinity block. Weight is nil when not written
+// (Nomad's default, 50).
+type specAffinity struct {
+	LTarget string
+	RTarget string
+	Operand string
+	Weight  *int8
 }
 
 // specSpread is a spread block.
@@ -206,6 +218,7 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specEphemeralDisk](): "ephemeral_disk",
 	reflect.TypeFor[specLogs]():          "logs",
 	reflect.TypeFor[specConstraint]():    "constraint",
+	reflect.TypeFor[specAffinity]():      "affinity",
 	reflect.TypeFor[specSpread]():        "spread",
 	reflect.TypeFor[specSpreadTarget]():  "target",
 }

@@ -10,7 +10,8 @@
 //     inputs, so the same Input always yields the same Plan.
 //   - Placer finds nodes for a Plan's placements: feasibility (readiness,
 //     datacenter, node pool, constraints, drivers), then scoring (bin
-//     packing, spread, anti-affinity) among a bounded number of candidates,
+//     packing, spread, anti-affinity, node affinity) among a bounded number
+//     of candidates (every fitting one when the group has affinities),
 //     with per-node usage kept as placements are made. Failures are
 //     explained per group as Nomad's AllocationMetric. NewPlacerLazy needs
 //     only the job's allocations and a function that returns one node's,

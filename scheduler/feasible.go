@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"path"
 
 	"github.com/droverhq/drover/structs"
@@ -104,4 +105,41 @@ func staticFeasible(job *structs.Job, tg *structs.TaskGroup, n *structs.Node) (b
 		return false, "node pool or datacenter"
 	}
 	return nodeFeasible(groupConstraints(job, tg), tg, n, nil)
+}
+
+// groupAffinities returns the job's, the group's and the tasks'
+// affinities, which all weigh the group's node.
+func groupAffinities(job *structs.Job, tg *structs.TaskGroup) []*structs.Affinity {
+	var out []*structs.Affinity
+	out = append(out, job.Affinities...)
+	out = append(out, tg.Affinities...)
+	for _, t := range tg.Tasks {
+		if t != nil {
+			out = append(out, t.Affinities...)
+		}
+	}
+	return out
+}
+
+// affinityScore rates a node for a set of affinities, as Nomad's node
+// affinity: the weights of the affinities that hold on the node, summed,
+// over the sum of all weights' magnitudes — from -1 (every repelling
+// affinity holds and no attracting one) to 1. An affinity holds as the
+// constraint of the same attribute, operator and value would.
+func affinityScore(affs []*structs.Affinity, n *structs.Node, cache *constraintCache) float64 {
+	var total, sum float64
+	for _, a := range affs {
+		if a == nil {
+			continue
+		}
+		w := float64(a.Weight)
+		sum += math.Abs(w)
+		if meetsConstraint(&structs.Constraint{LTarget: a.LTarget, RTarget: a.RTarget, Operand: a.Operand}, n, cache) {
+			total += w
+		}
+	}
+	if sum == 0 {
+		return 0
+	}
+	return total / sum
 }

@@ -121,7 +121,11 @@ type groupCtx struct {
 	feas        []uint8 // 0 unknown, 1 feasible, 2 filtered
 	reasons     []string
 	spreads     []*spreadState
-	key         jobGroup
+	// affinities are the job's, the group's and its tasks'; affinity
+	// caches each node's score (NaN: not yet computed).
+	affinities []*structs.Affinity
+	affinity   []float64
+	key        jobGroup
 	// zoneAttr is the group's zones attribute ("" without zones); zones
 	// caches each node's zone under it ("\x00" when not yet resolved).
 	zoneAttr string
@@ -209,6 +213,11 @@ func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult
 			glimit := limit
 			if len(g.spreads) > 0 {
 				glimit *= 2
+			}
+			if len(g.affinities) > 0 {
+				// As Nomad's: a preference is only as good as the nodes
+				// it is weighed on, so every fitting node is ranked.
+				glimit = len(pool)
 			}
 			best, cursor = p.search(g, pl, pool, cursor, glimit, metric)
 		}
@@ -312,6 +321,13 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 	}
 	if tg.Update != nil && tg.Update.Zones != nil && job.Type != structs.JobTypeBatch {
 		g.zoneAttr = tg.Update.Zones.Attribute
+	}
+	g.affinities = groupAffinities(job, tg)
+	if len(g.affinities) > 0 {
+		g.affinity = make([]float64, len(p.nodes))
+		for i := range g.affinity {
+			g.affinity[i] = math.NaN()
+		}
 	}
 	g.distinctJob = hasDistinctHosts(job.Constraints)
 	g.distinctTG = hasDistinctHosts(tg.Constraints)
@@ -427,7 +443,9 @@ func (p *Placer) pinned(job *structs.Job, g *groupCtx, pl Placement, m *structs.
 
 // score ranks a fitting node: the mean of bin packing, job anti-affinity
 // (when the node already runs the group and the group has no spread), a
-// penalty for the node a rescheduled alloc failed on, and spread.
+// penalty for the node a rescheduled alloc failed on, spread, and node
+// affinity (when some affinity matches the node), as Nomad's score
+// normalization.
 func (p *Placer) score(g *groupCtx, pl Placement, i int) float64 {
 	ns := p.nodes[i]
 	sum, n := binPackScore(ns, g.req), 1.0
@@ -454,7 +472,22 @@ func (p *Placer) score(g *groupCtx, pl Placement, i int) float64 {
 		sum += total / w
 		n++
 	}
+	if s := g.affinityOf(p, i); s != 0 {
+		sum += s
+		n++
+	}
 	return sum / n
+}
+
+// affinityOf returns node i's affinity score for the group (cached).
+func (g *groupCtx) affinityOf(p *Placer, i int) float64 {
+	if len(g.affinities) == 0 {
+		return 0
+	}
+	if math.IsNaN(g.affinity[i]) {
+		g.affinity[i] = affinityScore(g.affinities, p.nodes[i].node, p.cache)
+	}
+	return g.affinity[i]
 }
 
 // commit builds the allocation on node i and records its usage.

@@ -35,7 +35,7 @@ func (k UpdateKind) String() string {
 //
 // Destructive: a change of task set, driver, user, config, env, resources,
 // services and checks, networks, ephemeral disk, log config, constraints,
-// spreads, datacenters or node pool. Placement rules are treated as
+// affinities, spreads, datacenters or node pool. Placement rules are treated as
 // destructive for simplicity: a changed constraint may no longer hold on the
 // alloc's node, and re-checking every node here would make the reconciler
 // depend on node state.
@@ -58,7 +58,8 @@ func UpdateKindFor(oldJob, newJob *structs.Job, group string) UpdateKind {
 		return UpdateDestructive
 	}
 	if !equalStrings(oldJob.Datacenters, newJob.Datacenters) || oldJob.NodePool != newJob.NodePool ||
-		!equalJSON(oldJob.Constraints, newJob.Constraints) || !equalJSON(oldJob.Spreads, newJob.Spreads) {
+		!equalJSON(oldJob.Constraints, newJob.Constraints) || !equalJSON(oldJob.Spreads, newJob.Spreads) ||
+		!equalJSON(oldJob.Affinities, newJob.Affinities) {
 		return UpdateDestructive
 	}
 	if groupDestructive(a, b) {
@@ -68,7 +69,7 @@ func UpdateKindFor(oldJob, newJob *structs.Job, group string) UpdateKind {
 }
 
 func groupDestructive(a, b *structs.TaskGroup) bool {
-	if !equalJSON(a.Constraints, b.Constraints) || !equalJSON(a.Spreads, b.Spreads) ||
+	if !equalJSON(a.Constraints, b.Constraints) || !equalJSON(a.Spreads, b.Spreads) || !equalJSON(a.Affinities, b.Affinities) ||
 		!equalJSON(a.Networks, b.Networks) || !equalJSON(a.Services, b.Services) ||
 		!reflect.DeepEqual(a.EphemeralDisk, b.EphemeralDisk) || len(a.Tasks) != len(b.Tasks) {
 		return true
@@ -96,7 +97,8 @@ func taskDestructive(a, b *structs.Task) bool {
 	return a.Driver != b.Driver || a.User != b.User || a.Leader != b.Leader ||
 		!equalJSON(a.Config, b.Config) || !equalJSON(a.Env, b.Env) ||
 		!equalJSON(a.Resources, b.Resources) || !equalJSON(a.Services, b.Services) ||
-		!equalJSON(a.Constraints, b.Constraints) || !reflect.DeepEqual(a.LogConfig, b.LogConfig)
+		!equalJSON(a.Constraints, b.Constraints) || !equalJSON(a.Affinities, b.Affinities) ||
+		!reflect.DeepEqual(a.LogConfig, b.LogConfig)
 }
 
 func equalStrings(a, b []string) bool {

@@ -68,3 +68,25 @@ func copySpreads(in []*Spread) []*Spread {
 	}
 	return out
 }
+
+// Affinity is a placement preference: nodes where LTarget Operand RTarget
+// holds (as for a constraint) score Weight, from -100 (repel) to 100
+// (attract), never 0. Unlike a constraint it filters no node.
+type Affinity struct {
+	LTarget string
+	RTarget string
+	Operand string
+	Weight  int8
+}
+
+func copyAffinities(in []*Affinity) []*Affinity {
+	if in == nil {
+		return nil
+	}
+	out := make([]*Affinity, len(in))
+	for i, a := range in {
+		c := *a
+		out[i] = &c
+	}
+	return out
+}

@@ -8,6 +8,7 @@ type TaskGroup struct {
 	Name             string
 	Count            int
 	Constraints      []*Constraint `json:",omitempty"`
+	Affinities       []*Affinity   `json:",omitempty"`
 	Spreads          []*Spread     `json:",omitempty"`
 	Tasks            []*Task
 	RestartPolicy    *RestartPolicy
@@ -46,6 +47,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	}
 	c := *tg
 	c.Constraints = copyConstraints(tg.Constraints)
+	c.Affinities = copyAffinities(tg.Affinities)
 	c.Spreads = copySpreads(tg.Spreads)
 	if tg.Tasks != nil {
 		c.Tasks = make([]*Task, len(tg.Tasks))

@@ -49,6 +49,7 @@ type Job struct {
 	Datacenters []string
 	NodePool    string
 	Constraints []*Constraint `json:",omitempty"`
+	Affinities  []*Affinity   `json:",omitempty"`
 	Spreads     []*Spread     `json:",omitempty"`
 	TaskGroups  []*TaskGroup
 	// Update is the job-level update block as written (defaulted). Each task
@@ -96,6 +97,7 @@ func (j *Job) Copy() *Job {
 	c := *j
 	c.Datacenters = copySlice(j.Datacenters)
 	c.Constraints = copyConstraints(j.Constraints)
+	c.Affinities = copyAffinities(j.Affinities)
 	c.Spreads = copySpreads(j.Spreads)
 	if j.TaskGroups != nil {
 		c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))

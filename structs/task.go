@@ -20,6 +20,7 @@ type Task struct {
 	// fills them in.
 	Config        map[string]any
 	Constraints   []*Constraint `json:",omitempty"`
+	Affinities    []*Affinity   `json:",omitempty"`
 	Env           map[string]string
 	Services      []*Service `json:",omitempty"`
 	Resources     *Resources
@@ -40,6 +41,7 @@ func (t *Task) Copy() *Task {
 	c := *t
 	c.Config = copyAnyMap(t.Config)
 	c.Constraints = copyConstraints(t.Constraints)
+	c.Affinities = copyAffinities(t.Affinities)
 	c.Env = copyMap(t.Env)
 	c.Services = copyServices(t.Services)
 	c.Resources = t.Resources.Copy()
