@@ -20,31 +20,48 @@ func Format(d *JobDiff, verbose bool) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s Job: %q\n", marker(d.Type), d.ID)
-	writeFields(&b, "", d.Fields, verbose)
-	writeObjects(&b, "", d.Objects, verbose)
+	fmt.Fprintf(&b, "%s Job: %q\n", orBlank(marker(d.Type)), d.ID)
+	var groups []*TaskGroupDiff
 	for _, g := range d.TaskGroups {
-		if g.Type == TypeNone && !verbose && len(g.Updates) == 0 {
-			continue
+		if g.Type != TypeNone || verbose || len(g.Updates) > 0 {
+			groups = append(groups, g)
 		}
-		line := fmt.Sprintf("%s Task Group: %q", marker(g.Type), g.Name)
+	}
+	// The job's fields, objects and group lines are one block: their
+	// markers line up.
+	w := blockWidth(d.Fields, d.Objects, verbose)
+	for _, g := range groups {
+		w = max(w, len(marker(g.Type)))
+	}
+	writeFields(&b, "", w, d.Fields, verbose)
+	writeObjects(&b, "", w, d.Objects, verbose)
+	for _, g := range groups {
+		line := fmt.Sprintf("%s Task Group: %q", pad(marker(g.Type), w), g.Name)
 		if c := UpdatesString(g.Updates); c != "" {
 			line += " (" + c + ")"
 		}
 		b.WriteString(line + "\n")
-		writeFields(&b, "  ", g.Fields, verbose)
-		writeObjects(&b, "  ", g.Objects, verbose)
+		var tasks []*TaskDiff
 		for _, t := range g.Tasks {
-			if t.Type == TypeNone && !verbose {
-				continue
+			if t.Type != TypeNone || verbose {
+				tasks = append(tasks, t)
 			}
-			line := fmt.Sprintf("  %s Task: %q", marker(t.Type), t.Name)
+		}
+		gw := blockWidth(g.Fields, g.Objects, verbose)
+		for _, t := range tasks {
+			gw = max(gw, len(marker(t.Type)))
+		}
+		writeFields(&b, "  ", gw, g.Fields, verbose)
+		writeObjects(&b, "  ", gw, g.Objects, verbose)
+		for _, t := range tasks {
+			line := fmt.Sprintf("  %s Task: %q", pad(marker(t.Type), gw), t.Name)
 			if len(t.Annotations) > 0 {
 				line += " (" + strings.Join(t.Annotations, ", ") + ")"
 			}
 			b.WriteString(line + "\n")
-			writeFields(&b, "    ", t.Fields, verbose)
-			writeObjects(&b, "    ", t.Objects, verbose)
+			tw := blockWidth(t.Fields, t.Objects, verbose)
+			writeFields(&b, "    ", tw, t.Fields, verbose)
+			writeObjects(&b, "    ", tw, t.Objects, verbose)
 		}
 	}
 	return b.String()
@@ -75,7 +92,24 @@ func UpdatesString(u map[string]uint64) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeFields(b *strings.Builder, indent string, fields []*FieldDiff, verbose bool) {
+// blockWidth is the widest change mark among the fields and objects of
+// one block that are shown, so that their names line up.
+func blockWidth(fields []*FieldDiff, objects []*ObjectDiff, verbose bool) int {
+	w := 0
+	for _, f := range fields {
+		if f.Type != TypeNone || verbose {
+			w = max(w, len(marker(f.Type)))
+		}
+	}
+	for _, o := range objects {
+		if o.Type != TypeNone || verbose {
+			w = max(w, len(marker(o.Type)))
+		}
+	}
+	return w
+}
+
+func writeFields(b *strings.Builder, indent string, markWidth int, fields []*FieldDiff, verbose bool) {
 	shown := make([]*FieldDiff, 0, len(fields))
 	width := 0
 	for _, f := range fields {
@@ -97,7 +131,7 @@ func writeFields(b *strings.Builder, indent string, fields []*FieldDiff, verbose
 		default:
 			value = fmt.Sprintf("%q", f.New)
 		}
-		line := fmt.Sprintf("%s%s %-*s %s", indent, marker(f.Type), width+1, f.Name+":", value)
+		line := fmt.Sprintf("%s%s %-*s %s", indent, pad(marker(f.Type), markWidth), width+1, f.Name+":", value)
 		if len(f.Annotations) > 0 {
 			line += " (" + strings.Join(f.Annotations, ", ") + ")"
 		}
@@ -105,20 +139,21 @@ func writeFields(b *strings.Builder, indent string, fields []*FieldDiff, verbose
 	}
 }
 
-func writeObjects(b *strings.Builder, indent string, objects []*ObjectDiff, verbose bool) {
+func writeObjects(b *strings.Builder, indent string, markWidth int, objects []*ObjectDiff, verbose bool) {
 	for _, o := range objects {
 		if o.Type == TypeNone && !verbose {
 			continue
 		}
-		fmt.Fprintf(b, "%s%s %s {\n", indent, marker(o.Type), o.Name)
-		writeFields(b, indent+"  ", o.Fields, verbose)
-		writeObjects(b, indent+"  ", o.Objects, verbose)
+		fmt.Fprintf(b, "%s%s %s {\n", indent, pad(marker(o.Type), markWidth), o.Name)
+		w := blockWidth(o.Fields, o.Objects, verbose)
+		writeFields(b, indent+"  ", w, o.Fields, verbose)
+		writeObjects(b, indent+"  ", w, o.Objects, verbose)
 		fmt.Fprintf(b, "%s  }\n", indent)
 	}
 }
 
-// marker is a line's change mark; an unchanged line gets blanks as wide
-// as "+/-", so that its name lines up under an edited one.
+// marker is a change's mark: "+" added, "-" deleted, "+/-" edited, none
+// for unchanged.
 func marker(t string) string {
 	switch t {
 	case TypeAdded:
@@ -128,5 +163,18 @@ func marker(t string) string {
 	case TypeEdited:
 		return "+/-"
 	}
-	return "   "
+	return ""
+}
+
+// pad widens a mark to the block's widest, so that names line up.
+func pad(mark string, width int) string {
+	return mark + strings.Repeat(" ", max(0, width-len(mark)))
+}
+
+// orBlank is a lone line's mark: a blank when unchanged.
+func orBlank(mark string) string {
+	if mark == "" {
+		return " "
+	}
+	return mark
 }
