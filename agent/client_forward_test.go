@@ -181,6 +181,7 @@ func TestClientAgentAnswersWhatItHoldsAndForwardsTheRest(t *testing.T) {
 // the node is still writing.
 func TestForwardedLogsStream(t *testing.T) {
 	release := make(chan struct{})
+	releaseNode := sync.OnceFunc(func() { close(release) })
 	node := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "first line")
 		w.(http.Flusher).Flush()
@@ -188,7 +189,7 @@ func TestForwardedLogsStream(t *testing.T) {
 		fmt.Fprintln(w, "second line")
 	}))
 	t.Cleanup(node.Close)
-	t.Cleanup(func() { closeOnce(release) })
+	t.Cleanup(releaseNode)
 	state := &fakeState{
 		allocs: map[string]string{"a1": "n1"},
 		nodes:  map[string]*structs.Node{"n1": {ID: "n1", HTTPAddr: strings.TrimPrefix(node.URL, "http://"), Status: "ready"}},
@@ -207,21 +208,9 @@ func TestForwardedLogsStream(t *testing.T) {
 	if line, err := br.ReadString('\n'); err != nil || line != "first line\n" {
 		t.Fatalf("first line before the node finished: %q %v", line, err)
 	}
-	closeOnce(release)
+	releaseNode()
 	if line, err := br.ReadString('\n'); err != nil || line != "second line\n" {
 		t.Fatalf("second line: %q %v", line, err)
-	}
-}
-
-var closeMu sync.Mutex
-
-func closeOnce(ch chan struct{}) {
-	closeMu.Lock()
-	defer closeMu.Unlock()
-	select {
-	case <-ch:
-	default:
-		close(ch)
 	}
 }
 

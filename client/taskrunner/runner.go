@@ -335,7 +335,10 @@ func (tr *TaskRunner) afterStartFailure(err error) bool {
 		return true
 	}
 	tr.event(structs.TaskDriverFailure, "Failed to start task", func(e *structs.TaskEvent) {
+		// As Nomad shows it: the driver's error is the event's description
+		// (a missing image, say, with the reason the pull failed).
 		e.DriverError = err.Error()
+		e.DisplayMessage = err.Error()
 	})
 	return tr.decide(false)
 }

@@ -129,7 +129,8 @@ func TestStartFailureIsDriverFailure(t *testing.T) {
 		<-h.runner.Done()
 		h.wantState(structs.TaskStateDead, true, 1)
 		st := h.runner.State()
-		if st.Events[2].Type != structs.TaskDriverFailure || !strings.Contains(st.Events[2].DriverError, "no such image") {
+		if st.Events[2].Type != structs.TaskDriverFailure || !strings.Contains(st.Events[2].DriverError, "no such image") ||
+			st.Events[2].DisplayMessage != st.Events[2].DriverError {
 			t.Fatalf("event %+v", st.Events[2])
 		}
 	})

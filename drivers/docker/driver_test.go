@@ -607,3 +607,36 @@ func TestExecRunsInsideTheContainer(t *testing.T) {
 		return nil
 	})
 }
+
+func TestStatsOfARunningContainer(t *testing.T) {
+	e := newEnv(t)
+	d := e.driver()
+	cfg := e.task("busy", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done; sleep 60`)
+	cfg.Resources = &structs.AllocatedTaskResources{Memory: structs.AllocatedMemoryResources{MemoryMB: 64}}
+	h := start(t, d, cfg)
+	eventually(t, "the busy loop to end", func() error {
+		if b, _ := os.ReadFile(cfg.StdoutPath + ".0"); string(b) != "done\n" {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	u, err := d.Stats(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Memory.Usage == 0 || u.Memory.Usage > 64<<20 || u.CPU.Total < 10*time.Millisecond || u.CPU.User+u.CPU.System == 0 {
+		t.Fatalf("usage %+v", u)
+	}
+	if u.Timestamp.IsZero() || len(u.Memory.Measured) == 0 || u.Pids != nil {
+		t.Fatalf("usage %+v", u)
+	}
+	if err := d.Stop(h, time.Second, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, d, h)
+	if _, err := d.Stats(ctx, h); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("Stats of an exited task: %v", err)
+	}
+}
