@@ -61,6 +61,10 @@ type Config struct {
 	// Drivers default to raw_exec, docker and mock; the docker driver is
 	// usable when its fingerprint finds a daemon.
 	Drivers []drivers.Driver
+	// DisableRawExec makes the default raw_exec driver report itself as
+	// not detected and refuse tasks: the agent's default outside -dev
+	// unless its configuration enables raw_exec, as Nomad's.
+	DisableRawExec bool
 	// Options are Nomad's client options ("key" = "value"). The default
 	// docker driver reads docker.endpoint (the daemon's address, else
 	// DOCKER_HOST, else the default socket) and docker.volumes.enabled
@@ -126,7 +130,7 @@ func (c Config) withDefaults() (Config, error) {
 		if err != nil {
 			return c, err
 		}
-		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{}), docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
+		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{Disabled: c.DisableRawExec}), docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion

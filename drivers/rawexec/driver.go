@@ -35,11 +35,19 @@ const killWait = 30 * time.Second
 type Options struct {
 	// LogCheckInterval is how often log sizes are checked (default 1s).
 	LogCheckInterval time.Duration
+	// Disabled reports the driver as not detected and refuses to start
+	// tasks, as Nomad's raw_exec without enabled = true; tasks already
+	// running are still recovered, stopped and destroyed.
+	Disabled bool
 }
+
+// ErrDisabled: the driver is disabled on this client.
+var ErrDisabled = errors.New(`raw_exec is disabled on this client: enable it in the client's agent configuration with plugin "raw_exec" { config { enabled = true } }`)
 
 // Driver is the raw_exec driver. Create it with New.
 type Driver struct {
 	logEvery time.Duration
+	disabled bool
 
 	mu    sync.Mutex
 	tasks map[string]*task
@@ -50,7 +58,7 @@ func New(o Options) *Driver {
 	if o.LogCheckInterval <= 0 {
 		o.LogCheckInterval = DefaultLogCheckInterval
 	}
-	return &Driver{logEvery: o.LogCheckInterval, tasks: make(map[string]*task)}
+	return &Driver{logEvery: o.LogCheckInterval, disabled: o.Disabled, tasks: make(map[string]*task)}
 }
 
 var (
@@ -79,8 +87,12 @@ type task struct {
 // Name returns "raw_exec".
 func (d *Driver) Name() string { return Name }
 
-// Fingerprint reports the driver as detected and healthy.
+// Fingerprint reports the driver as detected and healthy, or, disabled,
+// as not detected ("disabled", as Nomad's).
 func (d *Driver) Fingerprint() drivers.Fingerprint {
+	if d.disabled {
+		return drivers.Fingerprint{Undetected: true, HealthDescription: "disabled"}
+	}
 	return drivers.Fingerprint{
 		Attributes:        map[string]string{"driver.raw_exec": "1"},
 		Healthy:           true,
@@ -94,6 +106,9 @@ func (d *Driver) Fingerprint() drivers.Fingerprint {
 func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("%w: no task config", drivers.ErrInvalidConfig)
+	}
+	if d.disabled {
+		return nil, fmt.Errorf("%w: %w", drivers.ErrStartFailed, ErrDisabled)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
