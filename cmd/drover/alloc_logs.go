@@ -40,7 +40,7 @@ the task writes it. With -f and -tail the stream starts about n lines
 before the end.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ before the end.`,
 			if node.HTTPAddr == "" {
 				return &exitError{code: 1, msg: fmt.Sprintf("Node %s has no HTTP address to read logs from", idShort(node.ID))}
 			}
-			nc, err := apiclient.New(node.HTTPAddr)
+			nc, err := nodeClientFor(cmd, node.HTTPAddr)
 			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error reaching node %s: %v", idShort(node.ID), err)}
 			}

@@ -38,7 +38,7 @@ state, resources and most recent events, newest first. An ambiguous prefix
 lists the matching allocations and exits 1.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

@@ -28,6 +28,7 @@ func newDeploymentCommand() *cobra.Command {
 
 // opFlags are the flags of the commands that reach an agent.
 type opFlags struct {
+	cmd     *cobra.Command // the command whose API flags these are
 	address string
 	verbose bool
 	json    bool
@@ -35,13 +36,7 @@ type opFlags struct {
 	detach  bool
 }
 
-func (f *opFlags) client() (*apiclient.Client, error) {
-	c, err := apiclient.New(apiclient.Address(f.address))
-	if err != nil {
-		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error initializing client: %v", err)}
-	}
-	return c, nil
-}
+func (f *opFlags) client() (*apiclient.Client, error) { return apiClientFor(f.cmd, f.address) }
 
 // short is an ID as printed: 8 characters unless -verbose.
 func (f *opFlags) short(id string) string {
@@ -51,7 +46,10 @@ func (f *opFlags) short(id string) string {
 	return id[:8]
 }
 
-func (f *opFlags) addAddress(cmd *cobra.Command) { addAddressFlag(cmd, &f.address) }
+func (f *opFlags) addAddress(cmd *cobra.Command) {
+	f.cmd = cmd
+	addAddressFlag(cmd, &f.address)
+}
 func (f *opFlags) addVerbose(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.verbose, "verbose", false, "show full IDs")
 }

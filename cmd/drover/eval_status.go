@@ -29,7 +29,7 @@ per task group (filtered constraints, exhausted dimensions). An ambiguous
 prefix lists the matching evaluations and exits 1.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 			if err != nil {
 				return err
 			}
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ summary of its allocations per task group, its latest deployment and its
 allocations, as Nomad does.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

@@ -22,7 +22,7 @@ version history. The job may be named by a unique ID prefix. Unless
 -detach is given, the evaluation is monitored to its end.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

@@ -19,16 +19,6 @@ import (
 // statusClock is the clock the status commands count "ago" from.
 var statusClock = time.Now
 
-// apiClientFor returns a client for the -address flag (or the
-// environment).
-func apiClientFor(address string) (*apiclient.Client, error) {
-	c, err := apiclient.New(apiclient.Address(address))
-	if err != nil {
-		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error initializing client: %v", err)}
-	}
-	return c, nil
-}
-
 // idShort is the 8-character form of an ID Nomad prints.
 func idShort(id string) string {
 	if len(id) > 8 {

@@ -31,7 +31,7 @@ resources and allocations. An ambiguous prefix lists the matching nodes
 and exits 1.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

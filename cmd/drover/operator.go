@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -36,7 +35,7 @@ func newRaftListPeersCommand() *cobra.Command {
 		Short: "List the servers of the Raft configuration",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
@@ -76,10 +75,4 @@ func newRaftListPeersCommand() *cobra.Command {
 	}
 	addAddressFlag(cmd, &address)
 	return cmd
-}
-
-// addAddressFlag adds -address: the agent's HTTP API (default DROVER_ADDR,
-// NOMAD_ADDR, http://127.0.0.1:4646).
-func addAddressFlag(cmd *cobra.Command, address *string) {
-	cmd.Flags().StringVar(address, "address", "", "HTTP address of the agent (default $DROVER_ADDR, $NOMAD_ADDR, "+apiclient.DefaultAddress+")")
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -30,7 +29,7 @@ func newAutopilotGetConfigCommand() *cobra.Command {
 		Short: "Print the cluster's autopilot configuration",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
@@ -77,7 +76,7 @@ change is not lost (run the command again).
   drover operator autopilot set-config -server-stabilization-time 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
@@ -144,7 +143,7 @@ func newAutopilotHealthCommand() *cobra.Command {
 		Short: "Print each server's health as the leader's autopilot sees it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

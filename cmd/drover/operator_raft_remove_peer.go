@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/droverhq/drover/apiclient"
 )
 
 func init() { raftCommands["remove-peer"] = newRaftRemovePeerCommand }
@@ -30,7 +28,7 @@ counts towards the quorum until it is removed. Give exactly one of -peer-id
 			if (peerID == "") == (peerAddr == "") {
 				return errors.New("give exactly one of -peer-id or -peer-address")
 			}
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

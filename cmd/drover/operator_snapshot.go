@@ -38,7 +38,7 @@ func newSnapshotSaveCommand() *cobra.Command {
   drover operator snapshot save backup.snap`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ lost: this is for disaster recovery.
 			if st, err := f.Stat(); err == nil && st.IsDir() {
 				return errors.New("snapshot path is a directory")
 			}
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

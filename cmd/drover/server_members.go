@@ -6,8 +6,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/droverhq/drover/apiclient"
 )
 
 func init() { registerCommand("server", newServerCommand) }
@@ -31,7 +29,7 @@ API; Status is alive when it answered a probe just now; Leader marks the
 server whose Raft address is the current leader's.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := apiclient.New(apiclient.Address(address))
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

@@ -35,7 +35,7 @@ them and exits 1; one that matches nothing exits 1.`,
 			if len(args) == 0 {
 				return runSub(cmd, address, "job", "status")
 			}
-			c, err := apiClientFor(address)
+			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/tlsutil"
+)
+
+// The flags of every command that calls an agent's HTTP API: -address and
+// Nomad's TLS flags. Each falls back on the environment (DROVER_ADDR,
+// NOMAD_ADDR; DROVER_CACERT, NOMAD_CACERT, …; see apiclient.TLSFiles).
+
+// addAddressFlag adds -address and the TLS flags to cmd.
+func addAddressFlag(cmd *cobra.Command, address *string) {
+	fs := cmd.Flags()
+	fs.StringVar(address, "address", "", "HTTP address of the agent (default $DROVER_ADDR, $NOMAD_ADDR, "+apiclient.DefaultAddress+
+		"; https://127.0.0.1:4646 when a TLS flag is given)")
+	fs.String("ca-cert", "", "PEM file of the CA that signed the agent's certificate (default $NOMAD_CACERT)")
+	fs.String("client-cert", "", "PEM file of the certificate presented to the agent (default $NOMAD_CLIENT_CERT)")
+	fs.String("client-key", "", "PEM file of -client-cert's key (default $NOMAD_CLIENT_KEY)")
+	fs.String("tls-server-name", "", "name the agent's certificate must carry, such as server.global.nomad (default $NOMAD_TLS_SERVER_NAME)")
+	fs.Bool("tls-skip-verify", false, "do not verify the agent's certificate (default $NOMAD_SKIP_VERIFY)")
+}
+
+// tlsFlags reads the TLS flags addAddressFlag added to cmd.
+func tlsFlags(cmd *cobra.Command) tlsutil.ClientFiles {
+	var f tlsutil.ClientFiles
+	if cmd == nil {
+		return f
+	}
+	fs := cmd.Flags()
+	f.CACert, _ = fs.GetString("ca-cert")
+	f.ClientCert, _ = fs.GetString("client-cert")
+	f.ClientKey, _ = fs.GetString("client-key")
+	f.ServerName, _ = fs.GetString("tls-server-name")
+	f.Insecure, _ = fs.GetBool("tls-skip-verify")
+	return f
+}
+
+// apiClientFor returns the client of cmd's -address (or the environment),
+// over TLS when TLS flags or variables are given.
+func apiClientFor(cmd *cobra.Command, address string) (*apiclient.Client, error) {
+	c, err := apiclient.NewCLI(address, tlsFlags(cmd))
+	if err != nil {
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error initializing client: %v", err)}
+	}
+	return c, nil
+}
+
+// nodeClientFor returns a client of a node's HTTP address (host:port),
+// with cmd's TLS settings.
+func nodeClientFor(cmd *cobra.Command, httpAddr string) (*apiclient.Client, error) {
+	files, err := apiclient.TLSFiles(tlsFlags(cmd))
+	if err != nil {
+		return nil, err
+	}
+	if !files.Any() {
+		return apiclient.New(httpAddr)
+	}
+	tc, err := tlsutil.CLIConfig(files)
+	if err != nil {
+		return nil, err
+	}
+	return apiclient.NewTLS(httpAddr, tc)
+}
