@@ -3,6 +3,7 @@ package apiclient
 import (
 	"context"
 	"net/url"
+	"strconv"
 
 	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/structs"
@@ -18,12 +19,17 @@ func (j *Jobs) Versions(ctx context.Context, id string, q *QueryOptions) ([]*str
 // VersionsWithDiffs returns the job's stored versions, newest first, and
 // the server's diff of each version from the one before it (diffs[i] is
 // from versions[i+1] to versions[i]).
-func (j *Jobs) VersionsWithDiffs(ctx context.Context, id string) ([]*structs.Job, []*jobdiff.JobDiff, error) {
+//
+// With against >= 0, diffs[i] is from version against to versions[i].
+func (j *Jobs) VersionsWithDiffs(ctx context.Context, id string, against int64) ([]*structs.Job, []*jobdiff.JobDiff, error) {
 	var out struct {
 		Versions []*structs.Job
 		Diffs    []*jobdiff.JobDiff
 	}
 	q := &QueryOptions{Params: map[string]string{"diffs": "true"}}
+	if against >= 0 {
+		q.Params["diff_version"] = strconv.FormatInt(against, 10)
+	}
 	_, err := j.c.Get(ctx, "/v1/job/"+url.PathEscape(id)+"/versions", q, &out)
 	return out.Versions, out.Diffs, err
 }

@@ -6,6 +6,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
@@ -14,7 +15,8 @@ import (
 // A job's versions and deployments, Nomad's paths and shapes:
 //
 //	GET /v1/job/{id}/versions      → {"Versions": [newest first], "Diffs": null} (blocking);
-//	                                  ?diffs=true: Diffs[i] is what changed from Versions[i+1] to Versions[i]
+//	                                  ?diffs=true: Diffs[i] is what changed from Versions[i+1] to Versions[i];
+//	                                  &diff_version=N: Diffs[i] is from version N to Versions[i]
 //	GET /v1/job/{id}/deployments   → []*structs.Deployment, newest first; ?all=true
 //	                                  adds those of an earlier job of the same ID (blocking)
 //	GET /v1/job/{id}/deployment    → the latest deployment, or null (blocking)
@@ -25,14 +27,14 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/job/{id}/versions", readRoute, (*Server).jobVersions},
-		route{"GET /v1/job/{id}/deployments", readRoute, (*Server).jobDeployments},
-		route{"GET /v1/job/{id}/deployment", readRoute, (*Server).jobLatestDeployment},
+		route{"GET /v1/job/{id}/versions", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).jobVersions},
+		route{"GET /v1/job/{id}/deployments", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).jobDeployments},
+		route{"GET /v1/job/{id}/deployment", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).jobLatestDeployment},
 	)
 	for _, m := range []string{"PUT", "POST"} {
 		register(
-			route{m + " /v1/job/{id}/revert", writeRoute, (*Server).jobRevert},
-			route{m + " /v1/job/{id}/stable", writeRoute, (*Server).jobStable},
+			route{m + " /v1/job/{id}/revert", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobRevert},
+			route{m + " /v1/job/{id}/stable", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobStable},
 		)
 	}
 }
@@ -40,7 +42,8 @@ func init() {
 // JobVersionsResponse answers GET /v1/job/{id}/versions. Diffs, asked for
 // with ?diffs=true, holds one diff per pair of neighbouring versions, as
 // Nomad's: Diffs[i] is from Versions[i+1] to Versions[i] (contextual, as
-// `job history -p` shows them).
+// `job history -p` shows them). With ?diff_version=N (Nomad's), Diffs[i]
+// is from version N to Versions[i], one per version.
 type JobVersionsResponse struct {
 	Versions []*jobView
 	Diffs    []*jobdiff.JobDiff
@@ -58,6 +61,14 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
+	against := int64(-1)
+	if v := r.URL.Query().Get("diff_version"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, Errorf(http.StatusBadRequest, "invalid diff_version %q: want a version number", v)
+		}
+		against, diffs = int64(n), true
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		versions, err := snap.JobVersionsByID(o.Namespace, id)
 		if err != nil {
@@ -71,7 +82,21 @@ func (s *Server) jobVersions(w http.ResponseWriter, r *http.Request) (any, error
 			return nil, idx, Errorf(http.StatusNotFound, "job versions not found")
 		}
 		out := &JobVersionsResponse{Versions: viewJobs(versions)}
-		if diffs {
+		switch {
+		case against >= 0:
+			var base *structs.Job
+			for _, v := range versions {
+				if v.Version == uint64(against) {
+					base = v
+				}
+			}
+			if base == nil {
+				return nil, idx, Errorf(http.StatusBadRequest, "diff_version %d: the job has no such version", against)
+			}
+			for _, v := range versions {
+				out.Diffs = append(out.Diffs, jobdiff.Jobs(base, v, true))
+			}
+		case diffs:
 			for i := 0; i+1 < len(versions); i++ {
 				out.Diffs = append(out.Diffs, jobdiff.Jobs(versions[i+1], versions[i], true))
 			}

@@ -18,7 +18,7 @@ func init() { registerJobCommand("history", newJobHistoryCommand) }
 func newJobHistoryCommand() *cobra.Command {
 	var f opFlags
 	var diffs bool
-	var version int64
+	var version, against int64
 	cmd := &cobra.Command{
 		Use:   "history [flags] JOB",
 		Short: "List a job's stored versions, newest first",
@@ -37,7 +37,7 @@ with what each change forces.`,
 			if err != nil {
 				return err
 			}
-			versions, diffList, err := c.Jobs().VersionsWithDiffs(cmd.Context(), jobID)
+			versions, diffList, err := c.Jobs().VersionsWithDiffs(cmd.Context(), jobID, against)
 			if err != nil {
 				return fmt.Errorf("retrieving job versions: %w", err)
 			}
@@ -71,9 +71,14 @@ with what each change forces.`,
 					fmt.Fprintln(w)
 				}
 				printJobVersion(w, v)
-				if diffs {
+				switch {
+				case against >= 0:
+					fmt.Fprintf(w, "Diff from version %d:\n", against)
+					printDiff(w, diffOf[v.Version])
+				case diffs:
 					if prev := previousVersion(all, v.Version); prev != nil {
-						printVersionDiff(w, prev, diffOf[v.Version])
+						fmt.Fprintf(w, "Diff from version %d:\n", prev.Version)
+						printDiff(w, diffOf[v.Version])
 					}
 				}
 			}
@@ -82,6 +87,7 @@ with what each change forces.`,
 	}
 	cmd.Flags().BoolVarP(&diffs, "p", "p", false, "show what changed from the previous version")
 	cmd.Flags().Int64Var(&version, "version", -1, "show only this version")
+	cmd.Flags().Int64Var(&against, "diff-version", -1, "show what changed from this version (instead of from the previous one)")
 	f.addAddress(cmd)
 	f.addJSON(cmd)
 	return cmd
@@ -108,10 +114,9 @@ func previousVersion(all []*structs.Job, version uint64) *structs.Job {
 	return prev
 }
 
-// printVersionDiff prints what changed from the previous version, field
-// by field, as job plan prints a diff.
-func printVersionDiff(w io.Writer, prev *structs.Job, d *jobdiff.JobDiff) {
-	fmt.Fprintf(w, "Diff from version %d:\n", prev.Version)
+// printDiff prints a version's diff, field by field, as job plan prints
+// one.
+func printDiff(w io.Writer, d *jobdiff.JobDiff) {
 	if d == nil || d.Type == jobdiff.TypeNone {
 		fmt.Fprintln(w, "  (no changes)")
 		return

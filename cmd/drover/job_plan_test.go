@@ -103,7 +103,21 @@ func TestJobHistoryAndRevertCommands(t *testing.T) {
 	wantCLI(t, 0, []string{"Diff from version 0:", `+/- Task Group: "web"`, `  +/- Count: "1" => "3" (forces create)`,
 		`  +/- Task: "app" (forces create/destroy update)`, `      +/- args[0]: "3600" => "60"`},
 		"job", "history", "-p", "-address", addr, "web")
+	// -diff-version: every version against the one named.
+	out = wantCLI(t, 0, []string{"Diff from version 1:", `+/- Count: "3" => "1" (forces destroy)`},
+		"job", "history", "-diff-version", "1", "-version", "0", "-address", addr, "web")
+	if strings.Contains(out, "Diff from version 0:") {
+		t.Fatalf("-diff-version 1 diffed against another version:\n%s", out)
+	}
+	wantCLI(t, 1, []string{"diff_version 9: the job has no such version"}, "job", "history", "-diff-version", "9", "-address", addr, "web")
 	wantCLI(t, 1, []string{`Job "web" has no version 9`}, "job", "history", "-version", "9", "-address", addr, "web")
+
+	// job inspect of the registered job, and of one version.
+	wantCLI(t, 0, []string{`"ID": "web"`, `"Version": 1`}, "job", "inspect", "-address", addr, "web")
+	wantCLI(t, 0, []string{`"Version": 0`}, "job", "inspect", "-version", "0", "-address", addr, "we")
+	wantCLI(t, 0, []string{"web@1"}, "job", "inspect", "-t", "{{.Job.ID}}@{{.Job.Version}}", "-address", addr, "web")
+	wantCLI(t, 1, []string{`Job "web" has no version 9`}, "job", "inspect", "-version", "9", "-address", addr, "web")
+	wantCLI(t, 1, []string{"Error reading job file"}, "job", "inspect", "-address", addr, "missing.hcl")
 	wantCLI(t, 0, []string{`"Version": 1`}, "job", "history", "-json", "-address", addr, "web")
 
 	wantCLI(t, 1, []string{"Error reverting job", "can't revert to current version 1"}, "job", "revert", "-address", addr, "web", "1")
