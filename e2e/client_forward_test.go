@@ -65,6 +65,22 @@ func TestServersAnswerAClientsAllocStatsAndLogs(t *testing.T) {
 	})
 	t.Cleanup(func() { killAllocProcs(allocID) })
 
+	// A process's resident memory may read 0 for a moment after it starts
+	// (the kernel folds its per-CPU counters in lazily).
+	eventually(t, 20*time.Second, "the task's resident memory measured", func() error {
+		nc, err := nomad.NewClient(&nomad.Config{Address: "http://" + servers[0].httpAddr})
+		if err != nil {
+			return err
+		}
+		usage, err := nc.Allocations().Stats(&nomad.Allocation{ID: allocID}, nil)
+		if err != nil {
+			return err
+		}
+		if task := usage.Tasks["echo"]; task == nil || task.ResourceUsage.MemoryStats.RSS == 0 {
+			return fmt.Errorf("usage %s", jsonString(usage))
+		}
+		return nil
+	})
 	for _, s := range servers {
 		nc, err := nomad.NewClient(&nomad.Config{Address: "http://" + s.httpAddr})
 		if err != nil {

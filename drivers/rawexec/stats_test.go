@@ -50,6 +50,11 @@ func TestStatsMeasureTheTaskProcessTree(t *testing.T) {
 	})
 
 	first := stats(t, d, h)
+	for deadline := time.Now().Add(testTimeout); first.Memory.RSS == 0 && time.Now().Before(deadline); {
+		// Just-exec'd processes may show no resident memory yet.
+		time.Sleep(20 * time.Millisecond)
+		first = stats(t, d, h)
+	}
 	for _, pid := range []string{strconv.Itoa(leader.PID), child, orphan} {
 		if first.Pids[pid] == nil {
 			t.Fatalf("pid %s not measured; pids %v", pid, slices.Sorted(maps.Keys(first.Pids)))
@@ -112,8 +117,21 @@ func TestStatsOfARecoveredTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d2.Destroy(h) })
-	if u := stats(t, d2, h); u.Memory.RSS == 0 || len(u.Pids) != 1 {
-		t.Fatalf("recovered task's usage %+v, pids %v", u.Usage, u.Pids)
+	// A process that has just exec'd may show no resident memory yet (the
+	// kernel folds its counters in lazily): wait for some.
+	deadline := time.Now().Add(testTimeout)
+	for {
+		u := stats(t, d2, h)
+		if len(u.Pids) != 1 {
+			t.Fatalf("recovered task's pids %v", u.Pids)
+		}
+		if u.Memory.RSS > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recovered task's usage %+v", u.Usage)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
