@@ -9,7 +9,11 @@ import (
 
 // blockOrder is the order of the unsupported-features page.
 var blockOrder = []string{"file", "job", "group", "task", "service", "check", "network", "port", "resources",
-	"update", "restart", "reschedule", "ephemeral_disk", "logs", "constraint", "spread", "target", "variable", "validation"}
+	"update", "restart", "reschedule", "ephemeral_disk", "logs", "constraint", "affinity", "spread", "target", "variable", "validation"}
+
+// valueRefusals are the refusals made by value rather than by name, for
+// the unsupported-features page and the compatibility page.
+const valueRefusals = "Other refusals made by value rather than by name: drivers other than `raw_exec`, `docker` and `mock`;\nnetwork `mode` other than `host` and `bridge` (`bridge` needs the docker driver for every task of\nthe group); a docker `config` key drover does not run (website/drivers/docker.md); more than one `network` block; check types\nother than `http`, `tcp` and `script`; constraint operators `distinct_property` and `set_contains_any`; `node_pool`\nother than `default` and `all`; `dynamic` blocks.\n"
 
 // unsupportedDoc renders the grammar table's refused and ignored elements.
 func unsupportedDoc() []byte {
@@ -38,7 +42,7 @@ func unsupportedDoc() []byte {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", block, name(e.HCL), name(e.JSON), outcome, e.Note)
 		}
 	}
-	b.WriteString("\nOther refusals made by value rather than by name: drivers other than `raw_exec`, `docker` and `mock`;\nnetwork `mode` other than `host` and `bridge` (`bridge` needs the docker driver for every task of\nthe group); a docker `config` key drover does not run (website/drivers/docker.md); more than one `network` block; check types\nother than `http`, `tcp` and `script`; constraint operators `distinct_property` and `set_contains_any`; `node_pool`\nother than `default` and `all`; `dynamic` blocks.\n")
+	b.WriteString("\n" + valueRefusals)
 	return b.Bytes()
 }
 

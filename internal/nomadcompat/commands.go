@@ -1,0 +1,196 @@
+// Package nomadcompat lists Nomad's CLI commands and what drover offers for
+// each. It is data only: website/nomad-compatibility.md is generated from
+// it together with the job grammar (go test ./jobspec -update), and a test
+// of cmd/drover checks it against drover's command tree, so that a
+// command marked supported exists and every drover command is listed.
+//
+// Adding a command to drover: mark its row Supported (or, for a command
+// Nomad has not, add it to DroverOnly), then run go test ./jobspec -update.
+package nomadcompat
+
+// Status is what drover offers for one of Nomad's commands.
+type Status string
+
+// Statuses.
+const (
+	// Supported: `drover PATH` exists, with Nomad's arguments and output
+	// as far as its page under website/commands/ says.
+	Supported Status = "supported"
+	// NotSupported: drover has no such command.
+	NotSupported Status = "not supported"
+)
+
+// Command is one of Nomad's CLI commands: its path after "nomad".
+type Command struct {
+	Path   string
+	Status Status
+	Note   string
+}
+
+// Commands are Nomad's CLI commands (v2.0, leaf commands, Enterprise ones
+// aside, the deprecated top-level aliases such as "nomad run" aside), by
+// group in Nomad's order.
+var Commands = []Command{
+	{"acl auth-method create", NotSupported, ""},
+	{"acl auth-method delete", NotSupported, ""},
+	{"acl auth-method info", NotSupported, ""},
+	{"acl auth-method list", NotSupported, ""},
+	{"acl auth-method update", NotSupported, ""},
+	{"acl binding-rule create", NotSupported, ""},
+	{"acl binding-rule delete", NotSupported, ""},
+	{"acl binding-rule info", NotSupported, ""},
+	{"acl binding-rule list", NotSupported, ""},
+	{"acl binding-rule update", NotSupported, ""},
+	{"acl bootstrap", NotSupported, ""},
+	{"acl policy apply", NotSupported, ""},
+	{"acl policy delete", NotSupported, ""},
+	{"acl policy info", NotSupported, ""},
+	{"acl policy list", NotSupported, ""},
+	{"acl policy self", NotSupported, ""},
+	{"acl role create", NotSupported, ""},
+	{"acl role delete", NotSupported, ""},
+	{"acl role info", NotSupported, ""},
+	{"acl role list", NotSupported, ""},
+	{"acl role update", NotSupported, ""},
+	{"acl token create", NotSupported, ""},
+	{"acl token delete", NotSupported, ""},
+	{"acl token info", NotSupported, ""},
+	{"acl token list", NotSupported, ""},
+	{"acl token self", NotSupported, ""},
+	{"acl token update", NotSupported, ""},
+	{"agent", Supported, ""},
+	{"agent-info", NotSupported, ""},
+	{"alloc checks", NotSupported, ""},
+	{"alloc exec", NotSupported, ""},
+	{"alloc fs", NotSupported, ""},
+	{"alloc logs", Supported, ""},
+	{"alloc pause", NotSupported, "no task schedules"},
+	{"alloc restart", NotSupported, ""},
+	{"alloc signal", NotSupported, ""},
+	{"alloc status", Supported, ""},
+	{"alloc stop", NotSupported, ""},
+	{"config validate", NotSupported, "drover agent validates its files when it starts"},
+	{"deployment fail", Supported, ""},
+	{"deployment list", Supported, ""},
+	{"deployment pause", Supported, ""},
+	{"deployment promote", Supported, ""},
+	{"deployment resume", Supported, ""},
+	{"deployment status", Supported, ""},
+	{"deployment unblock", NotSupported, "there is one region"},
+	{"eval delete", NotSupported, ""},
+	{"eval list", NotSupported, "job status lists a job's evaluations"},
+	{"eval status", Supported, ""},
+	{"fmt", Supported, ""},
+	{"job action", NotSupported, "no task actions"},
+	{"job allocs", NotSupported, "job status lists a job's allocations"},
+	{"job deployments", Supported, ""},
+	{"job dispatch", NotSupported, "no parameterized jobs"},
+	{"job eval", NotSupported, ""},
+	{"job history", Supported, ""},
+	{"job init", Supported, ""},
+	{"job inspect", Supported, "also reads a job file"},
+	{"job periodic force", NotSupported, "no periodic jobs"},
+	{"job plan", Supported, ""},
+	{"job promote", Supported, ""},
+	{"job restart", NotSupported, ""},
+	{"job revert", Supported, ""},
+	{"job run", Supported, ""},
+	{"job scale", NotSupported, "change count and run the job"},
+	{"job scaling-events", NotSupported, "no autoscaling"},
+	{"job start", NotSupported, "run the job again"},
+	{"job status", Supported, ""},
+	{"job stop", Supported, ""},
+	{"job tag apply", NotSupported, ""},
+	{"job tag unset", NotSupported, ""},
+	{"job validate", Supported, ""},
+	{"login", NotSupported, ""},
+	{"monitor", NotSupported, ""},
+	{"namespace apply", NotSupported, "one namespace, default"},
+	{"namespace delete", NotSupported, "one namespace, default"},
+	{"namespace inspect", NotSupported, "one namespace, default"},
+	{"namespace list", NotSupported, "one namespace, default"},
+	{"namespace status", NotSupported, "one namespace, default"},
+	{"node config", NotSupported, ""},
+	{"node drain", NotSupported, ""},
+	{"node eligibility", NotSupported, ""},
+	{"node meta apply", NotSupported, ""},
+	{"node meta read", NotSupported, ""},
+	{"node pool apply", NotSupported, `node pools "default" and "all" only`},
+	{"node pool delete", NotSupported, `node pools "default" and "all" only`},
+	{"node pool info", NotSupported, `node pools "default" and "all" only`},
+	{"node pool jobs", NotSupported, `node pools "default" and "all" only`},
+	{"node pool list", NotSupported, `node pools "default" and "all" only`},
+	{"node pool nodes", NotSupported, `node pools "default" and "all" only`},
+	{"node status", Supported, ""},
+	{"operator api", NotSupported, ""},
+	{"operator autopilot get-config", Supported, ""},
+	{"operator autopilot health", Supported, ""},
+	{"operator autopilot set-config", Supported, ""},
+	{"operator client-state", NotSupported, ""},
+	{"operator debug", NotSupported, ""},
+	{"operator gossip keyring generate", NotSupported, "servers join over Raft with a join token, no gossip"},
+	{"operator gossip keyring install", NotSupported, "servers join over Raft with a join token, no gossip"},
+	{"operator gossip keyring list", NotSupported, "servers join over Raft with a join token, no gossip"},
+	{"operator gossip keyring remove", NotSupported, "servers join over Raft with a join token, no gossip"},
+	{"operator gossip keyring use", NotSupported, "servers join over Raft with a join token, no gossip"},
+	{"operator metrics", NotSupported, ""},
+	{"operator raft info", NotSupported, ""},
+	{"operator raft list-peers", Supported, ""},
+	{"operator raft logs", NotSupported, ""},
+	{"operator raft remove-peer", Supported, ""},
+	{"operator raft state", NotSupported, ""},
+	{"operator raft transfer-leadership", NotSupported, ""},
+	{"operator root keyring list", NotSupported, "no variables or workload identities to encrypt"},
+	{"operator root keyring remove", NotSupported, "no variables or workload identities to encrypt"},
+	{"operator root keyring rotate", NotSupported, "no variables or workload identities to encrypt"},
+	{"operator scheduler get-config", NotSupported, ""},
+	{"operator scheduler set-config", NotSupported, ""},
+	{"operator snapshot inspect", NotSupported, ""},
+	{"operator snapshot redact", NotSupported, ""},
+	{"operator snapshot restore", Supported, ""},
+	{"operator snapshot save", Supported, ""},
+	{"operator snapshot state", NotSupported, ""},
+	{"operator utilization", NotSupported, ""},
+	{"plugin status", NotSupported, "no CSI plugins"},
+	{"scaling policy info", NotSupported, "no autoscaling"},
+	{"scaling policy list", NotSupported, "no autoscaling"},
+	{"server force-leave", NotSupported, "operator raft remove-peer removes a server"},
+	{"server join", NotSupported, "servers join when they start, with the cluster's join token (website/production.md)"},
+	{"server members", Supported, ""},
+	{"service delete", NotSupported, ""},
+	{"service info", NotSupported, ""},
+	{"service list", NotSupported, ""},
+	{"setup consul", NotSupported, "no Consul"},
+	{"setup vault", NotSupported, "no Vault"},
+	{"status", Supported, ""},
+	{"system gc", NotSupported, ""},
+	{"system reconcile summaries", NotSupported, ""},
+	{"tls ca create", Supported, "nomad-agent-ca.pem and nomad-agent-ca-key.pem, ECDSA P-256; -common-name, -days"},
+	{"tls ca info", NotSupported, ""},
+	{"tls cert create", Supported, "-server, -client, -cli, -region, -additional-dnsname, -additional-ipaddress, -ca, -key, -days; Nomad's file names"},
+	{"tls cert info", NotSupported, ""},
+	{"ui", NotSupported, "no web UI"},
+	{"var get", NotSupported, "no variables"},
+	{"var init", NotSupported, "no variables"},
+	{"var list", NotSupported, "no variables"},
+	{"var lock", NotSupported, "no variables"},
+	{"var purge", NotSupported, "no variables"},
+	{"var put", NotSupported, "no variables"},
+	{"version", Supported, ""},
+	{"volume create", NotSupported, "no host or CSI volumes"},
+	{"volume delete", NotSupported, "no host or CSI volumes"},
+	{"volume deregister", NotSupported, "no host or CSI volumes"},
+	{"volume detach", NotSupported, "no host or CSI volumes"},
+	{"volume init", NotSupported, "no host or CSI volumes"},
+	{"volume register", NotSupported, "no host or CSI volumes"},
+	{"volume snapshot create", NotSupported, "no host or CSI volumes"},
+	{"volume snapshot delete", NotSupported, "no host or CSI volumes"},
+	{"volume snapshot list", NotSupported, "no host or CSI volumes"},
+	{"volume status", NotSupported, "no host or CSI volumes"},
+}
+
+// DroverOnly are drover's commands that Nomad has not.
+var DroverOnly = []Command{
+	{"sim bench", Supported, "the fleet simulator's benchmark set (website/scale.md)"},
+	{"sim run", Supported, "the fleet simulator (website/scale.md)"},
+}
