@@ -7,9 +7,11 @@
 // drivers, the client's own packages and the API client, never a server
 // package, for a client may run on another machine.
 //
-// Goroutines: Run starts four — the registration and heartbeat loop, the
+// Goroutines: Run starts five — the registration and heartbeat loop, the
 // allocation watch (a blocking query), the status reporter (one sender
-// that coalesces), and the alloc runners' own. None exits because the
+// that coalesces), the stop of allocations when the servers are out of
+// reach too long (stop_on_client_after), and the alloc runners' own.
+// None exits because the
 // servers are unreachable: every call is retried with a growing pause
 // (DefaultRetryInterval doubling to MaxRetryInterval) and, through
 // HTTPServers, on the next server.
@@ -57,6 +59,10 @@ type Agent struct {
 	allocs     map[string]*allocEntry
 	ttl        time.Duration
 	registered bool
+	// lastOK is when a heartbeat (or registration) last got through, or
+	// the agent started; allocsAdded wakes disconnectLoop (capacity 1).
+	lastOK      time.Time
+	allocsAdded chan struct{}
 }
 
 // New fingerprints the node and prepares the agent; it contacts no
@@ -81,6 +87,7 @@ func New(cfg Config) (*Agent, error) {
 		drivers:      make(map[string]drivers.Driver, len(cfg.Drivers)),
 		allocs:       map[string]*allocEntry{},
 		registeredCh: make(chan struct{}),
+		allocsAdded:  make(chan struct{}, 1),
 		usage:        newUsageCache(),
 		host:         newHostSampler(),
 	}
@@ -116,12 +123,14 @@ func (a *Agent) Run(ctx context.Context) {
 	a.runOnce.Do(func() {
 		stop := context.AfterFunc(ctx, a.cancel)
 		defer stop()
+		a.heartbeatOK(a.clock.Now())
 		a.restore()
 		a.reapOrphans()
-		a.loops.Add(3)
+		a.loops.Add(4)
 		go func() { defer a.loops.Done(); a.reporter.run(a.ctx) }()
 		go func() { defer a.loops.Done(); a.heartbeatLoop(a.ctx) }()
 		go func() { defer a.loops.Done(); a.watchLoop(a.ctx) }()
+		go func() { defer a.loops.Done(); a.disconnectLoop(a.ctx) }()
 		<-a.ctx.Done()
 		a.loops.Wait()
 	})
@@ -207,6 +216,7 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 	lastOK := a.clock.Now()
 	next := a.beatInterval()
 	backoff := a.cfg.RetryInterval
+	a.heartbeatOK(lastOK)
 	for sleep(ctx, a.clock, next) {
 		a.mu.Lock()
 		ttl := a.ttl
@@ -223,6 +233,7 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 			a.ttl = ttl
 			a.mu.Unlock()
 			lastOK = a.clock.Now()
+			a.heartbeatOK(lastOK)
 			backoff = a.cfg.RetryInterval
 			next = a.beatInterval()
 		case errors.Is(err, ErrNodeUnknown):
@@ -234,8 +245,12 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 				return
 			}
 			lastOK = a.clock.Now()
+			a.heartbeatOK(lastOK)
 			backoff = a.cfg.RetryInterval
 			next = a.beatInterval()
+			// The servers may have marked the allocations unknown while
+			// the node was away: say again how they are.
+			a.reportAll()
 		case ctx.Err() != nil:
 			return
 		default:

@@ -171,6 +171,9 @@ func (a *Agent) reconcile(present map[string]uint64, pulled []*structs.Allocatio
 	for i, e := range a.startAllocs(fresh) {
 		a.allocs[fresh[i].ID] = e
 	}
+	if len(fresh) > 0 {
+		signal(a.allocsAdded)
+	}
 	for id := range known {
 		if _, ok := present[id]; !ok {
 			delete(known, id)

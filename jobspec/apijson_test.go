@@ -179,7 +179,7 @@ func TestCanonicalizedNomadJob(t *testing.T) {
 // TestZeroUnsupportedAttributes: in a job file as in JSON, an unsupported
 // attribute set to its zero value is accepted silently.
 func TestZeroUnsupportedAttributes(t *testing.T) {
-	src := "job \"j\" {\n  all_at_once = false\n  group \"g\" {\n    max_client_disconnect = null\n    task \"t\" {\n      driver = \"mock\"\n      kind = \"\"\n    }\n  }\n}\n"
+	src := "job \"j\" {\n  all_at_once = false\n  group \"g\" {\n    prevent_reschedule_on_lost = null\n    task \"t\" {\n      driver = \"mock\"\n      kind = \"\"\n    }\n  }\n}\n"
 	if _, warns, err := Parse("j.hcl", []byte(src), Options{}); err != nil || len(warns) != 0 {
 		t.Fatalf("zero values refused: %v %v", err, warns)
 	}

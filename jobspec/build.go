@@ -141,11 +141,12 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 	if tg.ShutdownDelay != nil && *tg.ShutdownDelay < 0 {
 		b.err(path+".ShutdownDelay", "must not be negative (got %s)", *tg.ShutdownDelay)
 	}
+	tg.Disconnect = b.disconnect(path, j.Type, atg) // build_disconnect.go
 	if d := atg.MaxRunDuration; d != nil && *d != 0 {
 		switch {
 		case *d < 0:
 			b.err(path+".MaxRunDuration", "must not be negative (got %s)", *d)
-		case j.Type == structs.JobTypeService || j.Type == structs.JobTypeSystem:
+		case !structs.RunsToCompletion(j.Type):
 			b.err(path+".MaxRunDuration", "is for batch and sysbatch jobs only (this job's type is %q)", j.Type)
 		default:
 			v := *d

@@ -58,6 +58,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("job \"x\" {\n  update {\n    group_order = [\"a\", \"a\", \"\", 1, [\"b\"]]\n    pause_between_groups = \"-1s\"\n  }\n" +
 		"  group \"a\" {\n    update {\n      group_order = []\n      pause_between_groups = \"0s\"\n    }\n" +
 		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// disconnect: the block, the older fields, both at once, bad values.
+	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    disconnect {\n      lost_after = \"1h\"\n      replace = false\n      reconcile = \"keep_original\"\n    }\n" +
+		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    max_client_disconnect = \"1h\"\n    stop_after_client_disconnect = \"-1s\"\n" +
+		"    disconnect {\n      stop_on_client_after = \"1h\"\n      reconcile = \"x\"\n    }\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	// max_run_duration: a batch job's, and a service job's (refused).
 	f.Add([]byte("job \"x\" {\n  type = \"batch\"\n  group \"g\" {\n    max_run_duration = \"1h\"\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    max_run_duration = \"-1s\"\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
@@ -134,6 +139,11 @@ func FuzzParseAPIJob(f *testing.F) {
 		`{"Name":"c","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Add([]byte(`{"ID":"x","Update":{"GroupOrder":["a","a",null,1,""],"PauseBetweenGroups":-1},"TaskGroups":[` +
 		`{"Name":"a","Update":{"GroupOrder":[],"PauseBetweenGroups":"1s"},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	// disconnect: the block, the older fields, both at once, bad values.
+	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Disconnect":{"LostAfter":3600000000000,"StopOnClientAfter":null,"Replace":true,"Reconcile":"best_score"},` +
+		`"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	f.Add([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","MaxClientDisconnect":-1,"StopAfterClientDisconnect":5,"Disconnect":{"Reconcile":7},` +
+		`"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	// max_run_duration: a batch job's, a negative one.
 	f.Add([]byte(`{"ID":"x","Type":"batch","TaskGroups":[{"Name":"a","MaxRunDuration":3600000000000,"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
 	f.Add([]byte(`{"ID":"x","Type":"batch","TaskGroups":[{"Name":"a","MaxRunDuration":-1,"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))

@@ -60,6 +60,11 @@ func (d *decoder) group(b *hclsyntax.Block, path string) *specGroup {
 	tg.Count = d.int(attrs["count"], path+".Count", "group.count")
 	tg.ShutdownDelay = d.dur(attrs["shutdown_delay"], path+".ShutdownDelay", "group.shutdown_delay")
 	tg.MaxRunDuration = d.dur(attrs["max_run_duration"], path+".MaxRunDuration", "group.max_run_duration")
+	tg.StopAfterClientDisconnect = d.dur(attrs["stop_after_client_disconnect"], path+".StopAfterClientDisconnect", "group.stop_after_client_disconnect")
+	tg.MaxClientDisconnect = d.dur(attrs["max_client_disconnect"], path+".MaxClientDisconnect", "group.max_client_disconnect")
+	if bs := blocks["disconnect"]; len(bs) > 0 {
+		tg.Disconnect = d.disconnect(bs[0], path+".Disconnect")
+	}
 	tg.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "group.meta")
 	tg.Constraints = d.constraints(blocks["constraint"], path+".Constraints")
 	tg.Affinities = d.affinities(blocks["affinity"], path+".Affinities")
@@ -183,6 +188,17 @@ func (d *decoder) restart(b *hclsyntax.Block, path string) *specRestart {
 		Interval: d.dur(attrs["interval"], path+".Interval", "restart.interval"),
 		Delay:    d.dur(attrs["delay"], path+".Delay", "restart.delay"),
 		Mode:     d.str(attrs["mode"], path+".Mode", "restart.mode"),
+	}
+}
+
+func (d *decoder) disconnect(b *hclsyntax.Block, path string) *specDisconnect {
+	d.lc.set(path, d.at(b.TypeRange, "disconnect"))
+	attrs, _ := d.content(b.Body, "disconnect")
+	return &specDisconnect{
+		LostAfter:         d.dur(attrs["lost_after"], path+".LostAfter", "disconnect.lost_after"),
+		StopOnClientAfter: d.dur(attrs["stop_on_client_after"], path+".StopOnClientAfter", "disconnect.stop_on_client_after"),
+		Replace:           d.bool(attrs["replace"], path+".Replace", "disconnect.replace"),
+		Reconcile:         d.str(attrs["reconcile"], path+".Reconcile", "disconnect.reconcile"),
 	}
 }
 

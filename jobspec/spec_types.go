@@ -46,6 +46,7 @@ type specGroup struct {
 	Tasks            []*specTask
 	Spreads          []*specSpread
 	RestartPolicy    *specRestart
+	Disconnect       *specDisconnect
 	ReschedulePolicy *specReschedule
 	EphemeralDisk    *specEphemeralDisk
 	Update           *specUpdate
@@ -54,6 +55,17 @@ type specGroup struct {
 	Services         []*specService
 	ShutdownDelay    *time.Duration
 	MaxRunDuration   *time.Duration
+	// The disconnect block's forms before Nomad 1.8.
+	StopAfterClientDisconnect *time.Duration
+	MaxClientDisconnect       *time.Duration
+}
+
+// specDisconnect is a group's disconnect block.
+type specDisconnect struct {
+	LostAfter         *time.Duration
+	StopOnClientAfter *time.Duration
+	Replace           *bool
+	Reconcile         *string
 }
 
 // specTask is a task block.
@@ -208,6 +220,7 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specService]():       "service",
 	reflect.TypeFor[specCheck]():         "check",
 	reflect.TypeFor[specCheckRestart]():  "check_restart",
+	reflect.TypeFor[specDisconnect]():    "disconnect",
 	reflect.TypeFor[specNetwork]():       "network",
 	reflect.TypeFor[specPort]():          "port",
 	reflect.TypeFor[specResources]():     "resources",

@@ -75,7 +75,7 @@ func rules() []rule {
 		{"two leaders", "job \"j\" {\n  group \"g\" {\n    task \"a\" {\n      driver = \"mock\"\n      leader = true\n    }\n    task \"b\" {\n      driver = \"mock\"\n      leader = true\n    }\n  }\n}\n", "task.leader", 9, "task.leader may be set on one task of a group only", false},
 		{"unsupported attribute set to true", jobWith("  all_at_once = true", ""), "job.all_at_once", 2, "job.all_at_once is not supported by drover and is ignored", true},
 		{"unsupported block", jobWith("", "    volume \"data\" {\n      type = \"host\"\n    }"), "group.volume", 4, "group.volume is not supported by drover", false},
-		{"unsupported attribute", jobWith("", "    max_client_disconnect = \"1h\""), "group.max_client_disconnect", 4, "group.max_client_disconnect is not supported by drover", false},
+		{"unsupported attribute", jobWith("", "    prevent_reschedule_on_lost = true"), "group.prevent_reschedule_on_lost", 4, "group.prevent_reschedule_on_lost is not supported by drover", false},
 		{"ignored block warns", jobWith("  ui {\n    description = \"x\"\n  }", ""), "job.ui", 2, "job.ui is not supported by drover and is ignored", true},
 		{"required variable", "variable \"v\" {\n  type = string\n}\n" + jobWith("", ""), "variable", 1, `variable "v" is required`, false},
 		{"variable validation", "variable \"v\" {\n  default = \"x\"\n  validation {\n    condition = strlen(var.v) > 3\n    error_message = \"too short\"\n  }\n}\n" + jobWith("", ""), "validation.condition", 4, `invalid value for variable "v": too short`, false},

@@ -49,6 +49,9 @@ type groupPass struct {
 type pendingFollowup struct {
 	alloc *structs.Allocation
 	at    time.Time
+	// trigger is the follow-up evaluation's TriggeredBy; "" for a delayed
+	// reschedule.
+	trigger string
 }
 
 // reconcileGroup handles one group of a service or batch job.
@@ -60,11 +63,14 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	if rolling && tg.Update.SurgeFor(tg.Count) > 0 {
 		g.surged = r.surgedIndexes(allocs)
 	}
+	skip := r.disconnectPass(g, allocs) // disconnect.go
 	for _, a := range allocs {
 		if a.NotServing() {
 			g.notServing++
 		}
-		r.classify(g, a)
+		if !skip[a] {
+			r.classify(g, a)
+		}
 	}
 	r.queueFollowups(g.followups)
 
@@ -388,6 +394,15 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 				add(&holder{index: idx, alloc: a})
 			}
 		case structs.AllocClientStatusLost:
+			if until, wait := r.lostWaitsForClientStop(tg, a); wait {
+				// Its client may still run it (stop_on_client_after):
+				// the index waits for it.
+				if a.FollowupEvalID == "" {
+					g.followups = append(g.followups, pendingFollowup{alloc: a, at: until, trigger: structs.EvalTriggerMaxDisconnectTimeout})
+				}
+				add(&holder{index: idx, alloc: a})
+				return
+			}
 			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
 			add(&holder{index: idx, alloc: a, place: replacement("", false)})
 		case structs.AllocClientStatusFailed:

@@ -421,6 +421,11 @@ func (p *Placer) search(g *groupCtx, pl Placement, pool []int, cursor, limit int
 			best, bestScore = i, s
 		}
 	}
+	if best >= 0 {
+		// The chosen node's score, which a disconnect's best_score
+		// compares (disconnect.go).
+		m.Scores = map[string]float64{p.nodes[best].node.ID + disconnectScoreSuffix: bestScore}
+	}
 	return best, cursor
 }
 

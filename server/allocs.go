@@ -75,6 +75,18 @@ func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.A
 			}
 			healthy[healthKey{existing.Namespace, existing.JobID, existing.DeploymentID}] = true
 		}
+		if existing != nil && existing.ClientStatus == structs.AllocClientStatusUnknown &&
+			u.ClientStatus != "" && u.ClientStatus != structs.AllocClientStatusUnknown {
+			// Reconnected: the scheduler decides between it and its
+			// replacement, or stops it if it was lost meanwhile.
+			job, err := snap.JobByID(existing.Namespace, existing.JobID)
+			if err != nil {
+				return 0, err
+			}
+			if job != nil && !job.Stopped() {
+				evals = append(evals, l.jobEval(job.Namespace, job.ID, job.Type, job.Priority, structs.EvalTriggerReconnect, now))
+			}
+		}
 		if existing == nil || existing.ClientTerminalStatus() || !u.ClientTerminalStatus() {
 			continue
 		}

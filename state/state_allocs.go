@@ -56,6 +56,7 @@ func (s *Store) upsertAlloc(t *WriteTxn, d *deploymentDeltas, alloc *structs.All
 		a.CreateIndex = existing.CreateIndex
 		a.CreateTime = existing.CreateTime
 		a.TaskStates = existing.TaskStates
+		a.AllocStates = existing.AllocStates
 		if a.Job == nil {
 			a.Job = existing.Job
 		}
@@ -98,8 +99,9 @@ func (s *Store) StopAllocTxn(t *WriteTxn, stop *structs.AllocStopUpdate, at int6
 	a := rewrite(existing)
 	a.DesiredStatus = structs.AllocDesiredStatusStop
 	a.DesiredDescription = t.strs.str(stop.DesiredDescription)
-	if stop.ClientStatus != "" {
+	if stop.ClientStatus != "" && stop.ClientStatus != a.ClientStatus {
 		a.ClientStatus = t.strs.str(stop.ClientStatus)
+		a.AppendClientStatus(stop.ClientStatus, time.Unix(0, at).UTC())
 	}
 	if stop.FollowupEvalID != "" {
 		a.FollowupEvalID = stop.FollowupEvalID
@@ -145,6 +147,10 @@ func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientU
 		a := rewrite(existing)
 		if u.ClientStatus != "" {
 			a.ClientStatus = t.strs.str(u.ClientStatus)
+			if existing.ClientStatus == structs.AllocClientStatusUnknown && u.ClientStatus != structs.AllocClientStatusUnknown {
+				// Reconnected: the end of the alloc's unknown time.
+				a.AppendClientStatus(u.ClientStatus, time.Unix(0, req.UpdatedAt).UTC())
+			}
 		}
 		if a.DeploymentID != "" && existing.IsHealthy() && a.ClientStatus == structs.AllocClientStatusFailed &&
 			existing.ClientStatus != structs.AllocClientStatusFailed {

@@ -49,7 +49,8 @@ func (s *Store) UpdateNodeStatus(index uint64, req *structs.NodeUpdateStatusRequ
 // UpdateNodeStatusTxn sets the node's status at req.UpdatedAt. A node going
 // down marks every allocation on it that its client has not finished as
 // lost. A node going disconnected marks those whose group has a
-// disconnect.lost_after "unknown" and the others lost. Each such change
+// disconnect.lost_after "unknown" and the others lost. Those whose group
+// has disconnect.replace = false become unknown either way. Each such change
 // is recorded in the alloc's AllocStates at req.UpdatedAt, the time the
 // servers count lost_after and stop_on_client_after from. The request's
 // evals are stored too.
@@ -80,7 +81,8 @@ func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRe
 				continue
 			}
 			status, desc := structs.AllocClientStatusLost, structs.AllocLost
-			if req.Status == structs.NodeStatusDisconnected && a.Job.LookupTaskGroup(a.TaskGroup).LostAfterOf() > 0 {
+			tg := a.Job.LookupTaskGroup(a.TaskGroup)
+			if tg.StaysUnknown() || req.Status == structs.NodeStatusDisconnected && tg.LostAfterOf() > 0 {
 				if a.ClientStatus == structs.AllocClientStatusUnknown {
 					continue
 				}

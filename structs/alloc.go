@@ -33,6 +33,12 @@ const (
 	AllocRescheduled       = "alloc was rescheduled because it failed"
 	AllocCanaryNotPromoted = "alloc was a canary that was not promoted"
 	AllocJobStopped        = "alloc not needed since job was stopped"
+	// AllocReconnected: of an allocation that reconnected and its
+	// replacement, the one not kept.
+	AllocReconnected = "alloc not needed due to disconnected client reconnect"
+	// AllocUnknown is the client description of an allocation whose node
+	// disconnected.
+	AllocUnknown = "alloc is unknown since its node is disconnected"
 )
 
 // AllocMaxRunDurationExceeded is the client description of an allocation
@@ -63,7 +69,10 @@ type Allocation struct {
 	PreviousAllocation string
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
-	Metrics            *AllocationMetric `json:",omitempty"`
+	// AllocStates are the changes the servers recorded with their time
+	// (a node's disconnection and reconnection).
+	AllocStates []*AllocState     `json:",omitempty"`
+	Metrics     *AllocationMetric `json:",omitempty"`
 	// Zone (drover) is, for a group that rolls out by zones, the zone of
 	// the alloc's node (structs.ZoneOf of the group's zones attribute),
 	// stamped when it is placed.
@@ -152,6 +161,15 @@ func (a *Allocation) Copy() *Allocation {
 	}
 	c.DeploymentStatus = a.DeploymentStatus.Copy()
 	c.RescheduleTracker = a.RescheduleTracker.Copy()
+	if a.AllocStates != nil {
+		c.AllocStates = make([]*AllocState, len(a.AllocStates))
+		for i, s := range a.AllocStates {
+			if s != nil {
+				cs := *s
+				c.AllocStates[i] = &cs
+			}
+		}
+	}
 	if a.Metrics != nil {
 		m := *a.Metrics
 		c.Metrics = &m

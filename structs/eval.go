@@ -25,6 +25,12 @@ const (
 	EvalTriggerMaxPlans          = "max-plan-attempts"
 	EvalTriggerFailedFollowUp    = "failed-follow-up"
 	EvalTriggerScheduled         = "scheduled"
+	// EvalTriggerReconnect: an allocation of a disconnected node is
+	// reported again by its client.
+	EvalTriggerReconnect = "reconnect"
+	// EvalTriggerMaxDisconnectTimeout: an unknown allocation's
+	// disconnect.lost_after (or a lost one's stop_on_client_after) is up.
+	EvalTriggerMaxDisconnectTimeout = "max-disconnect-timeout"
 )
 
 // Evaluation asks the scheduler to reconcile one job with the cluster.

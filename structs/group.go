@@ -21,6 +21,10 @@ type TaskGroup struct {
 	Services      []*Service         `json:",omitempty"`
 	Meta          map[string]string
 	ShutdownDelay *time.Duration `json:",omitempty"`
+	// Disconnect is what servers and client do when the client cannot
+	// heartbeat (the disconnect block); nil: its allocations are lost at
+	// once.
+	Disconnect *DisconnectStrategy `json:",omitempty"`
 	// MaxRunDuration (batch and sysbatch jobs) bounds how long an
 	// allocation of the group runs: its client stops it then, complete,
 	// not rescheduled. Nil: no bound.
@@ -73,6 +77,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		d := *tg.MaxRunDuration
 		c.MaxRunDuration = &d
 	}
+	c.Disconnect = tg.Disconnect.Copy()
 	return &c
 }
 

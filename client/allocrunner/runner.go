@@ -336,6 +336,14 @@ func (ar *AllocRunner) Kill() {
 	}
 }
 
+// KillFor is Kill with the event each task gets first (see
+// taskrunner.KillFor).
+func (ar *AllocRunner) KillFor(eventType, message string) {
+	for _, tr := range ar.runners {
+		tr.KillFor(eventType, message)
+	}
+}
+
 // Detach stops the runners but leaves the tasks running, for a client
 // that shuts down and will re-attach from the state file.
 func (ar *AllocRunner) Detach() {
