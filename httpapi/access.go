@@ -10,10 +10,11 @@ import (
 	"github.com/droverhq/drover/internal/joinauth"
 )
 
-// Until drover has ACLs, the routes that hand out or replace the whole
-// state, or change the cluster's membership, answer only to requests that
-// come from this machine (a loopback remote address) or from another
-// server of the cluster:
+// The routes that hand out or replace the whole state, or change the
+// cluster's membership, answer only to requests that come from this
+// machine (a loopback remote address) or from another server of the
+// cluster, with ACLs or without (with ACLs, the snapshot routes also need
+// a management token):
 //
 //   - GET and PUT /v1/operator/snapshot (a full copy of the state; a
 //     restore replaces it): loopback, or forwarded by a follower that signs
@@ -24,10 +25,11 @@ import (
 //     allow_remote_operator) as above. A dev agent refuses every join.
 //
 // The client endpoints under /v1/internal/ (node registration, heartbeats,
-// allocation updates) stay open: clients run on other machines and have
-// no credential yet (they will present their node secret with the
-// security work). The agent guards /debug/pprof/ with LocalOnly.
-// Everything else is open, as Nomad's API without ACLs.
+// allocation updates, token resolution) are open here: clients run on
+// other machines; with ACLs on they present their node secret, checked
+// with every other route's need (acl_enforce.go). The agent guards
+// /debug/pprof/ with LocalOnly. Without ACLs everything else is open, as
+// Nomad's API; with ACLs these guards apply on top of the token checks.
 //
 // routeAccess is the table; a test walks the route table against it: every
 // /v1/internal/ route must be listed, open or not.
@@ -41,6 +43,7 @@ var routeAccess = map[string]access{
 	"GET /v1/internal/node/{id}/allocs-index": open,
 	"PUT /v1/internal/allocs/get":             open,
 	"PUT /v1/internal/allocs/update":          open,
+	"PUT /v1/internal/acl/resolve":            open,
 }
 
 type access int
@@ -99,7 +102,7 @@ func (s *Server) checkLocal(r *http.Request) error {
 		time.Now().Unix(), r.Method, r.URL.RequestURI()):
 		return nil
 	}
-	return Errorf(http.StatusForbidden, "%s %s is served to loopback addresses only until ACLs exist (see allow_remote_operator): %w",
+	return Errorf(http.StatusForbidden, "%s %s is served to loopback addresses only (see allow_remote_operator): %w",
 		r.Method, r.URL.Path, ErrForbidden)
 }
 

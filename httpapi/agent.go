@@ -13,9 +13,9 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/agent/self", localRoute, (*Server).agentSelf},
-		route{"GET /v1/agent/health", localRoute, (*Server).agentHealth},
-		route{"POST /v1/internal/join", localRoute, (*Server).internalJoin},
+		route{"GET /v1/agent/self", localRoute, agentRead, (*Server).agentSelf},
+		route{"GET /v1/agent/health", localRoute, public, (*Server).agentHealth},
+		route{"POST /v1/internal/join", localRoute, serverJoin, (*Server).internalJoin},
 	)
 }
 

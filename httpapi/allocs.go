@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -18,8 +19,8 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/allocations", readRoute, (*Server).allocsList},
-		route{"GET /v1/allocation/{id}", readRoute, (*Server).allocInfo},
+		route{"GET /v1/allocations", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).allocsList},
+		route{"GET /v1/allocation/{id}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).allocInfo},
 	)
 }
 
@@ -50,6 +51,9 @@ func (s *Server) allocInfo(w http.ResponseWriter, r *http.Request) (any, error) 
 				return nil, 0, err
 			}
 			return nil, idx, Errorf(http.StatusNotFound, "alloc not found: %s", id)
+		}
+		if err := checkNamespace(r, a.Namespace); err != nil {
+			return nil, a.ModifyIndex, err
 		}
 		// The alloc's own index, so that a watcher of one alloc wakes
 		// only when it changes.

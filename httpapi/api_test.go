@@ -200,7 +200,7 @@ func TestForwardedRequestIsNotForwardedAgain(t *testing.T) {
 }
 
 func TestPanicBecomes500(t *testing.T) {
-	rt := route{"GET /v1/test/panic", localRoute, func(*Server, http.ResponseWriter, *http.Request) (any, error) {
+	rt := route{"GET /v1/test/panic", localRoute, public, func(*Server, http.ResponseWriter, *http.Request) (any, error) {
 		panic("boom")
 	}}
 	s := New(newFakeBackend(), nil)

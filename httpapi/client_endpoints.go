@@ -49,12 +49,12 @@ import (
 
 func init() {
 	register(
-		route{"PUT /v1/internal/node/register", writeRoute, (*Server).nodeRegister},
-		route{"PUT /v1/internal/node/{id}/heartbeat", writeRoute, (*Server).nodeHeartbeat},
-		route{"GET /v1/node/{id}/allocations", readRoute, (*Server).nodeAllocations},
-		route{"GET /v1/internal/node/{id}/allocs-index", readRoute, (*Server).nodeAllocsIndex},
-		route{"PUT /v1/internal/allocs/get", readRoute, (*Server).allocsGet},
-		route{"PUT /v1/internal/allocs/update", writeRoute, (*Server).allocsUpdate},
+		route{"PUT /v1/internal/node/register", writeRoute, nodeRegister, (*Server).nodeRegister},
+		route{"PUT /v1/internal/node/{id}/heartbeat", writeRoute, nodeSelf, (*Server).nodeHeartbeat},
+		route{"GET /v1/node/{id}/allocations", readRoute, nodeReadOrSelf, (*Server).nodeAllocations},
+		route{"GET /v1/internal/node/{id}/allocs-index", readRoute, nodeSelf, (*Server).nodeAllocsIndex},
+		route{"PUT /v1/internal/allocs/get", readRoute, nodeAny, (*Server).allocsGet},
+		route{"PUT /v1/internal/allocs/update", writeRoute, nodeAny, (*Server).allocsUpdate},
 	)
 }
 
@@ -158,7 +158,28 @@ func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request) (any, erro
 	default:
 		return nil, Errorf(http.StatusBadRequest, "invalid status %q for a registering node", n.Status)
 	}
+	// The node's secret comes in the token header, never in the body;
+	// the servers keep its hash.
+	n.SecretHash = ""
+	if secret := TokenFromRequest(r); secret != "" {
+		n.SecretHash = structs.HashSecret(secret)
+	}
+	if s.aclConfig.Enabled {
+		if n.SecretHash == "" {
+			return nil, Errorf(http.StatusForbidden, "%s: a node registers with its node secret (%s): %w", ErrPermissionDenied, TokenHeader, ErrPermissionDenied)
+		}
+		old, err := s.backend.State().Snapshot().NodeByID(n.ID)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil && old.SecretHash != "" && !structs.SecretMatches(TokenFromRequest(r), old.SecretHash) {
+			return nil, Errorf(http.StatusForbidden, "%s: node %s is registered with another node secret: %w", ErrPermissionDenied, n.ID, ErrPermissionDenied)
+		}
+	}
 	ttl, index, err := cb.RegisterNode(r.Context(), n)
+	if errors.Is(err, state.ErrConflict) {
+		return nil, Errorf(http.StatusForbidden, "%s: node %s: its node secret is another node's: %w", ErrPermissionDenied, n.ID, ErrPermissionDenied)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -202,10 +223,25 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	id := r.PathValue("id")
+	// A token with node:read sees the allocations of the namespaces it
+	// may read-job in; the node itself sees all of its own.
+	var keep func(string) bool
+	if authzOf(r).node == nil {
+		keep = namespaceFilter(r)
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		allocs, idx, err := nodeAllocs(snap, id)
 		if err != nil {
 			return nil, 0, err
+		}
+		if keep != nil {
+			kept := allocs[:0:0]
+			for _, a := range allocs {
+				if keep(a.Namespace) {
+					kept = append(kept, a)
+				}
+			}
+			allocs = kept
 		}
 		return viewAllocs(allocs), idx, nil
 	})
@@ -279,6 +315,9 @@ func (s *Server) allocsGet(w http.ResponseWriter, r *http.Request) (any, error) 
 			if a == nil {
 				continue
 			}
+			if err := ownAlloc(r, a); err != nil {
+				return nil, 0, err
+			}
 			out.Index = max(out.Index, allocIndex(a))
 			if i, ok := held[a.Job.Ref()]; ok && a.Job != nil {
 				if out.FromHeld == nil {
@@ -342,9 +381,21 @@ func (s *Server) allocsUpdate(w http.ResponseWriter, r *http.Request) (any, erro
 	// Only what a client may report crosses: nothing of the servers'
 	// desires or placement.
 	allocs := make([]*structs.Allocation, 0, len(req.Allocs))
+	snap := s.backend.State().Snapshot()
 	for _, a := range req.Allocs {
 		if a == nil || a.ID == "" {
 			return nil, Errorf(http.StatusBadRequest, "alloc update without ID")
+		}
+		if authzOf(r).node != nil {
+			stored, err := snap.AllocByID(a.ID)
+			if err != nil {
+				return nil, err
+			}
+			if stored != nil {
+				if err := ownAlloc(r, stored); err != nil {
+					return nil, err
+				}
+			}
 		}
 		switch a.ClientStatus {
 		case "", structs.AllocClientStatusPending, structs.AllocClientStatusRunning,
@@ -363,4 +414,15 @@ func (s *Server) allocsUpdate(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	s.setMeta(w, index)
 	return &AllocUpdateResponse{Index: index}, nil
+}
+
+// ownAlloc refuses, with ACLs on, an allocation of another node than the
+// one whose secret the request presents.
+func ownAlloc(r *http.Request, a *structs.Allocation) error {
+	n := authzOf(r).node
+	if n == nil || a.NodeID == n.ID {
+		return nil
+	}
+	return Errorf(http.StatusForbidden, "%s: node %s may not read or update allocation %s of another node: %w",
+		ErrPermissionDenied, n.ID, a.ID, ErrPermissionDenied)
 }

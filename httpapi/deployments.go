@@ -11,6 +11,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -34,16 +35,16 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/deployments", readRoute, (*Server).deploymentsList},
-		route{"GET /v1/deployment/{id}", readRoute, (*Server).deploymentInfo},
-		route{"GET /v1/deployment/allocations/{id}", readRoute, (*Server).deploymentAllocs},
+		route{"GET /v1/deployments", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).deploymentsList},
+		route{"GET /v1/deployment/{id}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).deploymentInfo},
+		route{"GET /v1/deployment/allocations/{id}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).deploymentAllocs},
 	)
 	for _, m := range []string{"PUT", "POST"} {
 		register(
-			route{m + " /v1/deployment/promote/{id}", writeRoute, (*Server).deploymentPromote},
-			route{m + " /v1/deployment/fail/{id}", writeRoute, (*Server).deploymentFail},
-			route{m + " /v1/deployment/pause/{id}", writeRoute, (*Server).deploymentPause},
-			route{m + " /v1/deployment/allocation-health/{id}", writeRoute, (*Server).deploymentAllocHealth},
+			route{m + " /v1/deployment/promote/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentPromote},
+			route{m + " /v1/deployment/fail/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentFail},
+			route{m + " /v1/deployment/pause/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentPause},
+			route{m + " /v1/deployment/allocation-health/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentAllocHealth},
 		)
 	}
 }
@@ -153,6 +154,9 @@ func (s *Server) deploymentInfo(w http.ResponseWriter, r *http.Request) (any, er
 		if d == nil {
 			return nil, idx, Errorf(http.StatusNotFound, "deployment not found")
 		}
+		if err := checkNamespace(r, d.Namespace); err != nil {
+			return nil, idx, err
+		}
 		return d, idx, nil
 	})
 }
@@ -176,6 +180,9 @@ func (s *Server) deploymentAllocs(w http.ResponseWriter, r *http.Request) (any, 
 		}
 		if d == nil {
 			return nil, idx, Errorf(http.StatusNotFound, "deployment not found")
+		}
+		if err := checkNamespace(r, d.Namespace); err != nil {
+			return nil, idx, err
 		}
 		allocs, err := snap.AllocsByDeployment(id)
 		if err != nil {
@@ -215,6 +222,16 @@ type DeploymentAllocHealthRequest struct {
 	UnhealthyAllocationIDs []string
 }
 
+// checkDeployment checks the route's capability in the namespace of the
+// deployment the path names (an unknown one is the verb's 404).
+func (s *Server) checkDeployment(r *http.Request) error {
+	d, err := s.backend.State().Snapshot().DeploymentByID(r.PathValue("id"))
+	if err != nil || d == nil {
+		return err
+	}
+	return checkNamespace(r, d.Namespace)
+}
+
 // verbAnswer sets the index header and passes the answer on.
 func (s *Server) verbAnswer(w http.ResponseWriter, resp *structs.DeploymentUpdateResponse, err error) (any, error) {
 	if err != nil {
@@ -227,6 +244,9 @@ func (s *Server) verbAnswer(w http.ResponseWriter, resp *structs.DeploymentUpdat
 func (s *Server) deploymentPromote(w http.ResponseWriter, r *http.Request) (any, error) {
 	ob, err := s.operator()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkDeployment(r); err != nil {
 		return nil, err
 	}
 	var req DeploymentPromoteRequest
@@ -242,6 +262,9 @@ func (s *Server) deploymentFail(w http.ResponseWriter, r *http.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkDeployment(r); err != nil {
+		return nil, err
+	}
 	var req struct{ DeploymentID string }
 	if err := decodeOptionalBody(r, &req); err != nil {
 		return nil, err
@@ -255,6 +278,9 @@ func (s *Server) deploymentPause(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkDeployment(r); err != nil {
+		return nil, err
+	}
 	var req DeploymentPauseRequest
 	if err := decodeOptionalBody(r, &req); err != nil {
 		return nil, err
@@ -266,6 +292,9 @@ func (s *Server) deploymentPause(w http.ResponseWriter, r *http.Request) (any, e
 func (s *Server) deploymentAllocHealth(w http.ResponseWriter, r *http.Request) (any, error) {
 	ob, err := s.operator()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkDeployment(r); err != nil {
 		return nil, err
 	}
 	var req DeploymentAllocHealthRequest

@@ -3,7 +3,7 @@
 //
 // Adding an endpoint is a few lines in the file of its resource:
 //
-//	func init() { register(route{"GET /v1/thing/{id}", readRoute, (*Server).thing}) }
+//	func init() { register(route{"GET /v1/thing/{id}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).thing}) }
 //
 //	func (s *Server) thing(w http.ResponseWriter, r *http.Request) (any, error) {
 //		return s.blockingRead(w, r, opts, func(ws memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) { ... })

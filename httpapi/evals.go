@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -19,9 +20,9 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/evaluations", readRoute, (*Server).evalsList},
-		route{"GET /v1/evaluation/{id}", readRoute, (*Server).evalInfo},
-		route{"GET /v1/evaluation/{id}/allocations", readRoute, (*Server).evalAllocations},
+		route{"GET /v1/evaluations", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).evalsList},
+		route{"GET /v1/evaluation/{id}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).evalInfo},
+		route{"GET /v1/evaluation/{id}/allocations", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).evalAllocations},
 	)
 }
 
@@ -49,6 +50,9 @@ func evalByPath(r *http.Request, snap *state.Snapshot) (*structs.Evaluation, uin
 			return nil, 0, err
 		}
 		return nil, idx, Errorf(http.StatusNotFound, "eval not found: %s", id)
+	}
+	if err := checkNamespace(r, e.Namespace); err != nil {
+		return nil, e.ModifyIndex, err
 	}
 	return e, e.ModifyIndex, nil
 }

@@ -31,6 +31,22 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, kind routeKind)
 	case s.backend.IsLeader():
 		return false
 	}
+	return s.toLeader(w, r)
+}
+
+// forwardUnknown sends a request whose credential this follower does not
+// know yet to the leader, which may (a node that just registered), and
+// reports whether it did: never for a local route, on the leader, or for
+// a request forwarded already.
+func (s *Server) forwardUnknown(w http.ResponseWriter, r *http.Request, kind routeKind) bool {
+	if kind == localRoute || s.backend.IsLeader() || r.Header.Get(ForwardedHeader) != "" {
+		return false
+	}
+	return s.toLeader(w, r)
+}
+
+// toLeader proxies the request to the leader, one hop.
+func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get(ForwardedHeader) != "" {
 		writeError(w, Errorf(http.StatusInternalServerError,
 			"request forwarded to a server that is not the leader (leadership changed); retry: %w", cluster.ErrNotLeader))

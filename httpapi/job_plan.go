@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/jobdiff"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/scheduler"
@@ -28,7 +29,7 @@ import (
 
 func init() {
 	for _, m := range []string{"PUT", "POST"} {
-		register(route{m + " /v1/job/{id}/plan", writeRoute, (*Server).jobPlan})
+		register(route{m + " /v1/job/{id}/plan", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobPlan})
 	}
 }
 
@@ -91,6 +92,9 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	}
 	if id := r.PathValue("id"); job.ID != id {
 		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, id)
+	}
+	if err := checkNamespace(r, jobNamespace(job)); err != nil {
+		return nil, err
 	}
 	snap := s.backend.State().Snapshot()
 	out, err := planJob(snap, job, s.now(), body.Diff)

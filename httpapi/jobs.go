@@ -7,6 +7,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
@@ -14,10 +15,10 @@ import (
 
 func init() {
 	register(
-		route{"PUT /v1/jobs", writeRoute, (*Server).jobRegister},
-		route{"POST /v1/jobs", writeRoute, (*Server).jobRegister},
-		route{"GET /v1/jobs", readRoute, (*Server).jobsList},
-		route{"GET /v1/job/{id}", readRoute, (*Server).jobInfo},
+		route{"PUT /v1/jobs", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobRegister},
+		route{"POST /v1/jobs", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobRegister},
+		route{"GET /v1/jobs", readRoute, nsCap(acl.NamespaceCapabilityListJobs), (*Server).jobsList},
+		route{"GET /v1/job/{id}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).jobInfo},
 	)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -15,7 +16,7 @@ import (
 // Nomad's JobDeregisterResponse. An unknown job is a 404.
 
 func init() {
-	register(route{"DELETE /v1/job/{id}", writeRoute, (*Server).jobDeregister})
+	register(route{"DELETE /v1/job/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobDeregister})
 }
 
 // JobDeregisterBackend is what DELETE /v1/job/{id} needs beyond Backend:

@@ -12,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/jobspec"
 )
 
@@ -25,7 +26,7 @@ import (
 
 func init() {
 	for _, m := range []string{"PUT", "POST"} {
-		register(route{m + " /v1/jobs/parse", localRoute, (*Server).jobsParse})
+		register(route{m + " /v1/jobs/parse", localRoute, nsCap(acl.NamespaceCapabilityParseJob), (*Server).jobsParse})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -20,9 +21,9 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/job/{id}/allocations", readRoute, (*Server).jobAllocations},
-		route{"GET /v1/job/{id}/evaluations", readRoute, (*Server).jobEvaluations},
-		route{"GET /v1/job/{id}/summary", readRoute, (*Server).jobSummary},
+		route{"GET /v1/job/{id}/allocations", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).jobAllocations},
+		route{"GET /v1/job/{id}/evaluations", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).jobEvaluations},
+		route{"GET /v1/job/{id}/summary", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).jobSummary},
 	)
 }
 

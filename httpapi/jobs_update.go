@@ -10,8 +10,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
 )
 
 // PUT|POST /v1/job/{id} registers a job like PUT /v1/jobs, with the whole
@@ -24,8 +26,8 @@ import (
 
 func init() {
 	register(
-		route{"PUT /v1/job/{id}", writeRoute, (*Server).jobUpdate},
-		route{"POST /v1/job/{id}", writeRoute, (*Server).jobUpdate},
+		route{"PUT /v1/job/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobUpdate},
+		route{"POST /v1/job/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobUpdate},
 	)
 }
 
@@ -114,6 +116,14 @@ func jsonErrorAt(body []byte, err error) string {
 	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
 
+// jobNamespace is the namespace a submitted job will live in.
+func jobNamespace(job *structs.Job) string {
+	if job.Namespace == "" {
+		return structs.DefaultNamespace
+	}
+	return job.Namespace
+}
+
 func (s *Server) jobUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.RegisterFromEnvelope(w, r, r.PathValue("id"))
 }
@@ -144,6 +154,9 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	}
 	if pathID != "" && job.ID != pathID {
 		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, pathID)
+	}
+	if err := checkNamespace(r, jobNamespace(job)); err != nil {
+		return nil, err
 	}
 	var warnings []string
 	for _, d := range diags {

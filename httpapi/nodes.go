@@ -20,8 +20,8 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/nodes", readRoute, (*Server).nodesList},
-		route{"GET /v1/node/{id}", readRoute, (*Server).nodeInfo},
+		route{"GET /v1/nodes", readRoute, nodeRead, (*Server).nodesList},
+		route{"GET /v1/node/{id}", readRoute, nodeRead, (*Server).nodeInfo},
 	)
 }
 

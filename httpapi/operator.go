@@ -3,7 +3,7 @@ package httpapi
 import "net/http"
 
 func init() {
-	register(route{"GET /v1/operator/raft/configuration", localRoute, (*Server).raftConfiguration})
+	register(route{"GET /v1/operator/raft/configuration", localRoute, operatorRead, (*Server).raftConfiguration})
 }
 
 func (s *Server) raftConfiguration(_ http.ResponseWriter, _ *http.Request) (any, error) {

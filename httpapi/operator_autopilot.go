@@ -23,9 +23,9 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/operator/autopilot/configuration", readRoute, (*Server).autopilotGetConfig},
-		route{"PUT /v1/operator/autopilot/configuration", writeRoute, (*Server).autopilotSetConfig},
-		route{"GET /v1/operator/autopilot/health", readRoute, (*Server).autopilotHealth},
+		route{"GET /v1/operator/autopilot/configuration", readRoute, operatorRead, (*Server).autopilotGetConfig},
+		route{"PUT /v1/operator/autopilot/configuration", writeRoute, operatorWrite, (*Server).autopilotSetConfig},
+		route{"GET /v1/operator/autopilot/health", readRoute, operatorRead, (*Server).autopilotHealth},
 	)
 }
 

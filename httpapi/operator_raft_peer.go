@@ -11,7 +11,7 @@ import (
 // joins. The leader does it (a write route); the answer is an empty 200.
 
 func init() {
-	register(route{"DELETE /v1/operator/raft/peer", writeRoute, (*Server).raftRemovePeer})
+	register(route{"DELETE /v1/operator/raft/peer", writeRoute, operatorWrite, (*Server).raftRemovePeer})
 }
 
 func (s *Server) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -19,8 +19,8 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/operator/snapshot", readRoute, (*Server).snapshotSave},
-		route{"PUT /v1/operator/snapshot", writeRoute, (*Server).snapshotRestore},
+		route{"GET /v1/operator/snapshot", readRoute, management, (*Server).snapshotSave},
+		route{"PUT /v1/operator/snapshot", writeRoute, management, (*Server).snapshotRestore},
 	)
 }
 

@@ -23,6 +23,9 @@ type QueryOptions struct {
 	Stale     bool          // ?stale
 	Prefix    string        // ?prefix=
 	Namespace string        // ?namespace=, "default" when unset, "*" for all
+	// allowNS, with ACLs on, says which namespaces the caller may see in
+	// a list across namespaces (nil: all).
+	allowNS func(string) bool
 }
 
 // parseQuery reads the query options; malformed values are a 400.
@@ -31,6 +34,9 @@ func parseQuery(r *http.Request) (QueryOptions, error) {
 	o := QueryOptions{Wait: DefaultWait, Stale: q.Has("stale"), Prefix: q.Get("prefix"), Namespace: q.Get("namespace")}
 	if o.Namespace == "" {
 		o.Namespace = "default"
+	}
+	if o.Namespace == "*" {
+		o.allowNS = namespaceFilter(r)
 	}
 	if v := q.Get("index"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -60,7 +66,10 @@ func parseQuery(r *http.Request) (QueryOptions, error) {
 // matchNamespace reports whether an object in ns is in the query's
 // namespace.
 func (o QueryOptions) matchNamespace(ns string) bool {
-	return o.Namespace == "*" || o.Namespace == ns
+	if o.Namespace == "*" {
+		return o.allowNS == nil || o.allowNS(ns)
+	}
+	return o.Namespace == ns
 }
 
 // matchPrefix reports whether id starts with the query's prefix.

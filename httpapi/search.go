@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/state"
 )
 
@@ -22,7 +24,7 @@ import (
 
 func init() {
 	for _, m := range []string{"PUT", "POST"} {
-		register(route{m + " /v1/search", readRoute, (*Server).search})
+		register(route{m + " /v1/search", readRoute, nsCap(acl.NamespaceCapabilityListJobs), (*Server).search})
 	}
 }
 
@@ -66,6 +68,15 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With ACLs on, the caller sees the IDs of the namespaces it may
+	// list jobs in, and nodes only with node:read.
+	keep := func(string) bool { return true }
+	if z := authzOf(r); z.enabled && z.acl != nil {
+		keep = func(ns string) bool { return z.acl.AllowNamespaceOp(ns, acl.NamespaceCapabilityListJobs) }
+		if !z.acl.AllowNodeRead() {
+			contexts = slices.DeleteFunc(contexts, func(c string) bool { return c == searchNodes })
+		}
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		idx, err := snap.MaxIndex(state.TableJobs, state.TableAllocs, state.TableEvals, state.TableNodes, state.TableDeployments)
 		if err != nil {
@@ -73,7 +84,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) (any, error) {
 		}
 		out := &SearchResponse{Matches: map[string][]string{}, Truncations: map[string]bool{}}
 		for _, c := range contexts {
-			ids, err := searchIDs(snap, c, req.Prefix)
+			ids, err := searchIDs(snap, c, req.Prefix, keep)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -88,8 +99,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) (any, error) {
 	})
 }
 
-// searchIDs lists the IDs of one context that start with prefix.
-func searchIDs(snap *state.Snapshot, context, prefix string) ([]string, error) {
+// searchIDs lists the IDs of one context that start with prefix, of the
+// objects in the namespaces keep accepts.
+func searchIDs(snap *state.Snapshot, context, prefix string, keep func(ns string) bool) ([]string, error) {
 	ids := []string{}
 	switch context {
 	case searchJobs:
@@ -98,7 +110,7 @@ func searchIDs(snap *state.Snapshot, context, prefix string) ([]string, error) {
 			return nil, err
 		}
 		for _, j := range jobs {
-			if strings.HasPrefix(j.ID, prefix) {
+			if strings.HasPrefix(j.ID, prefix) && keep(j.Namespace) {
 				ids = append(ids, j.ID)
 			}
 		}
@@ -108,7 +120,9 @@ func searchIDs(snap *state.Snapshot, context, prefix string) ([]string, error) {
 			return nil, err
 		}
 		for _, a := range allocs {
-			ids = append(ids, a.ID)
+			if keep(a.Namespace) {
+				ids = append(ids, a.ID)
+			}
 		}
 	case searchEvals:
 		evals, err := snap.EvalsByIDPrefix(prefix)
@@ -116,7 +130,9 @@ func searchIDs(snap *state.Snapshot, context, prefix string) ([]string, error) {
 			return nil, err
 		}
 		for _, e := range evals {
-			ids = append(ids, e.ID)
+			if keep(e.Namespace) {
+				ids = append(ids, e.ID)
+			}
 		}
 	case searchNodes:
 		nodes, err := snap.NodesByIDPrefix(prefix)
@@ -132,7 +148,9 @@ func searchIDs(snap *state.Snapshot, context, prefix string) ([]string, error) {
 			return nil, err
 		}
 		for _, d := range deps {
-			ids = append(ids, d.ID)
+			if keep(d.Namespace) {
+				ids = append(ids, d.ID)
+			}
 		}
 	}
 	return ids, nil

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -53,6 +54,12 @@ type Server struct {
 	access  Access
 	// refusedJoins limits the warnings about refused joins.
 	refusedJoins logLimiter
+	// aclConfig turns ACL enforcement on (acl_enforce.go); policies
+	// caches parsed policy rules.
+	aclConfig ACLConfig
+	policies  policyCache
+	// writes limits each remote address's writes (ratelimit.go).
+	writes *rateLimiter
 }
 
 // Option configures a Server.
@@ -71,6 +78,9 @@ func New(backend Backend, logger hclog.Logger, opts ...Option) *Server {
 		o(s)
 	}
 	s.proxy = newForwarder(s.logger, s.access.JoinToken)
+	if s.writes == nil {
+		s.writes = newRateLimiter(DefaultWriteLimit)
+	}
 	for _, rt := range routes {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
 	}
@@ -109,9 +119,13 @@ const (
 // or an error.
 type HandlerFunc func(s *Server, w http.ResponseWriter, r *http.Request) (any, error)
 
+// route is one endpoint: its pattern, where it is served, what a caller
+// needs to be let in once ACLs are on (see acl_enforce.go; a test walks
+// the table and fails on a route that declares nothing), and its handler.
 type route struct {
 	pattern string
 	kind    routeKind
+	need    need
 	handle  HandlerFunc
 }
 
@@ -120,8 +134,9 @@ var routes []route
 
 func register(rs ...route) { routes = append(routes, rs...) }
 
-// wrap forwards the request to the leader when the route asks for it, and
-// otherwise runs the handler and writes its answer.
+// wrap limits writes, forwards the request to the leader when the route
+// asks for it, and otherwise checks the caller against what the route
+// needs, runs the handler and writes its answer.
 func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if routeAccess[rt.pattern] == localOnly {
@@ -130,10 +145,23 @@ func (s *Server) wrap(rt route) http.Handler {
 				return
 			}
 		}
+		if !s.allowWrite(w, r, rt) {
+			return
+		}
 		if s.forward(w, r, rt.kind) {
 			return
 		}
-		out, err := rt.handle(s, w, r)
+		checked, err := s.authorize(r, rt)
+		if err != nil {
+			if errors.Is(err, errUnknownNodeSecret) && s.forwardUnknown(w, r, rt.kind) {
+				// A follower that does not know the node yet (it just
+				// registered) lets the leader answer.
+				return
+			}
+			writeError(w, err)
+			return
+		}
+		out, err := rt.handle(s, w, checked)
 		if err != nil {
 			writeError(w, err)
 			return

@@ -20,7 +20,7 @@ import (
 // address this agent has not learnt is listed with status "unknown".
 
 func init() {
-	register(route{"GET /v1/agent/members", localRoute, (*Server).agentMembers})
+	register(route{"GET /v1/agent/members", localRoute, nodeRead, (*Server).agentMembers})
 }
 
 // memberProbeTimeout bounds one member's probe.

@@ -4,8 +4,8 @@ import "net/http"
 
 func init() {
 	register(
-		route{"GET /v1/status/leader", localRoute, (*Server).statusLeader},
-		route{"GET /v1/status/peers", localRoute, (*Server).statusPeers},
+		route{"GET /v1/status/leader", localRoute, public, (*Server).statusLeader},
+		route{"GET /v1/status/peers", localRoute, public, (*Server).statusPeers},
 	)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/structs"
 )
@@ -19,9 +20,9 @@ import (
 //	GET /v1/regions → ["global"]: the one region there is.
 
 func init() {
-	register(route{"GET /v1/regions", localRoute, (*Server).regions})
+	register(route{"GET /v1/regions", localRoute, public, (*Server).regions})
 	for _, m := range []string{"PUT", "POST"} {
-		register(route{m + " /v1/validate/job", localRoute, (*Server).validateJob})
+		register(route{m + " /v1/validate/job", localRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).validateJob})
 	}
 }
 

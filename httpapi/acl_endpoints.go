@@ -1,0 +1,485 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// The ACL endpoints, Nomad's paths and shapes (api.ACLPolicy,
+// api.ACLToken and their list stubs); see website/api/acl.md:
+//
+//	PUT|POST /v1/acl/bootstrap          {"BootstrapSecret"} (optional) → the management token, with its SecretID; once
+//	GET      /v1/acl/policies           → []ACLPolicyListStub (management: all; others: their token's)
+//	GET      /v1/acl/policy/{name}      → ACLPolicy (management, or a token that has it)
+//	PUT|POST /v1/acl/policy/{name}      ACLPolicy → null (management)
+//	DELETE   /v1/acl/policy/{name}      → null (management)
+//	GET      /v1/acl/tokens             → []ACLTokenListStub (management)
+//	PUT|POST /v1/acl/token              ACLToken → the new token, with its SecretID (management)
+//	GET      /v1/acl/token/self         → the caller's token, without its SecretID
+//	GET      /v1/acl/token/{accessor}   → ACLToken, without its SecretID (management, or the token itself)
+//	PUT|POST /v1/acl/token/{accessor}   ACLToken → the updated token (management)
+//	DELETE   /v1/acl/token/{accessor}   → null (management)
+//
+// A SecretID is answered once, to the request that creates the token;
+// the servers keep only its SHA-256 and cannot show it again (Nomad shows
+// it to management tokens). With ACLs off every endpoint answers 400 "ACL
+// support disabled".
+//
+// PUT /v1/internal/acl/resolve {"SecretID"} → structs.ACLResolveResponse
+// is for client agents (node secret): what a token grants, so that a
+// client checks the requests to its own endpoints.
+
+func init() {
+	for _, m := range []string{"PUT", "POST"} {
+		register(
+			route{m + " /v1/acl/bootstrap", writeRoute, public, (*Server).aclBootstrap},
+			route{m + " /v1/acl/policy/{name}", writeRoute, management, (*Server).aclPolicyUpsert},
+			route{m + " /v1/acl/token", writeRoute, management, (*Server).aclTokenCreate},
+			route{m + " /v1/acl/token/{accessor}", writeRoute, management, (*Server).aclTokenUpdate},
+		)
+	}
+	register(
+		route{"GET /v1/acl/policies", readRoute, anyCaller, (*Server).aclPolicies},
+		route{"GET /v1/acl/policy/{name}", readRoute, anyCaller, (*Server).aclPolicyInfo},
+		route{"DELETE /v1/acl/policy/{name}", writeRoute, management, (*Server).aclPolicyDelete},
+		route{"GET /v1/acl/tokens", readRoute, management, (*Server).aclTokens},
+		route{"GET /v1/acl/token/self", readRoute, anyToken, (*Server).aclTokenSelf},
+		route{"GET /v1/acl/token/{accessor}", readRoute, anyToken, (*Server).aclTokenInfo},
+		route{"DELETE /v1/acl/token/{accessor}", writeRoute, management, (*Server).aclTokenDelete},
+		route{"PUT /v1/internal/acl/resolve", readRoute, nodeAny, (*Server).aclResolve},
+	)
+}
+
+// ACLBootstrapResetter is what a Backend implements to allow Nomad's
+// bootstrap reset: the index written in the server's reset file
+// (data_dir/acl-bootstrap-reset), 0 when there is none.
+type ACLBootstrapResetter interface {
+	ACLBootstrapResetIndex() uint64
+}
+
+// Nomad's bounds of names and descriptions.
+var policyNameRE = regexp.MustCompile(`^[a-zA-Z0-9-]{1,128}$`)
+
+const (
+	maxDescriptionLen = 256
+	maxTokenNameLen   = 256
+)
+
+// uuidRE is the form of SecretIDs and AccessorIDs.
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+func (s *Server) aclOn() error {
+	if !s.aclConfig.Enabled {
+		return Errorf(http.StatusBadRequest, "%s", ErrACLDisabled)
+	}
+	return nil
+}
+
+// applyACL writes one ACL entry and sets the index header.
+func (s *Server) applyACL(w http.ResponseWriter, r *http.Request, t fsm.MessageType, req any) (uint64, error) {
+	_, index, err := s.backend.Apply(r.Context(), t, req)
+	if err != nil {
+		return 0, err
+	}
+	s.setMeta(w, index)
+	return index, nil
+}
+
+func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	var req struct{ BootstrapSecret string }
+	if err := decodeOptionalBody(r, &req); err != nil {
+		return nil, err
+	}
+	secret := req.BootstrapSecret
+	if secret == "" {
+		secret = structs.GenerateUUID()
+	} else if !uuidRE.MatchString(secret) {
+		return nil, Errorf(http.StatusBadRequest, "BootstrapSecret must be a UUID")
+	}
+	var reset uint64
+	if rs, ok := s.backend.(ACLBootstrapResetter); ok {
+		reset = rs.ACLBootstrapResetIndex()
+	}
+	tok := &structs.ACLToken{
+		AccessorID: structs.GenerateUUID(), SecretHash: structs.HashSecret(secret), Name: "Bootstrap Token",
+		Type: structs.ACLTokenTypeManagement, Global: true, CreateTime: s.now().UTC(),
+	}
+	_, err := s.applyACL(w, r, fsm.ACLTokenBootstrapRequestType, &structs.ACLTokenBootstrapRequest{Token: tok, ResetIndex: reset})
+	if errors.Is(err, state.ErrACLBootstrapped) {
+		return nil, Errorf(http.StatusBadRequest, "%s", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.storedToken(tok.AccessorID, secret)
+}
+
+// storedToken answers the token as stored, with secret as its SecretID.
+func (s *Server) storedToken(accessor, secret string) (*structs.ACLToken, error) {
+	tok, err := s.backend.State().Snapshot().ACLTokenByAccessor(accessor)
+	if err != nil {
+		return nil, err
+	}
+	if tok == nil {
+		return nil, Errorf(http.StatusNotFound, "ACL token not found")
+	}
+	return tok.Public(secret), nil
+}
+
+// callerPolicies says which policies a non-management caller may read:
+// those of its token, "anonymous" for a request without one.
+func callerPolicies(z *authz) (all bool, names []string) {
+	switch {
+	case z.acl.IsManagement():
+		return true, nil
+	case z.token != nil:
+		return false, z.token.Policies
+	}
+	return false, []string{structs.AnonymousPolicy}
+}
+
+func (s *Server) aclPolicies(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	all, names := callerPolicies(authzOf(r))
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		ps, err := snap.ACLPoliciesByPrefix(o.Prefix)
+		if err != nil {
+			return nil, 0, err
+		}
+		out := []*structs.ACLPolicyListStub{}
+		for _, p := range ps {
+			if all || slices.Contains(names, p.Name) {
+				out = append(out, p.Stub())
+			}
+		}
+		idx, err := snap.Index(state.TableACLPolicies)
+		return out, idx, err
+	})
+}
+
+func (s *Server) aclPolicyInfo(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	if all, names := callerPolicies(authzOf(r)); !all && !slices.Contains(names, name) {
+		return nil, Errorf(http.StatusForbidden, "%s: reading policy %q needs a management token or a token that has it: %w",
+			ErrPermissionDenied, name, ErrPermissionDenied)
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		p, err := snap.ACLPolicyByName(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx, err := snap.Index(state.TableACLPolicies)
+		if err != nil {
+			return nil, 0, err
+		}
+		if p == nil {
+			return nil, idx, Errorf(http.StatusNotFound, "ACL policy not found")
+		}
+		return p, idx, nil
+	})
+}
+
+func (s *Server) aclPolicyUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	var p structs.ACLPolicy
+	if err := decodeBody(r, &p); err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	switch {
+	case p.Name == "":
+		p.Name = name
+	case p.Name != name:
+		return nil, Errorf(http.StatusBadRequest, "Name: policy name %q does not match request path %q", p.Name, name)
+	}
+	if !policyNameRE.MatchString(p.Name) {
+		return nil, Errorf(http.StatusBadRequest, "Name: invalid policy name %q: 1 to 128 letters, digits and dashes", p.Name)
+	}
+	if len(p.Description) > maxDescriptionLen {
+		return nil, Errorf(http.StatusBadRequest, "Description: longer than %d characters", maxDescriptionLen)
+	}
+	if _, err := acl.Parse(p.Name, fmt.Sprintf("policy %q", p.Name), p.Rules); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "Rules: %w", err)
+	}
+	p.CreateIndex, p.ModifyIndex = 0, 0
+	_, err := s.applyACL(w, r, fsm.ACLPolicyUpsertRequestType, &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{&p}})
+	return nil, err
+}
+
+func (s *Server) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	_, err := s.applyACL(w, r, fsm.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: []string{r.PathValue("name")}})
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, Errorf(http.StatusNotFound, "ACL policy not found: %w", err)
+	}
+	return nil, err
+}
+
+func (s *Server) aclTokens(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		toks, err := snap.ACLTokensByPrefix(o.Prefix)
+		if err != nil {
+			return nil, 0, err
+		}
+		out := make([]*structs.ACLTokenListStub, 0, len(toks))
+		for _, t := range toks {
+			out = append(out, t.Stub())
+		}
+		idx, err := snap.Index(state.TableACLTokens)
+		return out, idx, err
+	})
+}
+
+func (s *Server) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	tok := authzOf(r).token
+	s.setMeta(w, tok.ModifyIndex)
+	return tok.Public(""), nil
+}
+
+func (s *Server) aclTokenInfo(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	z, accessor := authzOf(r), r.PathValue("accessor")
+	if !z.acl.IsManagement() && z.token.AccessorID != accessor {
+		return nil, Errorf(http.StatusForbidden, "%s: reading another token needs a management token: %w", ErrPermissionDenied, ErrPermissionDenied)
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		tok, err := snap.ACLTokenByAccessor(accessor)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx, err := snap.Index(state.TableACLTokens)
+		if err != nil {
+			return nil, 0, err
+		}
+		if tok == nil {
+			return nil, idx, Errorf(http.StatusNotFound, "ACL token not found")
+		}
+		return tok.Public(""), idx, nil
+	})
+}
+
+// checkToken checks what a token create or update may write, and which
+// of its policies exist.
+func (s *Server) checkToken(t *structs.ACLToken) error {
+	switch t.Type {
+	case structs.ACLTokenTypeClient:
+		if len(t.Policies) == 0 {
+			return Errorf(http.StatusBadRequest, "Policies: client token missing policies")
+		}
+	case structs.ACLTokenTypeManagement:
+		if len(t.Policies) > 0 {
+			return Errorf(http.StatusBadRequest, "Policies: management token cannot be associated with policies")
+		}
+	default:
+		return Errorf(http.StatusBadRequest, "Type: token type must be client or management (got %q)", t.Type)
+	}
+	if len(t.Roles) > 0 {
+		return Errorf(http.StatusBadRequest, "Roles: ACL roles are not supported by drover")
+	}
+	if len(t.Name) > maxTokenNameLen {
+		return Errorf(http.StatusBadRequest, "Name: longer than %d characters", maxTokenNameLen)
+	}
+	snap := s.backend.State().Snapshot()
+	for i, name := range t.Policies {
+		p, err := snap.ACLPolicyByName(name)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			return Errorf(http.StatusBadRequest, "Policies[%d]: ACL policy %q does not exist", i, name)
+		}
+	}
+	return nil
+}
+
+func (s *Server) aclTokenCreate(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	var t structs.ACLToken
+	if err := decodeBody(r, &t); err != nil {
+		return nil, err
+	}
+	if t.AccessorID != "" {
+		return nil, Errorf(http.StatusBadRequest, "AccessorID: cannot be set when creating a token (PUT /v1/acl/token/{accessor} uploads one)")
+	}
+	return s.createToken(w, r, &t, structs.GenerateUUID(), structs.GenerateUUID())
+}
+
+// createToken writes a new token with the given IDs and answers it with
+// its secret.
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request, t *structs.ACLToken, accessor, secret string) (any, error) {
+	if err := s.checkToken(t); err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	switch {
+	case t.ExpirationTTL < 0:
+		return nil, Errorf(http.StatusBadRequest, "ExpirationTTL: must not be negative")
+	case t.ExpirationTTL > 0 && t.ExpirationTime != nil:
+		return nil, Errorf(http.StatusBadRequest, "ExpirationTTL: cannot be set with ExpirationTime")
+	case t.ExpirationTTL > 0:
+		at := now.Add(t.ExpirationTTL)
+		t.ExpirationTime = &at
+	case t.ExpirationTime != nil && !t.ExpirationTime.After(now):
+		return nil, Errorf(http.StatusBadRequest, "ExpirationTime: %s is in the past", t.ExpirationTime.Format("2006-01-02T15:04:05Z07:00"))
+	}
+	t.AccessorID, t.SecretID, t.SecretHash = accessor, "", structs.HashSecret(secret)
+	t.CreateTime, t.CreateIndex, t.ModifyIndex = now, 0, 0
+	if _, err := s.applyACL(w, r, fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{t}}); err != nil {
+		if errors.Is(err, state.ErrConflict) {
+			return nil, Errorf(http.StatusBadRequest, "SecretID: already in use")
+		}
+		return nil, err
+	}
+	return s.storedToken(accessor, secret)
+}
+
+func (s *Server) aclTokenUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	var t structs.ACLToken
+	if err := decodeBody(r, &t); err != nil {
+		return nil, err
+	}
+	accessor := r.PathValue("accessor")
+	switch {
+	case t.AccessorID == "":
+		t.AccessorID = accessor
+	case t.AccessorID != accessor:
+		return nil, Errorf(http.StatusBadRequest, "AccessorID: %q does not match request path %q", t.AccessorID, accessor)
+	}
+	old, err := s.backend.State().Snapshot().ACLTokenByAccessor(accessor)
+	if err != nil {
+		return nil, err
+	}
+	if old == nil {
+		// Nomad's upload: a client token with the caller's IDs.
+		if t.SecretID == "" {
+			return nil, Errorf(http.StatusNotFound, "ACL token not found")
+		}
+		if !uuidRE.MatchString(accessor) || !uuidRE.MatchString(t.SecretID) {
+			return nil, Errorf(http.StatusBadRequest, "an uploaded token's AccessorID and SecretID must be UUIDs")
+		}
+		if t.Type == structs.ACLTokenTypeManagement {
+			return nil, Errorf(http.StatusBadRequest, "Type: management tokens cannot be uploaded")
+		}
+		secret := t.SecretID
+		return s.createToken(w, r, &t, accessor, secret)
+	}
+	if t.Type != old.Type {
+		return nil, Errorf(http.StatusBadRequest, "Type: cannot change a %s token into a %s token", old.Type, t.Type)
+	}
+	if err := s.checkToken(&t); err != nil {
+		return nil, err
+	}
+	up := old.Copy()
+	up.Name, up.Policies, up.Global = t.Name, t.Policies, t.Global
+	if _, err := s.applyACL(w, r, fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{up}}); err != nil {
+		return nil, err
+	}
+	return s.storedToken(accessor, "")
+}
+
+func (s *Server) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	_, err := s.applyACL(w, r, fsm.ACLTokenDeleteRequestType, &structs.ACLTokenDeleteRequest{AccessorIDs: []string{r.PathValue("accessor")}})
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, Errorf(http.StatusNotFound, "ACL token not found: %w", err)
+	}
+	return nil, err
+}
+
+// aclResolve answers a client agent what a token grants.
+func (s *Server) aclResolve(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	var req structs.ACLResolveRequest
+	if err := decodeBody(r, &req); err != nil {
+		return nil, err
+	}
+	snap := s.backend.State().Snapshot()
+	idx, err := snap.MaxIndex(state.TableACLTokens, state.TableACLPolicies)
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, idx)
+	out := &structs.ACLResolveResponse{}
+	names := []string{structs.AnonymousPolicy}
+	if strings.TrimSpace(req.SecretID) != "" {
+		tok, err := snap.ACLTokenBySecretHash(structs.HashSecret(req.SecretID))
+		if err != nil {
+			return nil, err
+		}
+		if tok == nil || tok.Expired(s.now()) {
+			return out, nil
+		}
+		out.AccessorID, out.Management, out.ExpirationTime = tok.AccessorID, tok.Management(), tok.ExpirationTime
+		names = tok.Policies
+	}
+	out.Found = true
+	if out.Management {
+		return out, nil
+	}
+	for _, n := range names {
+		p, err := snap.ACLPolicyByName(n)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out.Policies = append(out.Policies, p)
+		}
+	}
+	return out, nil
+}
