@@ -21,12 +21,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/cluster"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/httpapi"
 	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/tlsutil"
 )
 
 // The leader's plan applier keeps a large plan's entries in flight
@@ -55,7 +57,11 @@ type Agent struct {
 
 	listener net.Listener
 	http     *http.Server
-	devDir   string // removed on shutdown
+	// tls builds every tls.Config of the agent (see tls.go); agentHTTP is
+	// its one client of other servers' HTTP APIs.
+	tls       *tlsutil.Configurator
+	agentHTTP *http.Client
+	devDir    string // removed on shutdown
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -94,6 +100,10 @@ func New(cfg Config) (*Agent, error) {
 		a.removeDevDir()
 		return nil, err
 	}
+	if err := a.openTLS(); err != nil {
+		a.removeDevDir()
+		return nil, err
+	}
 	if err := a.open(); err != nil {
 		a.removeDevDir()
 		return nil, err
@@ -119,6 +129,27 @@ func (a *Agent) check() error {
 	return nil
 }
 
+// openTLS loads the tls block's files and checks that the agent's
+// certificate may act in its roles.
+func (a *Agent) openTLS() error {
+	if a.cfg.TLS.Region == "" {
+		a.cfg.TLS.Region = a.cfg.Region
+	}
+	c, err := tlsutil.New(a.cfg.TLS)
+	if err != nil {
+		return fmt.Errorf("%w: tls: %w", ErrConfig, err)
+	}
+	role := tlsutil.RoleClient
+	if a.cfg.Server {
+		role = tlsutil.RoleServer
+	}
+	if err := c.CheckRole(role); err != nil {
+		return fmt.Errorf("%w: tls: %w", ErrConfig, err)
+	}
+	a.tls, a.agentHTTP = c, newAgentHTTPClient(c)
+	return nil
+}
+
 func (a *Agent) open() error {
 	ln, err := net.Listen("tcp", a.cfg.HTTPAddr)
 	if err != nil {
@@ -140,7 +171,12 @@ func (a *Agent) open() error {
 			return err
 		}
 	}
-	a.http = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second}
+	a.http = &http.Server{
+		Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: a.tls.HTTPServer(),
+		// Refused handshakes (a certificate of another CA, none) are
+		// logged as the agent's, not to Go's default logger.
+		ErrorLog: a.logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
 	return nil
 }
 
@@ -158,9 +194,13 @@ func (a *Agent) openServer() error {
 	if a.cfg.RaftLeaderLeaseTimeout > 0 {
 		rc.LeaderLeaseTimeout = a.cfg.RaftLeaderLeaseTimeout
 	}
+	var raftTLS *cluster.TLS
+	if a.tls.RPCEnabled() {
+		raftTLS = &cluster.TLS{Server: a.tls.RaftServer(), Client: a.tls.RaftClient()}
+	}
 	srv, err := cluster.New(cluster.Config{
 		DataDir: a.cfg.DataDir, RaftAddr: a.cfg.RaftAddr, FSM: a.fsm, Logger: a.logger, NoSync: a.cfg.NoSync, Raft: rc,
-		RecoveryFSM: func() raft.FSM { return fsm.New(a.logger.Named("recovery")) },
+		RecoveryFSM: func() raft.FSM { return fsm.New(a.logger.Named("recovery")) }, TLS: raftTLS,
 	})
 	if err != nil {
 		return err
@@ -182,7 +222,7 @@ func (a *Agent) openServer() error {
 	if a.cfg.Dev {
 		access.RefuseJoins = "a dev agent is a one-server cluster"
 	}
-	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access))
+	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()))
 	return nil
 }
 
@@ -206,14 +246,22 @@ func (a *Agent) openClient() error {
 	if len(servers) == 0 {
 		servers = []string{a.HTTPAddr()}
 	}
-	api, err := client.NewHTTPServers(servers)
+	for i, s := range servers {
+		servers[i] = apiclient.WithScheme(s, a.tls.Scheme())
+	}
+	nc, err := apiclient.NewNodeClientWithHTTPClient(servers, a.agentHTTP)
+	if err != nil {
+		return fmt.Errorf("%w: -servers: %w", ErrConfig, err)
+	}
+	api, err := client.NewHTTPServersFrom(nc)
 	if err != nil {
 		return fmt.Errorf("%w: -servers: %w", ErrConfig, err)
 	}
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, NodeName: a.cfg.NodeName, Datacenter: a.cfg.Datacenter,
 		NodeClass: a.cfg.NodeClass, NodePool: a.cfg.NodePool, Meta: a.cfg.Meta, Options: a.cfg.Options,
-		ServerAPI: api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.advertiseHTTP(),
+		DisableRawExec: a.cfg.DisableRawExec && !a.cfg.Dev,
+		ServerAPI:      api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.advertiseHTTP(),
 		CPUTotalMHz: a.cfg.CPUTotalMHz, MemoryTotalMB: a.cfg.MemoryTotalMB,
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
 	})
@@ -248,7 +296,7 @@ func (a *Agent) handler() http.Handler {
 		mux.Handle("/debug/pprof/symbol", local(pprof.Symbol))
 		mux.Handle("/debug/pprof/trace", local(pprof.Trace))
 	}
-	return mux
+	return a.roleGuard(mux)
 }
 
 // self is this server's member record.
@@ -286,7 +334,11 @@ func (a *Agent) Start() {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		if err := a.http.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := func() error { return a.http.Serve(a.listener) }
+		if a.tls.HTTPEnabled() {
+			serve = func() error { return a.http.ServeTLS(a.listener, "", "") }
+		}
+		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.logger.Error("HTTP server stopped", "error", err)
 		}
 	}()
@@ -307,6 +359,13 @@ func (a *Agent) Start() {
 		}()
 		a.logger.Info("client started", "node_id", a.client.NodeID(), "http", a.HTTPAddr(),
 			"servers", a.cfg.Servers, "data_dir", a.cfg.DataDir)
+	}
+	raftAddr := ""
+	if a.raft != nil {
+		raftAddr = a.cfg.RaftAddr
+	}
+	for _, w := range openWarnings(a.cfg, a.HTTPAddr(), raftAddr) {
+		a.logger.Warn("SECURITY: " + w)
 	}
 }
 

@@ -48,7 +48,7 @@ const probeTimeout = 500 * time.Millisecond
 func (a *Agent) runAutopilot(ctx context.Context) {
 	a.seedAutopilotConfig(ctx)
 	var mem map[string]autopilot.Memory
-	client := &http.Client{Timeout: probeTimeout}
+	client := &http.Client{Timeout: probeTimeout, Transport: a.agentHTTP.Transport}
 	for {
 		cfg := a.autopilotConfig()
 		dec, servers, err := a.autopilotPass(ctx, client, cfg, mem, time.Now())
@@ -133,7 +133,7 @@ func (a *Agent) autopilotPass(ctx context.Context, client *http.Client, cfg stru
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			servers[i].Stats = probeStats(ctx, client, m.HTTPAddr, p.ID)
+			servers[i].Stats = probeStats(ctx, client, a.tls.Scheme()+"://"+m.HTTPAddr, p.ID)
 		}()
 	}
 	wg.Wait()
@@ -161,12 +161,13 @@ func (a *Agent) carryOut(dec autopilot.Decision, servers []autopilot.Server) {
 	}
 }
 
-// probeStats asks the server at httpAddr for its Raft statistics; nil when
-// it does not answer in time, or answers as another server.
-func probeStats(ctx context.Context, client *http.Client, httpAddr, id string) *autopilot.Stats {
+// probeStats asks the server at baseURL (scheme://host:port) for its Raft
+// statistics; nil when it does not answer in time, or answers as another
+// server.
+func probeStats(ctx context.Context, client *http.Client, baseURL, id string) *autopilot.Stats {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/v1/agent/self", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/v1/agent/self", nil)
 	if err != nil {
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +42,7 @@ func TestProbeStatsChecksTheServersIdentity(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(self)
 	}))
 	defer srv.Close()
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	addr := srv.URL
 	client := &http.Client{Timeout: probeTimeout}
 	if s := probeStats(context.Background(), client, addr, "b"); s == nil || s.LastIndex != 9 || s.LastTerm != 3 {
 		t.Fatalf("probe of b: %+v", s)
@@ -56,7 +55,7 @@ func TestProbeStatsChecksTheServersIdentity(t *testing.T) {
 	}))
 	defer stalled.Close()
 	start := time.Now()
-	if s := probeStats(context.Background(), client, strings.TrimPrefix(stalled.URL, "http://"), "b"); s != nil {
+	if s := probeStats(context.Background(), client, stalled.URL, "b"); s != nil {
 		t.Fatalf("a silent server answered: %+v", s)
 	}
 	if took := time.Since(start); took > 2*probeTimeout {

@@ -64,18 +64,19 @@ type clientRouter struct {
 	state  nodeLookup // nil when the agent runs no server
 	proxy  *httputil.ReverseProxy
 	logger hclog.Logger
+	scheme string // of the nodes' addresses: "https" with tls.http (see withTLS)
 }
 
 func newClientRouter(local http.Handler, holds func(string) bool, nodeID string, state nodeLookup, logger hclog.Logger) *clientRouter {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	cr := &clientRouter{local: local, holds: holds, nodeID: nodeID, state: state, logger: logger.Named("client-forward")}
+	cr := &clientRouter{local: local, holds: holds, nodeID: nodeID, state: state, logger: logger.Named("client-forward"), scheme: "http"}
 	dialer := &net.Dialer{Timeout: forwardDialTimeout, KeepAlive: 30 * time.Second}
 	cr.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			t, _ := pr.In.Context().Value(forwardTargetKey{}).(*structs.Node)
-			pr.SetURL(&url.URL{Scheme: "http", Host: t.HTTPAddr})
+			pr.SetURL(&url.URL{Scheme: cr.scheme, Host: t.HTTPAddr})
 			pr.SetXForwarded()
 			pr.Out.Header.Set(ClientForwardedHeader, "1")
 			// A server's proofs are for servers, not for client nodes.
@@ -238,5 +239,5 @@ func (a *Agent) clientRouter() http.Handler {
 	if a.fsm != nil {
 		state = stateLookup{a}
 	}
-	return newClientRouter(local, holds, nodeID, state, a.logger)
+	return newClientRouter(local, holds, nodeID, state, a.logger).withTLS(a.tls.NodeHTTPClient())
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/config"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/tlsutil"
 )
 
 // Config is the agent's configuration: what it runs (a server, a client
@@ -71,6 +72,10 @@ type Config struct {
 	// the replicated state when there is none yet; nil means Nomad's
 	// defaults (structs.DefaultAutopilotConfig).
 	Autopilot *structs.AutopilotConfig
+	// TLS is the tls block (tls.http, tls.rpc, the files and the two
+	// verifications); package tlsutil builds every listener's and dialer's
+	// tls.Config from it. Its Region defaults to Region.
+	TLS tlsutil.Config
 	// Raft timing; 0 keeps the cluster package's LAN tuning.
 	RaftHeartbeatTimeout   time.Duration
 	RaftElectionTimeout    time.Duration
@@ -86,6 +91,11 @@ type Config struct {
 	// Options are the client's options (client.options): the docker
 	// driver reads docker.endpoint and docker.volumes.enabled.
 	Options map[string]string
+	// DisableRawExec reports the raw_exec driver as not detected and
+	// refuses its tasks. FromConfig sets it unless the configuration
+	// enables raw_exec (config.RawExecEnabled: -dev, plugin "raw_exec" {
+	// config { enabled = true } }, or the option driver.raw_exec.enable).
+	DisableRawExec bool
 	// CPUTotalMHz and MemoryTotalMB replace what the machine reports when
 	// positive.
 	CPUTotalMHz    int64
@@ -129,6 +139,8 @@ func FromConfig(c *config.Config) Config {
 			ServerStabilizationTime: c.Autopilot.ServerStabilizationTime,
 		},
 
+		TLS: c.TLSConfig(),
+
 		RaftHeartbeatTimeout:   hb,
 		RaftElectionTimeout:    election,
 		RaftLeaderLeaseTimeout: lease,
@@ -138,6 +150,7 @@ func FromConfig(c *config.Config) Config {
 		NodePool:       c.Client.NodePool,
 		Meta:           maps.Clone(c.Client.Meta),
 		Options:        maps.Clone(c.Client.Options),
+		DisableRawExec: !c.RawExecEnabled(),
 		CPUTotalMHz:    int64(c.Client.CPUTotalCompute),
 		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),
 		MinDynamicPort: c.Client.MinDynamicPort,

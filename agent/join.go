@@ -89,7 +89,7 @@ func (a *Agent) joinTargets() []string {
 	seen := map[string]bool{a.HTTPAddr(): true, a.advertiseHTTP(): true}
 	var out []string
 	add := func(addr string) {
-		addr = strings.TrimPrefix(addr, "http://")
+		addr = strings.TrimPrefix(strings.TrimPrefix(addr, "http://"), "https://")
 		if !seen[addr] {
 			seen[addr] = true
 			out = append(out, addr)
@@ -108,7 +108,7 @@ func (a *Agent) joinTargets() []string {
 // records what it answers. A server that is not drover's answers with
 // ErrNotServer.
 func (a *Agent) JoinServer(ctx context.Context, addr string) (*structs.ServerJoinResponse, error) {
-	c, err := apiclient.New(addr)
+	c, err := a.serverClient(addr)
 	if err != nil {
 		return nil, err
 	}

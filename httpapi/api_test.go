@@ -285,7 +285,7 @@ func TestForwardingReusesConnectionsToTheLeader(t *testing.T) {
 // The forwarder's proxy copies answers with pooled buffers of the size
 // io.Copy would allocate; a buffer of another size is not kept.
 func TestForwarderPoolsItsCopyBuffers(t *testing.T) {
-	f := newForwarder(nil, "")
+	f := newForwarder(nil, "", nil)
 	pool, ok := f.proxy.BufferPool.(*proxyBuffers)
 	if !ok {
 		t.Fatalf("proxy buffer pool %T, want *proxyBuffers", f.proxy.BufferPool)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"net/http/httputil"
@@ -73,12 +74,16 @@ type forwarder struct {
 
 type leaderAddrKey struct{}
 
-func newForwarder(logger hclog.Logger, joinToken string) *forwarder {
+func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwarder {
 	f := &forwarder{logger: logger}
+	scheme := "http"
+	if tc != nil {
+		scheme = "https"
+	}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			addr, _ := pr.In.Context().Value(leaderAddrKey{}).(string)
-			pr.SetURL(&url.URL{Scheme: "http", Host: addr})
+			pr.SetURL(&url.URL{Scheme: scheme, Host: addr})
 			pr.Out.Header.Set(ForwardedHeader, "1")
 			pr.Out.Header.Del(joinauth.ForwardHeader)
 			if joinToken != "" {
@@ -89,7 +94,8 @@ func newForwarder(logger hclog.Logger, joinToken string) *forwarder {
 			}
 		},
 		Transport: &http.Transport{
-			Proxy: nil,
+			Proxy:           nil,
+			TLSClientConfig: tc,
 			// Every client write a follower receives goes to the leader;
 			// with thousands of clients, hundreds are in flight at once,
 			// and an idle pool smaller than that closed and reopened a

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +53,8 @@ type Server struct {
 	mux     *http.ServeMux
 	proxy   *forwarder
 	access  Access
+	// agentTLS is the TLS of calls to other servers (tls.go); nil: HTTP.
+	agentTLS *tls.Config
 	// refusedJoins limits the warnings about refused joins.
 	refusedJoins logLimiter
 	// aclConfig turns ACL enforcement on (acl_enforce.go); policies
@@ -77,7 +80,7 @@ func New(backend Backend, logger hclog.Logger, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.proxy = newForwarder(s.logger, s.access.JoinToken)
+	s.proxy = newForwarder(s.logger, s.access.JoinToken, s.agentTLS)
 	if s.writes == nil {
 		s.writes = newRateLimiter(DefaultWriteLimit)
 	}

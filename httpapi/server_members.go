@@ -100,7 +100,7 @@ func (s *Server) probeMembers(ctx context.Context, selfID string, known []struct
 	for _, m := range known {
 		addrs[m.ID] = m.HTTPAddr
 	}
-	client := &http.Client{Timeout: memberProbeTimeout}
+	client := s.probeClient()
 	var wg sync.WaitGroup
 	for _, am := range members {
 		id := am.Tags["id"]
@@ -115,7 +115,7 @@ func (s *Server) probeMembers(ctx context.Context, selfID string, known []struct
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if probe(ctx, client, addrs[id]) {
+			if probe(ctx, client, s.agentScheme(), addrs[id]) {
 				am.Status = structs.MemberStatusAlive
 			}
 		}()
@@ -124,11 +124,11 @@ func (s *Server) probeMembers(ctx context.Context, selfID string, known []struct
 }
 
 // probe reports whether a server's HTTP API answers.
-func probe(ctx context.Context, client *http.Client, addr string) bool {
+func probe(ctx context.Context, client *http.Client, scheme, addr string) bool {
 	if addr == "" {
 		return false
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/status/leader", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+addr+"/v1/status/leader", nil)
 	if err != nil {
 		return false
 	}
