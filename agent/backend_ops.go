@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"strings"
 
 	"github.com/droverhq/drover/httpapi"
 	"github.com/droverhq/drover/server"
@@ -77,10 +80,32 @@ func (a *Agent) SetJobStability(ctx context.Context, namespace, jobID string, ve
 	return a.leader.SetJobStability(ctx, namespace, jobID, version, stable)
 }
 
+// ScaleJob changes a group's count, or records a scaling event
+// (httpapi.JobScaleBackend): an invalid request is a 400, a job changed
+// meanwhile a 409, an unknown job a 404.
+func (a *Agent) ScaleJob(ctx context.Context, req httpapi.ScaleRequest) (*httpapi.JobRegisterResponse, error) {
+	r, err := a.leader.ScaleJob(ctx, server.ScaleRequest{
+		Namespace: req.Namespace, JobID: req.JobID, Group: req.Group,
+		Count: req.Count, Message: req.Message, Error: req.Error, Meta: req.Meta,
+	})
+	switch {
+	case errors.Is(err, server.ErrInvalidRequest):
+		return nil, httpapi.Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), "server: invalid request: "))
+	case errors.Is(err, server.ErrScaleConflict):
+		return nil, httpapi.Errorf(http.StatusConflict, "%v", err)
+	case err != nil:
+		return nil, err
+	}
+	return &httpapi.JobRegisterResponse{
+		EvalID: r.EvalID, EvalCreateIndex: r.EvalCreateIndex, JobModifyIndex: r.JobModifyIndex, Index: r.Index,
+	}, nil
+}
+
 // The Agent serves every optional backend of the HTTP API.
 var (
 	_ httpapi.JobRegisterBackend   = (*Agent)(nil)
 	_ httpapi.JobDeregisterBackend = (*Agent)(nil)
+	_ httpapi.JobScaleBackend      = (*Agent)(nil)
 	_ httpapi.OperatorBackend      = (*Agent)(nil)
 	_ httpapi.ClientBackend        = (*Agent)(nil)
 )

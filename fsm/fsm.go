@@ -190,6 +190,8 @@ func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
 		err = s.UpsertACLTokensTxn(txn, r.Tokens)
 	case *structs.ACLTokenDeleteRequest:
 		err = s.DeleteACLTokensTxn(txn, r.AccessorIDs)
+	case *structs.ScalingEventRequest:
+		err = s.AddScalingEventTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

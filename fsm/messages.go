@@ -47,6 +47,7 @@ const (
 	ACLPolicyDeleteRequestType   // structs.ACLPolicyDeleteRequest
 	ACLTokenUpsertRequestType    // structs.ACLTokenUpsertRequest
 	ACLTokenDeleteRequestType    // structs.ACLTokenDeleteRequest
+	ScalingEventRequestType      // structs.ScalingEventRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -70,6 +71,7 @@ var typeNames = map[MessageType]string{
 	ACLPolicyDeleteRequestType:              "ACLPolicyDelete",
 	ACLTokenUpsertRequestType:               "ACLTokenUpsert",
 	ACLTokenDeleteRequestType:               "ACLTokenDelete",
+	ScalingEventRequestType:                 "ScalingEvent",
 }
 
 // String names the type, for logs.
@@ -187,6 +189,8 @@ func newRequest(t MessageType) any {
 		return &structs.ACLTokenUpsertRequest{}
 	case ACLTokenDeleteRequestType:
 		return &structs.ACLTokenDeleteRequest{}
+	case ScalingEventRequestType:
+		return &structs.ScalingEventRequest{}
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ const (
 	aclPoliciesTag  = 10
 	aclTokensTag    = 11
 	aclMetaTag      = 12
+	scalingTag      = 13
 )
 
 // allocJobRecord is a job embedded in allocations, written once.
@@ -61,6 +62,7 @@ var tableTags = map[string]uint8{
 	state.TableEvals: 4, state.TableAllocs: 5, state.TableDeployments: 6,
 	state.TableIndex: 7, state.TableAutopilot: autopilotTag,
 	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
+	state.TableScaling: scalingTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -90,6 +92,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableACLTokens, &structs.ACLToken{}
 	case aclMetaTag:
 		return state.TableACLMeta, &state.ACLMetaRecord{}
+	case scalingTag:
+		return state.TableScaling, &structs.JobScalingEvents{}
 	}
 	return "", nil
 }

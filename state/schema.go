@@ -17,6 +17,7 @@ const (
 	TableACLPolicies = "acl_policies"
 	TableACLTokens   = "acl_tokens"
 	TableACLMeta     = "acl_meta"
+	TableScaling     = "scaling_events"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -24,7 +25,7 @@ const (
 var Tables = []string{
 	TableNodes, TableJobs, TableJobVersions, TableEvals,
 	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
-	TableACLPolicies, TableACLTokens, TableACLMeta,
+	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -75,6 +76,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	acl_policies id (Name)
 //	acl_tokens   id (AccessorID), secret (SecretHash, unique)
 //	acl_meta     id (Key; one row, the ACL bootstrap's index)
+//	scaling_events id (Namespace, JobID; one row per job, its groups' events)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -135,6 +137,9 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableACLMeta: {Name: TableACLMeta, Indexes: map[string]*memdb.IndexSchema{
 			"id": idIndex("Key"),
+		}},
+		TableScaling: {Name: TableScaling, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIndex("id", "JobID", true, false),
 		}},
 	}}
 }

@@ -46,6 +46,11 @@ func (s *Store) RegisterJobTxn(t *WriteTxn, req *structs.JobRegisterRequest) (*s
 			return nil, err
 		}
 	}
+	if req.Scaling != nil {
+		if err := t.addScalingEvent(req.Scaling); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -189,6 +194,9 @@ func (s *Store) DeregisterJobTxn(t *WriteTxn, req *structs.JobDeregisterRequest)
 			if err := t.delete(TableJobVersions, v); err != nil {
 				return nil, err
 			}
+		}
+		if err := t.deleteScalingEvents(ns, req.JobID); err != nil {
+			return nil, err
 		}
 	} else {
 		stopped := existing.Copy()

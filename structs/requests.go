@@ -47,6 +47,9 @@ type JobRegisterRequest struct {
 	// other value must equal the stored job's JobModifyIndex.
 	EnforceIndex   bool `json:",omitempty"`
 	JobModifyIndex uint64
+	// Scaling, set by `job scale`, records the count change as a scaling
+	// event of its group, with Eval's ID.
+	Scaling *ScalingEventRequest `json:",omitempty"`
 }
 
 // JobRegisterResult is the state machine's answer to a JobRegisterRequest
