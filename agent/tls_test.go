@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/config"
 	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsutil"
@@ -339,4 +340,52 @@ func TestOpenWarnings(t *testing.T) {
 	if exposed("[::1]:4646") || exposed("localhost:1") || !exposed("[::]:4646") || !exposed("192.168.1.2:1") {
 		t.Error("exposed() misjudges loopback")
 	}
+}
+
+// raw_exec is off in an agent built from a configuration that does not
+// enable it, as Nomad's: the node reports the driver not detected and
+// "disabled". The plugin block, Nomad's older option and -dev turn it on.
+func TestRawExecFollowsTheConfiguration(t *testing.T) {
+	base := "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:4646\"]\n}\n"
+	for _, tc := range []struct {
+		name, src string
+		disabled  bool
+	}{
+		{"default", base, true},
+		{"plugin", base + "plugin \"raw_exec\" {\n  config {\n    enabled = true\n  }\n}\n", false},
+		{"option", strings.Replace(base, "}\n", "  options = {\n    \"driver.raw_exec.enable\" = \"1\"\n  }\n}\n", 1), false},
+	} {
+		file, _, err := config.Parse("c.hcl", []byte(tc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := FromConfig(config.Default().Merge(file)).DisableRawExec; got != tc.disabled {
+			t.Errorf("%s: DisableRawExec = %v, want %v", tc.name, got, tc.disabled)
+		}
+	}
+	if FromConfig(config.DevConfig()).DisableRawExec {
+		t.Error("-dev disables raw_exec")
+	}
+
+	s := startAgent(t, "s1", 1)
+	c := startAgentWith(t, Config{
+		Client: true, Servers: []string{s.HTTPAddr()}, DataDir: filepath.Join(t.TempDir(), "c1"),
+		HTTPAddr: loopback.Addr(t), NodeName: "c1", DisableRawExec: true,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "c1", Output: tWriter{t}, Level: hclog.Debug}),
+	})
+	t.Cleanup(func() { c.Client().Shutdown(true) })
+	waitFor(t, "the node with its drivers", func() error {
+		n, _, err := api(t, s).Nodes().Info(bounded(t), c.Client().NodeID(), nil)
+		if err != nil {
+			return err
+		}
+		d := n.Drivers["raw_exec"]
+		if d == nil {
+			return fmt.Errorf("drivers %+v", n.Drivers)
+		}
+		if d.Detected || d.Healthy || d.HealthDescription != "disabled" || n.Attributes["driver.raw_exec"] != "" {
+			t.Fatalf("raw_exec on a client that disables it: %+v, attribute %q", d, n.Attributes["driver.raw_exec"])
+		}
+		return nil
+	})
 }

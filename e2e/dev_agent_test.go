@@ -32,12 +32,13 @@ type agentProc struct {
 }
 
 // startAgentProc runs `drover agent args…`; httpAddr is where its API
-// listens. The process is killed when the test ends (if still running),
-// and its output logged if the test failed.
+// listens. A non-dev client gets raw_exec enabled (withRawExec). The
+// process is killed when the test ends (if still running), and its output
+// logged if the test failed.
 func startAgentProc(t testing.TB, name, httpAddr string, args ...string) *agentProc {
 	t.Helper()
 	p := &agentProc{t: t, name: name, httpAddr: httpAddr, logs: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(droverBin, append([]string{"agent"}, args...)...)
+	p.cmd = exec.Command(droverBin, append([]string{"agent"}, withRawExec(t, args)...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	p.cmd.Env = append(os.Environ(), "DROVER_ADDR=", "NOMAD_ADDR=")
 	if err := p.cmd.Start(); err != nil {
