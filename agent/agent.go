@@ -222,7 +222,8 @@ func (a *Agent) openServer() error {
 	if a.cfg.Dev {
 		access.RefuseJoins = "a dev agent is a one-server cluster"
 	}
-	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()))
+	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
+		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()))
 	return nil
 }
 
@@ -281,7 +282,7 @@ func (a *Agent) openClient() error {
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/agent/health", a.health)
-	mux.Handle("/v1/client/", a.clientRouter())
+	mux.Handle("/v1/client/", a.clientACL(a.clientRouter()))
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
 	}

@@ -68,6 +68,17 @@ type Config struct {
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/ and
 	// /debug/pprof/ to non-loopback addresses (allow_remote_operator).
 	AllowRemoteOperator bool
+	// ACLEnabled enforces ACL tokens on the HTTP API, the client's
+	// endpoints included (acl.enabled); ACLTokenTTL bounds how long a
+	// client agent keeps what the servers said a token grants (the
+	// shorter of acl.token_ttl and acl.policy_ttl; 0: ask every time).
+	ACLEnabled  bool
+	ACLTokenTTL time.Duration
+	// WriteRate and WriteBurst are the per-address write limit
+	// (limits.http_write_rate, http_write_burst); a zero WriteRate turns
+	// it off.
+	WriteRate  int
+	WriteBurst int
 	// Autopilot is the autopilot configuration the first leader writes to
 	// the replicated state when there is none yet; nil means Nomad's
 	// defaults (structs.DefaultAutopilotConfig).
@@ -131,6 +142,10 @@ func FromConfig(c *config.Config) Config {
 
 		JoinToken:           c.Server.JoinToken,
 		AllowRemoteOperator: c.AllowRemoteOperator,
+		ACLEnabled:          c.ACL.Enabled,
+		ACLTokenTTL:         min(c.ACL.TokenTTL, c.ACL.PolicyTTL),
+		WriteRate:           c.Limits.HTTPWriteRate,
+		WriteBurst:          c.Limits.HTTPWriteBurst,
 		Autopilot: &structs.AutopilotConfig{
 			CleanupDeadServers:      c.Autopilot.CleanupDeadServers,
 			LastContactThreshold:    c.Autopilot.LastContactThreshold,

@@ -25,11 +25,12 @@ var (
 	_ httpapi.SnapshotBackend      = (*Agent)(nil)
 	_ httpapi.ServerMembersBackend = (*Agent)(nil)
 	_ httpapi.AutopilotBackend     = (*Agent)(nil)
+	_ httpapi.ACLBootstrapResetter = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"AutopilotBackend", "Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend", "OperatorBackend",
+	"ACLBootstrapResetter", "AutopilotBackend", "Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend", "OperatorBackend",
 	"RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 

@@ -121,10 +121,9 @@ func (a *Agent) serverClient(addr string) (*apiclient.Client, error) {
 	return apiclient.NewWithHTTPClient(apiclient.WithScheme(addr, a.tls.Scheme()), a.agentHTTP)
 }
 
-// aclsEnabled reports whether the agent enforces ACL tokens. It is the
-// hook of the acl block (acl { enabled = true }): until the agent's
-// Config carries it, ACLs count as off, and openWarnings says so.
-var aclsEnabled = func(Config) bool { return false }
+// aclsEnabled reports whether the agent enforces ACL tokens
+// (acl { enabled = true }).
+func aclsEnabled(c Config) bool { return c.ACLEnabled }
 
 // openWarnings names what this agent serves beyond loopback without
 // protection: an HTTP API without TLS or without ACLs, HTTPS that

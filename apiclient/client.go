@@ -57,6 +57,8 @@ func IsNotFound(err error) bool {
 type Client struct {
 	base *url.URL
 	http *http.Client
+	// token is the ACL token every request carries (SetToken).
+	token string
 }
 
 // New returns a client for address ("http://host:port" or "host:port").
@@ -183,6 +185,7 @@ func (c *Client) doRaw(ctx context.Context, method, path string, q url.Values, i
 	for k, vs := range h {
 		req.Header[k] = vs
 	}
+	c.setToken(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, nil, err

@@ -45,6 +45,7 @@ func (c *Client) AllocLogs(ctx context.Context, allocID string, o LogsOptions) (
 	if err != nil {
 		return nil, err
 	}
+	c.setToken(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("reading logs of alloc %s: %w", allocID, err)

@@ -122,6 +122,7 @@ func (c *Client) raw(ctx context.Context, method, path string, q url.Values, bod
 	if body != nil {
 		req.Header.Set("Content-Type", "application/octet-stream")
 	}
+	c.setToken(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, err

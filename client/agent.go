@@ -82,6 +82,13 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	secret, err := loadNodeSecret(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := api.(nodeSecretSetter); ok {
+		s.SetNodeSecret(secret)
+	}
 	a := &Agent{
 		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api,
 		drivers:      make(map[string]drivers.Driver, len(cfg.Drivers)),

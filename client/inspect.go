@@ -1,6 +1,8 @@
 package client
 
 import (
+	"context"
+	"fmt"
 	"maps"
 
 	"github.com/droverhq/drover/client/allocrunner"
@@ -30,4 +32,20 @@ func (a *Agent) Alloc(id string) (AllocInfo, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return AllocInfo{Alloc: e.alloc, TaskStates: maps.Clone(e.last.TaskStates), Dir: e.dir}, true
+}
+
+// aclResolver is a ServerAPI that asks the servers what a token grants.
+type aclResolver interface {
+	ResolveACL(ctx context.Context, token string) (*structs.ACLResolveResponse, error)
+}
+
+// ResolveACL asks the servers, as this node, what a token grants ("" is
+// the anonymous token): the agent checks the requests to the client's
+// own endpoints with it. An error when the servers cannot be asked.
+func (a *Agent) ResolveACL(ctx context.Context, token string) (*structs.ACLResolveResponse, error) {
+	r, ok := a.api.(aclResolver)
+	if !ok {
+		return nil, fmt.Errorf("%w: the servers' API cannot resolve tokens", ErrInvalidConfig)
+	}
+	return r.ResolveACL(ctx, token)
 }

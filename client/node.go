@@ -16,16 +16,29 @@ import (
 // restarted client is the same node.
 func NodeIDPath(dataDir string) string { return filepath.Join(dataDir, "client", "node-id") }
 
+// NodeSecretPath is where the node's secret is kept under the data dir
+// (mode 0600): the client presents it on every call to the servers
+// (X-Nomad-Token), and the servers, which keep its hash, let only this
+// node act as the node. It never leaves the machine otherwise.
+func NodeSecretPath(dataDir string) string { return filepath.Join(dataDir, "client", "node-secret") }
+
 // loadNodeID reads the node's ID, or mints and saves one.
-func loadNodeID(dataDir string) (string, error) {
-	path := NodeIDPath(dataDir)
+func loadNodeID(dataDir string) (string, error) { return loadUUID(NodeIDPath(dataDir)) }
+
+// loadNodeSecret reads the node's secret, or mints and saves one.
+func loadNodeSecret(dataDir string) (string, error) { return loadUUID(NodeSecretPath(dataDir)) }
+
+// loadUUID reads the UUID kept at path, or mints one and saves it there
+// (mode 0600).
+func loadUUID(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
 		id := strings.TrimSpace(string(b))
 		if validUUID(id) {
 			return id, nil
 		}
-		return "", fmt.Errorf("%w: %s holds %q, not a UUID", ErrInvalidConfig, path, id)
+		// What the file holds is not repeated: it may be a secret.
+		return "", fmt.Errorf("%w: %s does not hold a UUID", ErrInvalidConfig, path)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/client/allocrunner"
@@ -24,6 +25,32 @@ func TestNodeIDIsKept(t *testing.T) {
 	}
 	if _, err := loadNodeID(data); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("corrupt node-id: %v", err)
+	}
+}
+
+// The node's secret is minted once, kept readable by its owner only, and
+// a corrupt file is refused without being quoted.
+func TestNodeSecretIsKept(t *testing.T) {
+	data := t.TempDir()
+	secret, err := loadNodeSecret(data)
+	if err != nil || !validUUID(secret) {
+		t.Fatalf("minted: %v", err)
+	}
+	if again, err := loadNodeSecret(data); err != nil || again != secret {
+		t.Fatalf("second load: %v", err)
+	}
+	if id, _ := loadNodeID(data); id == secret {
+		t.Fatal("the secret is the node ID")
+	}
+	fi, err := os.Stat(NodeSecretPath(data))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("node-secret mode: %v %v", fi.Mode(), err)
+	}
+	if err := os.WriteFile(NodeSecretPath(data), []byte("almost-a-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadNodeSecret(data); !errors.Is(err, ErrInvalidConfig) || strings.Contains(err.Error(), "almost-a-secret") {
+		t.Fatalf("corrupt node-secret: %v", err)
 	}
 }
 

@@ -71,6 +71,10 @@ type Config struct {
 	// TLS is the tls block: HTTPS for the API and the agents' HTTP calls,
 	// mutual TLS for Raft.
 	TLS TLS
+	// ACL is the acl block: tokens and policies (website/security.md).
+	ACL ACL
+	// Limits is the limits block: the per-address write rate limit.
+	Limits Limits
 	// Plugin configures the built-in drivers, as Nomad's plugin blocks.
 	Plugin Plugin
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
@@ -167,6 +171,40 @@ type Client struct {
 	MaxDynamicPort   int
 }
 
+// ACL is Nomad's acl block.
+type ACL struct {
+	// Enabled enforces ACLs on the HTTP API: every request needs a token
+	// that grants what its endpoint needs (or the anonymous policy).
+	Enabled bool
+	// TokenTTL and PolicyTTL bound how long a client agent keeps what
+	// the servers said a token grants (its policies with it) before it
+	// asks again: a deleted token or a changed policy keeps working on
+	// the client's own endpoints (logs, stats) for at most the shorter of
+	// the two. Servers cache nothing.
+	TokenTTL  time.Duration
+	PolicyTTL time.Duration
+}
+
+// DefaultACLTTL is the default of acl.token_ttl and acl.policy_ttl:
+// shorter than Nomad's 30s, so that a revoked token stops working on
+// clients within seconds.
+const DefaultACLTTL = 5 * time.Second
+
+// Limits is Nomad's limits block, with drover's write rate limit: each
+// remote address may send at most HTTPWriteRate writes a second, in
+// bursts of HTTPWriteBurst (0 turns the limit off).
+type Limits struct {
+	HTTPWriteRate  int
+	HTTPWriteBurst int
+}
+
+// Defaults of the write rate limit: generous, far above what a person or
+// a CI system sends.
+const (
+	DefaultHTTPWriteRate  = 100
+	DefaultHTTPWriteBurst = 200
+)
+
 // TLS is Nomad's tls block.
 type TLS struct {
 	// HTTP serves the HTTP API over TLS (and makes the agent's own HTTP
@@ -235,6 +273,8 @@ func Default() *Config {
 		BindAddr:   DefaultBindAddr,
 		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
 		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace},
+		ACL:        ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
+		Limits:     Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},
 		Autopilot: Autopilot{
 			CleanupDeadServers: true, LastContactThreshold: DefaultLastContactThreshold,
 			MaxTrailingLogs: DefaultMaxTrailingLogs, ServerStabilizationTime: DefaultServerStabilizationTime,

@@ -43,7 +43,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown nested attribute", "server {\n  retry_jion = []\n}\n", `unknown attribute "retry_jion" in server (did you mean "retry_join"?)`, 2},
 		{"unknown block without suggestion", "\n\nfrobnicate {}\n", `unknown block "frobnicate" at the top level`, 3},
 		{"unknown block with suggestion", "clinet {}\n", `(did you mean "client"?)`, 1},
-		{"refused block", "log_level = \"INFO\"\nacl {\n  enabled = true\n}\n", "acl is not supported by drover", 2},
+		{"refused block", "log_level = \"INFO\"\naudit {\n  enabled = true\n}\n", "audit is not supported by drover", 2},
 		{"refused attribute", "leave_on_interrupt = true\n", "leave_on_interrupt is not supported by drover", 1},
 		{"refused client block", "client {\n  host_volume \"x\" {\n    path = \"/x\"\n  }\n}\n", "client.host_volume is not supported by drover", 2},
 		{"refused server attribute", "server {\n  raft_multiplier = 2\n}\n", "server.raft_multiplier is not supported by drover (set heartbeat_timeout", 2},

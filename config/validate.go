@@ -31,6 +31,7 @@ func (c *Config) Check() ([]Warning, error) {
 	v.client()
 	v.tls()
 	v.rawExec()
+	v.acl()
 	return v.r.result()
 }
 

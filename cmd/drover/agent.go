@@ -83,6 +83,7 @@ with its file and line, before anything starts.
 	f.String("log-level", "info", "log level: trace, debug, info, warn, error")
 	f.Bool("log-json", false, "write logs as JSON")
 	f.Bool("enable-debug", false, "serve Go's runtime profiles under /debug/pprof/ (-dev sets it)")
+	f.Bool("acl-enabled", false, "enforce ACL tokens on the HTTP API (acl { enabled = true })")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "datacenter" {
 			name = "dc"
