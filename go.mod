@@ -6,6 +6,7 @@ require (
 	github.com/agext/levenshtein v1.2.1
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/containerd/errdefs v1.0.0
+	github.com/creack/pty v1.1.24
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/docker/go-connections v0.5.0
 	github.com/hashicorp/go-cty-funcs v0.1.0

@@ -11,6 +11,12 @@ var signals = map[string]syscall.Signal{
 	"SIGHUP": syscall.SIGHUP, "SIGINT": syscall.SIGINT, "SIGKILL": syscall.SIGKILL,
 	"SIGQUIT": syscall.SIGQUIT, "SIGTERM": syscall.SIGTERM, "SIGUSR1": syscall.SIGUSR1,
 	"SIGUSR2": syscall.SIGUSR2, "SIGWINCH": syscall.SIGWINCH, "SIGSTOP": syscall.SIGSTOP,
+	"SIGTSTP": syscall.SIGTSTP, "SIGTTIN": syscall.SIGTTIN, "SIGTTOU": syscall.SIGTTOU,
+	"SIGPIPE": syscall.SIGPIPE, "SIGCHLD": syscall.SIGCHLD, "SIGURG": syscall.SIGURG,
+	"SIGIO": syscall.SIGIO, "SIGPROF": syscall.SIGPROF, "SIGVTALRM": syscall.SIGVTALRM,
+	"SIGXCPU": syscall.SIGXCPU, "SIGXFSZ": syscall.SIGXFSZ, "SIGTRAP": syscall.SIGTRAP,
+	"SIGBUS": syscall.SIGBUS, "SIGFPE": syscall.SIGFPE, "SIGSEGV": syscall.SIGSEGV,
+	"SIGILL": syscall.SIGILL, "SIGSYS": syscall.SIGSYS,
 }
 
 // ParseSignal maps a signal name ("SIGTERM", "TERM", "sigint") to its
