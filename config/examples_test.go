@@ -9,8 +9,8 @@ import (
 
 // TestClusterExamples parses examples/cluster/*.hcl and checks what each
 // file means once merged onto the defaults: the three servers form one
-// cluster (each retry-joins the other two), and each client knows all three
-// and names its own zone in its meta.
+// cluster (each retry-joins the other two), and each client knows all three,
+// names its own zone in its meta and enables raw_exec.
 func TestClusterExamples(t *testing.T) {
 	files, err := filepath.Glob("../examples/cluster/*.hcl")
 	if err != nil || len(files) != 6 {
@@ -66,6 +66,10 @@ func TestClusterExamples(t *testing.T) {
 			cl.Client.Meta["zone"] != zone || cl.DataDir != "/tmp/drover-cluster/"+name ||
 			cl.NodeName() != name || cl.HTTPAddr() != http {
 			t.Errorf("%s: %+v name %q data_dir %q http %s", name, cl.Client, cl.NodeName(), cl.DataDir, cl.HTTPAddr())
+		}
+		// The example jobs run raw_exec, which is off unless enabled.
+		if !cl.RawExecEnabled() {
+			t.Errorf("%s does not enable raw_exec", name)
 		}
 	}
 }

@@ -21,8 +21,11 @@ client {
   meta = {
     zone = "a"
   }
+}
 
-  options = {
-    "driver.raw_exec.enable" = "1"
+# raw_exec is off unless enabled (as Nomad's): the examples' jobs use it.
+plugin "raw_exec" {
+  config {
+    enabled = true
   }
 }

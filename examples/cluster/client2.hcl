@@ -19,8 +19,11 @@ client {
   meta = {
     zone = "b"
   }
+}
 
-  options = {
-    "driver.raw_exec.enable" = "1"
+# raw_exec is off unless enabled (as Nomad's): the examples' jobs use it.
+plugin "raw_exec" {
+  config {
+    enabled = true
   }
 }
