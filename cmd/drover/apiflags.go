@@ -9,13 +9,15 @@ import (
 	"github.com/droverhq/drover/tlsutil"
 )
 
-// The flags of every command that calls an agent's HTTP API: -address and
-// Nomad's TLS flags. Each falls back on the environment (DROVER_ADDR,
-// NOMAD_ADDR; DROVER_CACERT, NOMAD_CACERT, …; see apiclient.TLSFiles).
+// The flags of every command that calls an agent's HTTP API: -address,
+// -token and Nomad's TLS flags. Each falls back on the environment
+// (DROVER_ADDR, NOMAD_ADDR; DROVER_TOKEN, NOMAD_TOKEN; DROVER_CACERT,
+// NOMAD_CACERT, …; see apiclient.TLSFiles).
 
-// addAddressFlag adds -address and the TLS flags to cmd.
+// addAddressFlag adds -address, -token and the TLS flags to cmd.
 func addAddressFlag(cmd *cobra.Command, address *string) {
 	fs := cmd.Flags()
+	fs.String("token", "", "ACL token sent as X-Nomad-Token (default $DROVER_TOKEN, $NOMAD_TOKEN)")
 	fs.StringVar(address, "address", "", "HTTP address of the agent (default $DROVER_ADDR, $NOMAD_ADDR, "+apiclient.DefaultAddress+
 		"; https://127.0.0.1:4646 when a TLS flag is given)")
 	fs.String("ca-cert", "", "PEM file of the CA that signed the agent's certificate (default $NOMAD_CACERT)")
@@ -47,7 +49,18 @@ func apiClientFor(cmd *cobra.Command, address string) (*apiclient.Client, error)
 	if err != nil {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error initializing client: %v", err)}
 	}
+	c.SetToken(tokenFlag(cmd))
 	return c, nil
+}
+
+// tokenFlag returns the ACL token: -token, else DROVER_TOKEN, else
+// NOMAD_TOKEN.
+func tokenFlag(cmd *cobra.Command) string {
+	var flag string
+	if cmd != nil {
+		flag, _ = cmd.Flags().GetString("token")
+	}
+	return apiclient.Token(flag)
 }
 
 // nodeClientFor returns a client of a node's HTTP address (host:port),
@@ -57,12 +70,19 @@ func nodeClientFor(cmd *cobra.Command, httpAddr string) (*apiclient.Client, erro
 	if err != nil {
 		return nil, err
 	}
+	var c *apiclient.Client
 	if !files.Any() {
-		return apiclient.New(httpAddr)
+		c, err = apiclient.New(httpAddr)
+	} else {
+		tc, terr := tlsutil.CLIConfig(files)
+		if terr != nil {
+			return nil, terr
+		}
+		c, err = apiclient.NewTLS(httpAddr, tc)
 	}
-	tc, err := tlsutil.CLIConfig(files)
 	if err != nil {
 		return nil, err
 	}
-	return apiclient.NewTLS(httpAddr, tc)
+	c.SetToken(tokenFlag(cmd))
+	return c, nil
 }
