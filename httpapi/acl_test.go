@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/structs"
 )
@@ -524,3 +526,48 @@ func TestWriteRateLimitSparesAuthenticatedNodes(t *testing.T) {
 		t.Fatalf("a stranger's third registration: %d", code)
 	}
 }
+
+// No request logs its token: a panic, a failed forward and refusals are
+// logged (the log is not empty), and the secrets they carried are not in
+// it.
+func TestSecretsAreNotLogged(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	})})
+	const secret = "5ec12e7a-0000-4000-8000-00000000beef"
+	fb := newFakeBackend()
+	fb.leader = false
+	fb.leaderHTTP = "127.0.0.1:1" // nobody: forwarding fails, and is logged
+	s := New(fb, logger, WithACL(ACLConfig{Enabled: true}))
+	rt := route{"GET /v1/test/panic", localRoute, public, func(*Server, http.ResponseWriter, *http.Request) (any, error) {
+		panic("boom")
+	}}
+	s.mux.Handle(rt.pattern, s.wrap(rt))
+	for _, r := range []*http.Request{
+		httptest.NewRequest("GET", "/v1/test/panic", nil),
+		httptest.NewRequest("PUT", "/v1/jobs", strings.NewReader(webJob)),
+		httptest.NewRequest("GET", "/v1/jobs?stale", nil),
+		httptest.NewRequest("POST", "/v1/internal/join", strings.NewReader(joinBody)),
+		httptest.NewRequest("PUT", "/v1/acl/token", strings.NewReader(`{"Type":"client","Policies":["x"]}`)),
+	} {
+		r.Header.Set(TokenHeader, secret)
+		r.Header.Set("Authorization", "Bearer "+secret)
+		s.Handler().ServeHTTP(httptest.NewRecorder(), r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if logs.Len() == 0 || !strings.Contains(logs.String(), "panic") || !strings.Contains(logs.String(), "forwarding") {
+		t.Fatalf("the log lacks what the requests should have logged: %q", logs.String())
+	}
+	if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), structs.HashSecret(secret)) {
+		t.Fatalf("a secret was logged:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
