@@ -9,6 +9,8 @@ require (
 	github.com/creack/pty v1.1.24
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/docker/go-connections v0.5.0
+	github.com/gorilla/websocket v1.5.3
+	github.com/hashicorp/cronexpr v1.1.3
 	github.com/hashicorp/go-cty-funcs v0.1.0
 	github.com/hashicorp/go-hclog v1.6.2
 	github.com/hashicorp/go-memdb v1.3.5
@@ -49,8 +51,6 @@ require (
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
-	github.com/hashicorp/cronexpr v1.1.3 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
 	github.com/hashicorp/go-metrics v0.5.4 // indirect

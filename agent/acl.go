@@ -25,6 +25,8 @@ import (
 //	GET /v1/client/fs/logs/{alloc}            namespace:read-logs in the allocation's namespace
 //	GET /v1/client/fs/…/{alloc}               namespace:read-fs
 //	GET /v1/client/allocation/{alloc}/stats   namespace:read-job
+//	GET /v1/client/allocation/{alloc}/exec    namespace:alloc-exec
+//	PUT /v1/client/allocation/{alloc}/restart namespace:alloc-lifecycle (signal too)
 //	GET /v1/client/stats                      node:read
 //	anything else under /v1/client/           a management token
 //
@@ -48,6 +50,10 @@ func ClientCapability(r *http.Request) (capability, allocID string) {
 		return acl.NamespaceCapabilityReadFS, parts[2]
 	case len(parts) == 3 && parts[0] == "allocation" && parts[2] == "stats":
 		return acl.NamespaceCapabilityReadJob, parts[1]
+	case len(parts) == 3 && parts[0] == "allocation" && parts[2] == "exec":
+		return acl.NamespaceCapabilityAllocExec, parts[1]
+	case len(parts) == 3 && parts[0] == "allocation" && (parts[2] == "restart" || parts[2] == "signal"):
+		return acl.NamespaceCapabilityAllocLifecycle, parts[1]
 	case rest == "stats":
 		return "node:read", ""
 	}

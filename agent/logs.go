@@ -51,6 +51,7 @@ type allocSource interface {
 type clientHandler struct {
 	src    allocSource
 	stats  statsSource // nil: the stats endpoints are not served
+	ops    allocOps    // nil: exec, restart and signal are not served
 	logger hclog.Logger
 	poll   time.Duration
 }
@@ -59,6 +60,9 @@ func newClientHandler(src allocSource, logger hclog.Logger) http.Handler {
 	h := &clientHandler{src: src, logger: logger.Named("http"), poll: logPollInterval}
 	if s, ok := src.(statsSource); ok {
 		h.stats = s
+	}
+	if o, ok := src.(allocOps); ok {
+		h.ops = o
 	}
 	return h.routes()
 }
@@ -69,6 +73,14 @@ func (h *clientHandler) routes() http.Handler {
 	if h.stats != nil {
 		mux.HandleFunc("GET /v1/client/allocation/{alloc_id}/stats", h.allocStats)
 		mux.HandleFunc("GET /v1/client/stats", h.hostStats)
+	}
+	if h.ops != nil {
+		// See client_alloc_ops.go.
+		mux.HandleFunc("GET /v1/client/allocation/{alloc_id}/exec", h.exec)
+		for _, m := range []string{"PUT", "POST"} {
+			mux.HandleFunc(m+" /v1/client/allocation/{alloc_id}/restart", h.restart)
+			mux.HandleFunc(m+" /v1/client/allocation/{alloc_id}/signal", h.signal)
+		}
 	}
 	return mux
 }

@@ -24,9 +24,15 @@ const (
 	TaskSiblingFailed    = "Sibling Task Failed"
 	TaskFailedValidation = "Failed Validation"
 	// TaskRestartSignal: something asked for a restart (a failing check
-	// with check_restart).
+	// with check_restart, or a user: TaskRestartUserRequested).
 	TaskRestartSignal = "Restart Signaled"
+	// TaskSignaling: a user sent the task a signal (alloc signal).
+	TaskSignaling = "Signaling"
 )
+
+// TaskRestartUserRequested is the reason of a restart a user asked for
+// (alloc restart), as Nomad words it.
+const TaskRestartUserRequested = "User requested restart"
 
 // TaskState is what the client reports of one task.
 type TaskState struct {
@@ -67,6 +73,10 @@ type TaskEvent struct {
 	Signal         int
 	RestartReason  string `json:",omitempty"`
 	KillReason     string `json:",omitempty"`
-	DriverError    string `json:",omitempty"`
-	KillTimeout    time.Duration
+	// TaskSignal is the signal a TaskSignaling event sent, and
+	// TaskSignalReason why, as Nomad's.
+	TaskSignal       string `json:",omitempty"`
+	TaskSignalReason string `json:",omitempty"`
+	DriverError      string `json:",omitempty"`
+	KillTimeout      time.Duration
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,6 +138,12 @@ func (tr *TaskRunner) killReason() {
 type restartRequest struct {
 	h      *drivers.TaskHandle
 	reason string
+	// user: a restart a user asked for, which does not count against
+	// the restart policy and happens at once.
+	user bool
+	// stopped, when set, is closed once the run is stopped (or the
+	// request dropped).
+	stopped chan struct{}
 }
 
 // Restart asks the runner to restart the running task as a failure: a
@@ -158,6 +165,91 @@ func (tr *TaskRunner) Restart(reason string) bool {
 	default:
 		return false
 	}
+}
+
+// Sentinel errors of the operations a user asks of a task.
+var (
+	// ErrTaskNotRunning: the task is not running (pending, restarting
+	// or dead), so it cannot be restarted, signalled or exec'd into.
+	ErrTaskNotRunning = errors.New("task not running")
+	// ErrSignalNotSupported: the task's driver cannot signal its tasks.
+	ErrSignalNotSupported = errors.New("driver cannot signal its tasks")
+)
+
+// RestartByUser restarts the running task as a user asks (alloc
+// restart), as Nomad's: a "Restart Signaled" event ("User requested
+// restart"), the task stopped with its kill timeout and signal, then
+// started again at once; the restart does not count against the restart
+// policy's attempts. It returns once the task has been stopped (not
+// started again), or when ctx ends first; ErrTaskNotRunning unless the
+// task runs.
+func (tr *TaskRunner) RestartByUser(ctx context.Context) error {
+	tr.mu.Lock()
+	h, running := tr.handle, tr.state.State == structs.TaskStateRunning
+	tr.mu.Unlock()
+	if h == nil || !running || tr.killed() {
+		return ErrTaskNotRunning
+	}
+	req := restartRequest{h: h, reason: structs.TaskRestartUserRequested, user: true, stopped: make(chan struct{})}
+	select {
+	case tr.restartCh <- req:
+	case <-tr.doneCh:
+		return ErrTaskNotRunning
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-req.stopped:
+		return nil
+	case <-tr.doneCh:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Signal sends a signal (by name, drivers.ParseSignal's forms) to the
+// running task through its driver, after a "Signaling" event, as
+// Nomad's. An unknown signal wraps drivers.ErrInvalidConfig and records
+// nothing; a task that is not running is ErrTaskNotRunning.
+func (tr *TaskRunner) Signal(signal string) error {
+	name, err := signalName(signal)
+	if err != nil {
+		return err
+	}
+	sd, ok := tr.cfg.Driver.(drivers.TaskSignaler)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrSignalNotSupported, tr.cfg.Driver.Name())
+	}
+	tr.mu.Lock()
+	h, running := tr.handle, tr.state.State == structs.TaskStateRunning
+	tr.mu.Unlock()
+	if h == nil || !running || tr.killed() {
+		return ErrTaskNotRunning
+	}
+	tr.event(structs.TaskSignaling, "Task being sent signal "+name, func(e *structs.TaskEvent) {
+		e.TaskSignal = name
+		e.Details = map[string]string{"signal": name}
+	})
+	if err := sd.Signal(h, name); err != nil {
+		if errors.Is(err, drivers.ErrTaskNotFound) {
+			return ErrTaskNotRunning
+		}
+		return err
+	}
+	return nil
+}
+
+// signalName returns a signal's canonical name ("usr1" → "SIGUSR1").
+func signalName(s string) (string, error) {
+	if _, err := drivers.ParseSignal(s); err != nil {
+		return "", err
+	}
+	n := strings.ToUpper(s)
+	if !strings.HasPrefix(n, "SIG") {
+		n = "SIG" + n
+	}
+	return n, nil
 }
 
 // Detach stops the runner but leaves the task running, for a client that
@@ -254,6 +346,12 @@ func (tr *TaskRunner) run() {
 				return
 			}
 			h = nil
+		case waitUserRestart:
+			tr.destroy(h)
+			if tr.afterUserRestart(res) {
+				return
+			}
+			h = nil
 		case waitKilled:
 			tr.kill(h, ch)
 			return
@@ -267,6 +365,7 @@ func (tr *TaskRunner) run() {
 const (
 	waitExited = iota
 	waitRestart
+	waitUserRestart
 	waitKilled
 	waitDetached
 )
@@ -285,10 +384,20 @@ func (tr *TaskRunner) wait(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 			return drivers.ExitResult{}, waitDetached
 		case req := <-tr.restartCh:
 			if req.h != h {
+				if req.stopped != nil {
+					close(req.stopped)
+				}
 				continue
 			}
 			tr.event(structs.TaskRestartSignal, req.reason, func(e *structs.TaskEvent) { e.RestartReason = req.reason })
-			return tr.stop(h, exited), waitRestart
+			res := tr.stop(h, exited)
+			if req.stopped != nil {
+				close(req.stopped)
+			}
+			if req.user {
+				return res, waitUserRestart
+			}
+			return res, waitRestart
 		}
 	}
 }
@@ -347,6 +456,12 @@ func (tr *TaskRunner) afterStartFailure(err error) bool {
 // as a success or a failure; it reports whether the runner is done.
 func (tr *TaskRunner) afterExit(res drivers.ExitResult, success bool) bool {
 	tr.setHandle(nil)
+	tr.terminated(res)
+	return tr.decide(success)
+}
+
+// terminated records a "Terminated" event for how the task ended.
+func (tr *TaskRunner) terminated(res drivers.ExitResult) {
 	msg := fmt.Sprintf("Exit Code: %d", res.ExitCode)
 	if res.Signal != 0 {
 		msg += fmt.Sprintf(", Signal: %d", res.Signal)
@@ -370,7 +485,30 @@ func (tr *TaskRunner) afterExit(res drivers.ExitResult, success bool) bool {
 			e.Details["oom_killed"] = "true"
 		}
 	})
-	return tr.decide(success)
+}
+
+// afterUserRestart records the end of a task a user restarted and starts
+// it again at once, outside the restart policy (which neither counts it
+// nor delays it); it reports whether the runner is done (killed
+// meanwhile).
+func (tr *TaskRunner) afterUserRestart(res drivers.ExitResult) bool {
+	tr.setHandle(nil)
+	tr.terminated(res)
+	if tr.killed() {
+		tr.killReason()
+		tr.finish(false, structs.TaskKilled, "Task killed while restarting", nil)
+		return true
+	}
+	now := tr.clock.Now()
+	tr.mu.Lock()
+	tr.state.State = structs.TaskStatePending
+	tr.state.Restarts++
+	tr.state.LastRestart = now
+	tr.mu.Unlock()
+	tr.event(structs.TaskRestarting, "Task restarting in 0s", func(e *structs.TaskEvent) {
+		e.Details = map[string]string{"start_delay": "0"}
+	})
+	return false
 }
 
 // decide applies the restart policy and, when it says restart, waits out

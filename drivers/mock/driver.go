@@ -63,8 +63,9 @@ type handleState struct {
 type task struct {
 	exit drivers.ExitNotifier
 
-	mu    sync.Mutex
-	timer clock.Timer // run_for, then the kill timer while stopping
+	mu      sync.Mutex
+	timer   clock.Timer // run_for, then the kill timer while stopping
+	signals []string    // sent by Signal
 }
 
 // Name returns "mock".
