@@ -101,11 +101,25 @@ func (a *Agent) ScaleJob(ctx context.Context, req httpapi.ScaleRequest) (*httpap
 	}, nil
 }
 
+// ForcePeriodic launches a periodic job's child now
+// (httpapi.PeriodicBackend): a job that is not periodic is a 400.
+func (a *Agent) ForcePeriodic(ctx context.Context, namespace, jobID string) (*httpapi.PeriodicForceResponse, error) {
+	r, err := a.leader.ForcePeriodic(ctx, namespace, jobID)
+	if errors.Is(err, server.ErrInvalidRequest) {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), "server: invalid request: "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &httpapi.PeriodicForceResponse{EvalID: r.EvalID, EvalCreateIndex: r.EvalCreateIndex, Index: r.Index}, nil
+}
+
 // The Agent serves every optional backend of the HTTP API.
 var (
 	_ httpapi.JobRegisterBackend   = (*Agent)(nil)
 	_ httpapi.JobDeregisterBackend = (*Agent)(nil)
 	_ httpapi.JobScaleBackend      = (*Agent)(nil)
+	_ httpapi.PeriodicBackend      = (*Agent)(nil)
 	_ httpapi.OperatorBackend      = (*Agent)(nil)
 	_ httpapi.ClientBackend        = (*Agent)(nil)
 )

@@ -36,6 +36,7 @@ const (
 	aclTokensTag    = 11
 	aclMetaTag      = 12
 	scalingTag      = 13
+	periodicTag     = 14
 )
 
 // allocJobRecord is a job embedded in allocations, written once.
@@ -62,7 +63,7 @@ var tableTags = map[string]uint8{
 	state.TableEvals: 4, state.TableAllocs: 5, state.TableDeployments: 6,
 	state.TableIndex: 7, state.TableAutopilot: autopilotTag,
 	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
-	state.TableScaling: scalingTag,
+	state.TableScaling: scalingTag, state.TablePeriodic: periodicTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -94,6 +95,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableACLMeta, &state.ACLMetaRecord{}
 	case scalingTag:
 		return state.TableScaling, &structs.JobScalingEvents{}
+	case periodicTag:
+		return state.TablePeriodic, &structs.PeriodicLaunch{}
 	}
 	return "", nil
 }

@@ -9,7 +9,6 @@ import "github.com/droverhq/drover/structs"
 // nil check; the answer keeps them filled, never stored.
 type jobView struct {
 	*structs.Job
-	ParentID                 string
 	Dispatched               bool
 	DispatchIdempotencyToken string
 	ConsulNamespace          string

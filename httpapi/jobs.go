@@ -102,15 +102,11 @@ func (s *Server) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 			if !o.matchNamespace(j.Namespace) || !o.matchPrefix(j.ID) {
 				continue
 			}
-			allocs, err := snap.AllocsByJob(j.Namespace, j.ID)
+			sum, err := summaryOf(snap, j)
 			if err != nil {
 				return nil, 0, err
 			}
-			evals, err := snap.EvalsByJob(j.Namespace, j.ID)
-			if err != nil {
-				return nil, 0, err
-			}
-			out = append(out, j.Stub(SummarizeJob(j, allocs, evals)))
+			out = append(out, j.Stub(sum))
 		}
 		sort.Slice(out, func(a, b int) bool {
 			if out[a].Namespace != out[b].Namespace {

@@ -83,16 +83,40 @@ func (s *Server) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, er
 func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
 	return s.jobQuery(w, r, []string{state.TableJobs, state.TableAllocs, state.TableEvals},
 		func(snap *state.Snapshot, job *structs.Job) (any, error) {
-			allocs, err := snap.AllocsByJob(job.Namespace, job.ID)
-			if err != nil {
-				return nil, err
-			}
-			evals, err := snap.EvalsByJob(job.Namespace, job.ID)
-			if err != nil {
-				return nil, err
-			}
-			return SummarizeJob(job, allocs, evals), nil
+			return summaryOf(snap, job)
 		})
+}
+
+// summaryOf reads what the job's summary counts and counts it; a periodic
+// job's children are counted by status (pending, running, dead), as
+// Nomad's Children summary.
+func summaryOf(snap *state.Snapshot, job *structs.Job) (*structs.JobSummary, error) {
+	allocs, err := snap.AllocsByJob(job.Namespace, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	evals, err := snap.EvalsByJob(job.Namespace, job.ID)
+	if err != nil {
+		return nil, err
+	}
+	sum := SummarizeJob(job, allocs, evals)
+	if job.IsPeriodic() {
+		children, err := snap.PeriodicChildren(job.Namespace, job.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range children {
+			switch c.Status {
+			case structs.JobStatusRunning:
+				sum.Children.Running++
+			case structs.JobStatusDead:
+				sum.Children.Dead++
+			default:
+				sum.Children.Pending++
+			}
+		}
+	}
+	return sum, nil
 }
 
 // SummarizeJob counts the job's allocations per group by client status, as

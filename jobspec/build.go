@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/cronexpr"
+
 	"github.com/droverhq/drover/structs"
 )
 
@@ -86,6 +88,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 	if aj.Reschedule != nil && structs.PerNode(j.Type) {
 		b.err("Job.Reschedule", "is not allowed for %s jobs (they run on every node and are not rescheduled)", j.Type)
 	}
+	j.Periodic = b.periodic(j.Type, aj.Periodic)
 	if len(aj.TaskGroups) == 0 {
 		b.err("Job.TaskGroups", "%q has no groups", j.ID)
 	}
@@ -331,4 +334,42 @@ func (b *builder) resources(path string, ar *specResources) *structs.Resources {
 		}
 	}
 	return r
+}
+
+// periodic builds a job's periodic block: enabled unless it says not,
+// cron specs only, for batch and sysbatch jobs, as Nomad's.
+func (b *builder) periodic(typ string, ap *specPeriodic) *structs.PeriodicConfig {
+	if ap == nil {
+		return nil
+	}
+	p := &structs.PeriodicConfig{Enabled: true, SpecType: structs.PeriodicSpecCron}
+	lay(&p.Enabled, ap.Enabled)
+	lay(&p.Spec, ap.Spec)
+	lay(&p.SpecType, ap.SpecType)
+	lay(&p.ProhibitOverlap, ap.ProhibitOverlap)
+	lay(&p.TimeZone, ap.TimeZone)
+	p.Specs = append(p.Specs, ap.Specs...)
+	if typ != structs.JobTypeBatch && typ != structs.JobTypeSysBatch {
+		b.err("Job.Periodic", "is only allowed for batch and sysbatch jobs (got %s)", typ)
+	}
+	if p.SpecType != structs.PeriodicSpecCron {
+		b.err("Job.Periodic.SpecType", "must be %q (got %q)", structs.PeriodicSpecCron, p.SpecType)
+	}
+	if len(p.AllSpecs()) == 0 {
+		b.err("Job.Periodic.Specs", "a periodic job needs at least one cron spec (crons = [...])")
+	}
+	for i, s := range p.Specs {
+		if _, err := cronexpr.Parse(s); err != nil {
+			b.err(fmt.Sprintf("Job.Periodic.Specs[%d]", i), "%q is not a valid cron spec (%v)", s, err)
+		}
+	}
+	if p.Spec != "" {
+		if _, err := cronexpr.Parse(p.Spec); err != nil {
+			b.err("Job.Periodic.Spec", "%q is not a valid cron spec (%v)", p.Spec, err)
+		}
+	}
+	if _, err := p.Location(); err != nil {
+		b.err("Job.Periodic.TimeZone", "unknown time zone %q", p.TimeZone)
+	}
+	return p
 }

@@ -60,7 +60,7 @@ var grammar = map[string][]element{
 		{"update", "Update", block, supported, ""},
 		{"multiregion", "Multiregion", block, refused, "there is one region"},
 		{"spread", "Spreads", block, supported, ""},
-		{"periodic", "Periodic", block, refused, "no periodic jobs"},
+		{"periodic", "Periodic", block, supported, ""},
 		{"parameterized", "ParameterizedJob", block, refused, "no dispatch"},
 		{"reschedule", "Reschedule", block, supported, ""},
 		{"migrate", "Migrate", block, ignored, "node drains stop allocations without a migrate strategy"},
@@ -284,6 +284,14 @@ var grammar = map[string][]element{
 		{"value", "RTarget", attr, supported, ""},
 		{"operator", "Operand", attr, supported, ""},
 		{"weight", "Weight", attr, supported, ""},
+	},
+	"periodic": {
+		{"enabled", "Enabled", attr, supported, ""},
+		{"cron", "Spec", attr, supported, ""},
+		{"crons", "Specs", attr, supported, ""},
+		{"", "SpecType", attr, supported, ""},
+		{"prohibit_overlap", "ProhibitOverlap", attr, supported, ""},
+		{"time_zone", "TimeZone", attr, supported, ""},
 	},
 	"spread": {
 		{"attribute", "Attribute", attr, supported, ""},

@@ -41,6 +41,9 @@ func (d *decoder) job(b *hclsyntax.Block) *specJob {
 	if bs := blocks["reschedule"]; len(bs) > 0 {
 		aj.Reschedule = d.reschedule(bs[0], path+".Reschedule")
 	}
+	if bs := blocks["periodic"]; len(bs) > 0 {
+		aj.Periodic = d.periodic(bs[0], path+".Periodic")
+	}
 	for i, gb := range blocks["group"] {
 		aj.TaskGroups = append(aj.TaskGroups, d.group(gb, fmt.Sprintf("%s.TaskGroups[%d]", path, i)))
 	}
@@ -212,6 +215,18 @@ func (d *decoder) reschedule(b *hclsyntax.Block, path string) *specReschedule {
 		DelayFunction: d.str(attrs["delay_function"], path+".DelayFunction", "reschedule.delay_function"),
 		MaxDelay:      d.dur(attrs["max_delay"], path+".MaxDelay", "reschedule.max_delay"),
 		Unlimited:     d.bool(attrs["unlimited"], path+".Unlimited", "reschedule.unlimited"),
+	}
+}
+
+func (d *decoder) periodic(b *hclsyntax.Block, path string) *specPeriodic {
+	d.lc.set(path, d.at(b.TypeRange, "periodic"))
+	attrs, _ := d.content(b.Body, "periodic")
+	return &specPeriodic{
+		Enabled:         d.bool(attrs["enabled"], path+".Enabled", "periodic.enabled"),
+		Spec:            d.str(attrs["cron"], path+".Spec", "periodic.cron"),
+		Specs:           d.strs(attrs["crons"], path+".Specs", "periodic.crons"),
+		ProhibitOverlap: d.bool(attrs["prohibit_overlap"], path+".ProhibitOverlap", "periodic.prohibit_overlap"),
+		TimeZone:        d.str(attrs["time_zone"], path+".TimeZone", "periodic.time_zone"),
 	}
 }
 

@@ -33,6 +33,7 @@ var nomadBlockOf = map[reflect.Type]string{
 	reflect.TypeFor[api.UpdateStrategy]():     "update",
 	reflect.TypeFor[api.RestartPolicy]():      "restart",
 	reflect.TypeFor[api.ReschedulePolicy]():   "reschedule",
+	reflect.TypeFor[api.PeriodicConfig]():     "periodic",
 	reflect.TypeFor[api.EphemeralDisk]():      "ephemeral_disk",
 	reflect.TypeFor[api.LogConfig]():          "logs",
 	reflect.TypeFor[api.Constraint]():         "constraint",
@@ -331,13 +332,13 @@ func TestUpdateGrammar(t *testing.T) {
 // such fields into Nomad's types, whose decoder refused a zero of the
 // wrong kind ("cannot be decoded").
 func TestUnsupportedZeroOfAnyKind(t *testing.T) {
-	const job = `{"ID":"x","AllAtOnce":0,"Periodic":[],"Status":5,` +
+	const job = `{"ID":"x","AllAtOnce":0,"Multiregion":[],"Status":5,` +
 		`"TaskGroups":[{"Name":"a","Scaling":false,"Tasks":[{"Name":"t","Driver":"mock","Lifecycle":""}]}]}`
 	if _, warns, err := ParseAPIJob([]byte(job)); err != nil || len(warns) != 0 {
 		t.Fatalf("got %v %v", err, warns)
 	}
-	_, _, err := ParseAPIJob([]byte(`{"ID":"x","Periodic":{"a":1},"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
-	if err == nil || !strings.Contains(err.Error(), "Job.Periodic: not supported by drover") {
+	_, _, err := ParseAPIJob([]byte(`{"ID":"x","Multiregion":{"a":1},"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "Job.Multiregion: not supported by drover") {
 		t.Fatalf("a set unsupported field passed: %v", err)
 	}
 }

@@ -34,7 +34,18 @@ type specJob struct {
 	Update      *specUpdate
 	Spreads     []*specSpread
 	Reschedule  *specReschedule
+	Periodic    *specPeriodic
 	Meta        map[string]string
+}
+
+// specPeriodic is a job's periodic block.
+type specPeriodic struct {
+	Enabled         *bool
+	Spec            *string
+	Specs           []string
+	SpecType        *string
+	ProhibitOverlap *bool
+	TimeZone        *string
 }
 
 // specGroup is a group block.
@@ -228,6 +239,7 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specZones]():         "zones", // drover's own (spec_zones.go)
 	reflect.TypeFor[specRestart]():       "restart",
 	reflect.TypeFor[specReschedule]():    "reschedule",
+	reflect.TypeFor[specPeriodic]():      "periodic",
 	reflect.TypeFor[specEphemeralDisk](): "ephemeral_disk",
 	reflect.TypeFor[specLogs]():          "logs",
 	reflect.TypeFor[specConstraint]():    "constraint",

@@ -100,7 +100,9 @@ func newReconciler(in Input) *reconciler {
 }
 
 func (r *reconciler) run() {
-	if r.job.Stopped() {
+	// A periodic job runs nothing itself: the leader launches its
+	// children, each a job of its own.
+	if r.job.Stopped() || r.job.IsPeriodic() {
 		r.stopAll()
 		return
 	}

@@ -55,13 +55,23 @@ func (l *Leader) registerJob(ctx context.Context, job *structs.Job, enforce bool
 		j.Type = structs.JobTypeService
 	}
 	now := l.clock.Now().UnixNano()
-	eval := l.jobEval(j.Namespace, j.ID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
+	// A periodic job runs nothing itself, so it gets no evaluation, as
+	// Nomad's: the periodic dispatcher launches its children.
+	var eval *structs.Evaluation
+	if !j.IsPeriodic() {
+		eval = l.jobEval(j.Namespace, j.ID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
+	}
 	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now,
 		EnforceIndex: enforce, JobModifyIndex: jobModifyIndex})
 	if err != nil {
 		return nil, err
 	}
-	out := &JobRegisterResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index}
+	out := &JobRegisterResponse{EvalCreateIndex: index, Index: index}
+	if eval != nil {
+		out.EvalID = eval.ID
+	} else {
+		out.EvalCreateIndex = 0
+	}
 	if r, ok := resp.(*structs.JobRegisterResult); ok && r != nil {
 		out.JobModifyIndex, out.JobVersion, out.SpecChanged = r.JobModifyIndex, r.JobVersion, r.SpecChanged
 	} else {

@@ -18,6 +18,7 @@ const (
 	TableACLTokens   = "acl_tokens"
 	TableACLMeta     = "acl_meta"
 	TableScaling     = "scaling_events"
+	TablePeriodic    = "periodic_launch"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -25,7 +26,7 @@ const (
 var Tables = []string{
 	TableNodes, TableJobs, TableJobVersions, TableEvals,
 	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
-	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling,
+	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling, TablePeriodic,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -77,6 +78,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	acl_tokens   id (AccessorID), secret (SecretHash, unique)
 //	acl_meta     id (Key; one row, the ACL bootstrap's index)
 //	scaling_events id (Namespace, JobID; one row per job, its groups' events)
+//	periodic_launch id (Namespace, ID; a periodic job's latest launch)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -140,6 +142,9 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableScaling: {Name: TableScaling, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "JobID", true, false),
+		}},
+		TablePeriodic: {Name: TablePeriodic, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIndex("id", "ID", true, false),
 		}},
 	}}
 }

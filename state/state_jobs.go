@@ -30,6 +30,11 @@ func (s *Store) RegisterJobTxn(t *WriteTxn, req *structs.JobRegisterRequest) (*s
 			return nil, err
 		}
 	}
+	if req.PeriodicLaunch != nil {
+		if err := t.recordPeriodicLaunch(req.PeriodicLaunch); err != nil {
+			return nil, err
+		}
+	}
 	res, err := s.UpsertJobTxn(t, req.Job, req.SubmitTime)
 	if err != nil {
 		return nil, err
@@ -196,6 +201,9 @@ func (s *Store) DeregisterJobTxn(t *WriteTxn, req *structs.JobDeregisterRequest)
 			}
 		}
 		if err := t.deleteScalingEvents(ns, req.JobID); err != nil {
+			return nil, err
+		}
+		if err := t.deletePeriodicLaunch(ns, req.JobID); err != nil {
 			return nil, err
 		}
 	} else {

@@ -25,6 +25,8 @@ const (
 	EvalTriggerMaxPlans          = "max-plan-attempts"
 	EvalTriggerFailedFollowUp    = "failed-follow-up"
 	EvalTriggerScheduled         = "scheduled"
+	// EvalTriggerPeriodicJob: the leader launched a periodic job's child.
+	EvalTriggerPeriodicJob = "periodic-job"
 	// EvalTriggerJobScaling: a group's count changed through job scale.
 	EvalTriggerJobScaling = "job-scaling"
 	// EvalTriggerReconnect: an allocation of a disconnected node is

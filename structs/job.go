@@ -56,8 +56,13 @@ type Job struct {
 	// group carries its own merged copy; the scheduler reads the group's.
 	Update *UpdateStrategy `json:",omitempty"`
 	Meta   map[string]string
+	// Periodic makes the job a periodic parent (batch and sysbatch only):
+	// the leader launches a child job at each time of its specs.
+	Periodic *PeriodicConfig `json:",omitempty"`
 
 	// Set by the servers, never by the job file.
+	// ParentID names the periodic job a child was launched from.
+	ParentID          string
 	Stop              bool
 	Status            string
 	StatusDescription string
@@ -107,6 +112,7 @@ func (j *Job) Copy() *Job {
 	}
 	c.Update = j.Update.Copy()
 	c.Meta = copyMap(j.Meta)
+	c.Periodic = j.Periodic.Copy()
 	if j.RevertOf != nil {
 		v := *j.RevertOf
 		c.RevertOf = &v
@@ -165,6 +171,8 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 		NodePool:          j.NodePool,
 		Type:              j.Type,
 		Priority:          j.Priority,
+		ParentID:          j.ParentID,
+		Periodic:          j.IsPeriodic(),
 		Stop:              j.Stop,
 		Status:            j.Status,
 		StatusDescription: j.StatusDescription,
@@ -177,8 +185,8 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 }
 
 // JobSummary counts a job's allocations per group and client status.
-// Children is always set, as Nomad's: drover runs no periodic or
-// parameterized jobs, so its counts are zero.
+// Children is always set, as Nomad's: a periodic job's children by status,
+// zero for any other job.
 type JobSummary struct {
 	JobID       string
 	Namespace   string

@@ -50,6 +50,11 @@ type JobRegisterRequest struct {
 	// Scaling, set by `job scale`, records the count change as a scaling
 	// event of its group, with Eval's ID.
 	Scaling *ScalingEventRequest `json:",omitempty"`
+	// PeriodicLaunch, set when the leader launches a periodic job's child
+	// (the request's Job), records the launch; a launch no later than the
+	// recorded one is refused (state.ErrConflict), so no launch happens
+	// twice, whichever leader makes it.
+	PeriodicLaunch *PeriodicLaunch `json:",omitempty"`
 }
 
 // JobRegisterResult is the state machine's answer to a JobRegisterRequest

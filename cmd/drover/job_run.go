@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -56,6 +57,17 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 			}
 			if w := resp.warns; w != "" {
 				fmt.Fprintf(out, "Job Warnings:\n%s\n\n", w)
+			}
+			if job.IsPeriodic() {
+				// A periodic job runs nothing itself: there is no
+				// evaluation to follow, as Nomad's job run says.
+				fmt.Fprintln(out, "Job registration successful")
+				if next := job.Periodic.Next(statusClock()); !next.IsZero() && job.Periodic.Enabled {
+					now := statusClock()
+					fmt.Fprintf(out, "Approximate next launch time: %s (%s from now)\n",
+						fmtTime(next), next.Sub(now).Round(time.Second))
+				}
+				return nil
 			}
 			if detach {
 				fmt.Fprintln(out, "Job registration successful")

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -114,7 +115,7 @@ func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) e
 	if err != nil {
 		return asExit(fmt.Errorf("querying the job's allocations: %w", err))
 	}
-	printKV(out, [][2]string{
+	kv := [][2]string{
 		{"ID", job.ID},
 		{"Name", job.Name},
 		{"Submit Date", fmtUnixNano(job.SubmitTime)},
@@ -124,9 +125,26 @@ func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) e
 		{"Namespace", job.Namespace},
 		{"Node Pool", job.NodePool},
 		{"Status", jobStatusWord(job)},
-		{"Periodic", "false"},
+		{"Periodic", fmt.Sprint(job.IsPeriodic())},
 		{"Parameterized", "false"},
-	})
+	}
+	if job.IsPeriodic() {
+		next := "none (job stopped)"
+		switch {
+		case !job.Stop && !job.Periodic.Enabled:
+			next = "none (periodic launches disabled)"
+		case !job.Stop:
+			now := statusClock()
+			if t := job.Periodic.Next(now); !t.IsZero() {
+				next = fmt.Sprintf("%s (%s from now)", fmtTime(t), t.Sub(now).Round(time.Second))
+			}
+		}
+		kv = append(kv, [2]string{"Next Periodic Launch", next})
+	}
+	printKV(out, kv)
+	if job.IsPeriodic() {
+		return printPeriodicChildren(cmd, c, job, summary)
+	}
 	fmt.Fprintln(out, "\nSummary")
 	printJobSummary(out, job, summary)
 
@@ -186,4 +204,38 @@ func printJobSummary(w io.Writer, job *structs.Job, sum *structs.JobSummary) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", g, s.Queued, s.Starting, s.Running, s.Failed, s.Complete, s.Lost, s.Unknown)
 	}
 	tw.Flush()
+}
+
+// printPeriodicChildren prints a periodic job's children summary and the
+// jobs it launched, as Nomad's job status does.
+func printPeriodicChildren(cmd *cobra.Command, c *apiclient.Client, job *structs.Job, summary *structs.JobSummary) error {
+	out := cmd.OutOrStdout()
+	if summary != nil && summary.Children != nil {
+		fmt.Fprintln(out, "\nChildren Job Summary")
+		tw := newTabs(out)
+		fmt.Fprintln(tw, "Pending\tRunning\tDead")
+		fmt.Fprintf(tw, "%d\t%d\t%d\n", summary.Children.Pending, summary.Children.Running, summary.Children.Dead)
+		_ = tw.Flush()
+	}
+	jobs, _, err := c.Jobs().List(cmd.Context(), &apiclient.QueryOptions{Params: map[string]string{"prefix": job.ID + structs.PeriodicLaunchSuffix}})
+	if err != nil {
+		return asExit(fmt.Errorf("querying the launched jobs: %w", err))
+	}
+	var launched []*structs.JobListStub
+	for _, j := range jobs {
+		if j.ParentID == job.ID {
+			launched = append(launched, j)
+		}
+	}
+	if len(launched) == 0 {
+		fmt.Fprintln(out, "\nNo instances of periodic job found")
+		return nil
+	}
+	fmt.Fprintln(out, "\nPreviously Launched Jobs")
+	tw := newTabs(out)
+	fmt.Fprintln(tw, "ID\tStatus")
+	for _, j := range launched {
+		fmt.Fprintf(tw, "%s\t%s\n", j.ID, j.Status)
+	}
+	return tw.Flush()
 }
