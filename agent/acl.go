@@ -25,7 +25,8 @@ import (
 //	GET /v1/client/fs/logs/{alloc}            namespace:read-logs in the allocation's namespace
 //	GET /v1/client/fs/…/{alloc}               namespace:read-fs
 //	GET /v1/client/allocation/{alloc}/stats   namespace:read-job
-//	GET /v1/client/allocation/{alloc}/exec    namespace:alloc-exec
+//	GET /v1/client/allocation/{alloc}/exec    namespace:alloc-exec, and alloc-node-exec
+//	                                          into a task without isolation (raw_exec)
 //	PUT /v1/client/allocation/{alloc}/restart namespace:alloc-lifecycle (signal too)
 //	GET /v1/client/stats                      node:read
 //	anything else under /v1/client/           a management token
@@ -60,10 +61,22 @@ func ClientCapability(r *http.Request) (capability, allocID string) {
 	return "management", ""
 }
 
-// CheckClientRequest reports whether a compiled ACL lets r through, the
-// allocation (when the request is about one) being in namespace ns.
-func CheckClientRequest(a *acl.ACL, r *http.Request, ns string) error {
+// unisolated are the drivers whose tasks run on the host itself: exec
+// into them needs alloc-node-exec too, as Nomad's.
+var unisolated = map[string]bool{"raw_exec": true}
+
+// CheckClientRequest reports whether a compiled ACL lets r through; alloc
+// is the allocation the request is about (nil when none or unknown: its
+// namespace is then "default").
+func CheckClientRequest(a *acl.ACL, r *http.Request, alloc *structs.Allocation) error {
 	capability, _ := ClientCapability(r)
+	ns := structs.DefaultNamespace
+	if alloc != nil && alloc.Namespace != "" {
+		ns = alloc.Namespace
+	}
+	if capability == acl.NamespaceCapabilityAllocExec && a.AllowNamespaceOp(ns, capability) && execOnHost(alloc, r.URL.Query().Get("task")) {
+		capability = acl.NamespaceCapabilityAllocNodeExec
+	}
 	ok := false
 	switch capability {
 	case "node:read":
@@ -81,6 +94,26 @@ func CheckClientRequest(a *acl.ACL, r *http.Request, ns string) error {
 		what = fmt.Sprintf("%s in namespace %q", capability, ns)
 	}
 	return fmt.Errorf("%w: %s needs %s", httpapi.ErrPermissionDenied, r.URL.Path, what)
+}
+
+// execOnHost reports whether the task an exec names runs without
+// isolation (an unknown task or allocation: no, the request then fails
+// past the check).
+func execOnHost(alloc *structs.Allocation, task string) bool {
+	if alloc == nil || alloc.Job == nil {
+		return false
+	}
+	for _, g := range alloc.Job.TaskGroups {
+		if g.Name != alloc.TaskGroup {
+			continue
+		}
+		for _, t := range g.Tasks {
+			if t.Name == task {
+				return unisolated[t.Driver]
+			}
+		}
+	}
+	return false
 }
 
 // tokenCache keeps what the servers said tokens grant, by the hash of
@@ -172,7 +205,7 @@ func (a *Agent) clientACL(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		granted, err := resolve(r.Context(), httpapi.TokenFromRequest(r))
 		if err == nil {
-			err = CheckClientRequest(granted, r, a.allocNamespace(r))
+			err = CheckClientRequest(granted, r, a.allocOf(r))
 		}
 		switch {
 		case err == nil:
@@ -187,25 +220,25 @@ func (a *Agent) clientACL(next http.Handler) http.Handler {
 	})
 }
 
-// allocNamespace is the namespace of the allocation a client request is
-// about, from the local client or the servers' state; "default" when
-// neither knows it (the request then answers 404 past the check).
-func (a *Agent) allocNamespace(r *http.Request) string {
+// allocOf is the allocation a client request is about, from the local
+// client or the servers' state; nil when neither knows it (the request
+// then answers 404 past the check).
+func (a *Agent) allocOf(r *http.Request) *structs.Allocation {
 	_, id := ClientCapability(r)
 	if id == "" {
-		return structs.DefaultNamespace
+		return nil
 	}
 	if a.client != nil {
-		if info, ok := a.client.Alloc(id); ok && info.Alloc != nil && info.Alloc.Namespace != "" {
-			return info.Alloc.Namespace
+		if info, ok := a.client.Alloc(id); ok && info.Alloc != nil {
+			return info.Alloc
 		}
 	}
 	if a.fsm != nil {
-		if al, err := a.fsm.State().Snapshot().AllocByID(id); err == nil && al != nil && al.Namespace != "" {
-			return al.Namespace
+		if al, err := a.fsm.State().Snapshot().AllocByID(id); err == nil && al != nil {
+			return al
 		}
 	}
-	return structs.DefaultNamespace
+	return nil
 }
 
 // aclBootstrapResetFile is Nomad's bootstrap reset: an operator who lost

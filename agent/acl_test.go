@@ -16,12 +16,20 @@ func TestClientEndpointsNeeds(t *testing.T) {
 	readLogs, _ := acl.Parse("l", "l", `namespace "default" { capabilities = ["read-logs"] }`)
 	readJob, _ := acl.Parse("j", "j", `namespace "default" { capabilities = ["read-job"] }`)
 	nodeRead, _ := acl.Parse("n", "n", `node { policy = "read" }`)
+	lifecycle, _ := acl.Parse("c", "c", `namespace "default" { capabilities = ["alloc-lifecycle", "alloc-exec"] }`)
+	nodeExec, _ := acl.Parse("x", "x", `namespace "default" { capabilities = ["alloc-exec", "alloc-node-exec"] }`)
 	for _, tc := range []struct {
 		path string
 		acl  *acl.ACL
 		ns   string
 		ok   bool
 	}{
+		{"/v1/client/allocation/a1/restart", acl.New([]*acl.Policy{lifecycle}), "default", true},
+		{"/v1/client/allocation/a1/signal", acl.New([]*acl.Policy{readJob, readLogs}), "default", false},
+		{"/v1/client/allocation/a1/exec?task=docker", acl.New([]*acl.Policy{lifecycle}), "default", true},
+		{"/v1/client/allocation/a1/exec?task=raw", acl.New([]*acl.Policy{lifecycle}), "default", false},
+		{"/v1/client/allocation/a1/exec?task=raw", acl.New([]*acl.Policy{nodeExec}), "default", true},
+		{"/v1/client/allocation/a1/exec?task=docker", acl.New([]*acl.Policy{readJob}), "default", false},
 		{"/v1/client/fs/logs/a1", acl.New([]*acl.Policy{readLogs}), "default", true},
 		{"/v1/client/fs/logs/a1", acl.New([]*acl.Policy{readLogs}), "prod", false},
 		{"/v1/client/fs/logs/a1", acl.New([]*acl.Policy{readJob}), "default", false},
@@ -34,7 +42,9 @@ func TestClientEndpointsNeeds(t *testing.T) {
 		{"/v1/client/gc", acl.ManagementACL, "default", true},
 		{"/v1/client/fs/logs/a1", acl.DenyAll, "default", false},
 	} {
-		err := CheckClientRequest(tc.acl, httptest.NewRequest("GET", tc.path, nil), tc.ns)
+		alloc := &structs.Allocation{Namespace: tc.ns, TaskGroup: "g", Job: &structs.Job{TaskGroups: []*structs.TaskGroup{{
+			Name: "g", Tasks: []*structs.Task{{Name: "raw", Driver: "raw_exec"}, {Name: "docker", Driver: "docker"}}}}}}
+		err := CheckClientRequest(tc.acl, httptest.NewRequest("GET", tc.path, nil), alloc)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s in %s: %v, want allowed %t", tc.path, tc.ns, err, tc.ok)
 		}
