@@ -209,14 +209,43 @@ func (g *logGen) step() {
 		req := &structs.AllocUpdateDesiredTransitionRequest{Allocs: map[string]*structs.DesiredTransition{}, UpdatedAt: g.now().UnixNano()}
 		for range 1 + g.rng.IntN(3) {
 			if a, ok := pick(g, allocs); ok {
-				req.Allocs[a.ID] = &structs.DesiredTransition{Reschedule: statetest.Bool(true)}
+				if g.rng.IntN(2) == 0 {
+					req.Allocs[a.ID] = &structs.DesiredTransition{Migrate: statetest.Bool(true)}
+				} else {
+					req.Allocs[a.ID] = &structs.DesiredTransition{Reschedule: statetest.Bool(true)}
+				}
 			}
 		}
 		g.emit(AllocUpdateDesiredTransitionRequestType, req)
 	case r < 95:
 		n, _ := pick(g, g.nodes)
-		status := []string{structs.NodeStatusDown, structs.NodeStatusReady}[g.rng.IntN(2)]
-		g.emit(NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: n.ID, Status: status, UpdatedAt: g.now().UnixNano()})
+		switch g.rng.IntN(4) {
+		case 0:
+			// A drain set, updated, cancelled or completed (refused when
+			// it is not the node's), with its events; times stamped by
+			// the leader.
+			req := &structs.NodeUpdateDrainRequest{NodeID: n.ID, UpdatedAt: g.now().UnixNano(),
+				Meta: map[string]string{"message": "patch"}, MarkEligible: g.rng.IntN(2) == 0,
+				NodeEvents: []*structs.NodeEvent{{Message: structs.NodeDrainEventDrainSet, Subsystem: structs.NodeEventSubsystemDrain, Timestamp: g.now()}}}
+			switch g.rng.IntN(3) {
+			case 0:
+				req.DrainStrategy = &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour},
+					StartedAt: g.now(), ForceDeadline: g.now().Add(time.Hour)}
+			case 1:
+				req.DrainComplete = true
+				if cur, _ := s.NodeByID(n.ID); cur != nil && cur.DrainStrategy != nil {
+					req.DrainStartedAt = cur.DrainStrategy.StartedAt
+				}
+			}
+			g.emit(NodeUpdateDrainRequestType, req)
+		case 1:
+			elig := []string{structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible}[g.rng.IntN(2)]
+			g.emit(NodeUpdateEligibilityRequestType, &structs.NodeUpdateEligibilityRequest{NodeID: n.ID, Eligibility: elig, UpdatedAt: g.now().UnixNano(),
+				NodeEvents: []*structs.NodeEvent{{Message: structs.NodeEligibilityEventIneligible, Subsystem: structs.NodeEventSubsystemCluster, Timestamp: g.now()}}})
+		default:
+			status := []string{structs.NodeStatusDown, structs.NodeStatusReady}[g.rng.IntN(2)]
+			g.emit(NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: n.ID, Status: status, UpdatedAt: g.now().UnixNano()})
+		}
 	case r < 96:
 		req := &structs.EvalReapRequest{}
 		if a, ok := pick(g, allocs); ok && a.TerminalStatus() {

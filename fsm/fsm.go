@@ -75,7 +75,8 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	NodeDeregister, EvalReap,
 //	ACLTokenBootstrap, ACLPolicyUpsert,
 //	ACLPolicyDelete, ACLTokenUpsert,
-//	ACLTokenDelete                           nil on success
+//	ACLTokenDelete, ScalingEvent,
+//	NodeUpdateDrain, NodeUpdateEligibility   nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
@@ -192,6 +193,10 @@ func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
 		err = s.DeleteACLTokensTxn(txn, r.AccessorIDs)
 	case *structs.ScalingEventRequest:
 		err = s.AddScalingEventTxn(txn, r)
+	case *structs.NodeUpdateDrainRequest:
+		err = s.UpdateNodeDrainTxn(txn, r)
+	case *structs.NodeUpdateEligibilityRequest:
+		err = s.UpdateNodeEligibilityTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

@@ -42,12 +42,14 @@ const (
 	AutopilotSetConfigRequestType                              // structs.AutopilotSetConfigRequest
 	// The ACL entries never carry the ignore bit: a server that skipped a
 	// token's deletion would keep honouring the token.
-	ACLTokenBootstrapRequestType // structs.ACLTokenBootstrapRequest
-	ACLPolicyUpsertRequestType   // structs.ACLPolicyUpsertRequest
-	ACLPolicyDeleteRequestType   // structs.ACLPolicyDeleteRequest
-	ACLTokenUpsertRequestType    // structs.ACLTokenUpsertRequest
-	ACLTokenDeleteRequestType    // structs.ACLTokenDeleteRequest
-	ScalingEventRequestType      // structs.ScalingEventRequest
+	ACLTokenBootstrapRequestType     // structs.ACLTokenBootstrapRequest
+	ACLPolicyUpsertRequestType       // structs.ACLPolicyUpsertRequest
+	ACLPolicyDeleteRequestType       // structs.ACLPolicyDeleteRequest
+	ACLTokenUpsertRequestType        // structs.ACLTokenUpsertRequest
+	ACLTokenDeleteRequestType        // structs.ACLTokenDeleteRequest
+	ScalingEventRequestType          // structs.ScalingEventRequest
+	NodeUpdateDrainRequestType       // structs.NodeUpdateDrainRequest
+	NodeUpdateEligibilityRequestType // structs.NodeUpdateEligibilityRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -72,6 +74,8 @@ var typeNames = map[MessageType]string{
 	ACLTokenUpsertRequestType:               "ACLTokenUpsert",
 	ACLTokenDeleteRequestType:               "ACLTokenDelete",
 	ScalingEventRequestType:                 "ScalingEvent",
+	NodeUpdateDrainRequestType:              "NodeUpdateDrain",
+	NodeUpdateEligibilityRequestType:        "NodeUpdateEligibility",
 }
 
 // String names the type, for logs.
@@ -191,6 +195,10 @@ func newRequest(t MessageType) any {
 		return &structs.ACLTokenDeleteRequest{}
 	case ScalingEventRequestType:
 		return &structs.ScalingEventRequest{}
+	case NodeUpdateDrainRequestType:
+		return &structs.NodeUpdateDrainRequest{}
+	case NodeUpdateEligibilityRequestType:
+		return &structs.NodeUpdateEligibilityRequest{}
 	}
 	return nil
 }

@@ -44,6 +44,11 @@ type groupPass struct {
 	// notServing counts the group's allocs, of any version, that serve
 	// nothing as the pass starts (structs.Allocation.NotServing).
 	notServing int
+	// successors and moving are the group's migrations (migrate.go):
+	// what holds each index, and the marked allocs that serve beside
+	// their replacement until it is healthy.
+	successors map[successorKey]*structs.Allocation
+	moving     []moving
 }
 
 type pendingFollowup struct {
@@ -63,7 +68,8 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	if rolling && tg.Update.SurgeFor(tg.Count) > 0 {
 		g.surged = r.surgedIndexes(allocs)
 	}
-	skip := r.disconnectPass(g, allocs) // disconnect.go
+	g.successors = r.migrationSuccessors(allocs) // migrate.go
+	skip := r.disconnectPass(g, allocs)          // disconnect.go
 	for _, a := range allocs {
 		if a.NotServing() {
 			g.notServing++
@@ -253,6 +259,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	for _, p := range replace {
 		r.emit(tg, p)
 	}
+	r.settleMoving(g)
 }
 
 // replacePlacement replaces h's alloc by the new version: destructively
@@ -286,7 +293,7 @@ func splitBroken(hs []*holder) (serving, broken []*holder) {
 func (r *reconciler) surgedIndexes(allocs []*structs.Allocation) map[int]*structs.Allocation {
 	m := map[int]*structs.Allocation{}
 	for _, a := range allocs {
-		if a.DesiredStatus != structs.AllocDesiredStatusRun || a.NextAllocation != "" || a.IsCanary() ||
+		if a.DesiredStatus != structs.AllocDesiredStatusRun || a.NextAllocation != "" || a.IsCanary() || a.DesiredTransition.ShouldMigrate() ||
 			a.ClientStatus == structs.AllocClientStatusComplete || a.ClientStatus == structs.AllocClientStatusLost {
 			continue
 		}
@@ -327,7 +334,7 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 		return
 	}
 	tg := g.tg
-	if n := g.surged[a.Index()]; n != nil && n != a && !a.IsCanary() && r.updateKind(a) == UpdateDestructive {
+	if n := g.surged[a.Index()]; n != nil && n != a && !a.IsCanary() && !a.DesiredTransition.ShouldMigrate() && r.updateKind(a) == UpdateDestructive {
 		// An old alloc beside its surge replacement: it serves until the
 		// replacement is healthy; failed, it needs nothing more.
 		if !a.ClientTerminalStatus() {
@@ -426,8 +433,8 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 		r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
 		add(&holder{index: idx, alloc: a, place: replacement("", false)})
 		return
-	case r.nodeDraining(a):
-		add(&holder{index: idx, alloc: a, place: replacement(structs.AllocMigrating, true), migrate: true})
+	case a.DesiredTransition.ShouldMigrate():
+		r.migrate(g, a, idx, canary, add) // migrate.go
 		return
 	case a.DesiredTransition.ShouldForceReschedule() || a.DesiredTransition.ShouldReschedule():
 		if reschedule(a.DesiredTransition.ShouldForceReschedule()) {
@@ -568,6 +575,23 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 	for _, a := range g.aside {
 		if !a.NotServing() {
 			in.Available++
+		}
+	}
+	for _, m := range g.moving {
+		// A moving alloc serves where it is until its replacement is
+		// healthy; one of the deployment counts as its other allocs do.
+		a := m.alloc
+		switch {
+		case dep == "" || a.DeploymentID != dep:
+			if !a.NotServing() {
+				in.Available++
+			}
+		case a.IsHealthy():
+			in.Available++
+		case a.IsUnhealthy():
+			in.Unhealthy++
+		default:
+			in.Unknown++
 		}
 	}
 	in.NotServing = g.notServing

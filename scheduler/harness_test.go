@@ -22,7 +22,8 @@ import (
 //	job ... [revert_of=N]                                 (the version a revert registered)
 //	job ... [group_order=db,api]                          (job-level update: groups one at a time)
 //	  web ... [zone_attr=meta.zone] [zone_mode=concurrent] [zone_order=b,a] [zone_budget=N|N%] [zone_threshold=N%]
-//	nodes                                                (body: "<id> ready|down|drain|ineligible [zone=a]")
+//	nodes                                                (body: "<id> ready|down|drain|ineligible [zone=a] [deadline=1h|-1|0]")
+//	                                                     (drain: started at baseTime, deadline 1h unless set; -1 forces, 0 none)
 //	allocs <group> count=N [version=V] [nodes=n1,n2] [client=running] [health=healthy] [deployment=D] [canary] [from=I]
 //	alloc <group>[i] [id=..] [node=..] [version=V] [client=..] [desired=..] [health=..] [deployment=D]
 //	      [canary] [finished=30s] [reschedule] [force] [migrate] [events=0s:5s,...] [followup=E] [next=A]
@@ -103,8 +104,20 @@ func (s *scenario) run(t testing.TB, td *datadriven.TestData) string {
 				t.Fatalf("bad node line %q", line)
 			}
 			n := testNode(f[0], f[1])
-			if z := kv(f[2:])["zone"]; z != "" {
+			opts := kv(f[2:])
+			if z := opts["zone"]; z != "" {
 				n.Meta = map[string]string{"zone": z}
+			}
+			if d, ok := opts["deadline"]; ok && n.DrainStrategy != nil {
+				if d == "-1" {
+					n.DrainStrategy.Deadline = -1
+				} else {
+					n.DrainStrategy.Deadline = dur(t, d)
+				}
+				n.DrainStrategy.ForceDeadline = time.Time{}
+				if n.DrainStrategy.Deadline > 0 {
+					n.DrainStrategy.ForceDeadline = baseTime.Add(n.DrainStrategy.Deadline)
+				}
 			}
 			s.nodes = append(s.nodes, n)
 		}
@@ -338,6 +351,9 @@ func testNode(id, status string) *structs.Node {
 	case "drain":
 		n.Drain = true
 		n.SchedulingEligibility = structs.NodeSchedulingIneligible
+		n.DrainStrategy = &structs.DrainStrategy{
+			DrainSpec: structs.DrainSpec{Deadline: time.Hour}, StartedAt: baseTime, ForceDeadline: baseTime.Add(time.Hour),
+		}
 	case "ineligible":
 		n.SchedulingEligibility = structs.NodeSchedulingIneligible
 	}

@@ -14,7 +14,9 @@ import (
 //     it will replace;
 //   - destructive replacements never exceed max_parallel in a rolling group;
 //   - with max_surge, an old alloc may run beside its surge replacement, and
-//     live allocs stay within count + canaries + surge.
+//     live allocs stay within count + canaries + surge;
+//   - an alloc marked for migration may run beside its replacement (one
+//     per index), and marked allocs are never replaced twice.
 func checkPlan(in Input, p *Plan) error {
 	byID := map[string]*structs.Allocation{}
 	for _, a := range in.Allocs {
@@ -62,22 +64,25 @@ func checkPlan(in Input, p *Plan) error {
 		}
 		return nil
 	}
-	type slot struct{ live, canary, old int }
+	type slot struct{ live, canary, old, moving int }
 	for _, tg := range in.Job.TaskGroups {
 		slots := map[int]*slot{}
 		nodes := map[string]int{}
-		total, canaries := 0, 0
+		total, canaries, moving := 0, 0, 0
 		surge := 0
 		if tg.Update != nil && !structs.PerNode(in.Job.Type) {
 			surge = tg.Update.SurgeFor(tg.Count)
 		}
-		add := func(idx int, canary, old bool, node string) {
+		add := func(idx int, canary, old, marked bool, node string) {
 			s := slots[idx]
 			if s == nil {
 				s = &slot{}
 				slots[idx] = s
 			}
 			switch {
+			case marked:
+				s.moving++
+				moving++
 			case canary:
 				s.canary++
 				canaries++
@@ -95,11 +100,12 @@ func checkPlan(in Input, p *Plan) error {
 			}
 			add(a.Index(), a.IsCanary() && a.DeploymentID != "" && in.Deployment != nil &&
 				a.DeploymentID == in.Deployment.ID && !in.Deployment.TaskGroups[tg.Name].Promoted,
-				a.Job != nil && UpdateKindFor(a.Job, in.Job, tg.Name) == UpdateDestructive, a.NodeID)
+				a.Job != nil && UpdateKindFor(a.Job, in.Job, tg.Name) == UpdateDestructive,
+				a.DesiredTransition.ShouldMigrate() && !structs.PerNode(in.Job.Type), a.NodeID)
 		}
 		for _, pl := range p.Place {
 			if pl.TaskGroup == tg.Name {
-				add(pl.Index, pl.Canary, false, pl.NodeID)
+				add(pl.Index, pl.Canary, false, false, pl.NodeID)
 			}
 		}
 		if structs.PerNode(in.Job.Type) {
@@ -113,7 +119,7 @@ func checkPlan(in Input, p *Plan) error {
 			}
 			continue
 		}
-		want := tg.Count
+		want := tg.Count + moving
 		if tg.Update != nil {
 			want += tg.Update.Canary + surge
 		}
@@ -121,7 +127,7 @@ func checkPlan(in Input, p *Plan) error {
 			return fmt.Errorf("group %s: %d live allocs, count %d", tg.Name, total, want)
 		}
 		for idx, s := range slots {
-			if s.live+s.old > 1 && (s.live > 1 || surge == 0) || s.old > 1 || s.canary > 1 {
+			if s.live+s.old > 1 && (s.live > 1 || surge == 0) || s.old > 1 || s.canary > 1 || s.moving > 1 {
 				return fmt.Errorf("group %s: index %d held %d times (+%d old beside, +%d canaries)", tg.Name, idx, s.live, s.old, s.canary)
 			}
 		}

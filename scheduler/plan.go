@@ -61,6 +61,10 @@ type Placement struct {
 	// Surge marks a replacement started before the alloc it replaces
 	// (PreviousAlloc) stops: that alloc stops once this one is healthy.
 	Surge bool
+	// Migrate marks the replacement of an alloc moving off a draining
+	// node (migrate.go): without Replaces, the old alloc serves until this
+	// one is healthy. It is not pinned to a zone.
+	Migrate bool
 	// replaced is the alloc Replaces names, when the reconciler had it at
 	// hand: a lazy placer releases it without looking it up.
 	replaced *structs.Allocation
@@ -178,6 +182,9 @@ func (p *Plan) String() string {
 		}
 		if pl.Surge {
 			b.WriteString(" surge")
+		}
+		if pl.Migrate {
+			b.WriteString(" migrate")
 		}
 		if pl.InZone {
 			fmt.Fprintf(&b, " zone=%q", pl.Zone)

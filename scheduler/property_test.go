@@ -118,6 +118,12 @@ func randomWorld(r *rand.Rand) Input {
 			yes := true
 			a.DesiredTransition.Reschedule = &yes
 		}
+		if r.IntN(8) == 0 {
+			// Marked by the drainer, on any node (a drain may have
+			// been cancelled or its deadline passed).
+			yes := true
+			a.DesiredTransition.Migrate = &yes
+		}
 		allocs = append(allocs, a)
 	}
 	n := 0
@@ -143,7 +149,9 @@ func referenceBudget(in Input) int {
 	limit := tg.Update.MaxParallel
 	if current && d.Active() {
 		for _, a := range in.Allocs {
-			if a.DeploymentID != d.ID || a.TerminalStatus() {
+			if a.DeploymentID != d.ID || a.TerminalStatus() || a.Index() >= tg.Count {
+				// An alloc above the count is scaled away in this pass:
+				// its health holds nothing back.
 				continue
 			}
 			if a.IsUnhealthy() {
@@ -244,9 +252,9 @@ func dumpInput(in Input) string {
 		s += fmt.Sprintf("node %s status=%s drain=%t elig=%s\n", n.ID, n.Status, n.Drain, n.SchedulingEligibility)
 	}
 	for _, a := range in.Allocs {
-		s += fmt.Sprintf("alloc %s %s v%d node=%s desired=%s client=%s dep=%q canary=%t healthy=%t unhealthy=%t resched=%t\n",
+		s += fmt.Sprintf("alloc %s %s v%d node=%s desired=%s client=%s dep=%q canary=%t healthy=%t unhealthy=%t resched=%t migrate=%t\n",
 			a.ID, a.Name, a.JobVersion(), a.NodeID, a.DesiredStatus, a.ClientStatus, a.DeploymentID, a.IsCanary(),
-			a.IsHealthy(), a.IsUnhealthy(), a.DesiredTransition.ShouldReschedule())
+			a.IsHealthy(), a.IsUnhealthy(), a.DesiredTransition.ShouldReschedule(), a.DesiredTransition.ShouldMigrate())
 	}
 	return s
 }

@@ -440,15 +440,6 @@ func (r *reconciler) nodeLost(a *structs.Allocation) bool {
 	return n == nil || n.Status == structs.NodeStatusDown
 }
 
-// nodeDraining reports whether the alloc should move off its node.
-func (r *reconciler) nodeDraining(a *structs.Allocation) bool {
-	if a.DesiredTransition.ShouldMigrate() {
-		return true
-	}
-	n := r.nodes[a.NodeID]
-	return n != nil && n.Drain
-}
-
 // inplace records an in-place update of a to the job's version.
 func (r *reconciler) inplace(a *structs.Allocation) {
 	c := a.Copy()

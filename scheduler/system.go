@@ -62,7 +62,9 @@ func (r *reconciler) reconcileSystemGroup(tg *structs.TaskGroup, allocs []*struc
 		case node == nil || node.Status == structs.NodeStatusDown:
 			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
 			continue
-		case node.Drain || a.DesiredTransition.ShouldMigrate():
+		case a.DesiredTransition.ShouldMigrate():
+			// The drainer marks a system alloc once the node's other
+			// allocs are gone, or at its deadline.
 			r.stop(a, structs.AllocMigrating, "")
 			continue
 		case served[a.NodeID] != nil && (served[a.NodeID].live || sysbatch):

@@ -201,7 +201,7 @@ func (zp *zonePass) zonePlacements(r *reconciler, g *groupPass, places []*Placem
 	}
 	var byID map[string]*structs.Allocation
 	for _, p := range places {
-		if p.PreviousAlloc == "" {
+		if p.PreviousAlloc == "" || p.Migrate {
 			continue
 		}
 		if byID == nil {

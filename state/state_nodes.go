@@ -31,6 +31,20 @@ func (s *Store) UpsertNodeTxn(t *WriteTxn, node *structs.Node) error {
 			// A client that sends no secret keeps the one registered.
 			n.SecretHash = existing.SecretHash
 		}
+		// What the servers decide of a node is theirs, as Nomad's: a
+		// client re-registering does not end its drain nor make itself
+		// eligible.
+		n.Drain = existing.Drain
+		n.DrainStrategy = existing.DrainStrategy.Copy()
+		n.SchedulingEligibility = existing.SchedulingEligibility
+		n.LastDrain = existing.LastDrain.Copy()
+		n.Events = existing.Events
+	} else {
+		n.Drain = n.DrainStrategy != nil
+		n.Events = appendNodeEvents(nil, t.index, &structs.NodeEvent{
+			Message: structs.NodeRegisterEventRegistered, Subsystem: structs.NodeEventSubsystemCluster,
+			Timestamp: time.Unix(0, n.StatusUpdatedAt).UTC(),
+		})
 	}
 	if other, err := t.reader().NodeBySecretHash(n.SecretHash); err != nil {
 		return err
@@ -106,6 +120,151 @@ func (s *Store) UpdateNodeStatusTxn(t *WriteTxn, req *structs.NodeUpdateStatusRe
 		}
 	}
 	return s.UpsertEvalsTxn(t, req.Evals)
+}
+
+// appendNodeEvents returns events with more appended, each stamped with
+// index, keeping the latest MaxRetainedNodeEvents. The stored slice is
+// never modified.
+func appendNodeEvents(events []*structs.NodeEvent, index uint64, more ...*structs.NodeEvent) []*structs.NodeEvent {
+	out := make([]*structs.NodeEvent, 0, len(events)+len(more))
+	out = append(out, events...)
+	for _, e := range more {
+		if e == nil {
+			continue
+		}
+		c := e.Copy()
+		c.CreateIndex = index
+		out = append(out, c)
+	}
+	if n := len(out) - structs.MaxRetainedNodeEvents; n > 0 {
+		out = out[n:]
+	}
+	return out
+}
+
+// UpdateNodeDrain sets or removes a node's drain; see UpdateNodeDrainTxn.
+func (s *Store) UpdateNodeDrain(index uint64, req *structs.NodeUpdateDrainRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpdateNodeDrainTxn(t, req) })
+}
+
+// UpdateNodeDrainTxn applies a NodeUpdateDrainRequest in t: the drain
+// strategy (Drain follows it), the eligibility (ineligible while draining;
+// eligible again when a drain is removed with MarkEligible), LastDrain
+// and the events. A drainer's completion (DrainComplete) of a drain that is
+// no longer the node's is refused with ErrConflict; an unknown node with
+// ErrNotFound.
+func (s *Store) UpdateNodeDrainTxn(t *WriteTxn, req *structs.NodeUpdateDrainRequest) error {
+	existing, err := t.reader().NodeByID(req.NodeID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("state: node %q: %w", req.NodeID, ErrNotFound)
+	}
+	if req.DrainComplete {
+		if req.DrainStrategy != nil {
+			return fmt.Errorf("state: node %q: a completed drain sets no new one: %w", req.NodeID, ErrInvalid)
+		}
+		if d := existing.DrainStrategy; d == nil || !d.StartedAt.Equal(req.DrainStartedAt) {
+			return fmt.Errorf("state: node %q: the drain that completed is no longer the node's: %w", req.NodeID, ErrConflict)
+		}
+	}
+	at := time.Unix(0, req.UpdatedAt).UTC()
+	n := existing.Copy()
+	n.DrainStrategy = req.DrainStrategy.Copy()
+	n.Drain = n.DrainStrategy != nil
+	switch {
+	case n.DrainStrategy != nil:
+		n.SchedulingEligibility = structs.NodeSchedulingIneligible
+	case req.MarkEligible:
+		n.SchedulingEligibility = structs.NodeSchedulingEligible
+	}
+	switch {
+	case n.DrainStrategy != nil && existing.DrainStrategy == nil:
+		n.LastDrain = &structs.DrainMetadata{
+			StartedAt: n.DrainStrategy.StartedAt, UpdatedAt: at, Status: structs.DrainStatusDraining,
+			AccessorID: req.AccessorID, Meta: copyStrMap(req.Meta),
+		}
+	case n.DrainStrategy != nil:
+		// A drain updated: it keeps its start.
+		md := n.LastDrain
+		if md == nil {
+			md = &structs.DrainMetadata{StartedAt: existing.DrainStrategy.StartedAt}
+		}
+		md.UpdatedAt, md.Status, md.AccessorID = at, structs.DrainStatusDraining, req.AccessorID
+		if req.Meta != nil {
+			md.Meta = copyStrMap(req.Meta)
+		}
+		n.LastDrain = md
+	case existing.DrainStrategy != nil:
+		md := n.LastDrain
+		if md == nil {
+			md = &structs.DrainMetadata{StartedAt: existing.DrainStrategy.StartedAt}
+		}
+		md.UpdatedAt, md.Status = at, structs.DrainStatusCanceled
+		if req.DrainComplete {
+			md.Status = structs.DrainStatusComplete
+		} else {
+			md.AccessorID = req.AccessorID
+		}
+		if req.Meta != nil {
+			md.Meta = copyStrMap(req.Meta)
+		}
+		n.LastDrain = md
+	}
+	n.Events = appendNodeEvents(existing.Events, t.index, req.NodeEvents...)
+	n.ModifyIndex = t.index
+	if err := t.insert(TableNodes, n); err != nil {
+		return err
+	}
+	return s.UpsertEvalsTxn(t, req.Evals)
+}
+
+// UpdateNodeEligibility sets a node's eligibility; see
+// UpdateNodeEligibilityTxn.
+func (s *Store) UpdateNodeEligibility(index uint64, req *structs.NodeUpdateEligibilityRequest) error {
+	return s.update(index, func(t *WriteTxn) error { return s.UpdateNodeEligibilityTxn(t, req) })
+}
+
+// UpdateNodeEligibilityTxn sets the node's scheduling eligibility and
+// appends the request's events, in t. A draining node cannot be made
+// eligible (ErrInvalid); an unknown node is ErrNotFound, an unknown
+// eligibility ErrInvalid.
+func (s *Store) UpdateNodeEligibilityTxn(t *WriteTxn, req *structs.NodeUpdateEligibilityRequest) error {
+	switch req.Eligibility {
+	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
+	default:
+		return fmt.Errorf("state: eligibility %q: %w", req.Eligibility, ErrInvalid)
+	}
+	existing, err := t.reader().NodeByID(req.NodeID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("state: node %q: %w", req.NodeID, ErrNotFound)
+	}
+	if existing.DrainStrategy != nil && req.Eligibility == structs.NodeSchedulingEligible {
+		return fmt.Errorf("state: node %q is draining: it can not be made eligible until the drain ends: %w", req.NodeID, ErrInvalid)
+	}
+	n := existing.Copy()
+	n.SchedulingEligibility = req.Eligibility
+	n.Events = appendNodeEvents(existing.Events, t.index, req.NodeEvents...)
+	n.ModifyIndex = t.index
+	if err := t.insert(TableNodes, n); err != nil {
+		return err
+	}
+	return s.UpsertEvalsTxn(t, req.Evals)
+}
+
+func copyStrMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // DeleteNodes removes nodes; see DeleteNodesTxn.

@@ -16,7 +16,11 @@ type TaskGroup struct {
 	EphemeralDisk    *EphemeralDisk
 	// Update is the merged, defaulted strategy: the job-level block with this
 	// group's own fields laid over it. Nil for batch jobs.
-	Update        *UpdateStrategy
+	Update *UpdateStrategy
+	// Migrate is the merged, defaulted migrate block: how the group's
+	// allocations move off a draining node. Nil for jobs other than
+	// service jobs.
+	Migrate       *MigrateStrategy   `json:",omitempty"`
 	Networks      []*NetworkResource `json:",omitempty"`
 	Services      []*Service         `json:",omitempty"`
 	Meta          map[string]string
@@ -66,6 +70,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		c.EphemeralDisk = &d
 	}
 	c.Update = tg.Update.Copy()
+	c.Migrate = tg.Migrate.Copy()
 	c.Networks = copyNetworks(tg.Networks)
 	c.Services = copyServices(tg.Services)
 	c.Meta = copyMap(tg.Meta)

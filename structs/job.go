@@ -55,7 +55,10 @@ type Job struct {
 	// Update is the job-level update block as written (defaulted). Each task
 	// group carries its own merged copy; the scheduler reads the group's.
 	Update *UpdateStrategy `json:",omitempty"`
-	Meta   map[string]string
+	// Migrate is the job-level migrate block as written (defaulted); each
+	// group carries its own merged copy. Nil when not written.
+	Migrate *MigrateStrategy `json:",omitempty"`
+	Meta    map[string]string
 	// Periodic makes the job a periodic parent (batch and sysbatch only):
 	// the leader launches a child job at each time of its specs.
 	Periodic *PeriodicConfig `json:",omitempty"`
@@ -111,6 +114,7 @@ func (j *Job) Copy() *Job {
 		}
 	}
 	c.Update = j.Update.Copy()
+	c.Migrate = j.Migrate.Copy()
 	c.Meta = copyMap(j.Meta)
 	c.Periodic = j.Periodic.Copy()
 	if j.RevertOf != nil {

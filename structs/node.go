@@ -22,22 +22,30 @@ const (
 
 // Node is a client machine that runs allocations.
 type Node struct {
-	ID                    string
-	Name                  string
-	Datacenter            string
-	NodeClass             string
-	NodePool              string
-	HTTPAddr              string
-	Attributes            map[string]string
-	Meta                  map[string]string
-	NodeResources         *NodeResources
-	ReservedResources     *NodeReservedResources
-	Drivers               map[string]*DriverInfo
-	Drain                 bool
+	ID                string
+	Name              string
+	Datacenter        string
+	NodeClass         string
+	NodePool          string
+	HTTPAddr          string
+	Attributes        map[string]string
+	Meta              map[string]string
+	NodeResources     *NodeResources
+	ReservedResources *NodeReservedResources
+	Drivers           map[string]*DriverInfo
+	// Drain is set while DrainStrategy is (Nomad's older field).
+	Drain bool
+	// DrainStrategy is the node's drain in progress, nil when none.
+	DrainStrategy         *DrainStrategy
 	SchedulingEligibility string
 	Status                string
 	StatusDescription     string
 	StatusUpdatedAt       int64
+	// Events are the node's latest changes (MaxRetainedNodeEvents),
+	// oldest first.
+	Events []*NodeEvent
+	// LastDrain describes the latest drain, nil if the node never drained.
+	LastDrain *DrainMetadata
 	// SecretHash is HashSecret of the node's secret, which its client
 	// presents on every call to the servers (X-Nomad-Token). Never part
 	// of the JSON shape; the state keeps only the hash.
@@ -60,6 +68,14 @@ func (n *Node) Copy() *Node {
 	c := *n
 	c.Attributes = copyMap(n.Attributes)
 	c.Meta = copyMap(n.Meta)
+	c.DrainStrategy = n.DrainStrategy.Copy()
+	c.LastDrain = n.LastDrain.Copy()
+	if n.Events != nil {
+		c.Events = make([]*NodeEvent, len(n.Events))
+		for i, e := range n.Events {
+			c.Events[i] = e.Copy()
+		}
+	}
 	if n.NodeResources != nil {
 		r := *n.NodeResources
 		r.Networks = copyNetworks(n.NodeResources.Networks)
@@ -162,6 +178,7 @@ type NodeListStub struct {
 	Status                string
 	StatusDescription     string
 	Drivers               map[string]*DriverInfo
+	LastDrain             *DrainMetadata
 	CreateIndex           uint64
 	ModifyIndex           uint64
 }
@@ -173,7 +190,7 @@ func (n *Node) Stub() *NodeListStub {
 		Datacenter: n.Datacenter, Name: n.Name, NodeClass: n.NodeClass,
 		NodePool: n.NodePool, Version: n.Attributes["nomad.version"], Drain: n.Drain,
 		SchedulingEligibility: n.SchedulingEligibility, Status: n.Status,
-		StatusDescription: n.StatusDescription, Drivers: n.Drivers,
+		StatusDescription: n.StatusDescription, Drivers: n.Drivers, LastDrain: n.LastDrain,
 		CreateIndex: n.CreateIndex, ModifyIndex: n.ModifyIndex,
 	}
 }
