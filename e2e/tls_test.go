@@ -216,6 +216,23 @@ plugin "raw_exec" {
 		}
 		return nil
 	})
+	// A server forwards a client request to the allocation's node over
+	// HTTPS, presenting its server certificate.
+	eventually(t, 20*time.Second, "the task's stdout through a server", func() error {
+		rc, err := api(addrs[0]).AllocLogs(bounded(t, 5*time.Second), allocID, apiclient.LogsOptions{Task: "echo"})
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(b), "hello from drover") {
+			return fmt.Errorf("stdout %q", b)
+		}
+		return nil
+	})
 	if out, err := droverCLI(t, env, "job", "status", "echo"); err != nil || !strings.Contains(out, "running") {
 		t.Errorf("job status over HTTPS: %v\n%s", err, out)
 	}
