@@ -20,11 +20,13 @@ func (s *Server) agentScheme() string {
 	return "http"
 }
 
-// probeClient is the client of member probes.
+// probeClient is the client of one round of member probes. Over TLS it
+// keeps no connection alive: the transport is thrown away with the round,
+// and idle connections would outlive it.
 func (s *Server) probeClient() *http.Client {
 	c := &http.Client{Timeout: memberProbeTimeout}
 	if s.agentTLS != nil {
-		c.Transport = &http.Transport{Proxy: nil, TLSClientConfig: s.agentTLS, MaxIdleConnsPerHost: 1}
+		c.Transport = &http.Transport{Proxy: nil, TLSClientConfig: s.agentTLS, DisableKeepAlives: true}
 	}
 	return c
 }
