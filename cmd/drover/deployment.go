@@ -172,15 +172,9 @@ for a promotion.`,
 			}
 			if monitor {
 				w := cmd.OutOrStdout()
-				m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+				m := newMonitor(c, w, true)
 				code, err := m.followDeploymentToEnd(cmd.Context(), d, d.JobID, true)
-				if err != nil {
-					return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the deployment: %v", err)}
-				}
-				if code != exitOK {
-					return exitCode(code)
-				}
-				return nil
+				return monitorExit("the deployment", code, err)
 			}
 			f.printDeploymentStatus(cmd.OutOrStdout(), d)
 			return nil
@@ -359,15 +353,9 @@ func (f *opFlags) verbFollow(ctx context.Context, c *apiclient.Client, w io.Writ
 		return err
 	}
 	fmt.Fprintln(w)
-	m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+	m := newMonitor(c, w, true)
 	code, err := m.followDeploymentToEnd(ctx, d, d.JobID, true)
-	if err != nil {
-		return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the deployment: %v", err)}
-	}
-	if code != exitOK {
-		return exitCode(code)
-	}
-	return nil
+	return monitorExit("the deployment", code, err)
 }
 
 // afterVerb prints the evaluation ID under -detach and returns nil;
@@ -501,19 +489,13 @@ func newDeploymentPauseCommand(pause bool) *cobra.Command {
 // deployment rolled back to, as job run does after a failure: exit 0 when
 // the rollback succeeds.
 func (f *opFlags) followRollback(ctx context.Context, c *apiclient.Client, w io.Writer, failed *structs.Deployment) error {
-	m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+	m := newMonitor(c, w, true)
 	rb, err := m.waitRollback(ctx, failed.JobID, failed.ID)
 	if err != nil {
-		return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the rollback: %v", err)}
+		return monitorExit("the rollback", 1, err)
 	}
 	fmt.Fprintln(w)
 	m.headf("Monitoring the rollback")
 	code, err := m.followDeploymentToEnd(ctx, rb, failed.JobID, false)
-	if err != nil {
-		return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the rollback: %v", err)}
-	}
-	if code != exitOK {
-		return exitCode(code)
-	}
-	return nil
+	return monitorExit("the rollback", code, err)
 }

@@ -49,15 +49,9 @@ evaluation is monitored as job run monitors one.`,
 				fmt.Fprintf(out, "Force periodic successful\nEvaluation ID: %s\n", resp.EvalID)
 				return nil
 			}
-			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock, followDeployment: true}
+			m := newMonitor(c, out, true)
 			code, err := m.run(ctx, resp.EvalID)
-			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the launch: %v", err)}
-			}
-			if code != exitOK {
-				return exitCode(code)
-			}
-			return nil
+			return monitorExit("the launch", code, err)
 		},
 	}
 	addAddressFlag(cmd, &address)

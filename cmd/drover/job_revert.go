@@ -43,15 +43,9 @@ it fails); with it, only the evaluation ID is printed.`,
 			}
 			fmt.Fprintf(w, "Job %q reverted to version %d (now version %d)\n", jobID, version, resp.JobVersion)
 			// Follow the new version's rollout, as job run does.
-			m := &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: true}
+			m := newMonitor(c, w, true)
 			code, err := m.run(cmd.Context(), resp.EvalID)
-			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the job: %v", err)}
-			}
-			if code != exitOK {
-				return exitCode(code)
-			}
-			return nil
+			return monitorExit("the job", code, err)
 		},
 	}
 	f.addAddress(cmd)

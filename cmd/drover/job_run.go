@@ -74,15 +74,9 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 				fmt.Fprintf(out, "Evaluation ID: %s\n", resp.id)
 				return nil
 			}
-			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock, followDeployment: true}
+			m := newMonitor(c, out, true)
 			code, err := m.run(ctx, resp.id)
-			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the job: %v", err)}
-			}
-			if code != exitOK {
-				return exitCode(code)
-			}
-			return nil
+			return monitorExit("the job", code, err)
 		},
 	}
 	files.register(cmd)

@@ -62,15 +62,9 @@ deployment are monitored as job run does.`,
 				fmt.Fprintf(out, "Evaluation ID: %s\n", resp.EvalID)
 				return nil
 			}
-			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock, followDeployment: true}
+			m := newMonitor(c, out, true)
 			code, err := m.run(ctx, resp.EvalID)
-			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the job: %v", err)}
-			}
-			if code != exitOK {
-				return exitCode(code)
-			}
-			return nil
+			return monitorExit("the job", code, err)
 		},
 	}
 	addAddressFlag(cmd, &address)

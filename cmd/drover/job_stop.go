@@ -39,15 +39,9 @@ version history. The job may be named by a unique ID prefix. Unless
 				fmt.Fprintf(out, "Evaluation ID: %s\n", resp.EvalID)
 				return nil
 			}
-			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock}
+			m := newMonitor(c, out, false)
 			code, err := m.run(ctx, resp.EvalID)
-			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the job: %v", err)}
-			}
-			if code != exitOK {
-				return exitCode(code)
-			}
-			return nil
+			return monitorExit("the job", code, err)
 		},
 	}
 	addAddressFlag(cmd, &address)

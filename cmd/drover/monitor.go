@@ -38,6 +38,24 @@ type evalMonitor struct {
 	followDeployment bool
 }
 
+// newMonitor returns a monitor printing to w: a live table redrawn in
+// place on a terminal, appended blocks otherwise.
+func newMonitor(c *apiclient.Client, w io.Writer, followDeployment bool) *evalMonitor {
+	return &evalMonitor{c: c, out: w, tty: isTerminal(w), now: statusClock, followDeployment: followDeployment}
+}
+
+// monitorExit turns a monitor's result into the command's: a failure to
+// follow what (an error, exit 1), or the monitor's exit code.
+func monitorExit(what string, code int, err error) error {
+	if err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring %s: %v", what, err)}
+	}
+	if code != exitOK {
+		return exitCode(code)
+	}
+	return nil
+}
+
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
