@@ -5,13 +5,16 @@ import "github.com/droverhq/drover/structs"
 // Migrations (website/jobspec/migrate.md, website/commands/node-drain.md):
 // the leader's drainer marks the allocs of a draining node
 // DesiredTransition.Migrate, a few at a time per group (migrate.max_parallel,
-// across every draining node). Here a marked alloc moves create before
-// destroy, as a surge replacement does: its replacement is placed elsewhere
-// first and the old alloc keeps serving until the replacement is healthy,
-// then stops. Once the node's drain deadline has passed (or at once for a
-// forced drain) a marked alloc stops in the plan that places its
-// replacement, and one whose replacement already runs stops at once.
-// Replacements are not pinned to their zone: a drain moves allocs out.
+// across every draining node). Here a marked alloc on a draining node moves
+// create before destroy, as a surge replacement does: its replacement is
+// placed elsewhere first and the old alloc keeps serving until the
+// replacement is healthy, then stops. Once the node's drain deadline has
+// passed (at once for a forced drain) a marked alloc stops in the plan that
+// places its replacement, and one whose replacement already runs stops at
+// once. A marked alloc on a node that is not draining (Nomad's alloc stop,
+// or a drain cancelled meanwhile) stops and is replaced in one plan, as in
+// Nomad. Replacements are not pinned to their zone: a drain moves allocs
+// out.
 
 // moving is a marked alloc that keeps serving beside its replacement.
 type moving struct {
@@ -68,19 +71,19 @@ func (r *reconciler) isCurrentCanary(a *structs.Allocation) bool {
 	return a.IsCanary() && a.DeploymentID != "" && a.DeploymentID == r.deploymentID()
 }
 
-// drainDeadlined reports whether a's node has passed its drain deadline
-// (a forced drain has at once), or is gone: a marked alloc there stops
-// without waiting for its replacement's health.
-func (r *reconciler) drainDeadlined(a *structs.Allocation) bool {
+// stopsAtOnce reports whether a marked alloc stops without waiting for
+// its replacement's health: its node is gone, not draining, or past its
+// drain deadline (a forced drain is at once).
+func (r *reconciler) stopsAtOnce(a *structs.Allocation) bool {
 	n := r.nodes[a.NodeID]
-	return n == nil || n.DrainStrategy.Deadlined(r.in.Now)
+	return n == nil || n.DrainStrategy == nil || n.DrainStrategy.Deadlined(r.in.Now)
 }
 
 // migrate classifies a live alloc marked for migration at index idx; add
 // holds an index for the group.
 func (r *reconciler) migrate(g *groupPass, a *structs.Allocation, idx int, canary bool, add func(*holder)) {
 	next := g.successors[successorKey{idx, canary}]
-	deadlined := r.drainDeadlined(a)
+	deadlined := r.stopsAtOnce(a)
 	p := &Placement{Index: idx, Canary: canary, PreviousAlloc: a.ID, PreviousNode: a.NodeID, Migrate: true}
 	switch {
 	case next != nil && deadlined:

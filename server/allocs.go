@@ -49,7 +49,8 @@ type clientBatcher struct {
 // that turned failed gets a retry-failed-alloc evaluation for its job
 // (one per job), so that the scheduler reschedules it; an alloc's first
 // healthy verdict in a running deployment gets the evaluation of the
-// deployment's next pass (see healthEvals). An alloc that finished frees
+// deployment's next pass (see healthEvals), and that of the replacement of
+// an alloc moving off a draining node the pass that stops the old one. An alloc that finished frees
 // capacity: blocked evaluations are woken. It returns the
 // index of the entry that carried the updates.
 func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.Allocation) (uint64, error) {
@@ -74,6 +75,17 @@ func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.A
 				healthy = map[healthKey]bool{}
 			}
 			healthy[healthKey{existing.Namespace, existing.JobID, existing.DeploymentID}] = true
+		}
+		if settles, err := settlesMigration(snap, existing, u); err != nil {
+			return 0, err
+		} else if settles {
+			// The replacement of an alloc moving off a draining node is
+			// healthy: the pass that stops the old one (drain.go).
+			if job, err := snap.JobByID(existing.Namespace, existing.JobID); err != nil {
+				return 0, err
+			} else if !job.Stopped() {
+				evals = append(evals, l.jobEval(job.Namespace, job.ID, job.Type, job.Priority, structs.EvalTriggerNodeDrain, now))
+			}
 		}
 		if existing != nil && existing.ClientStatus == structs.AllocClientStatusUnknown &&
 			u.ClientStatus != "" && u.ClientStatus != structs.AllocClientStatusUnknown {

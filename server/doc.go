@@ -14,7 +14,8 @@
 //   - the plan applier, which checks each plan against the latest state
 //     and commits the part that still fits as one Raft entry;
 //   - per-node heartbeat timers, which mark a silent node down;
-//   - the deployment watcher, writing through Raft.
+//   - the deployment watcher, writing through Raft;
+//   - the drainer, which empties draining nodes (drainer.go).
 //
 // Wiring, in the agent:
 //

@@ -280,7 +280,7 @@ func leaked() []string {
 	loops := []string{
 		"server.(*Leader).runWorker", "server.(*Leader).runFeeder", "server.(*Leader).runPlanApplier",
 		"server.(*Leader).process", "server.(*Leader).apply(", "server.(*Leader).markNodeDown",
-		"deployment.(*Watcher).Run", "evalbroker.(*Broker).Dequeue",
+		"deployment.(*Watcher).Run", "evalbroker.(*Broker).Dequeue", "server.(*Leader).runDrainer",
 	}
 	var out []string
 	for _, g := range strings.Split(string(buf[:n]), "\n\n") {

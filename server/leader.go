@@ -126,6 +126,7 @@ func (l *Leader) Run(ctx context.Context) {
 		start(func() { l.runWorker(t, i) })
 	}
 	start(func() { l.runFeeder(t) })
+	start(func() { l.runDrainer(t) })
 	start(func() { l.runPeriodic(ctx) })
 	if w, err := l.newWatcher(); err != nil {
 		l.logger.Error("cannot start deployment watcher", "error", err)
