@@ -32,13 +32,16 @@ type allocEntry struct {
 	killed     bool
 	collecting bool   // dropped by the servers: being killed and removed
 	runnerDep  string // deployment the runner's tracker decides for
-	tracker    *health.Tracker
-	trackerDep string
-	trackerRes *health.Result
-	stopChecks context.CancelFunc
-	failedAt   time.Time // when a failure without health was first reported
-	verdict    int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
-	verdictDep string    // the deployment of the last report
+	// runnerMigrate: the runner's tracker decides for an alloc outside a
+	// deployment, by the group's migrate block.
+	runnerMigrate bool
+	tracker       *health.Tracker
+	trackerDep    string
+	trackerRes    *health.Result
+	stopChecks    context.CancelFunc
+	failedAt      time.Time // when a failure without health was first reported
+	verdict       int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
+	verdictDep    string    // the deployment of the last report
 }
 
 // healthUndecided reports whether the servers have no health for alloc in
@@ -50,11 +53,10 @@ func healthUndecided(a *structs.Allocation) bool {
 // runnerTracksHealth reports whether an alloc runner created for alloc
 // sets up its own health tracker (see allocrunner.setupHealth).
 func runnerTracksHealth(a *structs.Allocation) bool {
-	if a.DeploymentID == "" || a.Job == nil || !healthUndecided(a) {
+	if a.Job == nil || !healthUndecided(a) {
 		return false
 	}
-	tg := a.Job.LookupTaskGroup(a.TaskGroup)
-	return tg != nil && tg.Update != nil
+	return allocrunner.HealthStrategyFor(a, a.Job.LookupTaskGroup(a.TaskGroup)) != nil
 }
 
 // onRunnerUpdate is the runner's OnUpdate: record, feed the in-place
@@ -111,13 +113,16 @@ func (e *allocEntry) reportLocked() *structs.Allocation {
 		rep.ClientDescription = "Failed to set up the allocation: " + e.setupErr.Error()
 	}
 	var h *health.Result
-	if dep := e.alloc.DeploymentID; dep != "" {
-		switch dep {
-		case e.runnerDep:
-			h = u.Health
-		case e.trackerDep:
-			h = e.trackerRes
-		}
+	switch dep := e.alloc.DeploymentID; {
+	case dep == "" && e.runnerMigrate:
+		// A replacement of an alloc moving off a draining node, judged
+		// by the group's migrate block.
+		h = u.Health
+	case dep == "":
+	case dep == e.runnerDep:
+		h = u.Health
+	case dep == e.trackerDep:
+		h = e.trackerRes
 	}
 	if h == nil && rep.ClientStatus == structs.AllocClientStatusFailed && e.alloc.DeploymentID != "" && healthUndecided(e.alloc) {
 		// Failed with no health decided (it could not even be set up, so

@@ -225,6 +225,7 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 	e := &allocEntry{a: a, id: alloc.ID, dir: allocrunner.NewAllocDir(a.cfg.DataDir, alloc.ID), alloc: alloc}
 	if runnerTracksHealth(alloc) {
 		e.runnerDep = alloc.DeploymentID
+		e.runnerMigrate = alloc.DeploymentID == ""
 	}
 	if err := saveAlloc(e.dir, alloc); err != nil {
 		e.setupErr = fmt.Errorf("saving the allocation: %w", err)

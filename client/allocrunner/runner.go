@@ -224,12 +224,17 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	return env, nil
 }
 
-// setupHealth creates the health tracker when the allocation is part of a
-// deployment whose health is not yet decided, and the checks when the
-// tracker decides on them or one of them restarts tasks (check_restart).
+// setupHealth creates the health tracker when the allocation's health is
+// not yet decided and it is part of a deployment (judged by the group's
+// update block) or continues another allocation outside one, as the
+// replacement of an allocation moving off a draining node does (judged by
+// the group's migrate block: its old allocation stops once it is healthy);
+// and the checks when the tracker decides on them or one of them restarts
+// tasks (check_restart).
 func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
-	a, u := ar.cfg.Alloc, ar.group.Update
-	track := a.DeploymentID != "" && u != nil && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil)
+	a := ar.cfg.Alloc
+	u := HealthStrategyFor(a, ar.group)
+	track := u != nil && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil)
 	ar.checksGate = track && u.HealthCheck == structs.UpdateHealthCheckChecks
 	if ar.checksGate || groupRestartsOnChecks(ar.group) {
 		var err error
@@ -261,6 +266,23 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 		return err
 	}
 	ar.tracker = tr
+	return nil
+}
+
+// HealthStrategyFor returns what an allocation's health is judged by: the
+// group's update block for an allocation of a deployment; the group's
+// migrate block for a service allocation outside one that continues
+// another (the replacement of an allocation moving off a draining node);
+// nil when its health is not tracked.
+func HealthStrategyFor(a *structs.Allocation, tg *structs.TaskGroup) *structs.UpdateStrategy {
+	switch {
+	case tg == nil:
+		return nil
+	case a.DeploymentID != "":
+		return tg.Update
+	case a.PreviousAllocation != "" && tg.Migrate != nil && a.Job != nil && a.Job.Type == structs.JobTypeService:
+		return tg.Migrate.HealthStrategy()
+	}
 	return nil
 }
 
