@@ -168,7 +168,9 @@ func TestJobFileFunctionsReadBesideTheFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("job inspect: code %d, stderr %q", code, errOut)
 	}
-	var got struct{ Job struct{ Meta map[string]string } }
+	var got struct {
+		Job struct{ Meta map[string]string }
+	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("job inspect output: %v\n%s", err, out)
 	}
