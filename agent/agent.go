@@ -29,6 +29,7 @@ import (
 	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsutil"
+	"github.com/droverhq/drover/ui"
 )
 
 // The leader's plan applier keeps a large plan's entries in flight
@@ -273,7 +274,8 @@ func (a *Agent) openClient() error {
 	return nil
 }
 
-// handler serves the agent's health (every role it runs), the client
+// handler serves the agent's health (every role it runs), the web UI at
+// /ui/ (with GET / redirected there) when a server runs, the client
 // endpoints (/v1/client/: from the local client when it holds what is
 // asked about, else forwarded by a server to the node that does; see
 // client_forward.go), everything else from the server's API when a
@@ -285,6 +287,10 @@ func (a *Agent) handler() http.Handler {
 	mux.Handle("/v1/client/", a.clientACL(a.clientRouter()))
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
+		// The web UI: static pages and one script, public as Nomad's (they
+		// hold no data; the script reads the API with the browser's token).
+		mux.Handle(ui.Prefix, ui.New())
+		mux.HandleFunc("GET /{$}", ui.RedirectRoot)
 	}
 	if a.cfg.Dev || a.cfg.EnableDebug {
 		// As Nomad's enable_debug, which its dev mode turns on; served to
