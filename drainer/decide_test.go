@@ -271,6 +271,20 @@ func TestDecide(t *testing.T) {
 			want:   "migrate: \nevals: \ndone: \n",
 		},
 		{
+			name:  "migrate.max_parallel 0 moves nothing before the deadline, as Nomad's",
+			nodes: []*structs.Node{node("n1", "a", "1h", 0, false), node("n2", "a", "", 0, false)},
+			jobs: func() []*structs.Job {
+				j := job("still", structs.JobTypeService, 2, 1, "")
+				j.TaskGroups[0].Migrate.MaxParallel = 0
+				return []*structs.Job{j}
+			}(),
+			allocs: func() []*structs.Allocation {
+				j := job("still", structs.JobTypeService, 2, 1, "")
+				return []*structs.Allocation{alloc(j, 0, "n1"), alloc(j, 1, "n2")}
+			}(),
+			want: "migrate: \nevals: \ndone: \nwake: +1h0m0s\n",
+		},
+		{
 			name:  "a stopped job's allocs are marked without pacing",
 			nodes: []*structs.Node{node("n1", "a", "1h", 0, false)},
 			jobs: func() []*structs.Job {

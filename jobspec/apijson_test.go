@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -66,6 +67,14 @@ func TestParseAPIJobErrors(t *testing.T) {
 			[]string{"Job.TaskGroups[0].Count: must be a number (got a string)"}},
 		{"rule", `{"ID":"x","TaskGroups":[{"Name":"a","Update":{"MaxParallel":-1},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
 			[]string{"Job.TaskGroups[0].Update.MaxParallel: must not be negative (got -1)"}},
+		{"migrate rules", `{"ID":"x","Migrate":{"HealthCheck":"manual"},"TaskGroups":[{"Name":"a","Migrate":{"MaxParallel":-1,"MinHealthyTime":60000000000,"HealthyDeadline":30000000000},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.Migrate.HealthCheck: must be checks or task_states (got \"manual\")",
+				"Job.TaskGroups[0].Migrate.MaxParallel: must not be negative (got -1)",
+				"Job.TaskGroups[0].Migrate.MinHealthyTime: must be less than healthy_deadline (1m0s >= 30s)"}},
+		{"migrate on a batch job", `{"ID":"x","Type":"batch","TaskGroups":[{"Name":"a","Migrate":{"MaxParallel":1},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{`Job.TaskGroups[0].Migrate: job type "batch" does not allow a migrate block`}},
+		{"migrate field of the wrong type", `{"ID":"x","TaskGroups":[{"Name":"a","Migrate":{"MaxParallel":"2"},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.TaskGroups[0].Migrate.MaxParallel: must be a number (got a string)"}},
 		{"not json", `{"ID":`, []string{"Job: invalid JSON"}},
 		{"not an object", `[1]`, []string{"Job: must be an object (got an array)"}},
 		{"fraction", `{"ID":"x","Priority":1.5,"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
@@ -157,7 +166,8 @@ func TestNomadDefaultsAccepted(t *testing.T) {
 }
 
 // TestCanonicalizedNomadJob: a job Nomad's client has canonicalized (every
-// default written out) is accepted; only the migrate block warns.
+// default written out) is accepted, its migrate block with Nomad's
+// defaults.
 func TestCanonicalizedNomadJob(t *testing.T) {
 	job := nomadClientJob()
 	job.Canonicalize()
@@ -173,6 +183,9 @@ func TestCanonicalizedNomadJob(t *testing.T) {
 	}
 	if r := got.TaskGroups[0].Tasks[0].Resources; r.CPU != 100 || r.MemoryMB != 300 {
 		t.Errorf("resources %+v", r)
+	}
+	if m := got.TaskGroups[0].Migrate; m == nil || *m != *structs.DefaultMigrateStrategy() {
+		t.Errorf("migrate %+v, want Nomad's defaults", m)
 	}
 }
 

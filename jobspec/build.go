@@ -89,6 +89,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 		b.err("Job.Reschedule", "is not allowed for %s jobs (they run on every node and are not rescheduled)", j.Type)
 	}
 	j.Periodic = b.periodic(j.Type, aj.Periodic)
+	j.Migrate = b.jobMigrate(j.Type, aj.Migrate)
 	if len(aj.TaskGroups) == 0 {
 		b.err("Job.TaskGroups", "%q has no groups", j.ID)
 	}
@@ -176,6 +177,8 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 		b.layReschedule(tg.ReschedulePolicy, atg.ReschedulePolicy)
 		b.checkReschedule(path+".ReschedulePolicy", tg.ReschedulePolicy)
 	}
+
+	tg.Migrate = b.groupMigrate(path, j.Type, aj.Migrate, atg.Migrate)
 
 	tg.EphemeralDisk = &structs.EphemeralDisk{SizeMB: structs.DefaultEphemeralDiskMB}
 	if d := atg.EphemeralDisk; d != nil {

@@ -65,6 +65,14 @@ func FuzzParse(f *testing.F) {
 		"    disconnect {\n      stop_on_client_after = \"1h\"\n      reconcile = \"x\"\n    }\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	// max_run_duration: a batch job's, and a service job's (refused).
 	f.Add([]byte("job \"x\" {\n  type = \"batch\"\n  group \"g\" {\n    max_run_duration = \"1h\"\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// The migrate block: job and group, good and bad, on a job type that
+	// may not have one.
+	f.Add([]byte("job \"x\" {\n  migrate {\n    max_parallel = 2\n    health_check = \"task_states\"\n  }\n" +
+		"  group \"g\" {\n    migrate {\n      min_healthy_time = \"-1s\"\n      healthy_deadline = 0\n      max_parallel = -3\n    }\n" +
+		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte("job \"x\" {\n  type = \"system\"\n  migrate {\n    health_check = \"manual\"\n  }\n  group \"g\" {\n" +
+		"    migrate { max_parallel = \"1\" }\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte(`{"Job":{"ID":"x","Migrate":{"MaxParallel":null,"HealthCheck":1},"TaskGroups":[{"Name":"a","Migrate":{"MinHealthyTime":-5},"Tasks":[{"Name":"t","Driver":"mock"}]}]}}`))
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    max_run_duration = \"-1s\"\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	// check_restart on a service and its checks; a script check.
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    service {\n      check_restart {\n        limit = 2\n        grace = \"5s\"\n      }\n" +

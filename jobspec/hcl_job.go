@@ -44,6 +44,9 @@ func (d *decoder) job(b *hclsyntax.Block) *specJob {
 	if bs := blocks["periodic"]; len(bs) > 0 {
 		aj.Periodic = d.periodic(bs[0], path+".Periodic")
 	}
+	if bs := blocks["migrate"]; len(bs) > 0 {
+		aj.Migrate = d.migrate(bs[0], path+".Migrate")
+	}
 	for i, gb := range blocks["group"] {
 		aj.TaskGroups = append(aj.TaskGroups, d.group(gb, fmt.Sprintf("%s.TaskGroups[%d]", path, i)))
 	}
@@ -80,6 +83,9 @@ func (d *decoder) group(b *hclsyntax.Block, path string) *specGroup {
 	}
 	if bs := blocks["reschedule"]; len(bs) > 0 {
 		tg.ReschedulePolicy = d.reschedule(bs[0], path+".ReschedulePolicy")
+	}
+	if bs := blocks["migrate"]; len(bs) > 0 {
+		tg.Migrate = d.migrate(bs[0], path+".Migrate")
 	}
 	if bs := blocks["ephemeral_disk"]; len(bs) > 0 {
 		tg.EphemeralDisk = d.ephemeralDisk(bs[0], path+".EphemeralDisk")
@@ -215,6 +221,17 @@ func (d *decoder) reschedule(b *hclsyntax.Block, path string) *specReschedule {
 		DelayFunction: d.str(attrs["delay_function"], path+".DelayFunction", "reschedule.delay_function"),
 		MaxDelay:      d.dur(attrs["max_delay"], path+".MaxDelay", "reschedule.max_delay"),
 		Unlimited:     d.bool(attrs["unlimited"], path+".Unlimited", "reschedule.unlimited"),
+	}
+}
+
+func (d *decoder) migrate(b *hclsyntax.Block, path string) *specMigrate {
+	d.lc.set(path, d.at(b.TypeRange, "migrate"))
+	attrs, _ := d.content(b.Body, "migrate")
+	return &specMigrate{
+		MaxParallel:     d.int(attrs["max_parallel"], path+".MaxParallel", "migrate.max_parallel"),
+		HealthCheck:     d.str(attrs["health_check"], path+".HealthCheck", "migrate.health_check"),
+		MinHealthyTime:  d.dur(attrs["min_healthy_time"], path+".MinHealthyTime", "migrate.min_healthy_time"),
+		HealthyDeadline: d.dur(attrs["healthy_deadline"], path+".HealthyDeadline", "migrate.healthy_deadline"),
 	}
 }
 

@@ -33,6 +33,7 @@ var nomadBlockOf = map[reflect.Type]string{
 	reflect.TypeFor[api.UpdateStrategy]():     "update",
 	reflect.TypeFor[api.RestartPolicy]():      "restart",
 	reflect.TypeFor[api.ReschedulePolicy]():   "reschedule",
+	reflect.TypeFor[api.MigrateStrategy]():    "migrate",
 	reflect.TypeFor[api.PeriodicConfig]():     "periodic",
 	reflect.TypeFor[api.EphemeralDisk]():      "ephemeral_disk",
 	reflect.TypeFor[api.LogConfig]():          "logs",

@@ -88,6 +88,74 @@ func (b *builder) checkReschedule(path string, p *structs.ReschedulePolicy) {
 	}
 }
 
+// jobMigrate builds the job-level migrate block as written, defaulted
+// (Job.Migrate); nil when not written. Only service jobs may have one (as
+// Nomad's): their allocations are the ones a drain migrates under it.
+func (b *builder) jobMigrate(typ string, a *specMigrate) *structs.MigrateStrategy {
+	if a == nil {
+		return nil
+	}
+	if typ != structs.JobTypeService {
+		b.err("Job.Migrate", "job type %q does not allow a migrate block (only service jobs migrate under one)", typ)
+		return nil
+	}
+	m := structs.DefaultMigrateStrategy()
+	b.layMigrate(m, a)
+	b.checkMigrate("Job.Migrate", m)
+	return m
+}
+
+// groupMigrate builds a group's merged migrate block, as Nomad's: the
+// defaults, then the job-level block's fields, then the group's own. Only
+// service groups have one.
+func (b *builder) groupMigrate(path, typ string, job, group *specMigrate) *structs.MigrateStrategy {
+	if typ != structs.JobTypeService {
+		if group != nil {
+			b.err(path+".Migrate", "job type %q does not allow a migrate block (only service jobs migrate under one)", typ)
+		}
+		return nil
+	}
+	m := structs.DefaultMigrateStrategy()
+	b.layMigrate(m, job)
+	b.layMigrate(m, group)
+	if group != nil {
+		b.checkMigrate(path+".Migrate", m)
+	}
+	return m
+}
+
+// layMigrate copies the fields a migrate block sets over m.
+func (b *builder) layMigrate(m *structs.MigrateStrategy, a *specMigrate) {
+	if a == nil {
+		return
+	}
+	lay(&m.MaxParallel, a.MaxParallel)
+	lay(&m.HealthCheck, a.HealthCheck)
+	lay(&m.MinHealthyTime, a.MinHealthyTime)
+	lay(&m.HealthyDeadline, a.HealthyDeadline)
+}
+
+// checkMigrate applies Nomad's rules of the migrate block.
+func (b *builder) checkMigrate(path string, m *structs.MigrateStrategy) {
+	if m.MaxParallel < 0 {
+		b.err(path+".MaxParallel", "must not be negative (got %d)", m.MaxParallel)
+	}
+	switch m.HealthCheck {
+	case structs.UpdateHealthCheckChecks, structs.UpdateHealthCheckTaskStates:
+	default:
+		b.err(path+".HealthCheck", "must be checks or task_states (got %q)", m.HealthCheck)
+	}
+	if m.MinHealthyTime < 0 {
+		b.err(path+".MinHealthyTime", "must not be negative (got %s)", m.MinHealthyTime)
+	}
+	if m.HealthyDeadline <= 0 {
+		b.err(path+".HealthyDeadline", "must be positive (got %s)", m.HealthyDeadline)
+	}
+	if m.MinHealthyTime >= 0 && m.HealthyDeadline > 0 && m.MinHealthyTime >= m.HealthyDeadline {
+		b.err(path+".MinHealthyTime", "must be less than healthy_deadline (%s >= %s)", m.MinHealthyTime, m.HealthyDeadline)
+	}
+}
+
 var operands = map[string]bool{
 	structs.ConstraintEqual: true, structs.ConstraintNotEqual: true, structs.ConstraintRegex: true,
 	structs.ConstraintVersion: true, structs.ConstraintSemver: true, structs.ConstraintIsSet: true,

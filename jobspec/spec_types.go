@@ -34,6 +34,7 @@ type specJob struct {
 	Update      *specUpdate
 	Spreads     []*specSpread
 	Reschedule  *specReschedule
+	Migrate     *specMigrate
 	Periodic    *specPeriodic
 	Meta        map[string]string
 }
@@ -61,6 +62,7 @@ type specGroup struct {
 	ReschedulePolicy *specReschedule
 	EphemeralDisk    *specEphemeralDisk
 	Update           *specUpdate
+	Migrate          *specMigrate
 	Networks         []*specNetwork
 	Meta             map[string]string
 	Services         []*specService
@@ -138,6 +140,14 @@ type specReschedule struct {
 	DelayFunction *string
 	MaxDelay      *time.Duration
 	Unlimited     *bool
+}
+
+// specMigrate is a migrate block (job or group).
+type specMigrate struct {
+	MaxParallel     *int
+	HealthCheck     *string
+	MinHealthyTime  *time.Duration
+	HealthyDeadline *time.Duration
 }
 
 // specConstraint is a constraint block, shorthands already resolved.
@@ -239,6 +249,7 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specZones]():         "zones", // drover's own (spec_zones.go)
 	reflect.TypeFor[specRestart]():       "restart",
 	reflect.TypeFor[specReschedule]():    "reschedule",
+	reflect.TypeFor[specMigrate]():       "migrate",
 	reflect.TypeFor[specPeriodic]():      "periodic",
 	reflect.TypeFor[specEphemeralDisk](): "ephemeral_disk",
 	reflect.TypeFor[specLogs]():          "logs",

@@ -45,12 +45,13 @@ func (m *MigrateStrategy) Copy() *MigrateStrategy {
 }
 
 // Parallel returns how many of the group's allocations may move at once:
-// MaxParallel, or the default when m is nil; at least 1.
+// MaxParallel, or the default when m is nil. 0, as in Nomad, moves nothing
+// before the drain's deadline.
 func (m *MigrateStrategy) Parallel() int {
 	if m == nil {
 		return DefaultMigrateMaxParallel
 	}
-	return max(1, m.MaxParallel)
+	return max(0, m.MaxParallel)
 }
 
 // HealthStrategy returns the strategy a client's health tracker judges a
