@@ -637,8 +637,21 @@ function waitsFor(d, v, now) {
     }
     return s.AutoPromote ? 'Canaries healthy: promoting by itself (auto_promote).' : 'Waits for promotion: the canaries are healthy.';
   }
+  let zone = '';
+  const zs = s.Zones || [];
+  if (zs.length) {
+    const rolling = zs.filter((z) => z.State === 'rolling').map((z) => z.Name || '(none)');
+    const next = zs.find((z) => z.State === 'waiting');
+    const pause = u?.Zones?.PauseBetweenZones || 0;
+    const lastDone = zs.map((z) => toDate(z.DoneAt)).filter(Boolean).sort((a, b) => a - b).pop();
+    if (!rolling.length && next && pause && lastDone && lastDone.getTime() + pause / 1e6 > now) {
+      const at = new Date(lastDone.getTime() + pause / 1e6);
+      return `Zone ${next.Name || '(none)'} starts at ${fmtTime(at)} (in ${fmtSecs((at - now) / 1000)}): pause_between_zones ${fmtDur(pause)}.`;
+    }
+    if (rolling.length) zone = `Zone ${rolling.join(', ')}: `;
+  }
   if (v.inFlight.length) {
-    return `Batch of ${v.inFlight.length} in flight: each must be healthy for ${mht}${u?.HealthCheck === 'checks' ? ' with its checks passing' : ''}.`;
+    return `${zone}batch of ${v.inFlight.length} in flight: each must be healthy for ${mht}${u?.HealthCheck === 'checks' ? ' with its checks passing' : ''}.`.replace(/^batch/, 'Batch');
   }
   if (u?.StaggerSet && u.Stagger) return `Next batch after stagger ${fmtDur(u.Stagger)} from the last healthy allocation.`;
   return 'Placing the next batch.';
@@ -691,6 +704,12 @@ function policyLine(v) {
   if (u.MaxFailed != null) parts.push(`max_failed ${u.MaxFailed}`);
   if (u.OnFailure) parts.push(`on_failure ${u.OnFailure}`);
   if (u.StaggerSet) parts.push(`stagger ${fmtDur(u.Stagger)}`);
+  if (u.Zones) {
+    const z = u.Zones;
+    parts.push(`zones ${z.Mode || 'zone_by_zone'} by ${z.Attribute}${z.Order?.length ? `, order [${z.Order.join(', ')}]` : ''}` +
+      `${z.DisruptionBudget != null ? `, disruption_budget ${z.DisruptionBudget}` : ''}${z.SuccessThreshold != null ? `, success_threshold ${z.SuccessThreshold}` : ''}` +
+      `${z.PauseBetweenZones ? `, pause_between_zones ${fmtDur(z.PauseBetweenZones)}` : ''}`);
+  }
   if (u.Checkpoints?.length) parts.push(`checkpoints [${u.Checkpoints.join(', ')}] (${v.s.CheckpointsReached} reached)${u.CheckpointDelay ? `, checkpoint_delay ${fmtDur(u.CheckpointDelay)}` : ''}`);
   return parts.join(' · ');
 }
@@ -971,7 +990,9 @@ function deploymentWaits(d, vs, now) {
   if (ready.length && ready.every((v) => v.s.LiveHealthyCanaries >= v.s.DesiredCanaries) && ready.some((v) => !v.s.AutoPromote)) {
     return h('p', {class: 'warn'}, 'Waits for promotion: the canaries are healthy. Promote goes on; Fail ends it.');
   }
-  return h('p', {class: 'info'}, d.StatusDescription);
+  const busy = vs.filter((v) => !v.s || !waitsFor(d, v, now).startsWith('Done'));
+  if (!busy.length) return h('p', {class: 'info'}, d.StatusDescription);
+  return busy.map((v) => h('p', {class: 'info'}, vs.length > 1 ? `${v.name}: ` : '', waitsFor(d, v, now)));
 }
 
 // ---- nodes ----
