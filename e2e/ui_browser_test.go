@@ -137,6 +137,14 @@ func TestUIRollingUpdateLive(t *testing.T) {
 	if n := js[int](b, "document.querySelector('#capacity-plot .area-new').getAttribute('points').split(' ').length"); n < 8 {
 		t.Errorf("the new version's area has %d points: the plot did not record the rollout's steps", n)
 	}
+
+	// The job page: version 1 with what changed from version 0, and the
+	// deployment.
+	b.click("#dep-facts a")
+	b.waitText(`#job-versions [data-version="1"]`, "Group web › Task main › Env[VERSION]: 1 → 2", 10*time.Second)
+	b.waitText(`#job-versions [data-version="0"]`, "first version", 10*time.Second)
+	b.waitText("#job-deployment", dep.ID[:8], 10*time.Second)
+	b.waitText("#job-deployment", structs.DeploymentStatusSuccessful, 10*time.Second)
 }
 
 // TestUIPromote: a canary deployment waits for promotion on its page; the
@@ -184,6 +192,64 @@ func TestUIPromote(t *testing.T) {
 	}
 	if b.visible("#btn-promote") || b.visible("#btn-fail") {
 		t.Error("a successful deployment still offers Promote or Fail")
+	}
+}
+
+// TestUIPauseResumeFail: a deployment paused at a checkpoint with a
+// checkpoint_delay says when it resumes by itself and offers Resume; Resume,
+// Pause and Fail from the page each act on the deployment, after a
+// confirmation, and the page follows.
+func TestUIPauseResumeFail(t *testing.T) {
+	chromiumPath(t)
+	p := startDevAgent(t)
+	c := p.client()
+	spec := rolloutSpec{ID: "ui-verbs", Count: 6, Version: "1",
+		Update: uiUpdate("      checkpoints      = [2]\n      checkpoint_delay = \"10m\"\n")}
+	spec.run(t, c)
+	waitRollout(t, c, spec.ID, 0, structs.DeploymentStatusSuccessful, time.Minute)
+	spec.Version = "2"
+	spec.run(t, c)
+	dep := waitRollout(t, c, spec.ID, 1, structs.DeploymentStatusRunning, 30*time.Second)
+
+	b := newBrowser(t, "http://"+p.httpAddr, 3*time.Minute)
+	b.open("/ui/deployments/" + dep.ID)
+	b.waitText("#dep-status", structs.DeploymentStatusPaused, time.Minute)
+	b.waitText("#dep-waiting", "Resumes by itself at", 10*time.Second)
+	b.waitText("#dep-waiting", "checkpoint 2 of group web", 10*time.Second)
+	b.waitText(`[data-group="web"] [data-k="new-healthy"]`, "2", 10*time.Second)
+	d := deploymentInfo(t, c, dep.ID)
+	if want := d.ResumeAt.Local().Format("2006-01-02 15:04:05"); !strings.Contains(b.text("#dep-resume-at"), want) {
+		t.Errorf("the page says it resumes at %q, want %s", b.text("#dep-resume-at"), want)
+	}
+	if b.visible("#btn-pause") || !b.visible("#btn-resume") {
+		t.Error("a paused deployment should offer Resume and not Pause")
+	}
+
+	verb := func(btn string) {
+		t.Helper()
+		b.click(btn)
+		b.waitFor("the confirmation", 5*time.Second, func() bool { return js[bool](b, "document.getElementById('confirm').open") })
+		b.click("#confirm-ok")
+	}
+	verb("#btn-resume")
+	b.waitText("#dep-status", structs.DeploymentStatusRunning, 10*time.Second)
+	b.waitFor("the Pause button", 5*time.Second, func() bool { return b.visible("#btn-pause") })
+	verb("#btn-pause")
+	b.waitText("#dep-status", structs.DeploymentStatusPaused, 10*time.Second)
+	b.waitText("#dep-waiting", "Waits for Resume (or Fail)", 10*time.Second)
+	if d := deploymentInfo(t, c, dep.ID); d.Status != structs.DeploymentStatusPaused || !d.ResumeAt.IsZero() {
+		t.Fatalf("after Pause the deployment is %s (resume at %s)", d.Status, d.ResumeAt)
+	}
+	verb("#btn-fail")
+	b.waitText("#dep-status", structs.DeploymentStatusFailed, 10*time.Second)
+	b.waitText("#dep-waiting", structs.DeploymentStatusDescriptionFailedByUser, 10*time.Second)
+	if d := deploymentInfo(t, c, dep.ID); d.Status != structs.DeploymentStatusFailed {
+		t.Fatalf("after Fail the deployment is %s", d.Status)
+	}
+	for _, btn := range []string{"#btn-promote", "#btn-pause", "#btn-resume", "#btn-fail"} {
+		if b.visible(btn) {
+			t.Errorf("a failed deployment still offers %s", btn)
+		}
 	}
 }
 
