@@ -275,7 +275,7 @@ func (a *Agent) openClient() error {
 }
 
 // handler serves the agent's health (every role it runs), the web UI at
-// /ui/ (with GET / redirected there) when a server runs, the client
+// /ui/ (with GET / redirected there) when a server runs it, the client
 // endpoints (/v1/client/: from the local client when it holds what is
 // asked about, else forwarded by a server to the node that does; see
 // client_forward.go), everything else from the server's API when a
@@ -287,6 +287,8 @@ func (a *Agent) handler() http.Handler {
 	mux.Handle("/v1/client/", a.clientACL(a.clientRouter()))
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
+	}
+	if a.api != nil && !a.cfg.UIDisabled {
 		// The web UI: static pages and one script, public as Nomad's (they
 		// hold no data; the script reads the API with the browser's token).
 		mux.Handle(ui.Prefix, ui.New())

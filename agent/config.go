@@ -74,6 +74,9 @@ type Config struct {
 	// shorter of acl.token_ttl and acl.policy_ttl; 0: ask every time).
 	ACLEnabled  bool
 	ACLTokenTTL time.Duration
+	// UIDisabled turns off the web UI a server serves at /ui/
+	// (ui.enabled = false).
+	UIDisabled bool
 	// WriteRate and WriteBurst are the per-address write limit
 	// (limits.http_write_rate, http_write_burst); a zero WriteRate turns
 	// it off.
@@ -144,6 +147,7 @@ func FromConfig(c *config.Config) Config {
 		AllowRemoteOperator: c.AllowRemoteOperator,
 		ACLEnabled:          c.ACL.Enabled,
 		ACLTokenTTL:         min(c.ACL.TokenTTL, c.ACL.PolicyTTL),
+		UIDisabled:          !c.UI.Enabled,
 		WriteRate:           c.Limits.HTTPWriteRate,
 		WriteBurst:          c.Limits.HTTPWriteBurst,
 		Autopilot: &structs.AutopilotConfig{

@@ -10,8 +10,9 @@ import (
 )
 
 // A server agent serves the web UI at /ui/ and sends a browser's GET / there,
-// as Nomad's agent does; other methods on / and the API are untouched. An
-// agent that runs no server has no API for the UI to read, and no UI.
+// as Nomad's agent does; other methods on / and the API are untouched. With
+// ui.enabled = false it does neither. An agent that runs no server has no
+// API for the UI to read, and no UI.
 func TestAgentServesUI(t *testing.T) {
 	a := &Agent{api: httpapi.New(nil, nil)}
 	h := a.handler()
@@ -35,6 +36,15 @@ func TestAgentServesUI(t *testing.T) {
 	}
 	if rec := do(http.MethodGet, "/ui/assets/app.js"); rec.Code != http.StatusOK {
 		t.Errorf("GET /ui/assets/app.js = %d", rec.Code)
+	}
+
+	off := (&Agent{cfg: Config{UIDisabled: true}, api: httpapi.New(nil, nil)}).handler()
+	for _, path := range []string{"/", "/ui/jobs"} {
+		rec := httptest.NewRecorder()
+		off.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code == http.StatusOK || rec.Code == http.StatusTemporaryRedirect {
+			t.Errorf("with ui.enabled = false, GET %s answers %d", path, rec.Code)
+		}
 	}
 
 	clientOnly := (&Agent{}).handler()

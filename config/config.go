@@ -75,6 +75,8 @@ type Config struct {
 	ACL ACL
 	// Limits is the limits block: the per-address write rate limit.
 	Limits Limits
+	// UI is the ui block: the web UI a server serves at /ui/.
+	UI UI
 	// Plugin configures the built-in drivers, as Nomad's plugin blocks.
 	Plugin Plugin
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
@@ -190,6 +192,12 @@ type ACL struct {
 // clients within seconds.
 const DefaultACLTTL = 5 * time.Second
 
+// UI is Nomad's ui block: whether a server agent serves the web UI at
+// /ui/ (and sends a browser's GET / there).
+type UI struct {
+	Enabled bool
+}
+
 // Limits is Nomad's limits block, with drover's write rate limit: each
 // remote address may send at most HTTPWriteRate writes a second, in
 // bursts of HTTPWriteBurst (0 turns the limit off).
@@ -275,6 +283,7 @@ func Default() *Config {
 		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace},
 		ACL:        ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
 		Limits:     Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},
+		UI:         UI{Enabled: true},
 		Autopilot: Autopilot{
 			CleanupDeadServers: true, LastContactThreshold: DefaultLastContactThreshold,
 			MaxTrailingLogs: DefaultMaxTrailingLogs, ServerStabilizationTime: DefaultServerStabilizationTime,

@@ -81,6 +81,7 @@ var fields = []field{
 	{"acl.enabled", kBool, func(c *Config) any { return &c.ACL.Enabled }, "acl-enabled"},
 	{"acl.token_ttl", kDuration, func(c *Config) any { return &c.ACL.TokenTTL }, ""},
 	{"acl.policy_ttl", kDuration, func(c *Config) any { return &c.ACL.PolicyTTL }, ""},
+	{"ui.enabled", kBool, func(c *Config) any { return &c.UI.Enabled }, ""},
 	{"limits.http_write_rate", kInt, func(c *Config) any { return &c.Limits.HTTPWriteRate }, ""},
 	{"limits.http_write_burst", kInt, func(c *Config) any { return &c.Limits.HTTPWriteBurst }, ""},
 	{"tls.http", kBool, func(c *Config) any { return &c.TLS.HTTP }, ""},

@@ -8,7 +8,7 @@ import (
 // blocks are the blocks of the file grammar, by path; "" is the top level.
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
-	"tls": true, "acl": true, "limits": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
+	"tls": true, "acl": true, "limits": true, "ui": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
 }
 
 // labelled are the blocks that take one label, which names them:
@@ -43,7 +43,10 @@ var unsupported = map[string]foreign{
 	"keyring":                          {true, true, "there is no keyring"},
 	"plugin_dir":                       {false, false, "drivers are built in"},
 	"telemetry":                        {true, false, "no metrics are published"},
-	"ui":                               {true, false, "there is no web UI"},
+	"ui.content_security_policy":       {true, false, "the UI's Content-Security-Policy is fixed: the agent's own script, style and API only"},
+	"ui.consul":                        {true, false, "there is no Consul integration"},
+	"ui.vault":                         {true, false, "there is no Vault integration"},
+	"ui.label":                         {true, false, "the UI shows no label"},
 	"limits.https_handshake_timeout":   {false, false, "TLS handshakes are bounded by the HTTP server's header timeout"},
 	"limits.http_max_conns_per_client": {false, false, "connections are not limited per client; writes are (limits.http_write_rate)"},
 	"limits.rpc_handshake_timeout":     {false, false, "Raft connections are not tunable"},
