@@ -27,6 +27,7 @@ import (
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/httpapi"
 	"github.com/droverhq/drover/server"
+	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsutil"
 	"github.com/droverhq/drover/ui"
@@ -185,6 +186,9 @@ func (a *Agent) open() error {
 // and the HTTP API.
 func (a *Agent) openServer() error {
 	a.fsm = fsm.New(a.logger.Named("fsm"))
+	if !a.cfg.DisableEventBroker {
+		a.fsm.SetEvents(stream.NewBuffer(a.cfg.EventBufferSize))
+	}
 	rc := cluster.LANRaftConfig()
 	if a.cfg.RaftHeartbeatTimeout > 0 {
 		rc.HeartbeatTimeout = a.cfg.RaftHeartbeatTimeout
@@ -224,7 +228,8 @@ func (a *Agent) openServer() error {
 		access.RefuseJoins = "a dev agent is a one-server cluster"
 	}
 	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
-		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()))
+		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()),
+		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}))
 	return nil
 }
 

@@ -90,6 +90,11 @@ type Config struct {
 	// verifications); package tlsutil builds every listener's and dialer's
 	// tls.Config from it. Its Region defaults to Region.
 	TLS tlsutil.Config
+	// DisableEventBroker turns the event stream off (server.enable_event_broker
+	// = false); EventBufferSize is how many log entries' events a server
+	// keeps for it (server.event_buffer_size; 0: stream.DefaultBufferSize).
+	DisableEventBroker bool
+	EventBufferSize    int
 	// Raft timing; 0 keeps the cluster package's LAN tuning.
 	RaftHeartbeatTimeout   time.Duration
 	RaftElectionTimeout    time.Duration
@@ -159,6 +164,9 @@ func FromConfig(c *config.Config) Config {
 		},
 
 		TLS: c.TLSConfig(),
+
+		DisableEventBroker: !c.Server.EnableEventBroker,
+		EventBufferSize:    c.Server.EventBufferSize,
 
 		RaftHeartbeatTimeout:   hb,
 		RaftElectionTimeout:    election,

@@ -79,6 +79,8 @@ type Config struct {
 	UI UI
 	// Plugin configures the built-in drivers, as Nomad's plugin blocks.
 	Plugin Plugin
+	// Telemetry is the telemetry block: what /v1/metrics publishes.
+	Telemetry Telemetry
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
 	// (without a join token) and /debug/pprof/ to non-loopback addresses.
 	// Off: until drover has ACLs they answer loopback (and other servers)
@@ -133,6 +135,10 @@ type Server struct {
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
+	// EnableEventBroker serves GET /v1/event/stream; EventBufferSize is
+	// how many log entries' events the server keeps for it (Nomad's).
+	EnableEventBroker bool
+	EventBufferSize   int
 }
 
 // Autopilot seeds the cluster's autopilot configuration: the first leader
@@ -213,6 +219,27 @@ const (
 	DefaultHTTPWriteBurst = 200
 )
 
+// Telemetry is Nomad's telemetry block, for what drover publishes: the
+// agent's metrics at /v1/metrics, in Nomad's JSON and, with
+// PrometheusMetrics, in Prometheus' text format.
+type Telemetry struct {
+	// CollectionInterval is how often the agent samples its gauges (the
+	// eval broker's queues, allocations and deployments by status, the Go
+	// runtime).
+	CollectionInterval time.Duration
+	// PrometheusMetrics serves /v1/metrics?format=prometheus.
+	PrometheusMetrics bool
+	// DisableHostname is accepted for Nomad's files: drover never puts the
+	// host name in metric names.
+	DisableHostname bool
+}
+
+// Defaults of the telemetry block and of the event stream, as Nomad's.
+const (
+	DefaultCollectionInterval = time.Second
+	DefaultEventBufferSize    = 100
+)
+
 // TLS is Nomad's tls block.
 type TLS struct {
 	// HTTP serves the HTTP API over TLS (and makes the agent's own HTTP
@@ -280,7 +307,8 @@ func Default() *Config {
 		LogLevel:   DefaultLogLevel,
 		BindAddr:   DefaultBindAddr,
 		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
-		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace},
+		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
+		Telemetry:  Telemetry{CollectionInterval: DefaultCollectionInterval},
 		ACL:        ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
 		Limits:     Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},
 		UI:         UI{Enabled: true},
@@ -307,6 +335,9 @@ func DevConfig() *Config {
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
 	c.Client.Servers = []string{net.JoinHostPort("127.0.0.1", strconv.Itoa(DefaultHTTPPort))}
+	// A dev agent is for trying things out: its metrics are ready for a
+	// local Prometheus.
+	c.Telemetry.PrometheusMetrics = true
 	return c
 }
 

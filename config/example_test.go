@@ -13,7 +13,7 @@ func Example() {
 	file, warnings, err := config.Parse("server.hcl", []byte(`
 data_dir = "/var/lib/drover"
 telemetry {
-  collection_interval = "1s"
+  statsd_address = "127.0.0.1:8125"
 }
 server {
   enabled          = true
@@ -45,7 +45,7 @@ server {
 		fmt.Println(err)
 	}
 	// Output:
-	// warning: server.hcl:3:1: telemetry is not supported by drover and is ignored (no metrics are published)
+	// warning: server.hcl:4:3: telemetry.statsd_address is not supported by drover and is ignored (metrics are published at /v1/metrics only (Nomad's JSON and Prometheus))
 	// /var/lib/drover 127.0.0.1:4646 127.0.0.1:4647
 	// -bootstrap-expect: server.bootstrap_expect must be at least 1 (got 0)
 }

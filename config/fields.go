@@ -62,6 +62,8 @@ var fields = []field{
 	{"server.heartbeat_timeout", kDuration, func(c *Config) any { return &c.Server.HeartbeatTimeout }, ""},
 	{"server.election_timeout", kDuration, func(c *Config) any { return &c.Server.ElectionTimeout }, ""},
 	{"server.leader_lease_timeout", kDuration, func(c *Config) any { return &c.Server.LeaderLeaseTimeout }, ""},
+	{"server.enable_event_broker", kBool, func(c *Config) any { return &c.Server.EnableEventBroker }, ""},
+	{"server.event_buffer_size", kInt, func(c *Config) any { return &c.Server.EventBufferSize }, ""},
 	{"autopilot.cleanup_dead_servers", kBool, func(c *Config) any { return &c.Autopilot.CleanupDeadServers }, ""},
 	{"autopilot.last_contact_threshold", kDuration, func(c *Config) any { return &c.Autopilot.LastContactThreshold }, ""},
 	{"autopilot.max_trailing_logs", kInt, func(c *Config) any { return &c.Autopilot.MaxTrailingLogs }, ""},
@@ -91,6 +93,9 @@ var fields = []field{
 	{"tls.key_file", kString, func(c *Config) any { return &c.TLS.KeyFile }, ""},
 	{"tls.verify_server_hostname", kBool, func(c *Config) any { return &c.TLS.VerifyServerHostname }, ""},
 	{"tls.verify_https_client", kBool, func(c *Config) any { return &c.TLS.VerifyHTTPSClient }, ""},
+	{"telemetry.collection_interval", kDuration, func(c *Config) any { return &c.Telemetry.CollectionInterval }, ""},
+	{"telemetry.prometheus_metrics", kBool, func(c *Config) any { return &c.Telemetry.PrometheusMetrics }, ""},
+	{"telemetry.disable_hostname", kBool, func(c *Config) any { return &c.Telemetry.DisableHostname }, ""},
 	{"plugin.raw_exec.config.enabled", kBool, func(c *Config) any { return &c.Plugin.RawExec.Enabled }, ""},
 }
 

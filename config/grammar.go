@@ -8,7 +8,7 @@ import (
 // blocks are the blocks of the file grammar, by path; "" is the top level.
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
-	"tls": true, "acl": true, "limits": true, "ui": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
+	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
 }
 
 // labelled are the blocks that take one label, which names them:
@@ -42,7 +42,6 @@ var unsupported = map[string]foreign{
 	"sentinel":                         {true, true, "there are no Sentinel policies"},
 	"keyring":                          {true, true, "there is no keyring"},
 	"plugin_dir":                       {false, false, "drivers are built in"},
-	"telemetry":                        {true, false, "no metrics are published"},
 	"ui.content_security_policy":       {true, false, "the UI's Content-Security-Policy is fixed: the agent's own script, style and API only"},
 	"ui.consul":                        {true, false, "there is no Consul integration"},
 	"ui.vault":                         {true, false, "there is no Vault integration"},
@@ -115,9 +114,23 @@ var unsupported = map[string]foreign{
 	"server.default_scheduler_config": {true, true, "the scheduler is not configurable"},
 	"server.plan_rejection_tracker":   {true, false, "plan rejections are not tracked"},
 	"server.search":                   {true, false, "there is no search API"},
-	"server.event_buffer_size":        {false, false, "there is no event stream"},
 	"server.job_max_priority":         {false, true, "priorities are 1 to 100"},
 	"server.job_default_priority":     {false, true, "the default priority is 50"},
+
+	"telemetry.statsite_address":                       {false, false, "metrics are published at /v1/metrics only (Nomad's JSON and Prometheus)"},
+	"telemetry.statsd_address":                         {false, false, "metrics are published at /v1/metrics only (Nomad's JSON and Prometheus)"},
+	"telemetry.datadog_address":                        {false, false, "metrics are published at /v1/metrics only (Nomad's JSON and Prometheus)"},
+	"telemetry.datadog_tags":                           {false, false, "metrics are published at /v1/metrics only (Nomad's JSON and Prometheus)"},
+	"telemetry.circonus_api_token":                     {false, false, "metrics are published at /v1/metrics only (Nomad's JSON and Prometheus)"},
+	"telemetry.circonus_submission_url":                {false, false, "metrics are published at /v1/metrics only (Nomad's JSON and Prometheus)"},
+	"telemetry.publish_allocation_metrics":             {false, false, "allocations' resource usage is served by /v1/client/allocation/:id/stats, not as metrics"},
+	"telemetry.publish_node_metrics":                   {false, false, "the node's resource usage is served by /v1/client/stats, not as metrics"},
+	"telemetry.use_node_name":                          {false, false, "metric names never carry a host or node name"},
+	"telemetry.prefix_filter":                          {false, false, "every metric is published; labels are bounded (no IDs)"},
+	"telemetry.filter_default":                         {false, false, "every metric is published; labels are bounded (no IDs)"},
+	"telemetry.disable_dispatched_job_summary_metrics": {false, false, "there are no per-job summary metrics"},
+	"telemetry.in_memory_collection_interval":          {false, false, "the JSON metrics aggregate over Nomad's fixed 10s intervals, kept for a minute"},
+	"telemetry.in_memory_retention_period":             {false, false, "the JSON metrics aggregate over Nomad's fixed 10s intervals, kept for a minute"},
 
 	"client.state_dir":                {false, false, "the client keeps its state under data_dir"},
 	"client.alloc_dir":                {false, false, "allocation directories live under data_dir"},

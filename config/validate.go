@@ -32,6 +32,7 @@ func (c *Config) Check() ([]Warning, error) {
 	v.tls()
 	v.rawExec()
 	v.acl()
+	v.telemetry()
 	return v.r.result()
 }
 

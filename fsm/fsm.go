@@ -30,6 +30,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -42,6 +43,8 @@ import (
 type FSM struct {
 	logger hclog.Logger
 	store  atomic.Pointer[state.Store]
+	// events, when set, receives the events of every entry (events.go).
+	events atomic.Pointer[stream.Buffer]
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -122,7 +125,7 @@ func (f *FSM) apply(index uint64, data []byte) any {
 	if err := decode(data[1:], req); err != nil {
 		return fmt.Errorf("%s at index %d: %w", t, index, err)
 	}
-	resp, err := f.dispatch(index, req)
+	resp, err := f.dispatch(index, t&^IgnoreUnknownTypeFlag, req)
 	if err != nil {
 		return err
 	}
@@ -133,10 +136,16 @@ func (f *FSM) apply(index uint64, data []byte) any {
 // is well-formed msgpack but inconsistent enough to trip the store (say, a
 // nil element deep in a job) is answered with ErrBadRequest, the
 // transaction aborted: no entry can take a server down.
-func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
+func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err error) {
 	s := f.State()
 	txn := s.WriteTxn(index)
 	defer txn.Abort()
+	events := f.events.Load()
+	if events != nil && publishes(t) {
+		txn.TrackChanges()
+	} else {
+		events = nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			resp, err = nil, fmt.Errorf("%w: %T at index %d: %v", ErrBadRequest, req, index, r)
@@ -205,6 +214,9 @@ func (f *FSM) dispatch(index uint64, req any) (resp any, err error) {
 	}
 	if err := txn.Commit(); err != nil {
 		return nil, err
+	}
+	if events != nil {
+		events.Publish(index, eventsOf(t, txn.Changes()))
 	}
 	return resp, nil
 }

@@ -188,6 +188,10 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if old != nil {
 		old.Abandon()
 	}
+	if b := f.events.Load(); b != nil {
+		// The events before the snapshot no longer describe the state.
+		b.Reset()
+	}
 	return nil
 }
 

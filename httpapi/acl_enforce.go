@@ -87,6 +87,7 @@ const (
 	needPublic                         // anyone (status, health, regions, bootstrap)
 	needNamespace                      // a namespace capability in the request's namespace
 	needNodeRead                       // node { policy = "read" }
+	needNodeWrite                      // node { policy = "write" }
 	needAgentRead                      // agent { policy = "read" }
 	needOperatorRead                   // operator { policy = "read" }
 	needOperatorWrite                  // operator { policy = "write" }
@@ -98,6 +99,7 @@ const (
 	needNodeAny                        // the secret of a registered node
 	needNodeReadOrSelf                 // node read, or the secret of the node the path names
 	needServerJoin                     // signed with the join token (access.go)
+	needEventTopics                    // per ?topic= of the event stream (event_stream.go)
 )
 
 // need is what a route declares it needs.
@@ -110,6 +112,7 @@ type need struct {
 var (
 	public         = need{kind: needPublic}
 	nodeRead       = need{kind: needNodeRead}
+	nodeWrite      = need{kind: needNodeWrite}
 	agentRead      = need{kind: needAgentRead}
 	operatorRead   = need{kind: needOperatorRead}
 	operatorWrite  = need{kind: needOperatorWrite}
@@ -121,6 +124,7 @@ var (
 	nodeAny        = need{kind: needNodeAny}
 	nodeReadOrSelf = need{kind: needNodeReadOrSelf}
 	serverJoin     = need{kind: needServerJoin}
+	eventTopics    = need{kind: needEventTopics}
 )
 
 // nsCap needs a namespace capability (acl.NamespaceCapability…).
@@ -135,6 +139,8 @@ func (n need) String() string {
 		return "namespace:" + n.capability
 	case needNodeRead:
 		return "node:read"
+	case needNodeWrite:
+		return "node:write"
 	case needAgentRead:
 		return "agent:read"
 	case needOperatorRead:
@@ -155,6 +161,8 @@ func (n need) String() string {
 		return "node:read, or node secret (own node)"
 	case needServerJoin:
 		return "join token"
+	case needEventTopics:
+		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation), node:read (Node), management (*)"
 	}
 	return "undeclared"
 }
@@ -260,6 +268,8 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return a.AllowNamespaceOpAny(n.capability)
 	case needNodeRead, needNodeReadOrSelf:
 		return a.AllowNodeRead()
+	case needNodeWrite:
+		return a.AllowNodeWrite()
 	case needAgentRead:
 		return a.AllowAgentRead()
 	case needOperatorRead:
@@ -272,6 +282,8 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return z.token != nil
 	case needAnyCaller:
 		return true
+	case needEventTopics:
+		return allowsEventTopics(a, r)
 	}
 	return false
 }

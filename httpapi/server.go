@@ -63,6 +63,8 @@ type Server struct {
 	policies  policyCache
 	// writes limits each remote address's writes (ratelimit.go).
 	writes *rateLimiter
+	// events serves GET /v1/event/stream (event_stream.go).
+	events EventStreamConfig
 }
 
 // Option configures a Server.

@@ -1,0 +1,122 @@
+package fsm
+
+import (
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/stream"
+	"github.com/droverhq/drover/structs"
+)
+
+// SetEvents makes the FSM publish the events of every entry it applies
+// (the objects the entry's transaction wrote, see eventsOf) into b, and
+// reset b when it restores a snapshot. Call it before raft starts
+// applying entries; nil turns events off. Publishing never blocks (see
+// package stream), so Apply stays as fast and as deterministic as without
+// events: the events are a function of the entry and the state.
+func (f *FSM) SetEvents(b *stream.Buffer) { f.events.Store(b) }
+
+// Events returns the buffer the FSM publishes into, nil when none.
+func (f *FSM) Events() *stream.Buffer { return f.events.Load() }
+
+// eventTypes is the event type of each kind of entry, as Nomad's (its
+// MsgTypeEvents). Entries of other kinds (ACLs, autopilot, reaping,
+// scaling events) publish nothing.
+var eventTypes = map[MessageType]string{
+	NodeRegisterRequestType:                 stream.TypeNodeRegistration,
+	NodeDeregisterRequestType:               stream.TypeNodeDeregistration,
+	NodeUpdateStatusRequestType:             stream.TypeNodeEvent,
+	NodeUpdateDrainRequestType:              stream.TypeNodeDrain,
+	NodeUpdateEligibilityRequestType:        stream.TypeNodeEligibility,
+	JobRegisterRequestType:                  stream.TypeJobRegistered,
+	JobDeregisterRequestType:                stream.TypeJobDeregistered,
+	EvalUpdateRequestType:                   stream.TypeEvaluationUpdated,
+	ApplyPlanResultsRequestType:             stream.TypePlanResult,
+	AllocClientUpdateRequestType:            stream.TypeAllocationUpdated,
+	AllocUpdateDesiredTransitionRequestType: stream.TypeAllocationUpdateDesiredStatus,
+	DeploymentStatusUpdateRequestType:       stream.TypeDeploymentStatusUpdate,
+	DeploymentPromoteRequestType:            stream.TypeDeploymentPromotion,
+	DeploymentAllocHealthRequestType:        stream.TypeDeploymentAllocHealth,
+	JobStabilityRequestType:                 stream.TypeJobStability,
+}
+
+// publishes reports whether entries of type t have events.
+func publishes(t MessageType) bool {
+	_, ok := eventTypes[t]
+	return ok
+}
+
+// eventsOf turns the changes of one entry of type t into events, as
+// Nomad's: a job, evaluation, allocation, deployment or node written is
+// an event of its topic, keyed by its ID, of the entry's type; a purged
+// job and a deleted node are events of their topic marked Deleted. Other
+// deletions (reaped evaluations and allocations) and other tables publish
+// nothing.
+func eventsOf(t MessageType, changes memdb.Changes) []*stream.Event {
+	typ := eventTypes[t]
+	var out []*stream.Event
+	for _, c := range changes {
+		if e := eventOf(c); e != nil {
+			e.Type = typ
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func eventOf(c memdb.Change) *stream.Event {
+	if c.Deleted() {
+		switch c.Table {
+		case state.TableJobs:
+			j, ok := c.Before.(*structs.Job)
+			if !ok {
+				return nil
+			}
+			return &stream.Event{Topic: stream.TopicJob, Key: j.ID, Namespace: j.Namespace, Payload: j, Deleted: true}
+		case state.TableNodes:
+			n, ok := c.Before.(*structs.Node)
+			if !ok {
+				return nil
+			}
+			return &stream.Event{Topic: stream.TopicNode, Key: n.ID, Payload: n, Deleted: true}
+		}
+		return nil
+	}
+	switch c.Table {
+	case state.TableJobs:
+		if j, ok := c.After.(*structs.Job); ok {
+			return &stream.Event{Topic: stream.TopicJob, Key: j.ID, Namespace: j.Namespace, Payload: j}
+		}
+	case state.TableEvals:
+		if e, ok := c.After.(*structs.Evaluation); ok {
+			return &stream.Event{Topic: stream.TopicEvaluation, Key: e.ID, Namespace: e.Namespace,
+				FilterKeys: filterKeys(e.JobID, e.DeploymentID), Payload: e}
+		}
+	case state.TableAllocs:
+		if a, ok := c.After.(*structs.Allocation); ok {
+			return &stream.Event{Topic: stream.TopicAllocation, Key: a.ID, Namespace: a.Namespace,
+				FilterKeys: filterKeys(a.JobID, a.DeploymentID), Payload: a}
+		}
+	case state.TableDeployments:
+		if d, ok := c.After.(*structs.Deployment); ok {
+			return &stream.Event{Topic: stream.TopicDeployment, Key: d.ID, Namespace: d.Namespace,
+				FilterKeys: filterKeys(d.JobID), Payload: d}
+		}
+	case state.TableNodes:
+		if n, ok := c.After.(*structs.Node); ok {
+			return &stream.Event{Topic: stream.TopicNode, Key: n.ID, Payload: n}
+		}
+	}
+	return nil
+}
+
+// filterKeys returns the keys that are set.
+func filterKeys(keys ...string) []string {
+	out := keys[:0:0]
+	for _, k := range keys {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
