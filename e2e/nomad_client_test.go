@@ -22,6 +22,7 @@ import (
 	"github.com/droverhq/drover/jobspec"
 	leadersvc "github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -88,12 +89,15 @@ func startInProcessCluster(t *testing.T) *nomad.Client {
 		t.Fatal(err)
 	}
 	log := &memLog{fsm: fsm.New(logger)}
+	events := stream.NewBuffer(1024)
+	log.fsm.SetEvents(events)
 	leader, err := leadersvc.New(leadersvc.Config{Raft: log, State: log.fsm.State, Logger: logger, NumWorkers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := &memBackend{memLog: log, ClientBackend: leader, OperatorBackend: leader, addr: ln.Addr().String()}
-	srv := &http.Server{Handler: httpapi.New(b, logger).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: httpapi.New(b, logger, httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: events})).Handler(),
+		ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 
 	ctx, cancel := context.WithCancel(context.Background())
