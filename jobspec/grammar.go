@@ -65,7 +65,7 @@ var grammar = map[string][]element{
 		{"reschedule", "Reschedule", block, supported, ""},
 		{"migrate", "Migrate", block, supported, ""},
 		{"meta", "Meta", block, supported, ""},
-		{"ui", "UI", block, ignored, "no web UI"},
+		{"ui", "UI", block, ignored, "the web UI does not show a job's description and links"},
 		{"vault", "", block, refused, "no Vault integration"},
 		{"consul", "", block, ignored, "no Consul"},
 		{"", "Stop", attr, serverSet, ""},

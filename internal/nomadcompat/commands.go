@@ -169,7 +169,7 @@ var Commands = []Command{
 	{"tls ca info", NotSupported, ""},
 	{"tls cert create", Supported, "-server, -client, -cli, -region, -additional-dnsname, -additional-ipaddress, -ca, -key, -days; Nomad's file names"},
 	{"tls cert info", NotSupported, ""},
-	{"ui", NotSupported, "no web UI"},
+	{"ui", Supported, "-show-url; no -authenticate: the UI asks for a token on its own page"},
 	{"var get", NotSupported, "no variables"},
 	{"var init", NotSupported, "no variables"},
 	{"var list", NotSupported, "no variables"},
