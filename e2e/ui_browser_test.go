@@ -32,13 +32,14 @@ func uiUpdate(extra string) string {
 // job with its status, version and running/desired count and shows a
 // job registered later without a reload; the job page lists its
 // allocations, the node list the node, and an allocation's page its
-// task's events and the tail of its stdout.
+// task's events and the tail of its stdout, as text (markup in it stays
+// text).
 func TestUIJobsList(t *testing.T) {
 	chromiumPath(t)
 	p := startDevAgent(t)
 	c := p.client()
 	rolloutSpec{ID: "ui-list", Count: 2, Update: uiUpdate(""), Version: "1",
-		Script: "echo hello from the ui test; exec sleep 600"}.run(t, c)
+		Script: `echo 'hello from the ui test <img src=x onerror="window.pwned=1">'; exec sleep 600`}.run(t, c)
 	b := newBrowser(t, "http://"+p.httpAddr, 2*time.Minute)
 
 	b.open("/")
@@ -76,7 +77,10 @@ func TestUIJobsList(t *testing.T) {
 	}
 	b.open("/ui/allocations/" + allocs[0].ID)
 	b.waitText(`#alloc-tasks [data-task="main"]`, "Started", 20*time.Second)
-	b.waitText("#log", "hello from the ui test", 20*time.Second)
+	b.waitText("#log", `hello from the ui test <img src=x onerror="window.pwned=1">`, 20*time.Second)
+	if js[bool](b, "window.pwned === 1 || document.querySelector('#log img') !== null") {
+		t.Error("a task's log was read as markup")
+	}
 }
 
 // TestUIRollingUpdateLive: the deployment page of a rolling update shows
