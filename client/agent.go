@@ -86,9 +86,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s, ok := api.(nodeSecretSetter); ok {
-		s.SetNodeSecret(secret)
-	}
+	api = nodeAuth{api: api, secret: secret}
 	a := &Agent{
 		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api,
 		drivers:      make(map[string]drivers.Driver, len(cfg.Drivers)),

@@ -37,32 +37,12 @@ type ServerAPI interface {
 // between their addresses (see apiclient.NodeClient).
 type HTTPServers struct {
 	nc *apiclient.NodeClient
-	// secret is the node's secret, sent with every call (SetNodeSecret).
-	secret string
 }
 
-// nodeSecretSetter is a ServerAPI that presents the node's secret; the
-// agent gives it the secret it keeps under its data dir.
-type nodeSecretSetter interface {
-	SetNodeSecret(secret string)
-}
-
-// SetNodeSecret makes every call present the node's secret
-// (X-Nomad-Token), which the servers require with ACLs on. Call it before
-// any call.
-func (h *HTTPServers) SetNodeSecret(secret string) { h.secret = secret }
-
-// auth returns ctx carrying the node's secret.
-func (h *HTTPServers) auth(ctx context.Context) context.Context {
-	if h.secret == "" {
-		return ctx
-	}
-	return apiclient.WithToken(ctx, h.secret)
-}
-
-// ResolveACL asks the servers what a token grants, as this node.
+// ResolveACL asks the servers what a token grants, as the node whose
+// secret the context carries (see nodeAuth).
 func (h *HTTPServers) ResolveACL(ctx context.Context, token string) (*structs.ACLResolveResponse, error) {
-	return h.nc.ResolveACL(h.auth(ctx), token)
+	return h.nc.ResolveACL(ctx, token)
 }
 
 var _ ServerAPI = (*HTTPServers)(nil)
@@ -78,7 +58,7 @@ func NewHTTPServers(addrs []string) (*HTTPServers, error) {
 
 // Register implements ServerAPI.
 func (h *HTTPServers) Register(ctx context.Context, node *structs.Node) (time.Duration, error) {
-	r, err := h.nc.Register(h.auth(ctx), node)
+	r, err := h.nc.Register(ctx, node)
 	if err != nil {
 		return 0, err
 	}
@@ -87,7 +67,7 @@ func (h *HTTPServers) Register(ctx context.Context, node *structs.Node) (time.Du
 
 // Heartbeat implements ServerAPI.
 func (h *HTTPServers) Heartbeat(ctx context.Context, nodeID string) (time.Duration, error) {
-	r, err := h.nc.Heartbeat(h.auth(ctx), nodeID)
+	r, err := h.nc.Heartbeat(ctx, nodeID)
 	if apiclient.IsNotFound(err) {
 		return 0, fmt.Errorf("%w: %w", ErrNodeUnknown, err)
 	}
@@ -100,7 +80,7 @@ func (h *HTTPServers) Heartbeat(ctx context.Context, nodeID string) (time.Durati
 // AllocsIndex implements ServerAPI. It reads with ?stale, as Nomad's
 // clients do, so that any server answers from its own copy.
 func (h *HTTPServers) AllocsIndex(ctx context.Context, nodeID string, minIndex uint64, wait time.Duration) (map[string]uint64, uint64, error) {
-	ix, meta, err := h.nc.AllocsIndex(h.auth(ctx), nodeID, &apiclient.QueryOptions{
+	ix, meta, err := h.nc.AllocsIndex(ctx, nodeID, &apiclient.QueryOptions{
 		WaitIndex: minIndex, WaitTime: wait, AllowStale: true,
 	})
 	if err != nil {
@@ -111,7 +91,7 @@ func (h *HTTPServers) AllocsIndex(ctx context.Context, nodeID string, minIndex u
 
 // GetAllocs implements ServerAPI, with ?stale as AllocsIndex.
 func (h *HTTPServers) GetAllocs(ctx context.Context, ids []string, held []*structs.Job, minIndex uint64, wait time.Duration) ([]*structs.Allocation, error) {
-	allocs, _, err := h.nc.GetAllocs(h.auth(ctx), ids, held, &apiclient.QueryOptions{
+	allocs, _, err := h.nc.GetAllocs(ctx, ids, held, &apiclient.QueryOptions{
 		WaitIndex: minIndex, WaitTime: wait, AllowStale: true,
 	})
 	return allocs, err
@@ -119,6 +99,6 @@ func (h *HTTPServers) GetAllocs(ctx context.Context, ids []string, held []*struc
 
 // UpdateAllocs implements ServerAPI.
 func (h *HTTPServers) UpdateAllocs(ctx context.Context, allocs []*structs.Allocation) error {
-	_, err := h.nc.UpdateAllocs(h.auth(ctx), allocs)
+	_, err := h.nc.UpdateAllocs(ctx, allocs)
 	return err
 }
