@@ -11,6 +11,12 @@ func TestNormalizeArgs(t *testing.T) {
 		{[]string{"job", "inspect", "-var=version=2", "-"}, []string{"job", "inspect", "--var=version=2", "-"}},
 		{[]string{"alloc", "logs", "-f", "abc"}, []string{"alloc", "logs", "-f", "abc"}},
 		{[]string{"--detach", "-5", "--", "-x"}, []string{"--detach", "-5", "--", "-x"}},
+		// alloc exec: flags up to the allocation, the command as given.
+		{[]string{"alloc", "exec", "-task", "web", "-it", "ab12", "ls", "-la", "-job"},
+			[]string{"alloc", "exec", "--task", "web", "-i", "-t", "ab12", "ls", "-la", "-job"}},
+		{[]string{"alloc", "exec", "-i=false", "-address", "http://x:4646", "ab12", "sh", "-c", "echo -n"},
+			[]string{"alloc", "exec", "--i=false", "--address", "http://x:4646", "ab12", "sh", "-c", "echo -n"}},
+		{[]string{"alloc", "exec", "-t", "--", "ab12", "-x"}, []string{"alloc", "exec", "-t", "--", "ab12", "-x"}},
 	}
 	for _, c := range cases {
 		if got := normalizeArgs(c.in); !slices.Equal(got, c.want) {

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { allocCommands["stop"] = newAllocStopCommand }
+
+func newAllocStopCommand() *cobra.Command {
+	var (
+		address string
+		detach  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "stop [flags] ALLOC",
+		Short: "Stop an allocation and have it replaced",
+		Long: `Stops the allocation (ID or unique prefix) and has the scheduler replace it,
+as Nomad's alloc stop: the allocation is marked for migration and an
+evaluation of its job placed; the job keeps its count. Unless -detach is
+given, the evaluation is monitored to its end, as by job run; with
+-detach the evaluation's ID is printed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			a, err := lookupAlloc(ctx, c, out, args[0])
+			if err != nil {
+				return asExit(err)
+			}
+			resp, err := c.Allocations().Stop(ctx, a.ID)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error stopping allocation: %v", err)}
+			}
+			if detach {
+				fmt.Fprintln(out, resp.EvalID)
+				return nil
+			}
+			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock}
+			code, err := m.run(ctx, resp.EvalID)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the evaluation: %v", err)}
+			}
+			if code != exitOK {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&detach, "detach", false, "return at once, printing the evaluation ID")
+	return cmd
+}
