@@ -45,13 +45,15 @@ func (d *Driver) ExecStream(ctx context.Context, h *drivers.TaskHandle, req driv
 		return nil, fmt.Errorf("%w: no output writers", drivers.ErrInvalidConfig)
 	}
 	cfg := h.Config
-	c := exec.CommandContext(ctx, lookPath(req.Command[0], cfg.TaskDir, cfg.Env["PATH"]), req.Command[1:]...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := exec.Command(lookPath(req.Command[0], cfg.TaskDir, cfg.Env["PATH"]), req.Command[1:]...)
 	c.Args[0] = req.Command[0]
 	c.Dir = cfg.TaskDir
 	c.Env = envList(cfg.Env)
 	c.WaitDelay = execWait
 	s := &execSession{done: make(chan struct{})}
-	c.Cancel = func() error { s.Kill(); return nil }
 	if req.TTY {
 		err = s.startTTY(c, req)
 	} else {
@@ -60,7 +62,13 @@ func (d *Driver) ExecStream(ctx context.Context, h *drivers.TaskHandle, req driv
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", drivers.ErrExecStart, req.Command[0], err)
 	}
-	go s.wait(c)
+	// The session's process group is its PID's: killed whole when ctx
+	// ends (at once if it already has).
+	stop := context.AfterFunc(ctx, s.Kill)
+	go func() {
+		s.wait(c)
+		stop()
+	}()
 	return s, nil
 }
 
@@ -216,7 +224,7 @@ func (s *execSession) Wait() (int, error) {
 func (s *execSession) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.reaped {
+	if !s.reaped && s.pid > 0 {
 		_ = syscall.Kill(-s.pid, syscall.SIGKILL)
 	}
 }
