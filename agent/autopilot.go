@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/cluster"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/httpapi"
+	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -133,7 +134,7 @@ func (a *Agent) autopilotPass(ctx context.Context, client *http.Client, cfg stru
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			servers[i].Stats = probeStats(ctx, client, a.tls.Scheme()+"://"+m.HTTPAddr, p.ID)
+			servers[i].Stats = probeStats(ctx, client, a.tls.Scheme()+"://"+m.HTTPAddr, p.ID, a.cfg.JoinToken)
 		}()
 	}
 	wg.Wait()
@@ -163,13 +164,17 @@ func (a *Agent) carryOut(dec autopilot.Decision, servers []autopilot.Server) {
 
 // probeStats asks the server at baseURL (scheme://host:port) for its Raft
 // statistics; nil when it does not answer in time, or answers as another
-// server.
-func probeStats(ctx context.Context, client *http.Client, baseURL, id string) *autopilot.Stats {
+// server. With a join token the probe is signed with it, which lets it in
+// where ACLs are on (/v1/agent/self needs agent:read otherwise).
+func probeStats(ctx context.Context, client *http.Client, baseURL, id, joinToken string) *autopilot.Stats {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/v1/agent/self", nil)
 	if err != nil {
 		return nil
+	}
+	if joinToken != "" {
+		req.Header.Set(joinauth.ForwardHeader, joinauth.SignForward(joinToken, time.Now().Unix(), http.MethodGet, req.URL.RequestURI()))
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -44,10 +44,10 @@ func TestProbeStatsChecksTheServersIdentity(t *testing.T) {
 	defer srv.Close()
 	addr := srv.URL
 	client := &http.Client{Timeout: probeTimeout}
-	if s := probeStats(context.Background(), client, addr, "b"); s == nil || s.LastIndex != 9 || s.LastTerm != 3 {
+	if s := probeStats(context.Background(), client, addr, "b", ""); s == nil || s.LastIndex != 9 || s.LastTerm != 3 {
 		t.Fatalf("probe of b: %+v", s)
 	}
-	if s := probeStats(context.Background(), client, addr, "c"); s != nil {
+	if s := probeStats(context.Background(), client, addr, "c", ""); s != nil {
 		t.Fatalf("a server answering as b counted as c: %+v", s)
 	}
 	stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +55,7 @@ func TestProbeStatsChecksTheServersIdentity(t *testing.T) {
 	}))
 	defer stalled.Close()
 	start := time.Now()
-	if s := probeStats(context.Background(), client, stalled.URL, "b"); s != nil {
+	if s := probeStats(context.Background(), client, stalled.URL, "b", ""); s != nil {
 		t.Fatalf("a silent server answered: %+v", s)
 	}
 	if took := time.Since(start); took > 2*probeTimeout {

@@ -77,3 +77,31 @@ func TestACLAndLimitsErrorsAreLocated(t *testing.T) {
 		t.Errorf("warnings: %s", all)
 	}
 }
+
+// ACLs on a server without a join token: autopilot's probes cannot be
+// told from a stranger's, which the agent says at start.
+func TestACLWithoutJoinTokenWarns(t *testing.T) {
+	c, _, err := Parse("s.hcl", []byte("data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 3\n}\nacl {\n  enabled = true\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warns, err := Default().Merge(c).Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range warns {
+		found = found || strings.Contains(w.String(), "s.hcl:7:3: acl.enabled without server.join_token")
+	}
+	if !found {
+		t.Fatalf("warnings %v", warns)
+	}
+	c.Server.JoinToken = "x"
+	c.mark("server.join_token", Location{File: "s.hcl"})
+	warns, _ = Default().Merge(c).Check()
+	for _, w := range warns {
+		if strings.Contains(w.String(), "join_token") {
+			t.Fatalf("with a join token: %v", w)
+		}
+	}
+}

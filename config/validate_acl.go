@@ -21,6 +21,10 @@ func (v *validator) acl() {
 			v.warnf(d.path, "%s is %s: a revoked token or a changed policy keeps its effect on a client's logs and stats endpoints that long", d.path, d.d)
 		}
 	}
+	several := v.c.Server.BootstrapExpect > 1 || len(v.c.Server.RetryJoin) > 0
+	if a.Enabled && v.c.Server.Enabled && several && !v.c.Dev && v.c.Server.JoinToken == "" {
+		v.warnf("acl.enabled", "acl.enabled without server.join_token: the servers cannot prove to each other that autopilot's health probes (/v1/agent/self) come from a server, so autopilot sees the other servers as unhealthy; set server.join_token")
+	}
 	for _, p := range []string{"acl.token_ttl", "acl.policy_ttl"} {
 		if !a.Enabled && v.c.IsSet(p) {
 			v.warnf(p, "%s is ignored: acl.enabled is off", p)

@@ -163,6 +163,28 @@ acl {
 		return nil
 	})
 
+	// Autopilot sees every server healthy: the servers' probes of each
+	// other (/v1/agent/self) are signed with the join token.
+	eventually(t, 30*time.Second, "autopilot's servers healthy", func() error {
+		var health struct {
+			Healthy bool
+			Servers []struct {
+				Name    string
+				Healthy bool
+			}
+		}
+		if _, err := rootAPI.Get(ctx(t), "/v1/operator/autopilot/health", nil, &health); err != nil {
+			var se *apiclient.StatusError
+			if !errors.As(err, &se) || se.Code != http.StatusTooManyRequests {
+				return err
+			}
+		}
+		if !health.Healthy || len(health.Servers) != 3 {
+			return fmt.Errorf("health %s", jsonString(health))
+		}
+		return nil
+	})
+
 	spec := rolloutSpec{ID: "acl-web", Count: 2, Version: "1", Update: "      max_parallel = 1\n" + fastUpdate}
 	// Anonymous and read-only writes are refused through every server.
 	for _, s := range servers {

@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -83,23 +85,24 @@ func TokenFromRequest(r *http.Request) string {
 type needKind int
 
 const (
-	needUndeclared     needKind = iota // the zero value: refused, and the route walk fails
-	needPublic                         // anyone (status, health, regions, bootstrap)
-	needNamespace                      // a namespace capability in the request's namespace
-	needNodeRead                       // node { policy = "read" }
-	needNodeWrite                      // node { policy = "write" }
-	needAgentRead                      // agent { policy = "read" }
-	needOperatorRead                   // operator { policy = "read" }
-	needOperatorWrite                  // operator { policy = "write" }
-	needManagement                     // a management token
-	needToken                          // a token the servers know; the handler narrows
-	needAnyCaller                      // anyone, anonymous included; the handler narrows
-	needNodeRegister                   // a client node's secret, checked by the handler
-	needNodeSelf                       // the secret of the node the path names
-	needNodeAny                        // the secret of a registered node
-	needNodeReadOrSelf                 // node read, or the secret of the node the path names
-	needServerJoin                     // signed with the join token (access.go)
-	needEventTopics                    // per ?topic= of the event stream (event_stream.go)
+	needUndeclared        needKind = iota // the zero value: refused, and the route walk fails
+	needPublic                            // anyone (status, health, regions, bootstrap)
+	needNamespace                         // a namespace capability in the request's namespace
+	needNodeRead                          // node { policy = "read" }
+	needNodeWrite                         // node { policy = "write" }
+	needAgentRead                         // agent { policy = "read" }
+	needOperatorRead                      // operator { policy = "read" }
+	needOperatorWrite                     // operator { policy = "write" }
+	needManagement                        // a management token
+	needToken                             // a token the servers know; the handler narrows
+	needAnyCaller                         // anyone, anonymous included; the handler narrows
+	needNodeRegister                      // a client node's secret, checked by the handler
+	needNodeSelf                          // the secret of the node the path names
+	needNodeAny                           // the secret of a registered node
+	needNodeReadOrSelf                    // node read, or the secret of the node the path names
+	needServerJoin                        // signed with the join token (access.go)
+	needEventTopics                       // per ?topic= of the event stream (event_stream.go)
+	needAgentReadOrServer                 // agent:read, or a server's signed probe (autopilot)
 )
 
 // need is what a route declares it needs.
@@ -124,7 +127,11 @@ var (
 	nodeAny        = need{kind: needNodeAny}
 	nodeReadOrSelf = need{kind: needNodeReadOrSelf}
 	serverJoin     = need{kind: needServerJoin}
-	eventTopics    = need{kind: needEventTopics}
+	// agentReadOrServer lets the other servers' autopilot read this
+	// server's Raft statistics (/v1/agent/self) without a token: they sign
+	// the probe with the join token.
+	agentReadOrServer = need{kind: needAgentReadOrServer}
+	eventTopics       = need{kind: needEventTopics}
 )
 
 // nsCap needs a namespace capability (acl.NamespaceCapability…).
@@ -161,6 +168,8 @@ func (n need) String() string {
 		return "node:read, or node secret (own node)"
 	case needServerJoin:
 		return "join token"
+	case needAgentReadOrServer:
+		return "agent:read, or a server's probe signed with the join token"
 	case needEventTopics:
 		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation), node:read (Node), management (*)"
 	}
@@ -211,6 +220,10 @@ func (s *Server) authorize(r *http.Request, rt route) (*http.Request, error) {
 	switch rt.need.kind {
 	case needPublic, needServerJoin, needNodeRegister:
 		return withAuthz(r, z), nil
+	case needAgentReadOrServer:
+		if s.signedByServer(r) {
+			return withAuthz(r, z), nil
+		}
 	case needNodeSelf, needNodeAny, needNodeReadOrSelf:
 		var node *structs.Node
 		if secret != "" || rt.need.kind != needNodeReadOrSelf {
@@ -270,7 +283,7 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return a.AllowNodeRead()
 	case needNodeWrite:
 		return a.AllowNodeWrite()
-	case needAgentRead:
+	case needAgentRead, needAgentReadOrServer:
 		return a.AllowAgentRead()
 	case needOperatorRead:
 		return a.AllowOperatorRead()
@@ -312,6 +325,17 @@ func namespaceFilter(r *http.Request) func(ns string) bool {
 	}
 	a := z.acl
 	return func(ns string) bool { return a.AllowNamespaceOp(ns, capability) }
+}
+
+// signedByServer reports whether a request carries a server's signature
+// with the cluster's join token (joinauth.ForwardHeader, over its method
+// and URI, within the signature's window). Only a local route may be let
+// in on it: followers sign what they forward too, and a forwarded request
+// is checked for its caller's token.
+func (s *Server) signedByServer(r *http.Request) bool {
+	h := r.Header.Get(joinauth.ForwardHeader)
+	return s.access.JoinToken != "" && h != "" && r.Header.Get(ForwardedHeader) == "" &&
+		joinauth.VerifyForward(s.access.JoinToken, h, time.Now().Unix(), r.Method, r.URL.RequestURI())
 }
 
 // nodeBySecret returns the registered node whose secret is secret; nil

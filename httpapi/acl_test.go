@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -571,3 +572,44 @@ func TestSecretsAreNotLogged(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// The other servers' autopilot reads /v1/agent/self signed with the join
+// token; nothing else is let in on a server's signature.
+func TestServersProbeAgentSelfWithTheJoinToken(t *testing.T) {
+	b := newFakeBackend()
+	s := New(b, nil, WithACL(ACLConfig{Enabled: true}), WithAccess(Access{JoinToken: "jt"}))
+	send := func(method, path string, h http.Header) int {
+		r := httptest.NewRequest(method, path, nil)
+		for k, v := range h {
+			r.Header[k] = v
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, r)
+		return rec.Code
+	}
+	sig := func(token, method, uri string) http.Header {
+		return http.Header{joinauth.ForwardHeader: {joinauth.SignForward(token, time.Now().Unix(), method, uri)}}
+	}
+	for _, tc := range []struct {
+		name         string
+		method, path string
+		h            http.Header
+		want         int
+	}{
+		{"anonymous", "GET", "/v1/agent/self", nil, 403},
+		{"signed probe", "GET", "/v1/agent/self", sig("jt", "GET", "/v1/agent/self"), 200},
+		{"wrong join token", "GET", "/v1/agent/self", sig("other", "GET", "/v1/agent/self"), 403},
+		{"signature of another path", "GET", "/v1/agent/self", sig("jt", "GET", "/v1/jobs"), 403},
+		{"signed, marked forwarded", "GET", "/v1/agent/self", func() http.Header {
+			h := sig("jt", "GET", "/v1/agent/self")
+			h.Set(ForwardedHeader, "1")
+			return h
+		}(), 403},
+		{"a signature opens nothing else", "GET", "/v1/jobs", sig("jt", "GET", "/v1/jobs"), 403},
+		{"nor the raft configuration", "GET", "/v1/operator/raft/configuration", sig("jt", "GET", "/v1/operator/raft/configuration"), 403},
+	} {
+		if got := send(tc.method, tc.path, tc.h); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

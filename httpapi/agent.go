@@ -13,7 +13,7 @@ import (
 
 func init() {
 	register(
-		route{"GET /v1/agent/self", localRoute, agentRead, (*Server).agentSelf},
+		route{"GET /v1/agent/self", localRoute, agentReadOrServer, (*Server).agentSelf},
 		route{"GET /v1/agent/health", localRoute, public, (*Server).agentHealth},
 		route{"POST /v1/internal/join", localRoute, serverJoin, (*Server).internalJoin},
 	)
