@@ -26,12 +26,15 @@ var (
 	_ httpapi.ServerMembersBackend = (*Agent)(nil)
 	_ httpapi.AutopilotBackend     = (*Agent)(nil)
 	_ httpapi.ACLBootstrapResetter = (*Agent)(nil)
+	_ httpapi.AllocStopBackend     = (*Agent)(nil)
+	_ httpapi.JobScaleBackend      = (*Agent)(nil)
+	_ httpapi.PeriodicBackend      = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AutopilotBackend", "Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend", "OperatorBackend",
-	"RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
+	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend",
+	"JobScaleBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
 // TestAgentServesEveryBackendInterfaceOfTheAPI fails when the HTTP API
