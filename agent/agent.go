@@ -29,6 +29,7 @@ import (
 	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/telemetry"
 	"github.com/droverhq/drover/tlsutil"
 	"github.com/droverhq/drover/ui"
 )
@@ -56,6 +57,9 @@ type Agent struct {
 
 	// The client; nil when the agent runs none.
 	client *client.Agent
+
+	// telemetry is the process's metrics (metrics.go).
+	telemetry *telemetry.Telemetry
 
 	listener net.Listener
 	http     *http.Server
@@ -105,6 +109,10 @@ func New(cfg Config) (*Agent, error) {
 	if err := a.openTLS(); err != nil {
 		a.removeDevDir()
 		return nil, err
+	}
+	if err := a.openTelemetry(); err != nil {
+		a.removeDevDir()
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	if err := a.open(); err != nil {
 		a.removeDevDir()
@@ -190,6 +198,8 @@ func (a *Agent) openServer() error {
 		a.fsm.SetEvents(stream.NewBuffer(a.cfg.EventBufferSize))
 	}
 	rc := cluster.LANRaftConfig()
+	// Raft's figures with the peer in the name duplicate the labelled ones.
+	rc.NoLegacyTelemetry = true
 	if a.cfg.RaftHeartbeatTimeout > 0 {
 		rc.HeartbeatTimeout = a.cfg.RaftHeartbeatTimeout
 	}
@@ -213,6 +223,7 @@ func (a *Agent) openServer() error {
 	leader, err := server.New(server.Config{
 		Raft: srv, State: a.fsm.State, Logger: a.logger.Named("leader"), HeartbeatGrace: a.cfg.HeartbeatGrace,
 		HeartbeatTTL: a.cfg.MinHeartbeatTTL, MaxHeartbeatsPerSecond: float64(a.cfg.MaxHeartbeatsPerSecond),
+		MetricsInterval: a.telemetry.Interval(), Events: a.fsm.Events(),
 	})
 	if err != nil {
 		_ = srv.Shutdown()
@@ -229,7 +240,7 @@ func (a *Agent) openServer() error {
 	}
 	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
 		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()),
-		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}))
+		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}), httpapi.WithMetrics(a.telemetry.Handler()))
 	return nil
 }
 
@@ -292,6 +303,8 @@ func (a *Agent) handler() http.Handler {
 	mux.Handle("/v1/client/", a.clientACL(a.clientRouter()))
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
+	} else {
+		mux.Handle("GET /v1/metrics", a.metricsHandler())
 	}
 	if a.api != nil && !a.cfg.UIDisabled {
 		// The web UI: static pages and one script, public as Nomad's (they
@@ -355,6 +368,11 @@ func (a *Agent) Start() {
 		if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.logger.Error("HTTP server stopped", "error", err)
 		}
+	}()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.runMetrics(ctx)
 	}()
 	if a.raft != nil {
 		a.wg.Add(1)

@@ -95,6 +95,11 @@ type Config struct {
 	// keeps for it (server.event_buffer_size; 0: stream.DefaultBufferSize).
 	DisableEventBroker bool
 	EventBufferSize    int
+	// PrometheusMetrics serves /v1/metrics?format=prometheus
+	// (telemetry.prometheus_metrics); CollectionInterval is how often the
+	// gauges are sampled (telemetry.collection_interval; 0: 1s).
+	PrometheusMetrics  bool
+	CollectionInterval time.Duration
 	// Raft timing; 0 keeps the cluster package's LAN tuning.
 	RaftHeartbeatTimeout   time.Duration
 	RaftElectionTimeout    time.Duration
@@ -167,6 +172,8 @@ func FromConfig(c *config.Config) Config {
 
 		DisableEventBroker: !c.Server.EnableEventBroker,
 		EventBufferSize:    c.Server.EventBufferSize,
+		PrometheusMetrics:  c.Telemetry.PrometheusMetrics,
+		CollectionInterval: c.Telemetry.CollectionInterval,
 
 		RaftHeartbeatTimeout:   hb,
 		RaftElectionTimeout:    election,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics/compat"
 	"github.com/hashicorp/raft"
 )
 
@@ -117,9 +118,11 @@ func (l *leadership) beginTerm() func() {
 // runTerm waits for a Barrier, starts every service and waits for the term
 // to end and every service to return.
 func (l *leadership) runTerm(ctx context.Context) {
+	barrier := time.Now()
 	for {
 		err := l.raft.Barrier(time.Minute).Error()
 		if err == nil {
+			metrics.MeasureSince([]string{"nomad", "leader", "barrier"}, barrier)
 			break
 		}
 		l.logger.Warn("barrier after election failed; retrying", "error", err)

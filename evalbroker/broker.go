@@ -255,6 +255,9 @@ func (b *Broker) readyLocked(e *entry) {
 		q = new(readyQueue)
 		b.ready[e.eval.Type] = q
 	}
+	if b.cfg.OnDequeue != nil {
+		e.readySince = b.cfg.Clock.Now()
+	}
 	heap.Push(q, e)
 }
 

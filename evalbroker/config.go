@@ -48,6 +48,13 @@ type Config struct {
 	// the leader marks it failed in state and may create a follow-up
 	// evaluation. The same calling rules as OnCancel apply.
 	OnFailed func(eval *structs.Evaluation)
+
+	// OnDequeue, when set, is told of every evaluation a Dequeue hands
+	// out and how long it was ready before (by Clock; 0 when a waiting
+	// Dequeue took it at once): the leader measures the broker's wait. It
+	// is called without the broker's lock held, from the Dequeue's
+	// goroutine, and must be quick.
+	OnDequeue func(eval *structs.Evaluation, waited time.Duration)
 }
 
 // DefaultConfig returns a Config with Nomad's defaults and the system clock.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -41,7 +42,14 @@ func (b *Broker) Dequeue(ctx context.Context, schedulerTypes []string) (*structs
 	}
 	if e := b.firstReadyLocked(schedulerTypes); e != nil {
 		token := b.deliverLocked(e)
+		var waited time.Duration
+		if b.cfg.OnDequeue != nil {
+			waited = b.cfg.Clock.Now().Sub(e.readySince)
+		}
 		b.mu.Unlock()
+		if b.cfg.OnDequeue != nil {
+			b.cfg.OnDequeue(e.eval, waited)
+		}
 		return e.eval, token, nil
 	}
 	w := &waiter{types: slices.Clone(schedulerTypes), ch: make(chan delivery, 1)}
@@ -50,6 +58,9 @@ func (b *Broker) Dequeue(ctx context.Context, schedulerTypes []string) (*structs
 
 	select {
 	case d := <-w.ch:
+		if d.err == nil && b.cfg.OnDequeue != nil {
+			b.cfg.OnDequeue(d.eval, 0)
+		}
 		return d.eval, d.token, d.err
 	case <-ctx.Done():
 	}

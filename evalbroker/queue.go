@@ -39,6 +39,7 @@ type entry struct {
 	token      string
 	timer      Timer     // visibility timer while unacked
 	at         time.Time // when a delayed or retrying entry becomes ready
+	readySince time.Time // when it last entered a ready queue
 }
 
 // before reports whether a leaves the ready queue ahead of b: higher

@@ -65,6 +65,8 @@ type Server struct {
 	writes *rateLimiter
 	// events serves GET /v1/event/stream (event_stream.go).
 	events EventStreamConfig
+	// metrics serves GET /v1/metrics (metrics_route.go).
+	metrics http.Handler
 }
 
 // Option configures a Server.
@@ -139,11 +141,14 @@ var routes []route
 
 func register(rs ...route) { routes = append(routes, rs...) }
 
-// wrap limits writes, forwards the request to the leader when the route
-// asks for it, and otherwise checks the caller against what the route
+// wrap measures the request (metrics.go), limits writes, forwards the
+// request to the leader when the route asks for it, and otherwise checks
+// the caller against what the route
 // needs, runs the handler and writes its answer.
 func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w, done := measure(w, rt.pattern)
+		defer done()
 		if routeAccess[rt.pattern] == localOnly {
 			if err := s.checkLocal(r); err != nil {
 				writeError(w, err)

@@ -2,6 +2,9 @@ package server
 
 import (
 	"fmt"
+	"time"
+
+	metrics "github.com/hashicorp/go-metrics/compat"
 
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/structs"
@@ -76,8 +79,10 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 	if l.beforePlanCheck != nil {
 		l.beforePlanCheck(p)
 	}
+	evaluated := time.Now()
 	snap := l.store().Snapshot()
 	accepted, stops, rejected, err := checkPlan(snap, p, prev)
+	metrics.MeasureSince([]string{"nomad", "plan", "evaluate"}, evaluated)
 	if err == nil && prev != nil {
 		<-prev.done
 		if prev.err != nil {
@@ -109,7 +114,9 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 	}
 	go func() {
 		defer close(cur.done)
+		applied := time.Now()
 		index, err := l.commitPlan(t, reqs)
+		metrics.MeasureSince([]string{"nomad", "plan", "apply"}, applied)
 		if err != nil {
 			cur.err = err
 			p.resp <- planResult{err: fmt.Errorf("committing plan for eval %s: %w", p.evalID, err)}
@@ -118,6 +125,8 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 		l.stats.plans.Add(1)
 		l.stats.accepted.Add(uint64(len(accepted)))
 		l.stats.rejected.Add(uint64(len(rejected)))
+		metrics.IncrCounter([]string{"drover", "plan", "placements_accepted"}, float32(len(accepted)))
+		metrics.IncrCounter([]string{"drover", "plan", "placements_rejected"}, float32(len(rejected)))
 		if len(p.stops) > 0 {
 			l.unblock(t, index)
 		}

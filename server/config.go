@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -116,6 +117,12 @@ type Config struct {
 	// SchedulerTypes are the evaluation types workers serve; defaults to
 	// service, batch, system and sysbatch.
 	SchedulerTypes []string
+	// MetricsInterval is how often the leader samples its gauges (the
+	// broker's queues); defaults to DefaultMetricsInterval.
+	MetricsInterval time.Duration
+	// Events, when set, is the server's event buffer: the leader measures
+	// rollout batches from it (metrics.go).
+	Events *stream.Buffer
 }
 
 func (c *Config) validate() error {
@@ -155,6 +162,9 @@ func (c *Config) validate() error {
 	}
 	if c.NewID == nil {
 		c.NewID = structs.GenerateUUID
+	}
+	if c.MetricsInterval <= 0 {
+		c.MetricsInterval = DefaultMetricsInterval
 	}
 	if len(c.SchedulerTypes) == 0 {
 		c.SchedulerTypes = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch}

@@ -128,6 +128,10 @@ func (l *Leader) Run(ctx context.Context) {
 	start(func() { l.runFeeder(t) })
 	start(func() { l.runDrainer(t) })
 	start(func() { l.runPeriodic(ctx) })
+	start(func() { l.runBrokerMetrics(t) })
+	if l.cfg.Events != nil {
+		start(func() { l.runRolloutMetrics(ctx) })
+	}
 	if w, err := l.newWatcher(); err != nil {
 		l.logger.Error("cannot start deployment watcher", "error", err)
 	} else {
@@ -158,6 +162,7 @@ func (l *Leader) newTerm(ctx context.Context) (*term, error) {
 		l.markEvals(t, evals, structs.EvalStatusCancelled, "superseded by a newer evaluation")
 	}
 	bcfg.OnFailed = func(e *structs.Evaluation) { l.evalFailed(t, e) }
+	bcfg.OnDequeue = brokerWait
 	b, err := evalbroker.New(bcfg)
 	if err != nil {
 		return nil, fmt.Errorf("eval broker: %w", err)

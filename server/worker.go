@@ -10,6 +10,7 @@ import (
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
+	metrics "github.com/hashicorp/go-metrics/compat"
 
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/scheduler"
@@ -103,6 +104,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 		return p, planResult{}, err
 	}
 	p.job = in.Job
+	scheduled := time.Now()
 	plan := scheduler.Reconcile(in)
 	if len(plan.Place) > 0 && in.Job != nil {
 		// The placer reads a node's allocs from the same snapshot only
@@ -113,12 +115,15 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 			l.logger.Warn("node left out of placement", "eval_id", eval.ID, "error", err)
 		}
 	}
+	measureScheduler(eval.Type, scheduled)
 	sub := newSubmission(in.Job, plan, p.placed, in.Allocs)
 	if sub.noop() {
 		return p, planResult{index: p.snapIndex}, nil
 	}
 	sub.outcome, p.afterOutcome = l.evalOutcome(t, eval, p, false)
+	submitted := time.Now()
 	res := l.submitPlan(t, sub)
+	metrics.MeasureSince([]string{"nomad", "plan", "submit"}, submitted)
 	if res.err != nil {
 		return p, res, res.err
 	}

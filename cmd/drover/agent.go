@@ -94,8 +94,9 @@ with its file and line, before anything starts.
 }
 
 // agentConfig layers the configuration: defaults (or the dev defaults),
-// the -config files, the flags given. Warnings go to stderr; every error
-// comes back at once.
+// the -config files, the flags given. Warnings are logged (as JSON with
+// log_json) once the configuration is valid, and printed to stderr with
+// the errors otherwise; every error comes back at once.
 func agentConfig(fs *pflag.FlagSet, af agentFlags, stderr io.Writer) (agent.Config, error) {
 	base := config.Default()
 	if dev, _ := fs.GetBool("dev"); dev {
@@ -103,18 +104,20 @@ func agentConfig(fs *pflag.FlagSet, af agentFlags, stderr io.Writer) (agent.Conf
 	}
 	flags, flagErr := config.FromFlags(fs)
 	merged, warnings, err := config.Load(base, af.configs...)
-	for _, w := range warnings {
-		fmt.Fprintln(stderr, "warning:", w)
+	printWarnings := func() {
+		for _, w := range warnings {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
 	}
 	if err = errors.Join(err, flagErr); err != nil {
+		printWarnings()
 		return agent.Config{}, fmt.Errorf("invalid agent configuration:\n%w", err)
 	}
 	merged = merged.Merge(flags)
-	warnings, err = merged.Check()
-	for _, w := range warnings {
-		fmt.Fprintln(stderr, "warning:", w)
-	}
+	checked, err := merged.Check()
+	warnings = append(warnings, checked...)
 	if err != nil {
+		printWarnings()
 		return agent.Config{}, fmt.Errorf("invalid agent configuration:\n%w", err)
 	}
 	level := hclog.LevelFromString(merged.LogLevel)
@@ -124,6 +127,11 @@ func agentConfig(fs *pflag.FlagSet, af agentFlags, stderr io.Writer) (agent.Conf
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{
 		Name: "drover", Level: level, JSONFormat: merged.LogJSON, Output: stderr,
 	})
+	// The checks' warnings go through the logger, so that with log_json
+	// every line the agent writes to stderr is JSON.
+	for _, w := range warnings {
+		cfg.Logger.Warn(w.String())
+	}
 	return cfg, nil
 }
 

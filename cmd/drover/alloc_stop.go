@@ -40,15 +40,8 @@ given, the evaluation is monitored to its end, as by job run; with
 				fmt.Fprintln(out, resp.EvalID)
 				return nil
 			}
-			m := &evalMonitor{c: c, out: out, tty: isTerminal(out), now: statusClock}
-			code, err := m.run(ctx, resp.EvalID)
-			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error monitoring the evaluation: %v", err)}
-			}
-			if code != exitOK {
-				return exitCode(code)
-			}
-			return nil
+			code, err := newMonitor(c, out, false).run(ctx, resp.EvalID)
+			return monitorExit("the evaluation", code, err)
 		},
 	}
 	addAddressFlag(cmd, &address)
