@@ -234,6 +234,13 @@ func (s *Server) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		if err != nil {
 			return nil, 0, err
 		}
+		// The index is that of the latest change to any of them, the
+		// client's reports included, as Nomad's Node.GetAllocs: a drain
+		// monitor (nomad node drain, drover node drain) waits on it for
+		// allocations to stop. (Clients follow allocs-index instead.)
+		for _, a := range allocs {
+			idx = max(idx, a.ModifyIndex)
+		}
 		if keep != nil {
 			kept := allocs[:0:0]
 			for _, a := range allocs {

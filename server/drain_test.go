@@ -297,8 +297,16 @@ func TestDrainAndEligibilityVerbs(t *testing.T) {
 		n, _ := s.NodeByID("node-a")
 		return n.DrainStrategy == nil && n.LastDrain.Status == structs.DrainStatusComplete
 	})
+	// A service alloc with nowhere else to go keeps the next drain
+	// running.
+	_, err = h.leader.UpdateNodeEligibility(h.ctx, "node-a", structs.NodeSchedulingEligible)
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 1, 100))
+	must(t, err)
+	h.waitFor("the web alloc", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 1 })
 	_, err = h.leader.UpdateNodeDrain(h.ctx, DrainRequest{NodeID: "node-a", Spec: &structs.DrainSpec{Deadline: time.Hour}})
 	must(t, err)
+	h.waitFor("the web alloc marked", func(s *state.Snapshot) bool { return len(migrating(s, "web")) == 1 })
 	h.idle()
 	_, err = h.leader.UpdateNodeDrain(h.ctx, DrainRequest{NodeID: "node-a", MarkEligible: true})
 	must(t, err)
@@ -311,7 +319,8 @@ func TestDrainAndEligibilityVerbs(t *testing.T) {
 		msgs = append(msgs, e.Message)
 	}
 	want := []string{structs.NodeEligibilityEventEligible, structs.NodeDrainEventDrainSet, structs.NodeDrainEventComplete,
-		structs.NodeDrainEventDrainSet, structs.NodeDrainEventDrainDisabled, structs.NodeEligibilityEventEligible}
+		structs.NodeEligibilityEventEligible, structs.NodeDrainEventDrainSet, structs.NodeDrainEventDrainDisabled,
+		structs.NodeEligibilityEventEligible}
 	if got := msgs[len(msgs)-len(want):]; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events %v, want them to end with %v", msgs, want)
 	}

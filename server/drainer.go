@@ -50,18 +50,14 @@ func (l *Leader) drainWait(ctx context.Context, ws memdb.WatchSet, wake time.Tim
 	changed := ws.WatchCh(wctx)
 	var fire <-chan time.Time
 	if !wake.IsZero() {
-		// Armed for the time the clock reads both before and after: a
-		// clock moved while arming (a test's) would put the timer off.
-		for {
-			now := l.clock.Now()
-			tm := watcherClock{l.clock}.NewTimer(wake.Sub(now))
-			if l.clock.Now().Equal(now) {
-				defer tm.Stop()
-				fire = tm.C()
-				break
-			}
-			tm.Stop()
+		tm := watcherClock{l.clock}.NewTimer(wake.Sub(l.clock.Now()))
+		defer tm.Stop()
+		if !l.clock.Now().Before(wake) {
+			// The clock passed wake while the timer was armed (a test's
+			// clock moved at that moment): look again now.
+			return true
 		}
+		fire = tm.C()
 	}
 	select {
 	case <-ctx.Done():
