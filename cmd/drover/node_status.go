@@ -13,8 +13,8 @@ import (
 
 func init() {
 	registerCommand("node", func() *cobra.Command {
-		cmd := &cobra.Command{Use: "node", Short: "Inspect client nodes"}
-		cmd.AddCommand(newNodeStatusCommand())
+		cmd := &cobra.Command{Use: "node", Short: "Inspect, drain and set the eligibility of client nodes"}
+		cmd.AddCommand(newNodeStatusCommand(), newNodeDrainCommand(), newNodeEligibilityCommand())
 		return cmd
 	})
 }
@@ -79,19 +79,47 @@ func printNodeStatus(w io.Writer, n *structs.Node, allocs []*structs.Allocation)
 		}
 	}
 	sort.Strings(drivers)
-	printKV(w, [][2]string{
+	kv := [][2]string{
 		{"ID", n.ID},
 		{"Name", n.Name},
 		{"Node Pool", n.NodePool},
 		{"Class", orNone(n.NodeClass)},
 		{"DC", n.Datacenter},
 		{"HTTP Addr", orNone(n.HTTPAddr)},
-		{"Drain", fmt.Sprint(n.Drain)},
+		{"Drain", formatDrain(n)},
 		{"Eligibility", n.SchedulingEligibility},
 		{"Status", n.Status},
 		{"Status Description", orNone(n.StatusDescription)},
 		{"Drivers", orNone(strings.Join(drivers, ","))},
-	})
+	}
+	if ld := n.LastDrain; ld != nil {
+		last := ld.Status + ", started " + fmtTime(ld.StartedAt) + ", updated " + fmtTime(ld.UpdatedAt)
+		if msg := ld.Meta["message"]; msg != "" {
+			last += fmt.Sprintf("; %q", msg)
+		}
+		kv = append(kv, [2]string{"Last Drain", last})
+	}
+	printKV(w, kv)
+
+	if len(n.Events) > 0 {
+		fmt.Fprintln(w, "\nNode Events")
+		tw := newTabs(w)
+		fmt.Fprintln(tw, "Time\tSubsystem\tMessage")
+		// Newest first, as Nomad's.
+		for i := len(n.Events) - 1; i >= 0; i-- {
+			e := n.Events[i]
+			msg := e.Message
+			if len(e.Details) > 0 {
+				var ds []string
+				for _, k := range sortedKeys(e.Details) {
+					ds = append(ds, k+": "+e.Details[k])
+				}
+				msg += " (" + strings.Join(ds, ", ") + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", fmtTime(e.Timestamp), e.Subsystem, msg)
+		}
+		tw.Flush()
+	}
 
 	capacity := n.Capacity()
 	var used structs.ComparableResources
@@ -117,4 +145,28 @@ func printNodeStatus(w io.Writer, n *structs.Node, allocs []*structs.Allocation)
 		return
 	}
 	printAllocStubs(w, running)
+}
+
+// formatDrain is a node's Drain line, as Nomad's: "false", or "true" with
+// the deadline ("force drain", "no deadline" or its time) and whether
+// system jobs are ignored.
+func formatDrain(n *structs.Node) string {
+	d := n.DrainStrategy
+	if d == nil {
+		return fmt.Sprint(n.Drain)
+	}
+	var b strings.Builder
+	b.WriteString("true")
+	switch {
+	case d.Deadline < 0:
+		b.WriteString("; force drain")
+	case d.ForceDeadline.IsZero():
+		b.WriteString("; no deadline")
+	default:
+		fmt.Fprintf(&b, "; %s deadline", fmtTime(d.ForceDeadline))
+	}
+	if d.IgnoreSystemJobs {
+		b.WriteString("; ignoring system jobs")
+	}
+	return b.String()
 }
