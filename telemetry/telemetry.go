@@ -102,13 +102,23 @@ func Setup(cfg Config) (*Telemetry, error) {
 	return t, nil
 }
 
-// Interval is the collection interval.
-func (t *Telemetry) Interval() time.Duration { return t.cfg.CollectionInterval }
+// Interval is the collection interval (1s for a nil Telemetry).
+func (t *Telemetry) Interval() time.Duration {
+	if t == nil {
+		return time.Second
+	}
+	return t.cfg.CollectionInterval
+}
 
 // Handler serves GET /v1/metrics: Nomad's JSON MetricsSummary, or with
 // ?format=prometheus the Prometheus text format (415 when
-// prometheus_metrics is off, as Nomad's).
+// prometheus_metrics is off, as Nomad's). A nil Telemetry answers 501.
 func (t *Telemetry) Handler() http.Handler {
+	if t == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "metrics are not enabled on this agent", http.StatusNotImplemented)
+		})
+	}
 	var prom http.Handler
 	if t.registry != nil {
 		prom = promhttp.HandlerFor(t.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
