@@ -25,6 +25,12 @@ type drainSample struct {
 }
 
 func sampleDrain(t testing.TB, c *apiclient.Client, jobID, nodeID string, count int) *drainSample {
+	return sampleDrainVia(t, func() *apiclient.Client { return c }, jobID, nodeID, count)
+}
+
+// sampleDrainVia is sampleDrain through whichever client api returns at
+// each sample (nil: skip it), for a cluster whose servers come and go.
+func sampleDrainVia(t testing.TB, api func() *apiclient.Client, jobID, nodeID string, count int) *drainSample {
 	s := &drainSample{stopCh: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -33,6 +39,10 @@ func sampleDrain(t testing.TB, c *apiclient.Client, jobID, nodeID string, count 
 			case <-s.stopCh:
 				return
 			case <-time.After(20 * time.Millisecond):
+			}
+			c := api()
+			if c == nil {
+				continue
 			}
 			allocs, err := jobAllocs(t, c, jobID)
 			if err != nil {
