@@ -29,12 +29,13 @@ var (
 	_ httpapi.AllocStopBackend     = (*Agent)(nil)
 	_ httpapi.JobScaleBackend      = (*Agent)(nil)
 	_ httpapi.PeriodicBackend      = (*Agent)(nil)
+	_ httpapi.NodeDrainBackend     = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
 	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend",
-	"JobScaleBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
+	"JobScaleBackend", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
 // TestAgentServesEveryBackendInterfaceOfTheAPI fails when the HTTP API
