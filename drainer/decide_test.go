@@ -205,9 +205,9 @@ func TestDecide(t *testing.T) {
 			want:   "migrate: \nevals: \ndone: \nwake: +1h0m0s\n",
 		},
 		{
-			name: "at the deadline everything left is marked, and jobs with marked allocs get a pass",
+			name:  "at the deadline everything left is marked, and jobs with marked allocs get a pass",
 			nodes: []*structs.Node{node("n1", "a", "1h", 0, false), node("n2", "a", "", 0, false)},
-			jobs: []*structs.Job{web2, bat, sys},
+			jobs:  []*structs.Job{web2, bat, sys},
 			allocs: []*structs.Allocation{alloc(bat, 0, "n1"), alloc(sys, 0, "n1"), alloc(web2, 0, "n1", "migrate"),
 				alloc(web2, 0, "n2"), alloc(web2, 1, "n1"), alloc(web2, 2, "n1")},
 			now:  time.Hour,

@@ -36,7 +36,7 @@ func TestNodeDrainEntriesAreAppliedAndSnapshotted(t *testing.T) {
 			Details: map[string]string{"deadline": "1h"}, Timestamp: start}}})
 	applyOK(t, f, 5, AllocUpdateDesiredTransitionRequestType, &structs.AllocUpdateDesiredTransitionRequest{
 		Allocs: map[string]*structs.DesiredTransition{a.ID: {Migrate: statetest.Bool(true)}}, UpdatedAt: start.UnixNano(),
-		Evals:  []*structs.Evaluation{statetest.Eval("drain", stored)}})
+		Evals: []*structs.Evaluation{statetest.Eval("drain", stored)}})
 
 	for _, bad := range []struct {
 		name string
