@@ -114,16 +114,22 @@ func (a *Agent) runMetrics(ctx context.Context) {
 	tick := time.NewTicker(a.telemetry.Interval())
 	defer tick.Stop()
 	var lastIndex uint64
+	var last *stateFigures
 	var lastEvents stream.Stats
 	for {
 		if a.fsm != nil {
 			snap := a.fsm.State().Snapshot()
 			idx := tablesIndex(snap)
-			if idx != lastIndex {
+			if idx != lastIndex || last == nil {
 				if f, err := countState(snap); err == nil {
-					lastIndex = idx
-					emitStateFigures(f)
+					lastIndex, last = idx, &f
 				}
+			}
+			// Emitted every interval, counted or not: the JSON summary
+			// shows the last finished in-memory interval, which must hold
+			// the gauges even when the state did not change during it.
+			if last != nil {
+				emitStateFigures(*last)
 			}
 			leader := float32(0)
 			if a.raft.LeaderReady() {
