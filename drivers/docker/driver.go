@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -44,8 +45,6 @@ const (
 	// callTimeout bounds one short call (inspect, create, start, kill,
 	// remove, list).
 	callTimeout = 30 * time.Second
-	// killWait bounds how long Stop waits after SIGKILL.
-	killWait = 30 * time.Second
 	// logDrain bounds how long an exit waits for the last output.
 	logDrain = 5 * time.Second
 )
@@ -507,34 +506,9 @@ func (d *Driver) Stop(h *drivers.TaskHandle, timeout time.Duration, signal strin
 	if err != nil {
 		return err
 	}
-	if signal == "" {
-		signal = h.Config.KillSignal
-	}
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return err
-	}
-	done := t.exit.Wait()
-	if err := d.kill(t.containerID, int(sig)); err != nil {
-		return fmt.Errorf("signalling %s: %w", h.ID(), err)
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
-	}
-	if err := d.kill(t.containerID, 9); err != nil {
-		return fmt.Errorf("killing %s: %w", h.ID(), err)
-	}
-	timer.Reset(killWait)
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
-		return fmt.Errorf("%s still running %v after SIGKILL", h.ID(), killWait)
-	}
+	return drivers.StopGracefully(h.ID(), h, t.exit.Wait(), timeout, signal, func(sig syscall.Signal) error {
+		return d.kill(t.containerID, int(sig))
+	})
 }
 
 // kill signals a container; one that is not running (or gone) is fine.

@@ -28,9 +28,6 @@ const Name = structs.DriverRawExec
 // DefaultLogCheckInterval is how often log files are checked for rotation.
 const DefaultLogCheckInterval = time.Second
 
-// killWait bounds how long Stop waits for a process after SIGKILL.
-const killWait = 30 * time.Second
-
 // Options tune the driver.
 type Options struct {
 	// LogCheckInterval is how often log sizes are checked (default 1s).
@@ -325,34 +322,7 @@ func (d *Driver) Stop(h *drivers.TaskHandle, timeout time.Duration, signal strin
 	if err != nil {
 		return err
 	}
-	if signal == "" {
-		signal = h.Config.KillSignal
-	}
-	sig, err := drivers.ParseSignal(signal)
-	if err != nil {
-		return err
-	}
-	done := t.exit.Wait()
-	if err := t.signal(sig); err != nil {
-		return fmt.Errorf("signalling %s: %w", h.ID(), err)
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
-	}
-	if err := t.signal(syscall.SIGKILL); err != nil {
-		return fmt.Errorf("killing %s: %w", h.ID(), err)
-	}
-	timer.Reset(killWait)
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
-		return fmt.Errorf("%s still running %v after SIGKILL", h.ID(), killWait)
-	}
+	return drivers.StopGracefully(h.ID(), h, t.exit.Wait(), timeout, signal, t.signal)
 }
 
 // Destroy kills the task's process group if it still runs and forgets
