@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -165,42 +164,6 @@ func rawTerminal(ctx context.Context, f *os.File) (func(), <-chan apiclient.Term
 func isTerminalReader(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// pickTask returns the task a command acts on: the one named (which must
-// be the group's), else the allocation's only task.
-func pickTask(a *structs.Allocation, task string) (string, error) {
-	names := allocTaskNames(a)
-	if task != "" {
-		if !slices.Contains(names, task) {
-			return "", &exitError{code: 1, msg: fmt.Sprintf("Could not find task named %q in allocation %q (tasks: %s)",
-				task, idShort(a.ID), strings.Join(names, ", "))}
-		}
-		return task, nil
-	}
-	if len(names) != 1 {
-		return "", &exitError{code: 1, msg: fmt.Sprintf("Allocation %q is running the following tasks:\n  * %s\n\nPlease specify the task.",
-			idShort(a.ID), strings.Join(names, "\n  * "))}
-	}
-	return names[0], nil
-}
-
-// checkRunning refuses, with a one-line error, an allocation that does
-// not run, or a task of it that is dead.
-func checkRunning(a *structs.Allocation, task string) error {
-	switch {
-	case a.DesiredStatus != structs.AllocDesiredStatusRun:
-		return &exitError{code: 1, msg: fmt.Sprintf("Allocation %q is not running: it is stopped (desired status %q, client status %q)",
-			idShort(a.ID), a.DesiredStatus, a.ClientStatus)}
-	case a.ClientTerminalStatus():
-		return &exitError{code: 1, msg: fmt.Sprintf("Allocation %q is not running: its client status is %q", idShort(a.ID), a.ClientStatus)}
-	}
-	if task != "" {
-		if st := a.TaskStates[task]; st != nil && st.State == structs.TaskStateDead {
-			return &exitError{code: 1, msg: fmt.Sprintf("Task %q of allocation %q is not running: it is dead", task, idShort(a.ID))}
-		}
-	}
-	return nil
 }
 
 // runningAllocOf returns a running allocation of the job (ID or unique

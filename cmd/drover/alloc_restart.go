@@ -25,11 +25,9 @@ allocation restarts. It prints nothing and exits 0 once the tasks have
 been stopped.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 2 {
-				if task != "" && task != args[1] {
-					return &exitError{code: 1, msg: fmt.Sprintf("The task is named twice, %q by -task and %q as an argument", task, args[1])}
-				}
-				task = args[1]
+			task, err := taskArg(task, args)
+			if err != nil {
+				return err
 			}
 			if allTasks && task != "" {
 				return &exitError{code: 1, msg: "The -all-tasks option cannot be used with a task name"}
@@ -39,16 +37,8 @@ been stopped.`,
 				return err
 			}
 			ctx := cmd.Context()
-			a, err := lookupAlloc(ctx, c, cmd.OutOrStdout(), args[0])
+			a, task, err := runningAlloc(ctx, c, cmd.OutOrStdout(), args[0], task)
 			if err != nil {
-				return asExit(err)
-			}
-			if task != "" {
-				if task, err = pickTask(a, task); err != nil {
-					return err
-				}
-			}
-			if err := checkRunning(a, task); err != nil {
 				return err
 			}
 			if err := c.Allocations().Restart(ctx, a.ID, task, allTasks); err != nil {

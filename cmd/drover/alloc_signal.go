@@ -23,11 +23,9 @@ raw_exec signals the task's process, docker the container's. It prints
 nothing and exits 0 once the signal is sent.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 2 {
-				if task != "" && task != args[1] {
-					return &exitError{code: 1, msg: fmt.Sprintf("The task is named twice, %q by -task and %q as an argument", task, args[1])}
-				}
-				task = args[1]
+			task, err := taskArg(task, args)
+			if err != nil {
+				return err
 			}
 			if _, err := drivers.ParseSignal(sig); err != nil || sig == "" {
 				return &exitError{code: 1, msg: fmt.Sprintf("Unknown signal %q", sig)}
@@ -37,16 +35,8 @@ nothing and exits 0 once the signal is sent.`,
 				return err
 			}
 			ctx := cmd.Context()
-			a, err := lookupAlloc(ctx, c, cmd.OutOrStdout(), args[0])
+			a, task, err := runningAlloc(ctx, c, cmd.OutOrStdout(), args[0], task)
 			if err != nil {
-				return asExit(err)
-			}
-			if task != "" {
-				if task, err = pickTask(a, task); err != nil {
-					return err
-				}
-			}
-			if err := checkRunning(a, task); err != nil {
 				return err
 			}
 			if err := c.Allocations().Signal(ctx, a.ID, task, sig); err != nil {
