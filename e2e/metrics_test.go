@@ -174,22 +174,29 @@ func TestMetricsDuringRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, _, err := nc.Operator().MetricsSummary(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]bool{}
-	for _, g := range sum.Gauges {
-		names[g.Name] = true
-	}
-	for _, s := range sum.Samples {
-		names[s.Name] = true
-	}
-	for _, want := range []string{"nomad.drover.deployments", "nomad.nomad.broker.total_ready", "nomad.drover.rollout.desired"} {
-		if !names[want] {
-			t.Errorf("JSON summary lacks %s", want)
+	// The summary is the last finished in-memory interval (10 s), as
+	// Nomad's: gauges first set in the current one (the leader's, when
+	// the election ended after an interval began) show once it ends.
+	var sum *nomad.MetricsSummary
+	eventually(t, 15*time.Second, "the JSON summary's gauges", func() error {
+		var err error
+		if sum, _, err = nc.Operator().MetricsSummary(nil); err != nil {
+			return err
 		}
-	}
+		names := map[string]bool{}
+		for _, g := range sum.Gauges {
+			names[g.Name] = true
+		}
+		for _, s := range sum.Samples {
+			names[s.Name] = true
+		}
+		for _, want := range []string{"nomad.drover.deployments", "nomad.nomad.broker.total_ready", "nomad.drover.rollout.desired"} {
+			if !names[want] {
+				return fmt.Errorf("JSON summary lacks %s", want)
+			}
+		}
+		return nil
+	})
 	if sum.Timestamp == "" {
 		t.Error("JSON summary without a Timestamp")
 	}
