@@ -80,3 +80,95 @@ func TestJobScaleRollsOutTheCount(t *testing.T) {
 		t.Fatalf("a negative count through the API: %v", err)
 	}
 }
+
+// TestJobScaleDuringARollout scales a job up and then down while a
+// rolling update of it runs (max_parallel 1): each scale is a new version
+// that carries the rollout on at the new count, and the group never has
+// fewer than count − max_parallel allocs running.
+func TestJobScaleDuringARollout(t *testing.T) {
+	p := startDevAgent(t)
+	c := p.client()
+	update := "      max_parallel     = 1\n      min_healthy_time = \"1s\""
+	s := rolloutSpec{ID: "scaling", Count: 3, Version: "1", Update: update}
+	s.run(t, c)
+	waitRollout(t, c, "scaling", 0, structs.DeploymentStatusSuccessful, 30*time.Second)
+
+	// minRunning samples the allocs running (and meant to) until stopped.
+	minRunning := func() (stop func() int) {
+		done, out := make(chan struct{}), make(chan int)
+		go func() {
+			least := 1 << 30
+			for {
+				select {
+				case <-done:
+					out <- least
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				if allocs, err := jobAllocs(t, c, "scaling"); err == nil {
+					n := 0
+					for _, a := range allocs {
+						if a.DesiredStatus == structs.AllocDesiredStatusRun && running(a) {
+							n++
+						}
+					}
+					least = min(least, n)
+				}
+			}
+		}()
+		return func() int { close(done); return <-out }
+	}
+	midRollout := func(version uint64) {
+		t.Helper()
+		eventually(t, 30*time.Second, fmt.Sprintf("the rollout of v%d under way", version), func() error {
+			d, err := latestDeployment(t, c, "scaling")
+			if err != nil {
+				return err
+			}
+			if d.JobVersion != version || d.Status != structs.DeploymentStatusRunning || d.TaskGroups["web"].PlacedAllocs < 1 {
+				return fmt.Errorf("latest deployment v%d %s", d.JobVersion, d.Status)
+			}
+			return nil
+		})
+	}
+	only := func(version uint64, count int) {
+		t.Helper()
+		allocs := allocsOf(t, c, "scaling")
+		if n := countAllocs(allocs, version, running); n != count {
+			t.Fatalf("%d allocs of v%d running, want %d", n, version, count)
+		}
+		for _, a := range allocs {
+			if a.DesiredStatus == structs.AllocDesiredStatusRun && a.JobVersion != version {
+				t.Fatalf("alloc %s of v%d still meant to run beside v%d", a.ID, a.JobVersion, version)
+			}
+		}
+	}
+
+	// Up: v1 (a new env) rolls, the scale to 5 is v2.
+	sample := minRunning()
+	s.Version = "2"
+	s.run(t, c)
+	midRollout(1)
+	if out, err := p.cli(t, "job", "scale", "-detach", "scaling", "5"); err != nil {
+		t.Fatalf("job scale up mid-rollout: %v\n%s", err, out)
+	}
+	waitRollout(t, c, "scaling", 2, structs.DeploymentStatusSuccessful, 60*time.Second)
+	if least := sample(); least < 3-1 {
+		t.Fatalf("%d allocs running at the worst sample while 3 rolled with max_parallel 1", least)
+	}
+	only(2, 5)
+
+	// Down: v3 rolls, the scale to 2 is v4.
+	sample = minRunning()
+	s.Version, s.Count = "3", 5
+	s.run(t, c)
+	midRollout(3)
+	if out, err := p.cli(t, "job", "scale", "-detach", "scaling", "web", "2"); err != nil {
+		t.Fatalf("job scale down mid-rollout: %v\n%s", err, out)
+	}
+	waitRollout(t, c, "scaling", 4, structs.DeploymentStatusSuccessful, 60*time.Second)
+	if least := sample(); least < 2-1 {
+		t.Fatalf("%d allocs running at the worst sample while scaling to 2 with max_parallel 1", least)
+	}
+	only(4, 2)
+}

@@ -557,6 +557,8 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 			switch {
 			case h.down:
 				in.Down++
+			case (dep == "" || a.DeploymentID != dep) && inFlightElsewhere(a):
+				in.Unknown++
 			case dep == "" || a.DeploymentID != dep:
 				in.Available++
 			case a.IsHealthy():
@@ -596,6 +598,17 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 	}
 	in.NotServing = g.notServing
 	return in
+}
+
+// inFlightElsewhere reports an alloc that an earlier deployment placed and
+// that has not started yet: a new version registered mid-rollout (a job
+// file, a job scale) finds the old deployment's last batch in flight. It
+// serves nothing yet, so it takes room in the new deployment's batch as
+// an alloc of its own would, until its client says it runs (or failed).
+// Once running it counts as serving: its health in a cancelled deployment
+// may never be decided, and waiting for it would stall the rollout.
+func inFlightElsewhere(a *structs.Allocation) bool {
+	return a.DeploymentID != "" && a.ClientStatus == structs.AllocClientStatusPending && !a.IsHealthy()
 }
 
 // nextCheckpoint is the group's next checkpoint (C.3): the first of its
