@@ -61,7 +61,8 @@ func periodicChildren(t *testing.T, nc *nomad.Client, parent string) []*nomad.Jo
 // with real raw_exec tasks: children are launched on the cron schedule,
 // named as Nomad names them, run to completion and are counted in the
 // parent's summary; prohibit_overlap holds launches while a child runs;
-// force launches at once; a stopped parent launches nothing more.
+// force launches at once; a stopped parent launches nothing more; a
+// five-field minute cron launches at the next minute.
 func TestPeriodicJobsLaunchOnSchedule(t *testing.T) {
 	p := startDevAgent(t)
 	nc, err := nomad.NewClient(&nomad.Config{Address: "http://" + p.httpAddr})
@@ -84,6 +85,16 @@ func TestPeriodicJobsLaunchOnSchedule(t *testing.T) {
 		}
 	})
 	dir := t.TempDir()
+	// A plain five-field cron, as users write them: its first launch comes
+	// at the next minute, checked at the end of the test.
+	minutePath := filepath.Join(dir, "minute.hcl")
+	if err := os.WriteFile(minutePath, []byte(periodicHCL("minute", "* * * * *", "echo minute", false)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := p.cli(t, "job", "run", minutePath); err != nil {
+		t.Fatalf("job run of a minute cron: %v\n%s", err, out)
+	}
+	minuteRegistered := time.Now()
 	path := filepath.Join(dir, "tick.hcl")
 	if err := os.WriteFile(path, []byte(periodicHCL("tick", "*/2 * * * * * *", "echo tick", false)), 0o644); err != nil {
 		t.Fatal(err)
@@ -158,5 +169,30 @@ func TestPeriodicJobsLaunchOnSchedule(t *testing.T) {
 	out, err = p.cli(t, "job", "periodic", "force", "-detach", "rolling-nope")
 	if err == nil || !strings.Contains(out, `No job(s) with prefix or id "rolling-nope" found`) {
 		t.Fatalf("force of an unknown job: %v\n%s", err, out)
+	}
+
+	// The minute cron launched once, at the first minute after it was
+	// registered, and its child ran to completion.
+	var child *nomad.JobListStub
+	eventually(t, time.Until(minuteRegistered.Add(90*time.Second)), "the minute cron's child done", func() error {
+		kids := periodicChildren(t, nc, "minute")
+		if len(kids) == 0 {
+			return fmt.Errorf("no child")
+		}
+		if child = kids[0]; child.Status != "dead" {
+			return fmt.Errorf("child %s %s", child.ID, child.Status)
+		}
+		return nil
+	})
+	var launched int64
+	if _, err := fmt.Sscanf(child.ID, "minute"+structs.PeriodicLaunchSuffix+"%d", &launched); err != nil {
+		t.Fatalf("child named %q: %v", child.ID, err)
+	}
+	at := time.Unix(launched, 0)
+	if launched%60 != 0 || !at.After(minuteRegistered.Add(-time.Second)) || at.After(minuteRegistered.Add(61*time.Second)) {
+		t.Fatalf("the minute cron registered at %s launched %s (%s)", minuteRegistered.Format(time.TimeOnly), child.ID, at.Format(time.TimeOnly))
+	}
+	if kids := periodicChildren(t, nc, "minute"); len(kids) != 1 && time.Since(at) < 59*time.Second {
+		t.Fatalf("the minute cron launched %d children within a minute", len(kids))
 	}
 }
