@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -137,6 +138,9 @@ func (h *clientHandler) exec(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	srv := execstream.NewServer()
+	if er.tty {
+		srv.SizeFirst(ttySizeWait)
+	}
 	sess, err := h.ops.ExecTask(ctx, er.alloc, er.task, drivers.ExecStreamRequest{
 		Command: er.command, TTY: er.tty, Stdout: srv.Stdout(), Stderr: srv.Stderr(),
 	})
@@ -161,6 +165,10 @@ func (h *clientHandler) exec(w http.ResponseWriter, r *http.Request) {
 	}
 	h.logger.Debug("exec ended", "alloc_id", er.alloc, "task", er.task, "exit_code", code)
 }
+
+// ttySizeWait bounds how long a TTY exec's input waits for the client's
+// terminal size.
+const ttySizeWait = 500 * time.Millisecond
 
 // execSession adapts a driver's session to the protocol's.
 type execSession struct{ drivers.ExecSession }

@@ -99,6 +99,7 @@ type Session interface {
 type Server struct {
 	ready     chan struct{}
 	readyOnce sync.Once
+	sizeWait  time.Duration
 
 	mu   sync.Mutex // one writer at a time
 	conn *websocket.Conn
@@ -106,6 +107,14 @@ type Server struct {
 
 // NewServer returns a server waiting for its connection.
 func NewServer() *Server { return &Server{ready: make(chan struct{})} }
+
+// SizeFirst makes Serve hold the client's input until its first terminal
+// size arrives, or for at most wait: a TTY command then reads its first
+// input on a terminal of the client's size. Clients send the size and
+// the input on their own (Nomad's Go client from two goroutines), so the
+// input may come first; without this, "stty size" typed at once could
+// print 0 0.
+func (s *Server) SizeFirst(wait time.Duration) { s.sizeWait = wait }
 
 // Stdout returns the writer of the command's output ("stdout" frames).
 func (s *Server) Stdout() io.Writer { return frameWriter{s: s, stderr: false} }
@@ -154,7 +163,7 @@ func (s *Server) Serve(conn *websocket.Conn, sess Session) (int, error) {
 	defer conn.Close()
 
 	readDone := make(chan error, 1)
-	go func() { readDone <- readInput(conn, sess) }()
+	go func() { readDone <- readInput(conn, sess, s.sizeWait) }()
 	type result struct {
 		code int
 		err  error
@@ -221,7 +230,29 @@ func truncate(s string) string {
 
 // readInput applies the client's messages to the session until the
 // connection ends; it returns nil when the client closed it normally.
-func readInput(conn *websocket.Conn, sess Session) error {
+// With sizeWait, input waits for the first terminal size (or sizeWait).
+func readInput(conn *websocket.Conn, sess Session, sizeWait time.Duration) error {
+	var (
+		mu      sync.Mutex
+		holding = sizeWait > 0
+		held    []*IOOperation
+	)
+	release := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if holding {
+			holding = false
+			for _, op := range held {
+				applyStdin(sess, op)
+			}
+			held = nil
+		}
+	}
+	if holding {
+		t := time.AfterFunc(sizeWait, release)
+		defer t.Stop()
+	}
+	defer release()
 	for {
 		var in Input
 		if err := conn.ReadJSON(&in); err != nil {
@@ -232,16 +263,28 @@ func readInput(conn *websocket.Conn, sess Session) error {
 		}
 		switch {
 		case in.Stdin != nil:
-			if len(in.Stdin.Data) > 0 {
-				// A command that closed its input just loses it.
-				_, _ = sess.Stdin().Write(in.Stdin.Data)
+			mu.Lock()
+			if holding {
+				held = append(held, in.Stdin)
+				mu.Unlock()
+				continue
 			}
-			if in.Stdin.Close {
-				_ = sess.Stdin().Close()
-			}
+			mu.Unlock()
+			applyStdin(sess, in.Stdin)
 		case in.TTYSize != nil:
 			_ = sess.Resize(in.TTYSize.Height, in.TTYSize.Width)
+			release()
 		}
+	}
+}
+
+func applyStdin(sess Session, op *IOOperation) {
+	if len(op.Data) > 0 {
+		// A command that closed its input just loses it.
+		_, _ = sess.Stdin().Write(op.Data)
+	}
+	if op.Close {
+		_ = sess.Stdin().Close()
 	}
 }
 

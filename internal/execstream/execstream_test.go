@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +81,7 @@ type fakeSession struct {
 
 	mu      sync.Mutex
 	resizes []TerminalSize
+	events  []string // "resize" and "in:<data>", in the order the command saw them
 	killed  bool
 }
 
@@ -93,6 +95,9 @@ func newFakeSession(stdout, stderr io.Writer) *fakeSession {
 			n, err := r.Read(buf)
 			if n > 0 {
 				line := string(buf[:n])
+				f.mu.Lock()
+				f.events = append(f.events, "in:"+line)
+				f.mu.Unlock()
 				if rest, ok := strings.CutPrefix(line, "err:"); ok {
 					_, _ = io.WriteString(f.stderr, rest)
 				} else {
@@ -120,6 +125,7 @@ func (f *fakeSession) Resize(h, w int) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resizes = append(f.resizes, TerminalSize{Height: h, Width: w})
+	f.events = append(f.events, "resize")
 	return nil
 }
 
@@ -143,6 +149,8 @@ type node struct {
 	served chan error
 	early  string // written before the upgrade
 	refuse error
+	// sizeWait, when set, is the server's SizeFirst.
+	sizeWait time.Duration
 }
 
 func newNode(t *testing.T) *node {
@@ -150,6 +158,9 @@ func newNode(t *testing.T) *node {
 	up := websocket.Upgrader{}
 	n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := NewServer()
+		if n.sizeWait > 0 {
+			s.SizeFirst(n.sizeWait)
+		}
 		f := newFakeSession(s.Stdout(), s.Stderr())
 		if n.early != "" {
 			go io.WriteString(s.Stdout(), n.early)
@@ -238,6 +249,45 @@ func TestServeAndRun(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("serve did not return")
+	}
+}
+
+// With SizeFirst, input sent before the terminal's size reaches the
+// command after the resize; without any size it is released after the
+// wait.
+func TestInputWaitsForTheTerminalSize(t *testing.T) {
+	for _, sendSize := range []bool{true, false} {
+		n := newNode(t)
+		n.sizeWait = 300 * time.Millisecond
+		conn := n.dial(t)
+		f := <-n.sess
+		if err := conn.WriteJSON(Input{Stdin: &IOOperation{Data: []byte("first")}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if sendSize {
+			if err := conn.WriteJSON(Input{TTYSize: &TerminalSize{Height: 20, Width: 60}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []string{"resize", "in:first"}
+		if !sendSize {
+			want = []string{"in:first"}
+		}
+		deadline := time.Now().Add(testTimeout)
+		for {
+			f.mu.Lock()
+			got := slices.Clone(f.events)
+			f.mu.Unlock()
+			if slices.Equal(got, want) {
+				break
+			}
+			if len(got) >= len(want) || time.Now().After(deadline) {
+				t.Fatalf("size sent %v: the command saw %q, want %q", sendSize, got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		conn.Close()
 	}
 }
 
