@@ -314,10 +314,15 @@ func TestAllocExecRestartSignalStop(t *testing.T) {
 			t.Fatalf("signal: exit %d", code)
 		}
 		waitLog(t, c, alloc.ID, "got-usr1", 1)
-		out, _, _ := droverRun(t, p, "", "alloc", "status", short)
-		if !strings.Contains(out, "Signaling") || !strings.Contains(out, "Task being sent signal SIGUSR1") {
-			t.Fatalf("alloc status:\n%s", out)
-		}
+		// The event reaches the servers with the client's next update
+		// (batched), perhaps after the task's output.
+		eventually(t, 30*time.Second, "the Signaling event in alloc status", func() error {
+			out, _, _ := droverRun(t, p, "", "alloc", "status", short)
+			if !strings.Contains(out, "Signaling") || !strings.Contains(out, "Task being sent signal SIGUSR1") {
+				return fmt.Errorf("alloc status:\n%s", out)
+			}
+			return nil
+		})
 	})
 
 	t.Run("restart", func(t *testing.T) {
