@@ -199,6 +199,15 @@ func runBench(ctx context.Context, e *env) error {
 		e.servers, e.addrs = srv, srv.HTTPAddrs
 	}
 
+	if cfg.Mode != ModeInProcess {
+		// Before the priority drops: the probe keeps this process's.
+		probe, err := startReadProbe(cfg.Binary, e.addrs(), scenarioJobID(cfg.Scenario, res))
+		if err != nil {
+			return err
+		}
+		e.reads = probe
+		e.cleanups = append(e.cleanups, probe.stop)
+	}
 	if cfg.Nice > 0 && cfg.Mode != ModeInProcess {
 		if err := lowerPriority(cfg.Nice); err != nil {
 			return err

@@ -24,7 +24,8 @@ type env struct {
 	res      *Result
 	progress *Progress
 	cfg      BenchConfig
-	cleanups []func() // run in reverse order once the result is reported
+	cleanups []func()   // run in reverse order once the result is reported
+	reads    *readProbe // nil when no probe runs (see reads.go)
 }
 
 // call runs fn against each running server in turn until one succeeds.

@@ -17,6 +17,14 @@ func jobID(name string, res *Result) string {
 	return fmt.Sprintf("sim-%s-%d", name, res.Started.UnixMilli()%1_000_000)
 }
 
+// scenarioJobID is the job the scenario reads probe: its (first) job.
+func scenarioJobID(scenario string, res *Result) string {
+	if scenario == ScenarioChurn {
+		return fmt.Sprintf("%s-%03d", jobID("churn", res), 0)
+	}
+	return jobID(scenario, res)
+}
+
 // runPlace registers one job of Count allocs and times placement and
 // running.
 func runPlace(ctx context.Context, e *env) error {
@@ -50,6 +58,7 @@ func runPlace(ctx context.Context, e *env) error {
 		return err
 	}
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
+	e.addReadFigures("place_", start, time.Now())
 	return nil
 }
 
@@ -143,6 +152,7 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 		e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
 		e.res.Add("rollout_over_lower_bound", round(took.Seconds()/lb.Seconds()), "x", "<= 1.2")
 		e.addCPUFigures("rollout_", use, useErr)
+		e.addReadFigures("rollout_", registered, registered.Add(took))
 		if err := e.addStages(ctx, v1.ID, 1, registered, registered.Add(took)); err != nil {
 			e.res.Note("rollout stages not read: %v", err)
 		}
@@ -190,10 +200,14 @@ func runFailover(ctx context.Context, e *env) error {
 			e.res.Note("killed leader %s at %d/%d healthy", l.Name, healthy, e.cfg.Count)
 		})
 	}
+	from := time.Now()
 	took, err := rollTo(ctx, e, "failover", "3", 2, kill)
 	if err != nil {
 		return err
 	}
+	// The killed server's reads fail at once (connection refused): they
+	// are counted in the note, not the figures' latencies.
+	e.addReadFigures("failover_", from, time.Now())
 	if killErr != nil {
 		return fmt.Errorf("finding the leader to kill: %w", killErr)
 	}
@@ -218,7 +232,7 @@ func runChurn(ctx context.Context, e *env) error {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range n {
-		ids[i] = fmt.Sprintf("%s-%03d", jobID("churn", e.res), i)
+		ids[i] = fmt.Sprintf("%s-%03d", jobID("churn", e.res), i) // scenarioJobID names the first
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -255,6 +269,7 @@ func runChurn(ctx context.Context, e *env) error {
 	}
 	slices.Sort(lat)
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
+	e.addReadFigures("churn_", start, time.Now())
 	e.res.Add("register_p50_ms", round(ms(percentile(lat, 0.50))), "ms", "")
 	e.res.Add("register_p99_ms", round(ms(percentile(lat, 0.99))), "ms", "")
 	e.res.Add("register_max_ms", round(ms(lat[len(lat)-1])), "ms", "")

@@ -30,7 +30,7 @@ client code, running tasks with the mock driver.
   drover sim run -servers 127.0.0.1:4646 -nodes 1000
   drover sim bench -scenario place -cluster3`,
 	}
-	cmd.AddCommand(newSimRunCommand(), newSimBenchCommand())
+	cmd.AddCommand(newSimRunCommand(), newSimBenchCommand(), newSimProbeReadsCommand())
 	return cmd
 }
 
@@ -307,4 +307,26 @@ func writeHeapProfile(path string) {
 		_ = pprof.WriteHeapProfile(f)
 		f.Close()
 	}
+}
+
+// newSimProbeReadsCommand is the read probe sim bench starts in a process
+// of its own (see sim.ProbeReads); hidden, as it is a part of sim bench.
+func newSimProbeReadsCommand() *cobra.Command {
+	var servers, job string
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:    "probe-reads",
+		Short:  "Time the leader and job reads of each server until interrupted (used by sim bench)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			return sim.ProbeReads(ctx, splitAddrs(servers), job, interval, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&servers, "servers", "", "servers' HTTP addresses, comma-separated")
+	cmd.Flags().StringVar(&job, "job", "", "the job to read")
+	cmd.Flags().DurationVar(&interval, "interval", sim.ReadProbeInterval, "time between two rounds of reads of a server")
+	return cmd
 }

@@ -192,5 +192,6 @@ var Commands = []Command{
 // DroverOnly are drover's commands that Nomad has not.
 var DroverOnly = []Command{
 	{"sim bench", Supported, "the fleet simulator's benchmark set (website/scale.md)"},
+	{"sim probe-reads", Supported, "the read probe sim bench starts in a process of its own (website/scale.md)"},
 	{"sim run", Supported, "the fleet simulator (website/scale.md)"},
 }

@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The probe reads both paths of every server; its lines parse back into
+// samples, and a slow answer shows in the figures of its window only.
+func TestProbeReads(t *testing.T) {
+	var slow sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/status/leader":
+			slow.Do(func() { time.Sleep(150 * time.Millisecond) })
+			_, _ = w.Write([]byte(`"127.0.0.1:4647"`))
+		case "/v1/job/j":
+			http.Error(w, "job not found", http.StatusNotFound)
+		default:
+			http.Error(w, "no", http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- ProbeReads(ctx, []string{addr}, "j", 10*time.Millisecond, &out) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(out.String(), "\n") < 10 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	p := &readProbe{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		s, ok := parseReadSample(line)
+		if !ok {
+			t.Fatalf("unparsed line %q", line)
+		}
+		if s.outcome != "ok" {
+			t.Fatalf("%q: a 404 is an answer", line)
+		}
+		p.samples = append(p.samples, s)
+	}
+	first := p.samples[0].start
+	all := p.figures("leader", first, time.Now())
+	if all.n < 2 || all.max < 150*time.Millisecond || all.p50 >= 150*time.Millisecond || all.timeouts != 0 {
+		t.Fatalf("leader reads %+v", all)
+	}
+	later := p.figures("leader", first.Add(time.Nanosecond), time.Now())
+	if later.n != all.n-1 || later.max >= 150*time.Millisecond {
+		t.Fatalf("the window after the slow read: %+v", later)
+	}
+	if jobs := p.figures("job", first, time.Now()); jobs.n < 2 {
+		t.Fatalf("job reads %+v", jobs)
+	}
+}
+
+func TestParseReadSampleRefusesGarbage(t *testing.T) {
+	for _, line := range []string{"", "leader a 1 2", "leader a x 2 ok", "leader a 1 y ok"} {
+		if _, ok := parseReadSample(line); ok {
+			t.Errorf("%q parsed", line)
+		}
+	}
+}
