@@ -112,7 +112,8 @@ func Decide(obs Observation) Decision {
 		dec.CreateEval = true
 		return into(dec)
 	}
-	if newHealth(obs) {
+	if newHealth(obs) && !d.AllPlaced() {
+		// With every group's allocs placed, new health frees no slot.
 		dec.CreateEval = true
 	}
 

@@ -176,6 +176,7 @@ func (sc *scenario) addGroup(t *testing.T, td *datadriven.TestData) error {
 		AutoRevert:  td.HasArg("auto-revert"),
 		AutoPromote: td.HasArg("auto-promote"),
 		Promoted:    td.HasArg("promoted"),
+		AllPlaced:   td.HasArg("all-placed"),
 	}
 	td.MaybeScanArgs(t, "total", &s.DesiredTotal)
 	td.MaybeScanArgs(t, "canaries", &s.DesiredCanaries)

@@ -187,10 +187,12 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	for _, h := range first {
 		replace = append(replace, replacePlacement(h, false))
 	}
+	surged := 0
 	for _, h := range chosen {
 		s := surge > 0 && !h.down
 		if s {
 			surge--
+			surged++
 		}
 		replace = append(replace, replacePlacement(h, s))
 	}
@@ -260,6 +262,32 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		r.emit(tg, p)
 	}
 	r.settleMoving(g)
+	if rolling {
+		// Once nothing budgeted is left, a healthy verdict needs no pass.
+		r.markAllPlaced(tg.Name, !canarying && !waiting && len(replace) == len(destructive) &&
+			surged == 0 && len(g.aside) == 0 && len(g.moving) == 0)
+	}
+}
+
+// markAllPlaced records the group's AllPlaced: in the state of a
+// deployment created (or joined) in this pass, or, when the running
+// deployment of this version holds another value, as an update of it
+// (finishDeployment).
+func (r *reconciler) markAllPlaced(group string, placed bool) {
+	if s := r.newStates[group]; s != nil {
+		s.AllPlaced = placed
+		return
+	}
+	d := r.deployment
+	if d == nil || d.Status != structs.DeploymentStatusRunning {
+		return
+	}
+	if s := d.TaskGroups[group]; s != nil && s.AllPlaced != placed {
+		if r.allPlaced == nil {
+			r.allPlaced = map[string]bool{}
+		}
+		r.allPlaced[group] = placed
+	}
 }
 
 // replacePlacement replaces h's alloc by the new version: destructively

@@ -91,6 +91,9 @@ type DeploymentStatusUpdate struct {
 	DeploymentID      string
 	Status            string
 	StatusDescription string
+	// AllPlaced sets groups' DeploymentState.AllPlaced; the status and
+	// description are then the deployment's own, unchanged.
+	AllPlaced map[string]bool
 }
 
 // FollowupLink records that AllocID will be rescheduled by EvalID.
@@ -153,6 +156,9 @@ func (p *Plan) String() string {
 			if s.Order > 0 {
 				fmt.Fprintf(&b, " order=%d state=%s", s.Order, s.State)
 			}
+			if s.AllPlaced {
+				b.WriteString(" all-placed")
+			}
 			b.WriteByte('\n')
 			if len(s.Zones) > 0 {
 				b.WriteString("    zones:")
@@ -164,6 +170,10 @@ func (p *Plan) String() string {
 		}
 	}
 	for _, u := range p.DeploymentUpdates {
+		if u.Status == "" {
+			fmt.Fprintf(&b, "deployment-update %s all-placed=%s\n", u.DeploymentID, boolMap(u.AllPlaced))
+			continue
+		}
 		fmt.Fprintf(&b, "deployment-update %s status=%s %q\n", u.DeploymentID, u.Status, u.StatusDescription)
 	}
 	for _, pl := range p.Place {
@@ -233,4 +243,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// boolMap prints m as "a:true,b:false", sorted by key.
+func boolMap(m map[string]bool) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s:%t", k, m[k])
+	}
+	return strings.Join(parts, ",")
 }

@@ -55,6 +55,9 @@ type reconciler struct {
 	failed     bool
 	// hadRunning is set when some alloc already runs the job's version.
 	hadRunning bool
+	// allPlaced holds the groups whose AllPlaced changes in the running
+	// deployment (markAllPlaced).
+	allPlaced map[string]bool
 	// newStates collects group states for a deployment to create, or for
 	// groups missing from the current one.
 	newStates map[string]*structs.DeploymentState
@@ -255,6 +258,21 @@ func (r *reconciler) finishDeployment() {
 	}
 	if d == nil {
 		return
+	}
+	if len(r.allPlaced) > 0 {
+		if r.plan.Deployment != nil {
+			for g, v := range r.allPlaced {
+				if s := d.TaskGroups[g]; s != nil {
+					s.AllPlaced = v
+				}
+			}
+		} else {
+			// No status: the stored one stays (an operator may pause it
+			// before this plan is applied).
+			r.plan.DeploymentUpdates = append(r.plan.DeploymentUpdates, DeploymentStatusUpdate{
+				DeploymentID: d.ID, AllPlaced: r.allPlaced,
+			})
+		}
 	}
 	if r.plan.Deployment != nil && d.Status == structs.DeploymentStatusRunning && d.RequiresPromotion() {
 		d.StatusDescription = structs.DeploymentStatusDescriptionRunningNeedsPromotion

@@ -226,7 +226,15 @@ func (s *planSim) apply(p *Plan) {
 	}
 	for _, u := range p.DeploymentUpdates {
 		if s.dep != nil && u.DeploymentID == s.dep.ID {
-			s.dep.Status = u.Status
+			s.dep = s.dep.Copy()
+			for g, v := range u.AllPlaced {
+				if gs := s.dep.TaskGroups[g]; gs != nil {
+					gs.AllPlaced = v
+				}
+			}
+			if u.Status != "" {
+				s.dep.Status = u.Status
+			}
 		}
 	}
 	for _, st := range p.Stop {

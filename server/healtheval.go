@@ -52,7 +52,7 @@ func healthEvals(snap *state.Snapshot, keys map[healthKey]bool, now time.Time, n
 		if err != nil {
 			return nil, err
 		}
-		if d == nil || d.Status != structs.DeploymentStatusRunning || awaitsPromotion(d) {
+		if d == nil || d.Status != structs.DeploymentStatusRunning || awaitsPromotion(d) || d.AllPlaced() {
 			continue
 		}
 		job, err := snap.JobByID(k.namespace, k.jobID)

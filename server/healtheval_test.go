@@ -41,7 +41,8 @@ func TestHealthReportCarriesTheNextPass(t *testing.T) {
 }
 
 // healthEvals asks for no pass while one of the job's evaluations waits
-// to run, nor for a deployment that is not running.
+// to run, nor for a deployment that is not running or has every alloc
+// placed.
 func TestHealthEvalsSkipWhenAPassIsDueOrTheDeploymentIsNotRunning(t *testing.T) {
 	h := newHarness(t)
 	h.start()
@@ -69,6 +70,22 @@ func TestHealthEvalsSkipWhenAPassIsDueOrTheDeploymentIsNotRunning(t *testing.T) 
 		must(t, err)
 	}
 
+	// The first version placed everything at once: new health frees no
+	// slot, and no pass is asked for.
+	if !d.AllPlaced() {
+		t.Fatalf("the first version's deployment is not all placed: %+v", d.TaskGroups["web"])
+	}
+	if out := got(); len(out) != 0 {
+		t.Fatalf("every alloc placed: got %+v, want none", out)
+	}
+	// A group with budgeted work left (as the scheduler records it).
+	apply(fsm.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
+		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: d.ID, AllPlaced: map[string]bool{"web": false}},
+		UpdatedAt:        now.UnixNano(),
+	})
+	if st := deploymentOf(h.store().Snapshot(), "web", 0); st.Status != structs.DeploymentStatusRunning || st.TaskGroups["web"].AllPlaced {
+		t.Fatalf("an AllPlaced-only update changed the status or missed the group: %s %+v", st.Status, st.TaskGroups["web"])
+	}
 	if out := got(); len(out) != 1 || out[0].DeploymentID != d.ID || out[0].Status != structs.EvalStatusPending {
 		t.Fatalf("no evaluation waits: got %+v, want one pending for the deployment", out)
 	}

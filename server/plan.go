@@ -97,6 +97,7 @@ func newSubmission(job *structs.Job, plan *scheduler.Plan, placed *scheduler.Pla
 	for _, u := range plan.DeploymentUpdates {
 		p.deploymentUpdates = append(p.deploymentUpdates, &structs.DeploymentStatusUpdate{
 			DeploymentID: u.DeploymentID, Status: u.Status, StatusDescription: u.StatusDescription,
+			AllPlaced: u.AllPlaced,
 		})
 	}
 	return p

@@ -144,7 +144,8 @@ func (t *WriteTxn) putDeployment(c *structs.Deployment, at int64) error {
 // (unknown groups and zones are ignored); GroupStates and GroupDoneAt set
 // the State and DoneAt of the groups they name, and a group that starts
 // rolling (from waiting) restarts its progress deadline from at (unknown
-// groups are ignored).
+// groups are ignored). AllPlaced sets the groups' AllPlaced; an update
+// without a Status changes nothing else.
 func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStatusUpdate, at int64, strict bool) error {
 	if u == nil {
 		return fmt.Errorf("state: no deployment update: %w", ErrInvalid)
@@ -162,6 +163,16 @@ func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStat
 		return nil
 	}
 	c := d.Copy()
+	for name, v := range u.AllPlaced {
+		if g := c.TaskGroups[name]; g != nil {
+			g.AllPlaced = v
+		}
+	}
+	if u.Status == "" {
+		// The scheduler's bookkeeping alone (AllPlaced): the status, and
+		// whatever an operator or the watcher set meanwhile, stay.
+		return s.putDeployment(t, c, at)
+	}
 	wasPaused := d.Status == structs.DeploymentStatusPaused
 	if wasPaused && u.Status == structs.DeploymentStatusRunning {
 		restartProgress(c, time.Unix(0, at).UTC(), nil)

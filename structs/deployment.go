@@ -120,6 +120,23 @@ func (d *Deployment) RequiresPromotion() bool {
 	return false
 }
 
+// AllPlaced reports whether the scheduler found no budgeted work left in
+// any group (DeploymentState.AllPlaced): a healthy verdict then frees no
+// slot a scheduling pass would fill. Skipping that pass matters most for
+// a first version, whose every alloc is placed at once: 100,000 healthy
+// verdicts would otherwise run the job's pass back to back for nothing.
+func (d *Deployment) AllPlaced() bool {
+	if d == nil || len(d.TaskGroups) == 0 {
+		return false
+	}
+	for _, s := range d.TaskGroups {
+		if s == nil || !s.AllPlaced {
+			return false
+		}
+	}
+	return true
+}
+
 // Copy returns a deep copy.
 func (d *Deployment) Copy() *Deployment {
 	if d == nil {
@@ -192,6 +209,12 @@ type DeploymentState struct {
 	// so far) when the deployment last paused on a failure. A resume keeps
 	// the count; only a newer failure pauses it again.
 	FailuresAtPause int
+	// AllPlaced (drover) is set by the scheduler once the group's pass
+	// found no budgeted work left: every alloc of the version placed, no
+	// old alloc waiting beside a surge replacement, no canary waiting for
+	// promotion. A healthy verdict then calls for no scheduling pass (the
+	// watcher alone decides what follows); false means it may.
+	AllPlaced bool `json:",omitempty"`
 }
 
 // Copy returns a deep copy.

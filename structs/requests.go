@@ -109,6 +109,8 @@ type DeploymentStatusUpdate struct {
 
 	// CheckpointsReached sets DeploymentState.CheckpointsReached per group.
 	CheckpointsReached map[string]int `json:",omitempty"`
+	// AllPlaced sets DeploymentState.AllPlaced per group (the scheduler's).
+	AllPlaced map[string]bool `json:",omitempty"`
 	// FailuresAtPause sets DeploymentState.FailuresAtPause per group.
 	FailuresAtPause map[string]int `json:",omitempty"`
 	// ResumeAt, on an update that leaves the deployment paused, is when it
