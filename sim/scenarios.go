@@ -30,6 +30,8 @@ func scenarioJobID(scenario string, res *Result) string {
 func runPlace(ctx context.Context, e *env) error {
 	spec := JobSpec{ID: jobID("place", e.res), Count: e.cfg.Count, Version: "1"}
 	start := time.Now()
+	// Also when the scenario does not finish: reads matter most then.
+	defer func() { e.addReadFigures("place_", start, time.Now()) }()
 	evalID, _, err := e.registerEval(ctx, spec)
 	if err != nil {
 		return err
@@ -58,7 +60,6 @@ func runPlace(ctx context.Context, e *env) error {
 		return err
 	}
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
-	e.addReadFigures("place_", start, time.Now())
 	return nil
 }
 
