@@ -125,6 +125,18 @@ func (f *fakeStore) AllocsByDeployment(ws WatchSet, id string) ([]*structs.Alloc
 	return out, nil
 }
 
+func (f *fakeStore) AllocByID(ws WatchSet, id string) (*structs.Allocation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.read(ws)
+	for _, a := range f.allocs {
+		if a.ID == id {
+			return a.Copy(), nil
+		}
+	}
+	return nil, nil
+}
+
 func (f *fakeStore) AllocsByJob(ws WatchSet, _, jobID string) ([]*structs.Allocation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,6 +1,32 @@
 package deployment
 
-import "github.com/droverhq/drover/structs"
+import (
+	"slices"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// UnhealthyIDs returns the IDs of the deployment's allocations marked
+// unhealthy, and whether the store listed them all (UnhealthyAllocIDs;
+// a deployment written before the list existed has none): the watcher
+// then reads those allocations only.
+func UnhealthyIDs(d *structs.Deployment) ([]string, bool) {
+	if d == nil {
+		return nil, false
+	}
+	var ids []string
+	for _, s := range d.TaskGroups {
+		if s == nil {
+			continue
+		}
+		if len(s.UnhealthyAllocIDs) != s.MarkedUnhealthyAllocs {
+			return nil, false
+		}
+		ids = append(ids, s.UnhealthyAllocIDs...)
+	}
+	slices.Sort(ids)
+	return ids, true
+}
 
 // NeedsAllocs reports whether deciding on d needs its allocations one by
 // one: when one of them is (or was) unhealthy, to be replaced or to fail

@@ -96,10 +96,11 @@ func TestNeedsAllocs(t *testing.T) {
 	}
 }
 
-// countingStore counts the reads of allocations.
+// countingStore counts the reads of allocations: all of a deployment's,
+// and one by ID.
 type countingStore struct {
 	*fakeStore
-	allocReads atomic.Int64
+	allocReads, idReads atomic.Int64
 }
 
 func (c *countingStore) AllocsByDeployment(ws WatchSet, id string) ([]*structs.Allocation, error) {
@@ -107,9 +108,16 @@ func (c *countingStore) AllocsByDeployment(ws WatchSet, id string) ([]*structs.A
 	return c.fakeStore.AllocsByDeployment(ws, id)
 }
 
+func (c *countingStore) AllocByID(ws WatchSet, id string) (*structs.Allocation, error) {
+	c.idReads.Add(1)
+	return c.fakeStore.AllocByID(ws, id)
+}
+
 // TestWatcherReadsAllocsOnlyWhenUnhealthy: a pass over a deployment with
 // no unhealthy allocation decides from its figures without reading the
-// allocations; once one is unhealthy, they are read and it is replaced.
+// allocations; once one is unhealthy, that one is read by its ID (the
+// store lists it) and replaced; a deployment whose unhealthy allocations
+// are not listed (written before the list existed) is read whole.
 func TestWatcherReadsAllocsOnlyWhenUnhealthy(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f := &countingStore{fakeStore: seed(start, seedOpts{total: 3, rpb: 10 * time.Minute})}
@@ -121,17 +129,37 @@ func TestWatcherReadsAllocsOnlyWhenUnhealthy(t *testing.T) {
 	ctx := context.Background()
 	f.setHealth("a2", true, start)
 	w.RunOnce(ctx)
-	if n := f.allocReads.Load(); n != 0 {
-		t.Fatalf("%d alloc reads with every alloc healthy or pending", n)
+	if n, m := f.allocReads.Load(), f.idReads.Load(); n != 0 || m != 0 {
+		t.Fatalf("%d deployment reads, %d alloc reads with every alloc healthy or pending", n, m)
 	}
 	wantWrites(t, f.fakeStore, "eval")
 
 	f.setHealth("a3", false, start)
 	w.RunOnce(ctx)
-	if n := f.allocReads.Load(); n != 1 {
-		t.Fatalf("%d alloc reads with an unhealthy alloc, want 1", n)
+	if n, m := f.allocReads.Load(), f.idReads.Load(); n != 0 || m != 1 {
+		t.Fatalf("%d deployment reads, %d alloc reads with one unhealthy alloc listed, want 0 and 1", n, m)
 	}
 	wantWrites(t, f.fakeStore, "eval", "reschedule")
+
+	// Unlisted: the whole deployment is read.
+	f.mu.Lock()
+	for id, d := range f.deps {
+		c := d.Copy()
+		for _, s := range c.TaskGroups {
+			s.UnhealthyAllocIDs = nil
+		}
+		f.deps[id] = c
+	}
+	f.mu.Unlock()
+	w2, err := NewWatcher(Config{State: f, Writer: f.fakeStore, Clock: fixedClock{start.Add(time.Minute)},
+		NewID: func() string { return "e" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2.RunOnce(ctx)
+	if n := f.allocReads.Load(); n != 1 {
+		t.Fatalf("%d deployment reads with an unlisted unhealthy alloc, want 1", n)
+	}
 }
 
 // fixedClock is a Clock stopped at one time.

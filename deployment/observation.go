@@ -22,14 +22,15 @@ type Observation struct {
 	// StableJob is the latest version marked stable, or nil.
 	StableJob *structs.Job
 	// Allocs are the deployment's allocations, with the deployment health
-	// their clients (or an operator) reported. Ignored when FromFigures.
+	// their clients (or an operator) reported; when FromFigures, only
+	// those marked unhealthy (DeploymentState.UnhealthyAllocIDs).
 	Allocs []*structs.Allocation
-	// FromFigures says the allocations were not read: Decide takes each
+	// FromFigures says not every allocation was read: Decide takes each
 	// group's healthy allocations and canaries, and the newest health,
 	// from the live figures the store keeps in the deployment
 	// (DeploymentState.LiveHealthyAllocs, LiveHealthyCanaries and
-	// Deployment.HealthIndex). Only valid when no allocation is unhealthy
-	// (see NeedsAllocs): unhealthy allocations are decided one by one.
+	// Deployment.HealthIndex), and decides the unhealthy allocations in
+	// Allocs one by one.
 	FromFigures bool
 	// LatestEvalIndex is the newest state index a scheduling pass of the
 	// job has read or will read: the highest CreateIndex among the job's

@@ -31,6 +31,8 @@ type State interface {
 	LatestStableJob(ws WatchSet, namespace, id string) (*structs.Job, error)
 	// AllocsByDeployment returns the deployment's allocations.
 	AllocsByDeployment(ws WatchSet, id string) ([]*structs.Allocation, error)
+	// AllocByID returns one allocation, or nil.
+	AllocByID(ws WatchSet, id string) (*structs.Allocation, error)
 	// AllocsByJob returns the job's allocations, of every version.
 	AllocsByJob(ws WatchSet, namespace, jobID string) ([]*structs.Allocation, error)
 	// EvalsByJob returns the job's evaluations.

@@ -26,10 +26,7 @@ type unhealthyResult struct {
 // while it has attempts left.
 func checkUnhealthy(obs Observation, groups map[string]*groupView) unhealthyResult {
 	var res unhealthyResult
-	if obs.FromFigures {
-		// The watcher reads the allocations whenever one is unhealthy.
-		return res
-	}
+	// With FromFigures, Allocs holds exactly the unhealthy allocations.
 	failing := make(map[string]bool)
 	for _, a := range obs.Allocs {
 		if a == nil || !a.IsUnhealthy() {

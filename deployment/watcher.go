@@ -179,12 +179,26 @@ func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observat
 	if obs.StableJob, err = w.state.LatestStableJob(ws, d.Namespace, d.JobID); err != nil {
 		return obs, wrapRead("stable job", err)
 	}
-	if NeedsAllocs(d) {
+	switch ids, listed := UnhealthyIDs(d); {
+	case !NeedsAllocs(d):
+		obs.FromFigures = true
+	case listed:
+		// The figures, and the unhealthy allocations by their IDs: not
+		// every allocation of a large deployment on every pass.
+		obs.FromFigures = true
+		for _, aid := range ids {
+			a, err := w.state.AllocByID(ws, aid)
+			if err != nil {
+				return obs, wrapRead("alloc", err)
+			}
+			if a != nil {
+				obs.Allocs = append(obs.Allocs, a)
+			}
+		}
+	default:
 		if obs.Allocs, err = w.state.AllocsByDeployment(ws, id); err != nil {
 			return obs, wrapRead("allocs", err)
 		}
-	} else {
-		obs.FromFigures = true
 	}
 	if limitsUnhealthy(obs.Job) {
 		all, err := w.state.AllocsByJob(ws, d.Namespace, d.JobID)

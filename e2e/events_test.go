@@ -29,7 +29,7 @@ func TestEventStreamNomadGoClient(t *testing.T) {
 	// What the rollout must show, each with a payload that decodes.
 	want := map[string]bool{
 		"Job/JobRegistered": false, "Evaluation/JobRegistered": false, "Allocation/PlanResult": false,
-		"Evaluation/EvaluationUpdated": false, "Allocation/AllocationUpdated": false,
+		"Evaluation/PlanResult": false, "Allocation/AllocationUpdated": false,
 		"Deployment/DeploymentStatusUpdate": false,
 	}
 	missing := func() []string {

@@ -2,6 +2,8 @@ package state
 
 import (
 	"fmt"
+	"maps"
+	"strings"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -30,6 +32,9 @@ type liveDelta struct {
 	// added and removed are the highest health indexes of the shares
 	// added and removed.
 	added, removed uint64
+	// unhealthy is the change of each group's UnhealthyAllocIDs: +1 for
+	// an alloc marked unhealthy, -1 for one no longer (or deleted).
+	unhealthy map[string]map[string]int
 }
 
 // groupLive is the change of one group's live figures.
@@ -91,8 +96,8 @@ func (z *zoneDeltas) at(k zoneKey) *zoneLive {
 	return &z.list[len(z.list)-1].d
 }
 
-// add adds (sign 1) or removes (sign -1) share s.
-func (l *liveDelta) add(s structs.AllocDeploymentShare, sign int) {
+// add adds (sign 1) or removes (sign -1) share s of alloc id.
+func (l *liveDelta) add(s structs.AllocDeploymentShare, sign int, id string) {
 	if s.Healthy || s.InFlight {
 		z := l.zones.at(zoneKey{s.Group, s.Zone})
 		if s.Healthy {
@@ -122,6 +127,15 @@ func (l *liveDelta) add(s structs.AllocDeploymentShare, sign int) {
 	}
 	if s.Unhealthy {
 		g.unhealthy += sign
+		if l.unhealthy == nil {
+			l.unhealthy = map[string]map[string]int{}
+		}
+		ids := l.unhealthy[s.Group]
+		if ids == nil {
+			ids = map[string]int{}
+			l.unhealthy[s.Group] = ids
+		}
+		ids[id] += sign
 	}
 }
 
@@ -175,10 +189,10 @@ func (t *WriteTxn) countShares(old, a *structs.Allocation) {
 		return
 	}
 	if old != nil && old.DeploymentID != "" {
-		t.liveDeltaOf(old.DeploymentID).add(was, -1)
+		t.liveDeltaOf(old.DeploymentID).add(was, -1, old.ID)
 	}
 	if a != nil && a.DeploymentID != "" {
-		t.liveDeltaOf(a.DeploymentID).add(is, 1)
+		t.liveDeltaOf(a.DeploymentID).add(is, 1, a.ID)
 	}
 }
 
@@ -234,6 +248,17 @@ func (t *WriteTxn) applyLive(c *structs.Deployment, l *liveDelta) (bool, error) 
 		st.MarkedUnhealthyAllocs += g.unhealthy
 		changed = true
 	}
+	for name, ids := range l.unhealthy {
+		st := c.TaskGroups[name]
+		if st == nil {
+			continue
+		}
+		for id, n := range ids {
+			if n != 0 && st.SetUnhealthyID(id, n > 0) {
+				changed = true
+			}
+		}
+	}
 	for _, e := range l.zones.list {
 		k, d := e.k, e.d
 		if d == (zoneLive{}) {
@@ -274,6 +299,8 @@ type figures struct {
 	index  uint64
 	groups map[string]groupLive
 	zones  map[zoneKey]zoneLive
+	// unhealthy holds each group's UnhealthyAllocIDs, joined.
+	unhealthy map[string]string
 }
 
 func liveFigures(d *structs.Deployment) figures {
@@ -283,6 +310,12 @@ func liveFigures(d *structs.Deployment) figures {
 			continue
 		}
 		f.groups[name] = groupLive{s.LiveHealthyAllocs, s.LiveHealthyCanaries, s.MarkedUnhealthyAllocs}
+		if len(s.UnhealthyAllocIDs) > 0 {
+			if f.unhealthy == nil {
+				f.unhealthy = map[string]string{}
+			}
+			f.unhealthy[name] = strings.Join(s.UnhealthyAllocIDs, ",")
+		}
 		for _, z := range s.Zones {
 			if z == nil {
 				continue
@@ -297,7 +330,7 @@ func liveFigures(d *structs.Deployment) figures {
 }
 
 func equalFigures(a, b figures) bool {
-	if a.index != b.index || len(a.groups) != len(b.groups) || len(a.zones) != len(b.zones) {
+	if a.index != b.index || len(a.groups) != len(b.groups) || len(a.zones) != len(b.zones) || !maps.Equal(a.unhealthy, b.unhealthy) {
 		return false
 	}
 	for name, g := range a.groups {

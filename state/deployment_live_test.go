@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ func recountFigures(t *testing.T, snap *Snapshot, d *structs.Deployment) figures
 	allocs, err := snap.AllocsByDeployment(d.ID)
 	must(t, err)
 	placed := map[string]bool{}
+	unhealthyIDs := map[string][]string{}
 	f := figures{groups: map[string]groupLive{}}
 	for name, s := range d.TaskGroups {
 		f.groups[name] = groupLive{}
@@ -65,10 +67,20 @@ func recountFigures(t *testing.T, snap *Snapshot, d *structs.Deployment) figures
 		}
 		if a.IsUnhealthy() {
 			g.unhealthy++
+			if known {
+				unhealthyIDs[a.TaskGroup] = append(unhealthyIDs[a.TaskGroup], a.ID)
+			}
 		}
 		if known {
 			f.groups[a.TaskGroup] = g
 		}
+	}
+	for name, ids := range unhealthyIDs {
+		if f.unhealthy == nil {
+			f.unhealthy = map[string]string{}
+		}
+		slices.Sort(ids)
+		f.unhealthy[name] = strings.Join(ids, ",")
 	}
 	return f
 }

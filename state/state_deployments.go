@@ -71,6 +71,7 @@ func (s *Store) UpsertDeploymentTxn(t *WriteTxn, dep *structs.Deployment, placed
 			if !ok {
 				ng := g.Copy()
 				ng.LiveHealthyAllocs, ng.LiveHealthyCanaries, ng.MarkedUnhealthyAllocs = 0, 0, 0
+				ng.UnhealthyAllocIDs = nil
 				ng.Zones = initialZones(g.Zones)
 				c.TaskGroups[name] = ng
 				recount = true

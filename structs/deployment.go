@@ -185,6 +185,10 @@ type DeploymentState struct {
 	// MarkedUnhealthyAllocs counts the group's allocations whose health
 	// is unhealthy, terminal or not.
 	MarkedUnhealthyAllocs int
+	// UnhealthyAllocIDs names those allocations (sorted): the watcher
+	// reads them, not every allocation of the deployment, to decide what
+	// each failure calls for.
+	UnhealthyAllocIDs []string `json:",omitempty"`
 
 	// Rollout policies (drover, part C).
 
@@ -224,6 +228,7 @@ func (s *DeploymentState) Copy() *DeploymentState {
 	}
 	c := *s
 	c.PlacedCanaries = copySlice(s.PlacedCanaries)
+	c.UnhealthyAllocIDs = copySlice(s.UnhealthyAllocIDs)
 	if s.Zones != nil {
 		c.Zones = make([]*ZoneState, len(s.Zones))
 		for i, z := range s.Zones {

@@ -1,5 +1,7 @@
 package structs
 
+import "slices"
+
 // AllocDeploymentShare is what one allocation adds to the live figures of
 // its deployment (DeploymentState.LiveHealthyAllocs, LiveHealthyCanaries,
 // MarkedUnhealthyAllocs and Deployment.HealthIndex). The state store keeps
@@ -65,6 +67,7 @@ func (d *Deployment) ClearLiveFigures() {
 	for _, s := range d.TaskGroups {
 		if s != nil {
 			s.LiveHealthyAllocs, s.LiveHealthyCanaries, s.MarkedUnhealthyAllocs = 0, 0, 0
+			s.UnhealthyAllocIDs = nil
 			for _, z := range s.Zones {
 				if z != nil {
 					z.Healthy, z.InFlight = 0, 0
@@ -139,6 +142,7 @@ func (d *Deployment) CountLiveFigures(allocs []*Allocation) {
 		}
 		if s.Unhealthy {
 			st.MarkedUnhealthyAllocs++
+			st.UnhealthyAllocIDs = append(st.UnhealthyAllocIDs, a.ID)
 		}
 		if s.Healthy || s.InFlight {
 			if z := st.Zone(s.Zone); z != nil {
@@ -150,4 +154,27 @@ func (d *Deployment) CountLiveFigures(allocs []*Allocation) {
 			}
 		}
 	}
+	for _, st := range d.TaskGroups {
+		if st != nil {
+			slices.Sort(st.UnhealthyAllocIDs)
+		}
+	}
+}
+
+// SetUnhealthyID adds (in) or removes id from the sorted UnhealthyAllocIDs
+// of s, a copy its caller owns; it reports whether the list changed.
+func (s *DeploymentState) SetUnhealthyID(id string, in bool) bool {
+	i, found := slices.BinarySearch(s.UnhealthyAllocIDs, id)
+	switch {
+	case in && !found:
+		s.UnhealthyAllocIDs = slices.Insert(s.UnhealthyAllocIDs, i, id)
+		return true
+	case !in && found:
+		s.UnhealthyAllocIDs = slices.Delete(s.UnhealthyAllocIDs, i, i+1)
+		if len(s.UnhealthyAllocIDs) == 0 {
+			s.UnhealthyAllocIDs = nil
+		}
+		return true
+	}
+	return false
 }

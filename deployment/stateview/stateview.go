@@ -85,6 +85,12 @@ func (v *View) AllocsByDeployment(ws deployment.WatchSet, id string) (a []*struc
 	return a, err
 }
 
+// AllocByID returns one allocation, or nil.
+func (v *View) AllocByID(ws deployment.WatchSet, id string) (a *structs.Allocation, err error) {
+	err = v.read(ws, func(s *state.Snapshot) error { a, err = s.AllocByID(id); return err })
+	return a, err
+}
+
 // AllocsByJob returns the job's allocations, of every version.
 func (v *View) AllocsByJob(ws deployment.WatchSet, namespace, jobID string) (a []*structs.Allocation, err error) {
 	err = v.read(ws, func(s *state.Snapshot) error { a, err = s.AllocsByJob(namespace, jobID); return err })
