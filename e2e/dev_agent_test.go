@@ -52,14 +52,46 @@ func startAgentProc(t testing.TB, name, httpAddr string, args ...string) *agentP
 		select {
 		case <-p.done:
 		default:
+			// The tasks of its allocations outlive a killed agent (as
+			// Nomad's do): stop them too, or a later test's task may find
+			// its port taken by one of them.
+			allocs := p.allocIDs()
 			_ = p.cmd.Process.Signal(syscall.SIGKILL)
 			<-p.done
+			if len(allocs) > 0 {
+				procs := taskProcs()
+				for _, id := range allocs {
+					for _, pid := range procs[id] {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			}
 		}
 		if t.Failed() {
 			t.Logf("---- %s output ----\n%s", name, p.logs.String())
 		}
 	})
 	return p
+}
+
+// allocIDs lists the allocations the agent's servers know, if it answers
+// within a few seconds (a client-only or a stopped agent may not).
+func (p *agentProc) allocIDs() []string {
+	c, err := apiclient.New(p.httpAddr)
+	if err != nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var stubs []*structs.AllocationListStub
+	if _, err := c.Get(cctx, "/v1/allocations", nil, &stubs); err != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(stubs))
+	for _, a := range stubs {
+		ids = append(ids, a.ID)
+	}
+	return ids
 }
 
 // startDevAgent runs `drover agent -dev` on free loopback ports.
