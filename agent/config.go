@@ -52,8 +52,9 @@ type Config struct {
 	// about 4,700 instead of 400 serial writes per second, safe against the
 	// process being killed but not against power loss. Dev mode sets it.
 	NoSync bool
-	// HeartbeatGrace is added to every client's heartbeat TTL after a
-	// leader election (server.Config.HeartbeatGrace); 0 is the default.
+	// HeartbeatGrace is added to every client's heartbeat TTL before it may
+	// be marked down, and after a leader election
+	// (server.Config.HeartbeatGrace); 0 is the default.
 	HeartbeatGrace time.Duration
 	// MinHeartbeatTTL and MaxHeartbeatsPerSecond set the clients'
 	// heartbeat TTL (server.Config.HeartbeatTTL, MaxHeartbeatsPerSecond);

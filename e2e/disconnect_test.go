@@ -55,6 +55,7 @@ server {
   enabled           = true
   bootstrap_expect  = 1
   min_heartbeat_ttl = "2s"
+  heartbeat_grace   = "1s"
 }
 `, filepath.Join(dir, "s1"), port(srvHTTP), port(srvRaft)))
 	srv := startAgentProc(t, "s1", srvHTTP, "-config", cfg)

@@ -102,8 +102,9 @@ type Config struct {
 	// node is given max(HeartbeatTTL, nodes / MaxHeartbeatsPerSecond).
 	// Defaults to DefaultMaxHeartbeatsPerSecond.
 	MaxHeartbeatsPerSecond float64
-	// HeartbeatGrace is added to the TTL of every node when leadership is
-	// gained, so that no node is marked down because the leader moved.
+	// HeartbeatGrace is added to the TTL given to every node, as Nomad's
+	// heartbeat_grace (network and processing delays), and when leadership
+	// is gained, so that no node is marked down because the leader moved.
 	// Defaults to 10s + HeartbeatTTL.
 	HeartbeatGrace time.Duration
 	// MaxPlanAttempts defaults to DefaultMaxPlanAttempts.

@@ -27,7 +27,7 @@ func disconnectSetup(t *testing.T, h *harness, d *structs.DisconnectStrategy) (*
 	h.waitFor("two allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
 	settled(h)
 	victim := allocsOf(h.store().Snapshot(), "web")[0]
-	beatFor(t, h, 12*time.Second, victim.NodeID)
+	beatFor(t, h, 12*time.Second+h.leader.cfg.HeartbeatGrace, victim.NodeID)
 	h.waitFor("the victim's node disconnected", func(s *state.Snapshot) bool {
 		n, _ := s.NodeByID(victim.NodeID)
 		return n.Status == structs.NodeStatusDisconnected
@@ -207,7 +207,7 @@ func TestNoDisconnectWithoutLostAfter(t *testing.T) {
 	h.waitFor("an alloc", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 1 })
 	settled(h)
 	victim := allocsOf(h.store().Snapshot(), "web")[0]
-	beatFor(t, h, 12*time.Second, victim.NodeID)
+	beatFor(t, h, 12*time.Second+h.leader.cfg.HeartbeatGrace, victim.NodeID)
 	h.waitFor("the node down", func(s *state.Snapshot) bool {
 		n, _ := s.NodeByID(victim.NodeID)
 		return n.Status == structs.NodeStatusDown

@@ -132,13 +132,21 @@ func (h *heartbeats) reset(nodeID string, ttl time.Duration) {
 	h.timers[nodeID] = b
 }
 
+// arm (re)arms a node's timer after it was given ttl: the node is marked
+// down only when silent for ttl plus HeartbeatGrace, as Nomad's
+// heartbeat_grace, for network and processing delays (a leader busy with
+// a burst of placements, a client slow to get a core) and elections.
+func (h *heartbeats) arm(nodeID string, ttl time.Duration) {
+	h.reset(nodeID, ttl+h.l.cfg.HeartbeatGrace)
+}
+
 // ensure arms a node's timer unless it has one.
 func (h *heartbeats) ensure(nodeID string) {
 	h.mu.Lock()
 	_, ok := h.timers[nodeID]
 	h.mu.Unlock()
 	if !ok {
-		h.reset(nodeID, h.ttl(nodeID))
+		h.arm(nodeID, h.ttl(nodeID))
 	}
 }
 
@@ -210,7 +218,7 @@ func (l *Leader) NodeHeartbeat(_ context.Context, nodeID string) (time.Duration,
 		return 0, fmt.Errorf("%w: %s is %s and must register again", ErrNodeNotFound, nodeID, n.Status)
 	}
 	ttl := t.beats.ttl(nodeID)
-	t.beats.reset(nodeID, ttl)
+	t.beats.arm(nodeID, ttl)
 	return ttl, nil
 }
 

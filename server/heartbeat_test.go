@@ -44,8 +44,8 @@ func TestHeartbeatExpiryMarksNodeDownAndReplaces(t *testing.T) {
 	if n, _ := h.store().Snapshot().NodeByID(victim.NodeID); n.Status != structs.NodeStatusReady {
 		t.Fatalf("victim is %s before its TTL passed", n.Status)
 	}
-	// The victim stays silent past its TTL.
-	h.clock.Advance(5 * time.Second)
+	// The victim stays silent past its TTL and the grace.
+	h.clock.Advance(5*time.Second + h.leader.cfg.HeartbeatGrace)
 	h.waitFor("the victim down and its alloc replaced", func(s *state.Snapshot) bool {
 		n, _ := s.NodeByID(victim.NodeID)
 		return n.Status == structs.NodeStatusDown && len(allocsOf(s, "web")) == 2 &&
@@ -124,9 +124,9 @@ func TestHeartbeatTTLScalesWithNodes(t *testing.T) {
 			if ttl != tc.want {
 				t.Fatalf("ttl = %v, want %v", ttl, tc.want)
 			}
-			// The node's timer is armed for that TTL.
-			if due := h.clock.pending(); due[len(due)-1] != tc.want {
-				t.Fatalf("latest timer due in %v, want %v", due[len(due)-1], tc.want)
+			// The node's timer is armed for that TTL and the grace.
+			if due := h.clock.pending(); due[len(due)-1] != tc.want+h.leader.cfg.HeartbeatGrace {
+				t.Fatalf("latest timer due in %v, want %v + %v", due[len(due)-1], tc.want, h.leader.cfg.HeartbeatGrace)
 			}
 		})
 	}

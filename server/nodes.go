@@ -52,7 +52,7 @@ func (l *Leader) registerNode(ctx context.Context, node *structs.Node) (*NodeUpd
 	resp := &NodeUpdateResponse{Index: index, HeartbeatTTL: l.cfg.HeartbeatTTL}
 	if t, err := l.term(); err == nil && n.Status != structs.NodeStatusDown {
 		resp.HeartbeatTTL = t.beats.ttl(n.ID)
-		t.beats.reset(n.ID, resp.HeartbeatTTL)
+		t.beats.arm(n.ID, resp.HeartbeatTTL)
 	}
 	if n.Status != structs.NodeStatusReady {
 		return resp, nil
@@ -106,7 +106,7 @@ func (l *Leader) UpdateNodeStatus(ctx context.Context, nodeID, status, descripti
 			t.beats.clear(nodeID)
 		} else {
 			ttl = t.beats.ttl(nodeID)
-			t.beats.reset(nodeID, ttl)
+			t.beats.arm(nodeID, ttl)
 		}
 	}
 	return &NodeUpdateResponse{Index: index, HeartbeatTTL: ttl, EvalIDs: evalIDs(req.Evals)}, nil
