@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"bytes"
+	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,24 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The probe reads both paths of every server; its lines parse back into
 // samples, and a slow answer shows in the figures of its window only.
@@ -47,19 +30,25 @@ func TestProbeReads(t *testing.T) {
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- ProbeReads(ctx, []string{addr}, "j", 10*time.Millisecond, &out) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(out.String(), "\n") < 10 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	go func() { done <- ProbeReads(ctx, []string{addr}, "j", 10*time.Millisecond, pw) }()
+	var lines []string
+	sc := bufio.NewScanner(pr)
+	for len(lines) < 10 && sc.Scan() {
+		lines = append(lines, sc.Text())
 	}
 	cancel()
+	go func() { _, _ = io.Copy(io.Discard, pr) }() // lines written while it stops
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	pw.Close()
+	if len(lines) < 10 {
+		t.Fatalf("%d lines from the probe: %v", len(lines), sc.Err())
+	}
 	p := &readProbe{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, line := range lines {
 		s, ok := parseReadSample(line)
 		if !ok {
 			t.Fatalf("unparsed line %q", line)
