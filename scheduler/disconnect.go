@@ -45,23 +45,35 @@ func (r *reconciler) disconnectPass(g *groupPass, allocs []*structs.Allocation) 
 		}
 		skip[a] = true
 	}
+	// Only allocations that were ever unknown are dealt with here; most
+	// passes have none, and then the group's allocations are walked once.
+	type unknownAlloc struct {
+		a         *structs.Allocation
+		intervals [][2]time.Time
+	}
+	var unknown []unknownAlloc
+	for _, a := range allocs {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun || len(a.AllocStates) == 0 {
+			continue
+		}
+		if iv := a.UnknownIntervals(); len(iv) > 0 {
+			unknown = append(unknown, unknownAlloc{a, iv})
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
 	// byPrev finds the allocations placed as replacements of another.
-	var byPrev map[string][]*structs.Allocation
+	byPrev := map[string][]*structs.Allocation{}
 	for _, a := range allocs {
 		if a.PreviousAllocation != "" {
-			if byPrev == nil {
-				byPrev = map[string][]*structs.Allocation{}
-			}
 			byPrev[a.PreviousAllocation] = append(byPrev[a.PreviousAllocation], a)
 		}
 	}
 	tg := g.tg
-	for _, a := range allocs {
-		if skip[a] || a.DesiredStatus != structs.AllocDesiredStatusRun {
-			continue
-		}
-		intervals := a.UnknownIntervals()
-		if len(intervals) == 0 {
+	for _, u := range unknown {
+		a, intervals := u.a, u.intervals
+		if skip[a] {
 			continue
 		}
 		repl := disconnectReplacement(a, intervals, byPrev[a.ID])
