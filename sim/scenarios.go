@@ -186,6 +186,7 @@ func runFailover(ctx context.Context, e *env) error {
 	var once sync.Once
 	var killedAt time.Time
 	var killErr error
+	newLeader := make(chan time.Time, 1)
 	kill := func(healthy int) {
 		if healthy < e.cfg.Count/2 {
 			return
@@ -199,6 +200,7 @@ func runFailover(ctx context.Context, e *env) error {
 			killedAt = time.Now()
 			l.Kill()
 			e.res.Note("killed leader %s at %d/%d healthy", l.Name, healthy, e.cfg.Count)
+			go func() { newLeader <- e.waitNewLeader(ctx) }()
 		})
 	}
 	from := time.Now()
@@ -219,6 +221,16 @@ func runFailover(ctx context.Context, e *env) error {
 	e.res.Add("rollout_s", round(ref.Seconds()), "s", "")
 	e.res.Add("rollout_with_leader_kill_s", round(took.Seconds()), "s", "")
 	e.res.Add("failover_extra_s", round((took - ref).Seconds()), "s", "")
+	if !killedAt.IsZero() {
+		if at := <-newLeader; !at.IsZero() {
+			e.res.Add("failover_new_leader_s", round(at.Sub(killedAt).Seconds()), "s", "")
+		}
+		if gap, err := e.placementGap(ctx, jobID("failover", e.res), 2, killedAt); err != nil {
+			e.res.Note("failover placement gap: %v", err)
+		} else if gap > 0 {
+			e.res.Add("failover_placement_gap_s", round(gap.Seconds()), "s", "")
+		}
+	}
 	e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
 	return nil
 }

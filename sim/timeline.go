@@ -154,3 +154,54 @@ func sinceIf(from, to time.Time) time.Duration {
 	}
 	return to.Sub(from)
 }
+
+// waitNewLeader polls the running servers until one names a running
+// leader, and returns when (zero if ctx ends first). Called right after
+// the leader was killed, it times the election as an operator sees it.
+func (e *env) waitNewLeader(ctx context.Context) time.Time {
+	for {
+		if l, err := e.servers.Leader(ctx); err == nil && l != nil {
+			return time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// placementGap returns how long after at the first alloc of jobVersion
+// was placed (its CreateTime, stamped by the plan applier): after a
+// leader kill, the time the rollout placed nothing. Zero when no alloc
+// of the version was placed after at.
+func (e *env) placementGap(ctx context.Context, jobID string, jobVersion uint64, at time.Time) (time.Duration, error) {
+	var allocs []*structs.AllocationListStub
+	err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
+		var err error
+		allocs, _, err = c.Jobs().Allocations(ctx, jobID, nil)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return firstPlacedAfter(allocs, jobVersion, at), nil
+}
+
+// firstPlacedAfter is the time from at to the earliest CreateTime after
+// it among the allocs of jobVersion, or 0 when there is none.
+func firstPlacedAfter(allocs []*structs.AllocationListStub, jobVersion uint64, at time.Time) time.Duration {
+	var first int64
+	for _, a := range allocs {
+		if a.JobVersion != jobVersion || a.CreateTime <= at.UnixNano() {
+			continue
+		}
+		if first == 0 || a.CreateTime < first {
+			first = a.CreateTime
+		}
+	}
+	if first == 0 {
+		return 0
+	}
+	return time.Duration(first - at.UnixNano())
+}

@@ -54,3 +54,22 @@ func TestRolloutStages(t *testing.T) {
 		t.Fatalf("no allocs: %+v", got)
 	}
 }
+
+func TestFirstPlacedAfter(t *testing.T) {
+	at := time.Unix(100, 0)
+	stub := func(v uint64, created time.Time) *structs.AllocationListStub {
+		return &structs.AllocationListStub{JobVersion: v, CreateTime: created.UnixNano()}
+	}
+	allocs := []*structs.AllocationListStub{
+		stub(2, at.Add(-time.Second)),          // before the kill
+		stub(1, at.Add(100*time.Millisecond)),  // another version
+		stub(2, at.Add(1500*time.Millisecond)), // the new leader's second
+		stub(2, at.Add(1200*time.Millisecond)), // its first
+	}
+	if got := firstPlacedAfter(allocs, 2, at); got != 1200*time.Millisecond {
+		t.Fatalf("gap = %v, want 1.2s", got)
+	}
+	if got := firstPlacedAfter(allocs[:2], 2, at); got != 0 {
+		t.Fatalf("gap without later placements = %v, want 0", got)
+	}
+}
