@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,10 +32,11 @@ const (
 // ProbeReads asks each server who leads and for the job every interval
 // until ctx ends, writing one line per read to w:
 //
-//	<kind> <server> <start unix ns> <duration ns> <ok|timeout|error>
+//	<kind> <server> <start unix ns> <duration ns> <ok|timeout|error> [<why>]
 //
-// kind is "leader" or "job". A job the servers do not hold (404) is an
-// answer like any other.
+// kind is "leader" or "job"; an error says why in one word (the status, or
+// the transport's error with spaces as underscores). A job the servers do
+// not hold (404) is an answer like any other.
 func ProbeReads(ctx context.Context, addrs []string, jobID string, interval time.Duration, w io.Writer) error {
 	if len(addrs) == 0 {
 		return errors.New("no server to probe")
@@ -81,7 +83,7 @@ func ProbeReads(ctx context.Context, addrs []string, jobID string, interval time
 func readOnce(ctx context.Context, hc *http.Client, url string) string {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return "error"
+		return "error " + oneWord(err.Error())
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -89,15 +91,18 @@ func readOnce(ctx context.Context, hc *http.Client, url string) string {
 		if errors.As(err, &te) && te.Timeout() {
 			return "timeout"
 		}
-		return "error"
+		return "error " + oneWord(err.Error())
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode >= 500 {
-		return "error"
+		return "error status_" + strconv.Itoa(resp.StatusCode)
 	}
 	return "ok"
 }
+
+// oneWord makes s one field of a probe line.
+func oneWord(s string) string { return strings.Join(strings.Fields(s), "_") }
 
 // readSample is one probed read.
 type readSample struct {
@@ -105,6 +110,7 @@ type readSample struct {
 	start   time.Time
 	took    time.Duration
 	outcome string
+	why     string // an error's reason
 }
 
 // readProbe collects what a probe process reports.
@@ -148,7 +154,7 @@ func startReadProbe(binary string, addrs []string, jobID string) (*readProbe, er
 
 func parseReadSample(line string) (readSample, bool) {
 	f := strings.Fields(line)
-	if len(f) != 5 {
+	if len(f) != 5 && len(f) != 6 {
 		return readSample{}, false
 	}
 	start, err1 := strconv.ParseInt(f[2], 10, 64)
@@ -156,7 +162,11 @@ func parseReadSample(line string) (readSample, bool) {
 	if err1 != nil || err2 != nil {
 		return readSample{}, false
 	}
-	return readSample{kind: f[0], start: time.Unix(0, start), took: time.Duration(took), outcome: f[4]}, true
+	s := readSample{kind: f[0], start: time.Unix(0, start), took: time.Duration(took), outcome: f[4]}
+	if len(f) == 6 {
+		s.why = f[5]
+	}
+	return s, true
 }
 
 // stop ends the probe process.
@@ -173,6 +183,7 @@ func (p *readProbe) stop() {
 type readFigures struct {
 	n, timeouts, errors int
 	p50, p99, max       time.Duration
+	why                 map[string]int // errors by reason
 }
 
 func (p *readProbe) figures(kind string, from, to time.Time) readFigures {
@@ -190,6 +201,10 @@ func (p *readProbe) figures(kind string, from, to time.Time) readFigures {
 			s.took = ReadProbeTimeout
 		case "error":
 			f.errors++
+			if f.why == nil {
+				f.why = map[string]int{}
+			}
+			f.why[cmp.Or(s.why, "unknown")]++
 		}
 		took = append(took, s.took)
 	}
@@ -220,7 +235,21 @@ func (e *env) addReadFigures(prefix string, from, to time.Time) {
 		e.res.Add(name+"_max_ms", round(ms(f.max)), "ms", "")
 		e.res.Add(name+"_timeouts", float64(f.timeouts), "", "0")
 		if f.errors > 0 {
-			e.res.Note("%s%d of %d %s reads answered an error", prefix, f.errors, f.n, kind)
+			e.res.Note("%s%d of %d %s reads answered an error (%s)", prefix, f.errors, f.n, kind, countsText(f.why))
 		}
 	}
+}
+
+// countsText lists counts by key, most first: "status_503 × 3, EOF × 1".
+func countsText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(m[b]-m[a], strings.Compare(a, b)) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s × %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

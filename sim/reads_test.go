@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -77,5 +78,31 @@ func TestParseReadSampleRefusesGarbage(t *testing.T) {
 		if _, ok := parseReadSample(line); ok {
 			t.Errorf("%q parsed", line)
 		}
+	}
+}
+
+func TestReadErrorsAreCountedByReason(t *testing.T) {
+	base := time.Unix(100, 0).UnixNano()
+	p := &readProbe{}
+	for i, line := range []string{
+		"job a %d 1000 error status_503",
+		"job a %d 1000 error status_503",
+		"job b %d 1000 error read_tcp:_connection_reset_by_peer",
+		"job b %d 1000 error",
+		"job b %d 1000 ok",
+	} {
+		s, ok := parseReadSample(fmt.Sprintf(line, base+int64(i)))
+		if !ok {
+			t.Fatalf("%q not parsed", line)
+		}
+		p.samples = append(p.samples, s)
+	}
+	f := p.figures("job", time.Unix(0, base), time.Unix(0, base+10))
+	if f.n != 5 || f.errors != 4 {
+		t.Fatalf("figures %+v", f)
+	}
+	want := "status_503 × 2, read_tcp:_connection_reset_by_peer × 1, unknown × 1"
+	if got := countsText(f.why); got != want {
+		t.Fatalf("reasons %q, want %q", got, want)
 	}
 }
