@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -60,20 +61,38 @@ type Input struct {
 // to. It is immutable once built.
 type Env struct {
 	vars map[string]string // the task's environment
-	node map[string]string // node.*, attr.*, meta.* references
+	node *nodeRefTable     // node.*, attr.*, meta.* references
+}
+
+// nodeRefTable holds a node's references, built on first use: most tasks
+// never interpolate one, and a node has dozens of attributes.
+type nodeRefTable struct {
+	once sync.Once
+	n    *structs.Node
+	refs map[string]string
+}
+
+func (t *nodeRefTable) get(ref string) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	t.once.Do(func() { t.refs = nodeRefs(t.n) })
+	v, ok := t.refs[ref]
+	return v, ok
 }
 
 // Build builds the environment. Precedence, lowest first: HostEnv, the
 // task's env block (interpolated), the built-in NOMAD_* and DROVER_*
 // variables, which a job cannot override.
 func Build(in Input) *Env {
-	e := &Env{vars: make(map[string]string), node: nodeRefs(in.Node)}
 	builtin := builtins(in)
+	e := &Env{vars: make(map[string]string, len(in.HostEnv)+len(builtin)), node: &nodeRefTable{n: in.Node}}
 	maps.Copy(e.vars, in.HostEnv)
-	// The env block may refer to host variables, built-ins and node values.
-	lookup := &Env{vars: maps.Clone(e.vars), node: e.node}
-	maps.Copy(lookup.vars, builtin)
-	if in.Task != nil {
+	if in.Task != nil && len(in.Task.Env) > 0 {
+		// The env block may refer to host variables, built-ins and node
+		// values.
+		lookup := &Env{vars: maps.Clone(e.vars), node: e.node}
+		maps.Copy(lookup.vars, builtin)
 		for k, v := range in.Task.Env {
 			e.vars[k] = lookup.Replace(v)
 		}

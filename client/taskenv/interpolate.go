@@ -4,7 +4,7 @@ import "strings"
 
 // resolve returns the value of one reference (the text inside "${…}").
 func (e *Env) resolve(ref string) (string, bool) {
-	if v, ok := e.node[ref]; ok {
+	if v, ok := e.node.get(ref); ok {
 		return v, true
 	}
 	if name, ok := strings.CutPrefix(ref, "env."); ok {
