@@ -17,7 +17,7 @@ import (
 )
 
 // The reads an operator makes while a scenario runs: who leads, and the
-// job. A probe asks every server both every ReadProbeInterval, each read
+// job. A probe asks every server each every ReadProbeInterval, each read
 // bounded by ReadProbeTimeout (a read that times out counts as that long).
 //
 // The probe runs in a process of its own (drover sim probe-reads), started
@@ -34,7 +34,9 @@ const (
 //
 //	<kind> <server> <start unix ns> <duration ns> <ok|timeout|error> [<why>]
 //
-// kind is "leader" or "job"; an error says why in one word (the status, or
+// kind is "leader", "job" (a read the server answers from the leader, as
+// every read without ?stale) or "job_stale" (the same with ?stale: the
+// server answers from its own copy); an error says why in one word (the status, or
 // the transport's error with spaces as underscores). A job the servers do
 // not hold (404) is an answer like any other.
 func ProbeReads(ctx context.Context, addrs []string, jobID string, interval time.Duration, w io.Writer) error {
@@ -57,6 +59,7 @@ func ProbeReads(ctx context.Context, addrs []string, jobID string, interval time
 				for _, r := range []struct{ kind, path string }{
 					{"leader", "/v1/status/leader"},
 					{"job", "/v1/job/" + jobID},
+					{"job_stale", "/v1/job/" + jobID + "?stale"},
 				} {
 					start := time.Now()
 					outcome := readOnce(ctx, hc, "http://"+addr+r.path)
@@ -223,7 +226,7 @@ func (e *env) addReadFigures(prefix string, from, to time.Time) {
 	if e.reads == nil {
 		return
 	}
-	for _, kind := range []string{"leader", "job"} {
+	for _, kind := range []string{"leader", "job", "job_stale"} {
 		f := e.reads.figures(kind, from, to)
 		if f.n == 0 {
 			e.res.Note("%sno %s read was probed", prefix, kind)
