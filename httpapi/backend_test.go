@@ -99,11 +99,15 @@ func (b *fakeBackend) Join(_ context.Context, req *structs.ServerJoinRequest) (*
 }
 
 // newTestAPI serves a fresh API over a fake backend.
+// testForwardHold is the test servers' hold for the leader: short, so
+// that a test of "no leader" answers quickly.
+const testForwardHold = 50 * time.Millisecond
+
 func newTestAPI(t *testing.T) (*fakeBackend, *httptest.Server) {
 	t.Helper()
 	b := newFakeBackend()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	srv := httptest.NewServer(New(b, nil, WithClock(func() time.Time { return now })).Handler())
+	srv := httptest.NewServer(New(b, nil, WithClock(func() time.Time { return now }), WithForwardHold(testForwardHold)).Handler())
 	t.Cleanup(srv.Close)
 	return b, srv
 }

@@ -46,20 +46,80 @@ func (s *Server) forwardUnknown(w http.ResponseWriter, r *http.Request, kind rou
 	return s.toLeader(w, r)
 }
 
-// toLeader proxies the request to the leader, one hop.
+// DefaultForwardHold is how long a follower holds a request for the
+// leader while it knows no leader, or while the leader it knows does not
+// answer a read, before it answers with an error: an election takes about
+// a second (cluster's timing), and a request held through it is answered
+// by the new leader instead of failing. Nomad's servers hold their RPCs
+// likewise (rpc_hold_timeout, 5 s). A write whose forwarding failed is not
+// sent again: it may have reached the old leader.
+const DefaultForwardHold = 5 * time.Second
+
+// WithForwardHold sets how long a request for the leader waits out an
+// election (DefaultForwardHold).
+func WithForwardHold(d time.Duration) Option { return func(s *Server) { s.forwardHold = d } }
+
+// Waits between a held request's looks for the leader.
+const (
+	forwardRetryMin = 20 * time.Millisecond
+	forwardRetryMax = 100 * time.Millisecond
+)
+
+// toLeader proxies the request to the leader, one hop, and reports
+// whether it answered it: false when this server became the leader while
+// the request waited, for the caller to serve it.
 func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get(ForwardedHeader) != "" {
 		writeError(w, Errorf(http.StatusInternalServerError,
 			"request forwarded to a server that is not the leader (leadership changed); retry: %w", cluster.ErrNotLeader))
 		return true
 	}
-	addr, err := s.backend.LeaderHTTPAddr()
-	if err != nil {
-		writeError(w, err)
+	deadline := time.Now().Add(s.forwardHold)
+	for wait := forwardRetryMin; ; wait = min(2*wait, forwardRetryMax) {
+		if s.backend.IsLeader() {
+			return false
+		}
+		addr, err := s.backend.LeaderHTTPAddr()
+		if err == nil {
+			ferr := s.proxy.serve(w, r, addr)
+			if ferr == nil {
+				return true
+			}
+			if !resendable(r) || !holdOn(r, deadline, wait) {
+				s.proxy.failed(w, r, ferr)
+				return true
+			}
+			continue
+		}
+		if !holdOn(r, deadline, wait) {
+			writeError(w, err)
+			return true
+		}
+	}
+}
+
+// resendable reports whether a request whose forwarding failed may be
+// sent again: a read, which changes nothing and has no body to replay.
+func resendable(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodHead
+}
+
+// holdOn waits d, or less when the deadline is sooner, and reports whether
+// the request may look for the leader again: not past the deadline, nor
+// once its caller has gone.
+func holdOn(r *http.Request, deadline time.Time, d time.Duration) bool {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return false
+	}
+	t := time.NewTimer(min(d, left))
+	defer t.Stop()
+	select {
+	case <-r.Context().Done():
+		return false
+	case <-t.C:
 		return true
 	}
-	s.proxy.serve(w, r, addr)
-	return true
 }
 
 // forwardIdleConns is how many idle connections to the leader a
@@ -73,6 +133,11 @@ type forwarder struct {
 }
 
 type leaderAddrKey struct{}
+
+// forwardErrKey holds, in a forwarded request's context, where the proxy
+// leaves an error it met before answering anything, for toLeader to
+// decide whether to try again.
+type forwardErrKey struct{}
 
 func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwarder {
 	f := &forwarder{logger: logger}
@@ -105,7 +170,7 @@ func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwar
 			IdleConnTimeout:     90 * time.Second,
 		},
 		FlushInterval: -1,
-		ErrorHandler:  f.failed,
+		ErrorHandler:  f.keepError,
 		// Without a pool the proxy allocates a 32 KB buffer to copy each
 		// answer: a sixth of what a follower allocated during a
 		// 1,000-node rollout, every client write being forwarded.
@@ -137,9 +202,23 @@ func (p *proxyBuffers) Put(b []byte) {
 	}
 }
 
-func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string) {
-	r = r.WithContext(context.WithValue(r.Context(), leaderAddrKey{}, leaderAddr))
-	f.proxy.ServeHTTP(w, r)
+// serve proxies r to the leader at leaderAddr and returns the error that
+// kept the proxy from answering, if any; it has then written nothing.
+func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string) error {
+	var ferr error
+	ctx := context.WithValue(context.WithValue(r.Context(), leaderAddrKey{}, leaderAddr), forwardErrKey{}, &ferr)
+	f.proxy.ServeHTTP(w, r.WithContext(ctx))
+	return ferr
+}
+
+// keepError is the proxy's error handler: it hands the error to serve's
+// caller; a request not sent through serve gets its error answer at once.
+func (f *forwarder) keepError(w http.ResponseWriter, r *http.Request, err error) {
+	if p, ok := r.Context().Value(forwardErrKey{}).(*error); ok {
+		*p = err
+		return
+	}
+	f.failed(w, r, err)
 }
 
 func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {

@@ -67,6 +67,9 @@ type Server struct {
 	events EventStreamConfig
 	// metrics serves GET /v1/metrics (metrics_route.go).
 	metrics http.Handler
+	// forwardHold bounds how long a request for the leader waits out an
+	// election (forward.go).
+	forwardHold time.Duration
 }
 
 // Option configures a Server.
@@ -80,7 +83,8 @@ func New(backend Backend, logger hclog.Logger, opts ...Option) *Server {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s := &Server{backend: backend, logger: logger.Named("http"), now: time.Now, mux: http.NewServeMux()}
+	s := &Server{backend: backend, logger: logger.Named("http"), now: time.Now, mux: http.NewServeMux(),
+		forwardHold: DefaultForwardHold}
 	for _, o := range opts {
 		o(s)
 	}

@@ -1,0 +1,126 @@
+package httpapi
+
+import (
+	"net"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newHoldingFollower starts a follower that holds requests for the leader
+// up to hold.
+func newHoldingFollower(t *testing.T, hold time.Duration) (*fakeBackend, *httptest.Server) {
+	t.Helper()
+	b := newFakeBackend()
+	b.leader = false
+	srv := httptest.NewServer(New(b, nil, WithForwardHold(hold)).Handler())
+	t.Cleanup(srv.Close)
+	return b, srv
+}
+
+// deadAddr is an address nothing listens on any more: a killed leader's.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func setLeader(b *fakeBackend, leader bool, leaderHTTP string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.leader, b.leaderHTTP = leader, leaderHTTP
+}
+
+// after runs fn once d has passed, in the background.
+func after(d time.Duration, fn func()) { time.AfterFunc(d, fn) }
+
+func TestReadHeldThroughAnElectionIsAnsweredByTheNewLeader(t *testing.T) {
+	_, leaderSrv := newTestAPI(t)
+	if code, body, _ := do(t, "PUT", leaderSrv.URL+"/v1/jobs", webJob); code != 200 {
+		t.Fatalf("register on the leader: %d %s", code, body)
+	}
+	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+	after(300*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
+	start := time.Now()
+	code, body, _ := do(t, "GET", followerSrv.URL+"/v1/job/web", "")
+	if code != 200 || !strings.Contains(body, `"ID":"web"`) {
+		t.Fatalf("held read: %d %s", code, body)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond {
+		t.Fatalf("answered after %v, before a leader was known", took)
+	}
+}
+
+func TestReadSentToADeadLeaderIsSentToTheNewOne(t *testing.T) {
+	_, leaderSrv := newTestAPI(t)
+	if code, body, _ := do(t, "PUT", leaderSrv.URL+"/v1/jobs", webJob); code != 200 {
+		t.Fatalf("register on the leader: %d %s", code, body)
+	}
+	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+	setLeader(follower, false, deadAddr(t))
+	after(300*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
+	code, body, _ := do(t, "GET", followerSrv.URL+"/v1/job/web", "")
+	if code != 200 || !strings.Contains(body, `"ID":"web"`) {
+		t.Fatalf("read after the leader died: %d %s", code, body)
+	}
+}
+
+func TestWriteSentToADeadLeaderIsNotSentAgain(t *testing.T) {
+	leader, leaderSrv := newTestAPI(t)
+	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+	setLeader(follower, false, deadAddr(t))
+	after(100*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
+	start := time.Now()
+	code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob)
+	if code != 500 || !strings.Contains(body, "forwarding to the leader") {
+		t.Fatalf("write to a dead leader: %d %s", code, body)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("the write failed after %v: it was held", took)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if j, _ := leader.State().Snapshot().JobByID("default", "web"); j != nil {
+		t.Fatal("the write was sent again to the new leader")
+	}
+}
+
+func TestWriteHeldWhileNoLeaderIsForwardedOnceOneIsKnown(t *testing.T) {
+	leader, leaderSrv := newTestAPI(t)
+	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+	after(200*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
+	if code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob); code != 200 {
+		t.Fatalf("held write: %d %s", code, body)
+	}
+	if j, _ := leader.State().Snapshot().JobByID("default", "web"); j == nil {
+		t.Fatal("the held write did not reach the leader")
+	}
+}
+
+func TestHeldRequestIsServedLocallyWhenThisServerWinsTheElection(t *testing.T) {
+	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+	after(200*time.Millisecond, func() { setLeader(follower, true, "") })
+	if code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob); code != 200 {
+		t.Fatalf("held write: %d %s", code, body)
+	}
+	if j, _ := follower.State().Snapshot().JobByID("default", "web"); j == nil {
+		t.Fatal("the new leader did not serve the write it held")
+	}
+}
+
+func TestHoldEndsWithNoLeaderError(t *testing.T) {
+	_, followerSrv := newHoldingFollower(t, 300*time.Millisecond)
+	start := time.Now()
+	code, body, _ := do(t, "GET", followerSrv.URL+"/v1/job/web", "")
+	if code != 500 || !strings.Contains(body, "No cluster leader") {
+		t.Fatalf("read without leader: %d %s", code, body)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond {
+		t.Fatalf("answered after %v, before the hold ended", took)
+	}
+}
