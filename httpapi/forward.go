@@ -89,6 +89,7 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 				s.proxy.failed(w, r, ferr)
 				return true
 			}
+			s.logger.Debug("forwarding a read to the leader failed; looking for the leader again", "path", r.URL.Path, "error", ferr)
 			continue
 		}
 		if !holdOn(r, deadline, wait) {
