@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -51,8 +53,10 @@ func (s *Server) forwardUnknown(w http.ResponseWriter, r *http.Request, kind rou
 // answer a read, before it answers with an error: an election takes about
 // a second (cluster's timing), and a request held through it is answered
 // by the new leader instead of failing. Nomad's servers hold their RPCs
-// likewise (rpc_hold_timeout, 5 s). A write whose forwarding failed is not
-// sent again: it may have reached the old leader.
+// likewise (rpc_hold_timeout, 5 s). A write is sent again only when its
+// forwarding failed before any of it left (the address refused the
+// connection, as a killed leader's does); otherwise it may have reached
+// the old leader, and the caller gets the error.
 const DefaultForwardHold = 5 * time.Second
 
 // WithForwardHold sets how long a request for the leader waits out an
@@ -74,6 +78,12 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 			"request forwarded to a server that is not the leader (leadership changed); retry: %w", cluster.ErrNotLeader))
 		return true
 	}
+	if !resendable(r) && r.Body != nil && r.Body != http.NoBody {
+		// A failed dial closes the outgoing body; the request's own must
+		// stay readable to be sent to the next leader (the server closes
+		// it once the handler returns).
+		r.Body = io.NopCloser(r.Body)
+	}
 	deadline := time.Now().Add(s.forwardHold)
 	for wait := forwardRetryMin; ; wait = min(2*wait, forwardRetryMax) {
 		if s.backend.IsLeader() {
@@ -85,11 +95,12 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 			if ferr == nil {
 				return true
 			}
-			if !resendable(r) || !holdOn(r, deadline, wait) {
+			s.proxy.dropIdle(ferr)
+			if !(resendable(r) || notSent(ferr)) || !holdOn(r, deadline, wait) {
 				s.proxy.failed(w, r, ferr)
 				return true
 			}
-			s.logger.Debug("forwarding a read to the leader failed; looking for the leader again", "path", r.URL.Path, "error", ferr)
+			s.logger.Debug("forwarding to the leader failed; looking for the leader again", "path", r.URL.Path, "error", ferr)
 			continue
 		}
 		if !holdOn(r, deadline, wait) {
@@ -100,9 +111,18 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // resendable reports whether a request whose forwarding failed may be
-// sent again: a read, which changes nothing and has no body to replay.
+// sent again whatever the failure: a read, which changes nothing and has
+// no body to replay.
 func resendable(r *http.Request) bool {
 	return r.Method == http.MethodGet || r.Method == http.MethodHead
+}
+
+// notSent reports whether a forwarding failed before any of the request
+// left: the leader's address refused the connection (a killed leader's
+// does), so a write may be sent to the next leader.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // holdOn waits d, or less when the deadline is sooner, and reports whether
@@ -129,8 +149,20 @@ const forwardIdleConns = 1024
 
 // forwarder proxies requests to the leader, one hop.
 type forwarder struct {
-	logger hclog.Logger
-	proxy  *httputil.ReverseProxy
+	logger    hclog.Logger
+	proxy     *httputil.ReverseProxy
+	transport *http.Transport
+}
+
+// dropIdle closes the idle connections to the leader after a forwarding
+// failed on the network: they lead to a server that is gone, and each
+// would fail a request (a write taken from the pool then cannot be sent
+// again, part of it having left).
+func (f *forwarder) dropIdle(err error) {
+	var op *net.OpError
+	if errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		f.transport.CloseIdleConnections()
+	}
 }
 
 type leaderAddrKey struct{}
@@ -141,7 +173,17 @@ type leaderAddrKey struct{}
 type forwardErrKey struct{}
 
 func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwarder {
-	f := &forwarder{logger: logger}
+	f := &forwarder{logger: logger, transport: &http.Transport{
+		Proxy:           nil,
+		TLSClientConfig: tc,
+		// Every client write a follower receives goes to the leader;
+		// with thousands of clients, hundreds are in flight at once,
+		// and an idle pool smaller than that closed and reopened a
+		// connection for most of them (hundreds of sockets in
+		// TIME_WAIT during a 1,000-node rollout).
+		MaxIdleConnsPerHost: forwardIdleConns,
+		IdleConnTimeout:     90 * time.Second,
+	}}
 	scheme := "http"
 	if tc != nil {
 		scheme = "https"
@@ -159,17 +201,7 @@ func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwar
 					joinauth.SignForward(joinToken, time.Now().Unix(), pr.Out.Method, pr.Out.URL.RequestURI()))
 			}
 		},
-		Transport: &http.Transport{
-			Proxy:           nil,
-			TLSClientConfig: tc,
-			// Every client write a follower receives goes to the leader;
-			// with thousands of clients, hundreds are in flight at once,
-			// and an idle pool smaller than that closed and reopened a
-			// connection for most of them (hundreds of sockets in
-			// TIME_WAIT during a 1,000-node rollout).
-			MaxIdleConnsPerHost: forwardIdleConns,
-			IdleConnTimeout:     90 * time.Second,
-		},
+		Transport:     f.transport,
 		FlushInterval: -1,
 		ErrorHandler:  f.keepError,
 		// Without a pool the proxy allocates a 32 KB buffer to copy each

@@ -71,15 +71,47 @@ func TestReadSentToADeadLeaderIsSentToTheNewOne(t *testing.T) {
 	}
 }
 
-func TestWriteSentToADeadLeaderIsNotSentAgain(t *testing.T) {
+// A write the dead leader's address refused never left: it goes to the
+// new leader.
+func TestWriteRefusedByADeadLeaderGoesToTheNewOne(t *testing.T) {
 	leader, leaderSrv := newTestAPI(t)
 	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
 	setLeader(follower, false, deadAddr(t))
+	after(300*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
+	if code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob); code != 200 {
+		t.Fatalf("write refused by the dead leader: %d %s", code, body)
+	}
+	if j, _ := leader.State().Snapshot().JobByID("default", "web"); j == nil || j.Name != "web" {
+		t.Fatalf("the new leader holds %+v", j)
+	}
+}
+
+// A leader that received a write and died before answering may have
+// applied it: the write is not sent again.
+func TestWriteTheLeaderReceivedIsNotSentAgain(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Read(make([]byte, 64<<10)) // the request arrives
+			c.Close()                           // and the leader dies
+		}
+	}()
+	leader, leaderSrv := newTestAPI(t)
+	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+	setLeader(follower, false, l.Addr().String())
 	after(100*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
 	start := time.Now()
 	code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob)
 	if code != 500 || !strings.Contains(body, "forwarding to the leader") {
-		t.Fatalf("write to a dead leader: %d %s", code, body)
+		t.Fatalf("write the dying leader received: %d %s", code, body)
 	}
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("the write failed after %v: it was held", took)
