@@ -121,7 +121,7 @@ func StartServers(ctx context.Context, cfg ServersConfig) (*Servers, error) {
 			LogPath: filepath.Join(s.cfg.Dir, name+".log")})
 	}
 	for _, p := range s.procs {
-		if err := s.start(p); err != nil {
+		if err := s.start(p, false); err != nil {
 			s.Stop()
 			return nil, err
 		}
@@ -133,8 +133,18 @@ func StartServers(ctx context.Context, cfg ServersConfig) (*Servers, error) {
 	return s, nil
 }
 
-// start runs one server process.
-func (s *Servers) start(p *ServerProc) error {
+// Restart starts an exited server again on its addresses and data
+// directory (it rejoins as a follower and catches up), appending to its
+// log.
+func (s *Servers) Restart(p *ServerProc) error {
+	if !p.Exited() {
+		return fmt.Errorf("%s still runs", p.Name)
+	}
+	return s.start(p, true)
+}
+
+// start runs one server process; again appends to its log.
+func (s *Servers) start(p *ServerProc, again bool) error {
 	args := []string{"agent", "-http-addr", p.HTTPAddr, "-raft-addr", p.RaftAddr, "-node", p.Name, "-log-level", "warn"}
 	if s.cfg.Mode == ModeDev {
 		args = append(args, "-dev")
@@ -151,7 +161,11 @@ func (s *Servers) start(p *ServerProc) error {
 			args = append(args, "-raft-no-sync")
 		}
 	}
-	logf, err := os.Create(p.LogPath)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if again {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	logf, err := os.OpenFile(p.LogPath, flags, 0o644)
 	if err != nil {
 		return err
 	}

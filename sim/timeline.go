@@ -205,3 +205,26 @@ func firstPlacedAfter(allocs []*structs.AllocationListStub, jobVersion uint64, a
 	}
 	return time.Duration(first - at.UnixNano())
 }
+
+// waitCaughtUp waits until server p answers, from its own copy, that the
+// job is at least at version: a restarted server has caught up with the
+// log to there.
+func (e *env) waitCaughtUp(ctx context.Context, p *ServerProc, jobID string, version uint64) error {
+	c, err := apiclient.New(p.HTTPAddr)
+	if err != nil {
+		return err
+	}
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		job, _, err := c.Jobs().Info(rctx, jobID, &apiclient.QueryOptions{AllowStale: true})
+		cancel()
+		if err == nil && job != nil && job.Version >= version {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
