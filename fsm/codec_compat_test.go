@@ -85,28 +85,10 @@ func treeHolds(a, b any) bool {
 	switch av := a.(type) {
 	case map[string]any:
 		bv, ok := b.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, x := range av {
-			y, ok := bv[k]
-			if !ok || !treeHolds(x, y) {
-				return false
-			}
-		}
-		return true
+		return ok && mapHolds(av, bv)
 	case map[any]any:
 		bv, ok := b.(map[any]any)
-		if !ok {
-			return false
-		}
-		for k, x := range av {
-			y, ok := bv[k]
-			if !ok || !treeHolds(x, y) {
-				return false
-			}
-		}
-		return true
+		return ok && mapHolds(av, bv)
 	case []any:
 		bv, ok := b.([]any)
 		if !ok || len(av) != len(bv) {
@@ -120,6 +102,17 @@ func treeHolds(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// mapHolds reports whether b has every key of a, each holding a's value.
+func mapHolds[K comparable](a, b map[K]any) bool {
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || !treeHolds(x, y) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestCodecWireFormatIsStable pins the content of every log entry and

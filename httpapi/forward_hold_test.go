@@ -122,26 +122,24 @@ func TestWriteTheLeaderReceivedIsNotSentAgain(t *testing.T) {
 	}
 }
 
-func TestWriteHeldWhileNoLeaderIsForwardedOnceOneIsKnown(t *testing.T) {
-	leader, leaderSrv := newTestAPI(t)
-	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
-	after(200*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
-	if code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob); code != 200 {
-		t.Fatalf("held write: %d %s", code, body)
-	}
-	if j, _ := leader.State().Snapshot().JobByID("default", "web"); j == nil {
-		t.Fatal("the held write did not reach the leader")
-	}
-}
-
-func TestHeldRequestIsServedLocallyWhenThisServerWinsTheElection(t *testing.T) {
-	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
-	after(200*time.Millisecond, func() { setLeader(follower, true, "") })
-	if code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob); code != 200 {
-		t.Fatalf("held write: %d %s", code, body)
-	}
-	if j, _ := follower.State().Snapshot().JobByID("default", "web"); j == nil {
-		t.Fatal("the new leader did not serve the write it held")
+// A write that arrives while no leader is known waits for the election,
+// and is served by its winner: another server, or this one.
+func TestWriteHeldWhileNoLeaderGoesToTheWinner(t *testing.T) {
+	for _, selfWins := range []bool{false, true} {
+		leader, leaderSrv := newTestAPI(t)
+		follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+		winner := leader
+		elect := func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) }
+		if selfWins {
+			winner, elect = follower, func() { setLeader(follower, true, "") }
+		}
+		after(200*time.Millisecond, elect)
+		if code, body, _ := do(t, "PUT", followerSrv.URL+"/v1/jobs", webJob); code != 200 {
+			t.Fatalf("held write (this server wins: %v): %d %s", selfWins, code, body)
+		}
+		if j, _ := winner.State().Snapshot().JobByID("default", "web"); j == nil {
+			t.Fatalf("the winner did not serve the held write (this server wins: %v)", selfWins)
+		}
 	}
 }
 
