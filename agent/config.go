@@ -56,6 +56,10 @@ type Config struct {
 	// be marked down, and after a leader election
 	// (server.Config.HeartbeatGrace); 0 is the default.
 	HeartbeatGrace time.Duration
+	// EvalGCThreshold is how long terminal evaluations and finished,
+	// stopped allocations of registered jobs are kept (reaper.go); 0 is
+	// the default, an hour.
+	EvalGCThreshold time.Duration
 	// MinHeartbeatTTL and MaxHeartbeatsPerSecond set the clients'
 	// heartbeat TTL (server.Config.HeartbeatTTL, MaxHeartbeatsPerSecond);
 	// 0 is the default.
@@ -150,6 +154,7 @@ func FromConfig(c *config.Config) Config {
 		Region:          c.Region,
 		Datacenter:      c.Datacenter,
 		HeartbeatGrace:  c.Server.HeartbeatGrace,
+		EvalGCThreshold: c.Server.EvalGCThreshold,
 
 		MinHeartbeatTTL:        c.Server.MinHeartbeatTTL,
 		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,

@@ -18,6 +18,10 @@ const (
 	DefaultBindAddr   = "127.0.0.1"
 	DefaultHTTPPort   = 4646
 	DefaultRaftPort   = 4647
+	// DefaultEvalGCThreshold is Nomad's server.eval_gc_threshold: how
+	// long a terminal evaluation, or an allocation the servers stopped and
+	// its client finished, is kept before it is collected.
+	DefaultEvalGCThreshold = time.Hour
 	// DefaultHeartbeatGrace is Nomad's server.heartbeat_grace.
 	DefaultHeartbeatGrace = 10 * time.Second
 	// DefaultMinDynamicPort and DefaultMaxDynamicPort are Nomad's range of
@@ -123,6 +127,10 @@ type Server struct {
 	// HeartbeatGrace is added to clients' heartbeat TTL after a leader
 	// election, so that clients have time to find the new leader.
 	HeartbeatGrace time.Duration
+	// EvalGCThreshold is how long terminal evaluations and finished,
+	// stopped allocations of jobs still registered are kept
+	// (DefaultEvalGCThreshold).
+	EvalGCThreshold time.Duration
 	// MinHeartbeatTTL is the least heartbeat TTL given to a client; the TTL
 	// grows past it as nodes / MaxHeartbeatsPerSecond. 0 means the
 	// server's defaults (10s, 50).
@@ -307,7 +315,7 @@ func Default() *Config {
 		LogLevel:   DefaultLogLevel,
 		BindAddr:   DefaultBindAddr,
 		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
-		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
+		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EvalGCThreshold: DefaultEvalGCThreshold, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
 		Telemetry:  Telemetry{CollectionInterval: DefaultCollectionInterval},
 		ACL:        ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
 		Limits:     Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},

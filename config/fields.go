@@ -57,6 +57,7 @@ var fields = []field{
 	{"server.retry_join", kStrings, func(c *Config) any { return &c.Server.RetryJoin }, "retry-join"},
 	{"server.join_token", kString, func(c *Config) any { return &c.Server.JoinToken }, ""},
 	{"server.heartbeat_grace", kDuration, func(c *Config) any { return &c.Server.HeartbeatGrace }, ""},
+	{"server.eval_gc_threshold", kDuration, func(c *Config) any { return &c.Server.EvalGCThreshold }, ""},
 	{"server.min_heartbeat_ttl", kDuration, func(c *Config) any { return &c.Server.MinHeartbeatTTL }, ""},
 	{"server.max_heartbeats_per_second", kInt, func(c *Config) any { return &c.Server.MaxHeartbeatsPerSecond }, ""},
 	{"server.heartbeat_timeout", kDuration, func(c *Config) any { return &c.Server.HeartbeatTimeout }, ""},

@@ -109,7 +109,6 @@ var unsupported = map[string]foreign{
 	"server.node_gc_threshold":        {false, false, "nothing is garbage collected yet"},
 	"server.job_gc_interval":          {false, false, "nothing is garbage collected yet"},
 	"server.job_gc_threshold":         {false, false, "nothing is garbage collected yet"},
-	"server.eval_gc_threshold":        {false, false, "nothing is garbage collected yet"},
 	"server.deployment_gc_threshold":  {false, false, "nothing is garbage collected yet"},
 	"server.default_scheduler_config": {true, true, "the scheduler is not configurable"},
 	"server.plan_rejection_tracker":   {true, false, "plan rejections are not tracked"},

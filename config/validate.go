@@ -152,6 +152,9 @@ func (v *validator) server() {
 	if s.BootstrapExpect > 1 && len(s.RetryJoin) == 0 {
 		v.warnf("server.bootstrap_expect", "server.bootstrap_expect is %d but server.retry_join is empty: this server waits for the others to join it", s.BootstrapExpect)
 	}
+	if s.EvalGCThreshold < time.Second {
+		v.errorf("server.eval_gc_threshold", "server.eval_gc_threshold must be at least 1s (got %s)", s.EvalGCThreshold)
+	}
 	if s.HeartbeatGrace < 0 {
 		v.errorf("server.heartbeat_grace", "server.heartbeat_grace must not be negative (got %s)", s.HeartbeatGrace)
 	}

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// TestDevAgentCollectsTheOldVersionsAllocs rolls a job out on a dev agent
+// whose server keeps finished history one second (eval_gc_threshold): the
+// first version's allocations, stopped by the rollout and finished by the
+// client, leave the state, with the evaluations that ended; the job and its
+// running allocations stay.
+func TestDevAgentCollectsTheOldVersionsAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real processes for tens of seconds")
+	}
+	cfg := filepath.Join(t.TempDir(), "gc.hcl")
+	if err := os.WriteFile(cfg, []byte("server {\n  eval_gc_threshold = \"1s\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startDevAgent(t, "-config", cfg)
+	c := p.client()
+
+	v0 := parseJob(t, "../examples/rolling.hcl")
+	registerJob(t, c, v0)
+	var first []string
+	eventually(t, 60*time.Second, "four running allocs of version 0", func() error {
+		allocs, err := jobAllocs(t, c, v0.ID)
+		if err != nil {
+			return err
+		}
+		if first = runningAllocs(allocs, 0); len(first) != 4 {
+			return fmt.Errorf("%d running", len(first))
+		}
+		return nil
+	})
+	v1 := parseJob(t, "testdata/rolling.hcl", "version=2")
+	registerJob(t, c, v1)
+	eventually(t, 90*time.Second, "the deployment of version 1 to succeed", func() error {
+		d, err := latestDeployment(t, c, v1.ID)
+		if err != nil {
+			return err
+		}
+		if d.JobVersion != 1 || d.Status != structs.DeploymentStatusSuccessful {
+			return fmt.Errorf("deployment v%d %s", d.JobVersion, d.Status)
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "the job's allocs to be version 1's four, running", func() error {
+		allocs, err := jobAllocs(t, c, v1.ID)
+		if err != nil {
+			return err
+		}
+		if len(allocs) != 4 || len(runningAllocs(allocs, 1)) != 4 {
+			return fmt.Errorf("allocs: %s", jsonString(allocs))
+		}
+		return nil
+	})
+	for _, id := range first {
+		var a structs.Allocation
+		if _, err := c.Get(ctx(t), "/v1/allocation/"+id, nil, &a); err == nil {
+			t.Errorf("version 0's alloc %s is still stored: %s %s", id, a.DesiredStatus, a.ClientStatus)
+		}
+	}
+	var evals []*structs.Evaluation
+	if _, err := c.Get(ctx(t), "/v1/job/"+v1.ID+"/evaluations", nil, &evals); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evals {
+		if e.Terminal() && time.Since(time.Unix(0, e.ModifyTime)) > 5*time.Second {
+			t.Errorf("evaluation %s ended %v ago and is still stored", e.ID, time.Since(time.Unix(0, e.ModifyTime)))
+		}
+	}
+	job, _, err := c.Jobs().Info(ctx(t), v1.ID, nil)
+	if err != nil || job.Status != structs.JobStatusRunning {
+		t.Fatalf("job after collection: %+v, %v", job, err)
+	}
+}
