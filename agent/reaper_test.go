@@ -11,14 +11,20 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-func TestReaperTakesOnlyTerminalAllocsAndEvalsOfPurgedJobs(t *testing.T) {
+// memApplier returns a backend of its own and a function that applies an
+// entry to it, failing the test on error.
+func memApplier(t *testing.T) (*httpapi.MemBackend, func(fsm.MessageType, any)) {
 	b := httpapi.NewMemBackend()
-	apply := func(typ fsm.MessageType, req any) {
+	return b, func(typ fsm.MessageType, req any) {
 		t.Helper()
 		if _, _, err := b.Apply(context.Background(), typ, req); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestReaperTakesOnlyTerminalAllocsAndEvalsOfPurgedJobs(t *testing.T) {
+	b, apply := memApplier(t)
 	job := func(id string) *structs.Job {
 		return &structs.Job{ID: id, Name: id, Namespace: structs.DefaultNamespace, Type: structs.JobTypeBatch,
 			Priority: 50, Datacenters: []string{"dc1"},
@@ -67,13 +73,7 @@ func TestReaperTakesOnlyTerminalAllocsAndEvalsOfPurgedJobs(t *testing.T) {
 // or replaced whose client is done with them. A batch job's allocations
 // stay while it is registered.
 func TestReaperCollectsOldHistoryOfRegisteredJobs(t *testing.T) {
-	b := httpapi.NewMemBackend()
-	apply := func(typ fsm.MessageType, req any) {
-		t.Helper()
-		if _, _, err := b.Apply(context.Background(), typ, req); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b, apply := memApplier(t)
 	now := time.Unix(1_800_000_000, 0)
 	old, recent := now.Add(-2*time.Hour).UnixNano(), now.Add(-time.Minute).UnixNano()
 	job := func(id, typ string) *structs.Job {

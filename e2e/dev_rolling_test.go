@@ -21,20 +21,7 @@ func TestDevAgentRollsAJobOutWithRealProcesses(t *testing.T) {
 	p := startDevAgent(t)
 	c := p.client()
 
-	v0 := parseJob(t, "../examples/rolling.hcl")
-	registerJob(t, c, v0)
-	var first []string
-	eventually(t, 60*time.Second, "four running allocs of version 0, each with a live process", func() error {
-		allocs, err := jobAllocs(t, c, v0.ID)
-		if err != nil {
-			return err
-		}
-		first = runningAllocs(allocs, 0)
-		if len(first) != 4 {
-			return fmt.Errorf("%d running: %s", len(first), jsonString(allocs))
-		}
-		return allHaveProcesses(first)
-	})
+	first := runRollingExample(t, c)
 
 	// Version 1: a new environment (destructive), a short min_healthy_time.
 	v1 := parseJob(t, "testdata/rolling.hcl", "version=2")
@@ -88,6 +75,28 @@ func TestDevAgentRollsAJobOutWithRealProcesses(t *testing.T) {
 			t.Errorf("alloc %s's processes %v survived the agent", id, procs[id])
 		}
 	}
+}
+
+// runRollingExample registers examples/rolling.hcl and waits until its
+// four allocs of version 0 run, each with a live process; it returns their
+// IDs.
+func runRollingExample(t *testing.T, c *apiclient.Client) []string {
+	t.Helper()
+	v0 := parseJob(t, "../examples/rolling.hcl")
+	registerJob(t, c, v0)
+	var first []string
+	eventually(t, 60*time.Second, "four running allocs of version 0, each with a live process", func() error {
+		allocs, err := jobAllocs(t, c, v0.ID)
+		if err != nil {
+			return err
+		}
+		first = runningAllocs(allocs, 0)
+		if len(first) != 4 {
+			return fmt.Errorf("%d running: %s", len(first), jsonString(allocs))
+		}
+		return allHaveProcesses(first)
+	})
+	return first
 }
 
 // allHaveProcesses checks that every alloc has a live process.

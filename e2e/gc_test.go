@@ -26,31 +26,10 @@ func TestDevAgentCollectsTheOldVersionsAllocs(t *testing.T) {
 	p := startDevAgent(t, "-config", cfg)
 	c := p.client()
 
-	v0 := parseJob(t, "../examples/rolling.hcl")
-	registerJob(t, c, v0)
-	var first []string
-	eventually(t, 60*time.Second, "four running allocs of version 0", func() error {
-		allocs, err := jobAllocs(t, c, v0.ID)
-		if err != nil {
-			return err
-		}
-		if first = runningAllocs(allocs, 0); len(first) != 4 {
-			return fmt.Errorf("%d running", len(first))
-		}
-		return nil
-	})
+	first := runRollingExample(t, c)
 	v1 := parseJob(t, "testdata/rolling.hcl", "version=2")
 	registerJob(t, c, v1)
-	eventually(t, 90*time.Second, "the deployment of version 1 to succeed", func() error {
-		d, err := latestDeployment(t, c, v1.ID)
-		if err != nil {
-			return err
-		}
-		if d.JobVersion != 1 || d.Status != structs.DeploymentStatusSuccessful {
-			return fmt.Errorf("deployment v%d %s", d.JobVersion, d.Status)
-		}
-		return nil
-	})
+	waitDeploymentStatus(t, c, v1.ID, 1, structs.DeploymentStatusSuccessful)
 	eventually(t, 30*time.Second, "the job's allocs to be version 1's four, running", func() error {
 		allocs, err := jobAllocs(t, c, v1.ID)
 		if err != nil {
