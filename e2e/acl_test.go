@@ -151,6 +151,17 @@ acl {
 		c.SetToken(secret)
 		return c
 	}
+	// A follower checks a token for its local routes (/v1/jobs/parse,
+	// ?stale reads) against its own copy, which trails the leader by its
+	// replication lag: wait until every server knows the new tokens.
+	for _, s := range servers {
+		for _, secret := range []string{reader, writer} {
+			eventually(t, 10*time.Second, "the tokens replicated to "+s.name, func() error {
+				_, err := api(s.http, secret).Get(ctx(t), "/v1/acl/token/self", &apiclient.QueryOptions{AllowStale: true}, &struct{}{})
+				return err
+			})
+		}
+	}
 	rootAPI := api(servers[0].http, root)
 	eventually(t, 30*time.Second, "the client node ready", func() error {
 		nodes, _, err := rootAPI.Nodes().List(ctx(t), nil)
