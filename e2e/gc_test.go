@@ -46,15 +46,20 @@ func TestDevAgentCollectsTheOldVersionsAllocs(t *testing.T) {
 			t.Errorf("version 0's alloc %s is still stored: %s %s", id, a.DesiredStatus, a.ClientStatus)
 		}
 	}
-	var evals []*structs.Evaluation
-	if _, err := c.Get(ctx(t), "/v1/job/"+v1.ID+"/evaluations", nil, &evals); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range evals {
-		if e.Terminal() && time.Since(time.Unix(0, e.ModifyTime)) > 5*time.Second {
-			t.Errorf("evaluation %s ended %v ago and is still stored", e.ID, time.Since(time.Unix(0, e.ModifyTime)))
+	// Evaluations that ended go too, within the threshold and a few reaper
+	// passes (every 2 s).
+	eventually(t, 15*time.Second, "the job's ended evaluations collected", func() error {
+		var evals []*structs.Evaluation
+		if _, err := c.Get(ctx(t), "/v1/job/"+v1.ID+"/evaluations", nil, &evals); err != nil {
+			return err
 		}
-	}
+		for _, e := range evals {
+			if e.Terminal() && time.Since(time.Unix(0, e.ModifyTime)) > 5*time.Second {
+				return fmt.Errorf("evaluation %s ended %v ago and is still stored", e.ID, time.Since(time.Unix(0, e.ModifyTime)))
+			}
+		}
+		return nil
+	})
 	job, _, err := c.Jobs().Info(ctx(t), v1.ID, nil)
 	if err != nil || job.Status != structs.JobStatusRunning {
 		t.Fatalf("job after collection: %+v, %v", job, err)

@@ -105,7 +105,7 @@ func TestWriteTheLeaderReceivedIsNotSentAgain(t *testing.T) {
 		}
 	}()
 	leader, leaderSrv := newTestAPI(t)
-	follower, followerSrv := newHoldingFollower(t, 5*time.Second)
+	follower, followerSrv := newHoldingFollower(t, time.Minute)
 	setLeader(follower, false, l.Addr().String())
 	after(100*time.Millisecond, func() { setLeader(follower, false, strings.TrimPrefix(leaderSrv.URL, "http://")) })
 	start := time.Now()
@@ -113,7 +113,7 @@ func TestWriteTheLeaderReceivedIsNotSentAgain(t *testing.T) {
 	if code != 500 || !strings.Contains(body, "forwarding to the leader") {
 		t.Fatalf("write the dying leader received: %d %s", code, body)
 	}
-	if took := time.Since(start); took > 2*time.Second {
+	if took := time.Since(start); took > 30*time.Second {
 		t.Fatalf("the write failed after %v: it was held", took)
 	}
 	time.Sleep(200 * time.Millisecond)
