@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,5 +233,68 @@ func fillValue(v reflect.Value, path string, depth int) {
 		v.SetUint(1 + uint64(n%100))
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(float64(1+n%100) / 4)
+	}
+}
+
+// TestOmittedFieldsDecodeAsBefore guards the fields the log leaves out
+// when empty (`codec:",omitempty"`): a decoder fills a fresh value, so an
+// omitted string, number, bool, pointer or struct decodes as the zero
+// value it was. An empty slice or map would come back nil instead (and
+// its JSON null instead of [] or {}), so no slice or map field may be
+// left out.
+func TestOmittedFieldsDecodeAsBefore(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var walk func(rt reflect.Type, path string)
+	walk = func(rt reflect.Type, path string) {
+		switch rt.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(rt.Elem(), path)
+			return
+		case reflect.Map:
+			walk(rt.Key(), path)
+			walk(rt.Elem(), path)
+			return
+		case reflect.Struct:
+		default:
+			return
+		}
+		if seen[rt] {
+			return
+		}
+		seen[rt] = true
+		for i := 0; i < rt.NumField(); i++ {
+			f := rt.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			if tag := f.Tag.Get("codec"); strings.Contains(tag, ",omitempty") {
+				if k := f.Type.Kind(); k == reflect.Slice || k == reflect.Map {
+					t.Errorf("%s.%s: a %s must not be omitted when empty (it would decode as nil)", rt.Name(), f.Name, k)
+				}
+			}
+			walk(f.Type, path+"."+f.Name)
+		}
+	}
+	for name, sample := range codecSamples() {
+		walk(reflect.TypeOf(sample()), name)
+	}
+
+	// An allocation as a client reports it: most fields zero, the maps
+	// and slices empty but present.
+	in := &structs.Allocation{
+		ID:         "a",
+		TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStatePending, Events: []*structs.TaskEvent{}}},
+		AllocatedResources: &structs.AllocatedResources{
+			Tasks:  map[string]*structs.AllocatedTaskResources{},
+			Shared: structs.AllocatedSharedResources{Ports: []structs.PortMapping{}},
+		},
+		DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: new(bool)},
+	}
+	out := &structs.Allocation{}
+	if err := codec.NewDecoderBytes(encodeEntry(t, in), msgpackHandle).Decode(out); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("decoded %+v, want %+v", out, in)
 	}
 }

@@ -40,6 +40,30 @@ func planResults500Shared() *structs.ApplyPlanResultsRequest {
 	return req
 }
 
+// clientUpdate28 is a client update entry of the size the servers write
+// most during a large placement: 28 allocs turned running and healthy,
+// each with one task and its three events.
+func clientUpdate28() *structs.AllocClientUpdateRequest {
+	req := &structs.AllocClientUpdateRequest{UpdatedAt: statetest.T0.UnixNano()}
+	t := statetest.T0.UnixNano()
+	for i := range 28 {
+		req.Allocs = append(req.Allocs, &structs.Allocation{
+			ID: statetest.ID(fmt.Sprintf("alloc/%d", i)), ClientStatus: structs.AllocClientStatusRunning,
+			ClientDescription: "Tasks are running",
+			TaskStates: map[string]*structs.TaskState{"server": {
+				State: structs.TaskStateRunning, StartedAt: statetest.T0,
+				Events: []*structs.TaskEvent{
+					{Type: structs.TaskReceived, Time: t, Message: "Task received by client", DisplayMessage: "Task received by client"},
+					{Type: structs.TaskSetup, Time: t + 1, Message: "Building Task Directory", DisplayMessage: "Building Task Directory"},
+					{Type: structs.TaskStarted, Time: t + 2, Message: "Task started by client", DisplayMessage: "Task started by client"},
+				},
+			}},
+			DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: statetest.Bool(true), Timestamp: statetest.T0},
+		})
+	}
+	return req
+}
+
 func jobRegister() *structs.JobRegisterRequest {
 	job := statetest.Job("bench", 3)
 	return &structs.JobRegisterRequest{
@@ -72,6 +96,7 @@ func BenchmarkEncoding(b *testing.B) {
 	}{
 		{"plan500", planResults500(), func() any { return &structs.ApplyPlanResultsRequest{} }},
 		{"plan500shared", planResults500Shared(), func() any { return &structs.ApplyPlanResultsRequest{} }},
+		{"clientUpdate28", clientUpdate28(), func() any { return &structs.AllocClientUpdateRequest{} }},
 		{"jobRegister", jobRegister(), func() any { return &structs.JobRegisterRequest{} }},
 	}
 	for _, e := range entries {

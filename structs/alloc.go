@@ -47,28 +47,28 @@ const AllocMaxRunDurationExceeded = "allocation exceeded max_run_duration"
 
 // Allocation is one placed copy of a task group on a node.
 type Allocation struct {
-	ID                 string
-	Namespace          string
-	EvalID             string
-	Name               string
-	NodeID             string
-	NodeName           string
-	JobID              string
-	Job                *Job
-	TaskGroup          string
-	AllocatedResources *AllocatedResources
-	DesiredStatus      string
-	DesiredDescription string
-	DesiredTransition  DesiredTransition
-	ClientStatus       string
-	ClientDescription  string
+	ID                 string              `codec:",omitempty"`
+	Namespace          string              `codec:",omitempty"`
+	EvalID             string              `codec:",omitempty"`
+	Name               string              `codec:",omitempty"`
+	NodeID             string              `codec:",omitempty"`
+	NodeName           string              `codec:",omitempty"`
+	JobID              string              `codec:",omitempty"`
+	Job                *Job                `codec:",omitempty"`
+	TaskGroup          string              `codec:",omitempty"`
+	AllocatedResources *AllocatedResources `codec:",omitempty"`
+	DesiredStatus      string              `codec:",omitempty"`
+	DesiredDescription string              `codec:",omitempty"`
+	DesiredTransition  DesiredTransition   `codec:",omitempty"`
+	ClientStatus       string              `codec:",omitempty"`
+	ClientDescription  string              `codec:",omitempty"`
 	TaskStates         map[string]*TaskState
-	DeploymentID       string
-	DeploymentStatus   *AllocDeploymentStatus
-	FollowupEvalID     string
-	PreviousAllocation string
-	NextAllocation     string
-	RescheduleTracker  *RescheduleTracker
+	DeploymentID       string                 `codec:",omitempty"`
+	DeploymentStatus   *AllocDeploymentStatus `codec:",omitempty"`
+	FollowupEvalID     string                 `codec:",omitempty"`
+	PreviousAllocation string                 `codec:",omitempty"`
+	NextAllocation     string                 `codec:",omitempty"`
+	RescheduleTracker  *RescheduleTracker     `codec:",omitempty"`
 	// AllocStates are the changes the servers recorded with their time
 	// (a node's disconnection and reconnection).
 	AllocStates []*AllocState     `json:",omitempty"`
@@ -77,11 +77,11 @@ type Allocation struct {
 	// the alloc's node (structs.ZoneOf of the group's zones attribute),
 	// stamped when it is placed.
 	Zone             string `json:",omitempty"`
-	CreateIndex      uint64
-	ModifyIndex      uint64
-	AllocModifyIndex uint64
-	CreateTime       int64
-	ModifyTime       int64
+	CreateIndex      uint64 `codec:",omitempty"`
+	ModifyIndex      uint64 `codec:",omitempty"`
+	AllocModifyIndex uint64 `codec:",omitempty"`
+	CreateTime       int64  `codec:",omitempty"`
+	ModifyTime       int64  `codec:",omitempty"`
 }
 
 // AllocName returns the name of a group's index-th allocation.
@@ -230,10 +230,10 @@ func (a *Allocation) Stub() *AllocationListStub {
 // Healthy is nil until the client (or an operator, for manual health)
 // decides; Timestamp is when it did.
 type AllocDeploymentStatus struct {
-	Healthy     *bool
-	Timestamp   time.Time
-	Canary      bool
-	ModifyIndex uint64
+	Healthy     *bool     `codec:",omitempty"`
+	Timestamp   time.Time `codec:",omitempty"`
+	Canary      bool      `codec:",omitempty"`
+	ModifyIndex uint64    `codec:",omitempty"`
 }
 
 // Copy returns a copy.
@@ -301,10 +301,10 @@ func (r *RescheduleTracker) Copy() *RescheduleTracker {
 
 // RescheduleEvent is one reschedule attempt.
 type RescheduleEvent struct {
-	RescheduleTime int64
-	PrevAllocID    string
-	PrevNodeID     string
-	Delay          time.Duration
+	RescheduleTime int64         `codec:",omitempty"`
+	PrevAllocID    string        `codec:",omitempty"`
+	PrevNodeID     string        `codec:",omitempty"`
+	Delay          time.Duration `codec:",omitempty"`
 }
 
 // AllocatedResources is what the scheduler reserved for an allocation.
@@ -320,17 +320,19 @@ type AllocatedTaskResources struct {
 }
 
 // AllocatedCpuResources is CPU in MHz.
-type AllocatedCpuResources struct{ CpuShares int64 }
+type AllocatedCpuResources struct {
+	CpuShares int64 `codec:",omitempty"`
+}
 
 // AllocatedMemoryResources is memory in MB.
 type AllocatedMemoryResources struct {
-	MemoryMB    int64
-	MemoryMaxMB int64
+	MemoryMB    int64 `codec:",omitempty"`
+	MemoryMaxMB int64 `codec:",omitempty"`
 }
 
 // AllocatedSharedResources is what the group's tasks share.
 type AllocatedSharedResources struct {
-	DiskMB   int64
+	DiskMB   int64              `codec:",omitempty"`
 	Networks []*NetworkResource `json:",omitempty"`
 	Ports    []PortMapping
 }
@@ -370,17 +372,17 @@ func (r *AllocatedResources) Comparable() ComparableResources {
 // AllocationMetric explains a placement decision, as Nomad's metrics: which
 // nodes were filtered and which dimension was exhausted.
 type AllocationMetric struct {
-	NodesEvaluated     int
-	NodesFiltered      int
-	NodesInPool        int
+	NodesEvaluated     int `codec:",omitempty"`
+	NodesFiltered      int `codec:",omitempty"`
+	NodesInPool        int `codec:",omitempty"`
 	NodesAvailable     map[string]int
 	ClassFiltered      map[string]int
 	ConstraintFiltered map[string]int
-	NodesExhausted     int
+	NodesExhausted     int `codec:",omitempty"`
 	ClassExhausted     map[string]int
 	DimensionExhausted map[string]int
 	QuotaExhausted     []string
 	Scores             map[string]float64 `json:",omitempty"`
-	AllocationTime     time.Duration
-	CoalescedFailures  int
+	AllocationTime     time.Duration      `codec:",omitempty"`
+	CoalescedFailures  int                `codec:",omitempty"`
 }

@@ -36,12 +36,12 @@ const TaskRestartUserRequested = "User requested restart"
 
 // TaskState is what the client reports of one task.
 type TaskState struct {
-	State       string
-	Failed      bool
-	Restarts    uint64
-	LastRestart time.Time
-	StartedAt   time.Time
-	FinishedAt  time.Time
+	State       string    `codec:",omitempty"`
+	Failed      bool      `codec:",omitempty"`
+	Restarts    uint64    `codec:",omitempty"`
+	LastRestart time.Time `codec:",omitempty"`
+	StartedAt   time.Time `codec:",omitempty"`
+	FinishedAt  time.Time `codec:",omitempty"`
 	Events      []*TaskEvent
 }
 
@@ -64,19 +64,19 @@ func (s *TaskState) Copy() *TaskState {
 
 // TaskEvent is one entry in a task's history.
 type TaskEvent struct {
-	Type           string
-	Time           int64
-	Message        string
-	DisplayMessage string
+	Type           string            `codec:",omitempty"`
+	Time           int64             `codec:",omitempty"`
+	Message        string            `codec:",omitempty"`
+	DisplayMessage string            `codec:",omitempty"`
 	Details        map[string]string `json:",omitempty"`
-	ExitCode       int
-	Signal         int
-	RestartReason  string `json:",omitempty"`
-	KillReason     string `json:",omitempty"`
+	ExitCode       int               `codec:",omitempty"`
+	Signal         int               `codec:",omitempty"`
+	RestartReason  string            `json:",omitempty"`
+	KillReason     string            `json:",omitempty"`
 	// TaskSignal is the signal a TaskSignaling event sent, and
 	// TaskSignalReason why, as Nomad's.
-	TaskSignal       string `json:",omitempty"`
-	TaskSignalReason string `json:",omitempty"`
-	DriverError      string `json:",omitempty"`
-	KillTimeout      time.Duration
+	TaskSignal       string        `json:",omitempty"`
+	TaskSignalReason string        `json:",omitempty"`
+	DriverError      string        `json:",omitempty"`
+	KillTimeout      time.Duration `codec:",omitempty"`
 }
