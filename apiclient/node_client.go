@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/droverhq/drover/internal/wire"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -26,6 +29,10 @@ type NodeClient struct {
 
 	mu  sync.Mutex
 	cur int
+
+	// jsonReports is set once a server refused a report in MessagePack
+	// (one older than that encoding): reports go in JSON from then on.
+	jsonReports atomic.Bool
 }
 
 // NewNodeClient returns a client over the given server HTTP addresses
@@ -187,13 +194,42 @@ type allocUpdateRequest struct {
 // UpdateAllocs reports the client's view of its allocations
 // (PUT /v1/internal/allocs/update): ID, ClientStatus, ClientDescription,
 // TaskStates and DeploymentStatus of each. It returns the write's index.
+//
+// The report goes in MessagePack (package wire), which leaves out empty
+// fields and which the servers decode in under a quarter of the time JSON
+// takes; a server that answers it as a malformed body (one that reads
+// only JSON) gets it again in JSON, and so does every server after it.
 func (n *NodeClient) UpdateAllocs(ctx context.Context, allocs []*structs.Allocation) (uint64, error) {
+	const path = "/v1/internal/allocs/update"
+	req := &allocUpdateRequest{Allocs: allocs}
 	var out struct{ Index uint64 }
 	err := n.try(ctx, func(c *Client) error {
-		_, err := c.Put(ctx, "/v1/internal/allocs/update", &allocUpdateRequest{Allocs: allocs}, &out)
+		if !n.jsonReports.Load() {
+			body, err := wire.Encode(req)
+			if err != nil {
+				return fmt.Errorf("encoding request: %w", err)
+			}
+			_, err = c.doBody(ctx, http.MethodPut, path, nil, body, http.Header{"Content-Type": {wire.ContentType}}, &out)
+			if !refusedEncoding(err) {
+				return err
+			}
+			n.jsonReports.Store(true)
+		}
+		_, err := c.Put(ctx, path, req, &out)
 		return err
 	})
 	return out.Index, err
+}
+
+// refusedEncoding reports whether err is a server's refusal of a body's
+// encoding: 415, or 400 for a malformed body.
+func refusedEncoding(err error) bool {
+	var se *StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code == http.StatusUnsupportedMediaType ||
+		se.Code == http.StatusBadRequest && strings.Contains(se.Msg, "malformed request body")
 }
 
 // try calls fn on the current server, then on each next one while the

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/internal/wire"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -192,5 +193,82 @@ func TestNodeClientAllServersDown(t *testing.T) {
 	}
 	if _, err := NewNodeClient(nil); !errors.Is(err, ErrNoServers) {
 		t.Fatalf("no servers: %v", err)
+	}
+}
+
+// A report goes in MessagePack; a server that reads only JSON answers it
+// as a malformed body and gets it again in JSON, and every later report
+// goes in JSON.
+func TestNodeClientUpdateAllocsEncodings(t *testing.T) {
+	var types []string
+	jsonOnly := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		types = append(types, r.Header.Get("Content-Type"))
+		var req struct{ Allocs []*structs.Allocation }
+		var err error
+		if !jsonOnly && r.Header.Get("Content-Type") == wire.ContentType {
+			err = wire.Decode(b, &req)
+		} else {
+			err = json.Unmarshal(b, &req)
+		}
+		if err != nil {
+			http.Error(w, "malformed request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(req.Allocs) != 1 || req.Allocs[0].ID != "a1" || req.Allocs[0].ClientStatus != "running" ||
+			req.Allocs[0].TaskStates["web"].State != "running" {
+			http.Error(w, "unexpected report", http.StatusTeapot)
+			return
+		}
+		_, _ = w.Write([]byte(`{"Index": 9}`))
+	}))
+	t.Cleanup(srv.Close)
+	n, err := NewNodeClient([]string{srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := []*structs.Allocation{{ID: "a1", ClientStatus: "running",
+		TaskStates: map[string]*structs.TaskState{"web": {State: "running"}}}}
+	update := func() {
+		t.Helper()
+		if idx, err := n.UpdateAllocs(ctx(t), report); err != nil || idx != 9 {
+			t.Fatalf("update: %d %v", idx, err)
+		}
+	}
+
+	update()
+	if len(types) != 1 || types[0] != wire.ContentType {
+		t.Fatalf("sent %q, want one MessagePack report", types)
+	}
+	jsonOnly, types = true, nil
+	update()
+	if len(types) != 2 || types[0] != wire.ContentType || types[1] != "application/json" {
+		t.Fatalf("sent %q to a server that reads JSON only, want MessagePack then JSON", types)
+	}
+	types = nil
+	update()
+	if len(types) != 1 || types[0] != "application/json" {
+		t.Fatalf("sent %q after a refusal, want JSON", types)
+	}
+}
+
+// A report the server refuses for what it says (a 400 that is not about
+// the encoding) is not sent again in JSON.
+func TestNodeClientUpdateAllocsRefusedReportIsNotResent(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Error(w, `alloc a1: a client cannot report status "lost"`, http.StatusBadRequest)
+	}))
+	t.Cleanup(srv.Close)
+	n, err := NewNodeClient([]string{srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = n.UpdateAllocs(ctx(t), []*structs.Allocation{{ID: "a1", ClientStatus: "lost"}})
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusBadRequest || calls.Load() != 1 || n.jsonReports.Load() {
+		t.Fatalf("err %v after %d calls (JSON from now on: %v), want the 400 after one", err, calls.Load(), n.jsonReports.Load())
 	}
 }

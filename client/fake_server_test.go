@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/internal/wire"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -294,9 +296,18 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		allocs, err := f.GetAllocs(r.Context(), req.AllocIDs, nil, 0, 0)
 		reply(map[string]any{"Allocs": allocs}, err)
 	case p == "/v1/internal/allocs/update":
+		// Clients report in MessagePack (package wire).
 		var req struct{ Allocs []*structs.Allocation }
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, "bad body", 400)
+		body, err := io.ReadAll(r.Body)
+		if err == nil {
+			if r.Header.Get("Content-Type") == wire.ContentType {
+				err = wire.Decode(body, &req)
+			} else {
+				err = json.Unmarshal(body, &req)
+			}
+		}
+		if err != nil {
+			http.Error(w, "malformed request body: "+err.Error(), 400)
 			return
 		}
 		reply(map[string]any{"Index": 1}, f.UpdateAllocs(r.Context(), req.Allocs))

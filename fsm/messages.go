@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"reflect"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 
+	"github.com/droverhq/drover/internal/wire"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -107,15 +107,9 @@ var (
 // measurement (BenchmarkEncoding in encoding_bench_test.go; figures in the
 // package documentation): msgpack entries are smaller and encode and
 // decode faster than encoding/json for the two entries that dominate the log, plan results
-// and job registrations. Free-form maps decode as map[string]any and
-// strings as string, so driver configs survive the round trip.
-var msgpackHandle = func() *codec.MsgpackHandle {
-	h := &codec.MsgpackHandle{}
-	h.RawToString = true
-	h.WriteExt = true
-	h.MapType = reflect.TypeOf(map[string]any(nil))
-	return h
-}()
+// and job registrations. The handle is package wire's, which clients'
+// reports share.
+var msgpackHandle = wire.Handle
 
 // Encode returns a log entry: the type byte followed by req encoded. The
 // entry's capacity is its length: raft keeps an entry in memory until it
@@ -134,16 +128,11 @@ func Encode(t MessageType, req any) ([]byte, error) {
 	return out, nil
 }
 
-// decode decodes an entry's payload into out.
-func decode(payload []byte, out any) (err error) {
-	defer func() {
-		// The decoder reports bad input as errors; this is a last guard so
-		// that no log entry can take a server down.
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrDecode, r)
-		}
-	}()
-	if err := codec.NewDecoderBytes(payload, msgpackHandle).Decode(out); err != nil {
+// decode decodes an entry's payload into out. Bad input is an error, never
+// a panic (wire.Decode recovers the decoder's), so that no log entry can
+// take a server down.
+func decode(payload []byte, out any) error {
+	if err := wire.Decode(payload, out); err != nil {
 		return fmt.Errorf("%w: %w", ErrDecode, err)
 	}
 	return nil

@@ -1,15 +1,19 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/internal/wire"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -337,5 +341,69 @@ func TestAllocsGetLeavesOutHeldJobs(t *testing.T) {
 	}
 	if again := get(`{"AllocIDs":["a-1","a-2"]}`); again.Allocs[0].Job == nil || again.Allocs[1].Job == nil {
 		t.Fatal("the stored allocs lost their job")
+	}
+}
+
+// doTyped sends body with the given Content-Type.
+func doTyped(t *testing.T, method, url, contentType string, body []byte) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Clients report in MessagePack; the server takes what a client may
+// report from it, as from JSON, and answers a malformed or oversized body
+// with a 4xx.
+func TestAllocUpdateInMessagePack(t *testing.T) {
+	b, srv := newClientTestAPI(t)
+	placeAlloc(t, b, "a-1", "n-1")
+	body, err := wire.Encode(&AllocUpdateRequest{Allocs: []*structs.Allocation{{
+		ID: "a-1", ClientStatus: structs.AllocClientStatusRunning, NodeID: "elsewhere",
+		TaskStates: map[string]*structs.TaskState{"t": {State: structs.TaskStateRunning,
+			Events: []*structs.TaskEvent{{Type: structs.TaskStarted, Time: 7}}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, resp := doTyped(t, "PUT", srv.URL+"/v1/internal/allocs/update", wire.ContentType, body)
+	var up AllocUpdateResponse
+	if code != 200 || json.Unmarshal([]byte(resp), &up) != nil || up.Index == 0 {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	if len(b.updates) != 1 || len(b.updates[0]) != 1 {
+		t.Fatalf("updates %v", b.updates)
+	}
+	got := b.updates[0][0]
+	if got.ID != "a-1" || got.ClientStatus != structs.AllocClientStatusRunning || got.NodeID != "" ||
+		got.TaskStates["t"] == nil || len(got.TaskStates["t"].Events) != 1 || got.TaskStates["t"].Events[0].Time != 7 {
+		t.Fatalf("applied %+v", got)
+	}
+
+	for _, c := range []struct {
+		name string
+		body []byte
+		code int
+	}{
+		{"malformed", []byte{0xde, 0xad, 0xbe, 0xef}, http.StatusBadRequest},
+		{"truncated", body[:len(body)/2], http.StatusBadRequest},
+		{"a JSON body named MessagePack", []byte(`{"Allocs":[]}`), http.StatusBadRequest},
+		{"oversized", bytes.Repeat([]byte{0xc0}, MaxBodyBytes+1), http.StatusRequestEntityTooLarge},
+	} {
+		if code, resp := doTyped(t, "PUT", srv.URL+"/v1/internal/allocs/update", wire.ContentType, c.body); code != c.code {
+			t.Errorf("%s: %d %s, want %d", c.name, code, resp, c.code)
+		}
+	}
+	if len(b.updates) != 1 {
+		t.Fatalf("%d updates applied, want only the good one", len(b.updates))
 	}
 }

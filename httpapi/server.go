@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/internal/wire"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -199,6 +202,26 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// decodeEncodedBody decodes a body into v in the encoding its Content-Type
+// names: MessagePack (wire.ContentType), which clients use for their
+// reports, or JSON; 400 when malformed, 413 when over MaxBodyBytes.
+func decodeEncodedBody(r *http.Request, v any) error {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != wire.ContentType {
+		return decodeBody(r, v)
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		if statusFor(err) == http.StatusRequestEntityTooLarge {
+			return Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err)
+		}
+		return Errorf(http.StatusBadRequest, "reading request body: %w", err)
+	}
+	if err := wire.Decode(b, v); err != nil {
+		return Errorf(http.StatusBadRequest, "malformed request body: %w", err)
+	}
+	return nil
 }
 
 // decodeBody decodes a JSON body into v: 400 when malformed, 413 when over
