@@ -1,11 +1,8 @@
 package fsm
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-
-	"github.com/hashicorp/go-msgpack/v2/codec"
 
 	"github.com/droverhq/drover/internal/wire"
 	"github.com/droverhq/drover/structs"
@@ -111,21 +108,14 @@ var (
 // reports share.
 var msgpackHandle = wire.Handle
 
-// Encode returns a log entry: the type byte followed by req encoded. The
-// entry's capacity is its length: raft keeps an entry in memory until it
-// is applied, and a buffer grown by doubling may be up to twice the size.
+// Encode returns a log entry: the type byte followed by req encoded, in a
+// slice whose capacity is its length (see wire.EncodeAfter).
 func Encode(t MessageType, req any) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte(byte(t))
-	if err := codec.NewEncoder(&buf, msgpackHandle).Encode(req); err != nil {
+	b, err := wire.EncodeAfter([]byte{byte(t)}, req)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrEncode, t, err)
 	}
-	if buf.Len() == buf.Cap() {
-		return buf.Bytes(), nil
-	}
-	out := make([]byte, buf.Len())
-	copy(out, buf.Bytes())
-	return out, nil
+	return b, nil
 }
 
 // decode decodes an entry's payload into out. Bad input is an error, never

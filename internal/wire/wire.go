@@ -8,9 +8,9 @@
 package wire
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -29,17 +29,46 @@ var Handle = func() *codec.MsgpackHandle {
 	return h
 }()
 
-// Encode returns v encoded; the slice's capacity is its length.
-func Encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := codec.NewEncoder(&buf, Handle).Encode(v); err != nil {
-		return nil, err
+// Encode returns v encoded, in a new slice whose capacity is its length.
+func Encode(v any) ([]byte, error) { return EncodeAfter(nil, v) }
+
+// EncodeAfter returns prefix followed by v encoded, in a new slice whose
+// capacity is its length: raft keeps a log entry in memory until it is
+// applied, and the spare half of a buffer grown by doubling would stay
+// with it. The encoding is written into a buffer reused from one call to
+// the next, so that each call allocates its result and not the doublings
+// of a growing buffer (a sixth of what a leader allocated while clients
+// reported 100,000 allocations).
+func EncodeAfter(prefix []byte, v any) ([]byte, error) {
+	e := encoders.Get().(*encoder)
+	e.enc.ResetBytes(&e.buf)
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err // e is dropped: an encoder that failed is not reused
 	}
-	if buf.Len() == buf.Cap() {
-		return buf.Bytes(), nil
+	out := make([]byte, len(prefix)+len(e.buf))
+	copy(out, prefix)
+	copy(out[len(prefix):], e.buf)
+	if cap(e.buf) <= maxPooledBuffer {
+		encoders.Put(e)
 	}
-	return bytes.Clone(buf.Bytes()), nil
+	return out, nil
 }
+
+// encoder is an Encoder and the buffer it writes into.
+type encoder struct {
+	enc *codec.Encoder
+	buf []byte
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{buf: make([]byte, 0, 4<<10)}
+	e.enc = codec.NewEncoderBytes(&e.buf, Handle)
+	return e
+}}
+
+// maxPooledBuffer bounds the buffer an encoder keeps between calls: a
+// plan of a few thousand placements fits.
+const maxPooledBuffer = 4 << 20
 
 // Decode decodes b into v, which must be a pointer to a zero value (a
 // field left out keeps what v held). Malformed input is an error, never
