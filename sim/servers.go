@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // Server modes of a Servers.
@@ -185,15 +185,12 @@ func (s *Servers) start(p *ServerProc, again bool) error {
 	return nil
 }
 
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
+// freeAddr returns a loopback address with a port free right now that
+// this process has not handed out before: the kernel may give a port just
+// closed to the next caller, and two servers given the same one do not
+// start (a cluster3 run once failed so, its first server's Raft port being
+// its second's).
+func freeAddr() (string, error) { return loopback.Free() }
 
 // Procs returns the server processes.
 func (s *Servers) Procs() []*ServerProc { return s.procs }
