@@ -27,6 +27,12 @@ type inflight struct {
 // state plus the committing plan's effects; entries are still written one
 // after the other, and a plan whose predecessor failed to commit is
 // checked again against the state alone.
+//
+// A plan that committed is let go at once rather than when the next plan
+// arrives: it holds every allocation it placed, and after a large
+// placement nothing else may come for a long time (100,000 placements
+// kept 119 MB of the leader's live heap this way, next to the store's
+// own copies).
 func (l *Leader) runPlanApplier(t *term) {
 	var prev *inflight
 	defer func() {
@@ -35,9 +41,15 @@ func (l *Leader) runPlanApplier(t *term) {
 		}
 	}()
 	for {
+		var committed <-chan struct{}
+		if prev != nil {
+			committed = prev.done
+		}
 		select {
 		case <-t.ctx.Done():
 			return
+		case <-committed:
+			prev = nil // the state is the whole truth (see applyPlan)
 		case p := <-t.plans:
 			prev = l.applyPlan(t, p, prev)
 		}

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
@@ -197,5 +200,48 @@ func TestCheckPlanCountsThePlanInFlight(t *testing.T) {
 	must(t, err)
 	if len(acc) != 1 || acc[0].ID != "on-b" || len(rej) != 1 || rej[0] != "on-a" {
 		t.Fatalf("accepted %v rejected %v without the plan in flight", ids(acc), rej)
+	}
+}
+
+// The applier lets a plan go once it committed, without waiting for the
+// next plan: the plan holds every allocation it placed (the store holds
+// its own copies), and after a large placement nothing else may come for
+// a long time.
+func TestApplierLetsACommittedPlanGo(t *testing.T) {
+	h := newHarness(t)
+	_, _, err := h.leader.RegisterNode(context.Background(), testNode("a", 4000, 4096))
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tm, err := h.leader.newTerm(ctx)
+	must(t, err)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		h.leader.runPlanApplier(tm)
+	}()
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+
+	job := testJob("web", 1, 100)
+	alloc := placedAlloc("x", job, "node-a", 100)
+	kept := weak.Make(alloc)
+	res := h.leader.submitPlan(tm, &planSubmission{job: job, placed: []*structs.Allocation{alloc}, resp: make(chan planResult, 1)})
+	if res.err != nil || len(res.rejected) != 0 {
+		t.Fatalf("plan: %+v", res)
+	}
+	alloc = nil
+	if stored, err := h.raft.fsm.State().Snapshot().AllocByID("x"); err != nil || stored == nil {
+		t.Fatalf("the placement is not in the state: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for kept.Value() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the applier still holds the committed plan's allocation")
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }
