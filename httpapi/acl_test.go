@@ -151,6 +151,12 @@ func (f *aclFixture) do(t *testing.T, who, method, path, body string) (int, stri
 		}
 		req.Header.Set(TokenHeader, secret)
 	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and returns the answer's status and body.
+func roundTrip(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
 	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
 	if err != nil {
 		t.Fatal(err)

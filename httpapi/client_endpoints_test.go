@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -352,13 +351,7 @@ func doTyped(t *testing.T, method, url, contentType string, body []byte) (int, s
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", contentType)
-	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return roundTrip(t, req)
 }
 
 // Clients report in MessagePack; the server takes what a client may
