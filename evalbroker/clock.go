@@ -13,6 +13,17 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
+// AtClock is a Clock that can also arm a call at an instant. The broker
+// arms its delay timer that way when its clock can: with AfterFunc it
+// computes the duration from a reading of Now, and a clock that moves
+// between that reading and the arming (a test's fake clock advanced by
+// another goroutine) would fire late by the difference.
+type AtClock interface {
+	Clock
+	// AfterFuncAt calls f in its own goroutine once the clock reaches at.
+	AfterFuncAt(at time.Time, f func()) Timer
+}
+
 // Timer is a pending call armed by Clock.AfterFunc.
 type Timer interface {
 	// Stop prevents the call if it has not started yet and reports whether

@@ -37,7 +37,12 @@ func (b *Broker) armDelayLocked(now time.Time) {
 	b.timer.stop()
 	gen := b.timer.gen
 	b.timer.at = at
-	b.timer.t = b.cfg.Clock.AfterFunc(at.Sub(now), func() { b.fireDelayed(gen) })
+	fire := func() { b.fireDelayed(gen) }
+	if c, ok := b.cfg.Clock.(AtClock); ok {
+		b.timer.t = c.AfterFuncAt(at, fire)
+		return
+	}
+	b.timer.t = b.cfg.Clock.AfterFunc(at.Sub(now), fire)
 }
 
 // fireDelayed moves the due entries out of the delay queue: retrying ones

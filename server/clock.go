@@ -42,6 +42,18 @@ func (b brokerClock) AfterFunc(d time.Duration, f func()) evalbroker.Timer {
 	return b.c.AfterFunc(d, f)
 }
 
+// AfterFuncAt arms a call at an instant: exactly, when the Clock can
+// (a test's fake clock; see evalbroker.AtClock), else after the time from
+// now to at.
+func (b brokerClock) AfterFuncAt(at time.Time, f func()) evalbroker.Timer {
+	if c, ok := b.c.(interface {
+		AfterFuncAt(time.Time, func()) Timer
+	}); ok {
+		return c.AfterFuncAt(at, f)
+	}
+	return b.c.AfterFunc(at.Sub(b.c.Now()), f)
+}
+
 // watcherClock adapts a Clock to the deployment watcher's, whose timers
 // deliver on a channel.
 type watcherClock struct{ c Clock }

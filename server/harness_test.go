@@ -110,6 +110,20 @@ func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
+// AfterFuncAt arms f at an instant (see evalbroker.AtClock): a timer
+// armed while another goroutine advances the clock fires on time.
+func (c *fakeClock) AfterFuncAt(at time.Time, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, at: at, f: f}
+	if !at.After(c.now) {
+		go f()
+		return t
+	}
+	c.timers[t] = true
+	return t
+}
+
 func (t *fakeTimer) Stop() bool {
 	t.c.mu.Lock()
 	defer t.c.mu.Unlock()
@@ -234,7 +248,7 @@ func (h *harness) waitFor(what string, cond func(s *state.Snapshot) bool) {
 			return nil, i, err
 		})
 		if ctx.Err() != nil {
-			h.t.Fatalf("timed out waiting for %s\n%s", what, h.dump())
+			h.t.Fatalf("timed out waiting for %s\n%s\nclock %v pending %v", what, h.dump(), h.clock.Now(), h.clock.pending())
 		}
 	}
 }
