@@ -23,7 +23,11 @@ type rolloutWorld struct {
 	snap   *state.Snapshot
 }
 
-func newRolloutWorld(b *testing.B, maxParallel int) *rolloutWorld {
+// newRolloutWorld builds the world; with stopped > 0 the job also has
+// that many allocs of the version before, which the servers stopped and
+// whose clients finished (a previous rollout's, not yet collected), on
+// the same nodes.
+func newRolloutWorld(b *testing.B, maxParallel, stopped int) *rolloutWorld {
 	b.Helper()
 	const nodes, jobAllocs, others, otherJobs = 1000, 10_000, 20_000, 20
 	w := &rolloutWorld{byNode: map[string][]*structs.Allocation{}}
@@ -55,6 +59,11 @@ func newRolloutWorld(b *testing.B, maxParallel int) *rolloutWorld {
 			}
 			rest = append(rest, a)
 		}
+	}
+	for i := range stopped {
+		a := statetest.Alloc(old, w.nodes[i%nodes], "e", "before", i)
+		a.DesiredStatus, a.ClientStatus = structs.AllocDesiredStatusStop, structs.AllocClientStatusComplete
+		rest = append(rest, a)
 	}
 	if err := s.UpsertAllocs(uint64(nodes+1), append(append([]*structs.Allocation{}, w.mine...), rest...), 1); err != nil {
 		b.Fatal(err)
@@ -101,7 +110,7 @@ func checkPlaced(b *testing.B, res *scheduler.PlaceResult, want int) {
 //	        reconcile, build the placer, place
 func BenchmarkRolloutPass(b *testing.B) {
 	for _, mp := range []int{500, 50} {
-		w := newRolloutWorld(b, mp)
+		w := newRolloutWorld(b, mp, 0)
 		plan := w.reconcile(w.mine)
 		if len(plan.Place) != mp {
 			b.Fatalf("plan places %d, want %d", len(plan.Place), mp)
@@ -145,6 +154,40 @@ func BenchmarkRolloutPass(b *testing.B) {
 				}
 				p := w.reconcile(mine)
 				checkPlaced(b, scheduler.NewPlacerLazy(w.nodes, mine, w.snap.AllocsByNode, uint64(i)).Place(w.job, p, statetest.T0), mp)
+			}
+		})
+	}
+}
+
+// BenchmarkRolloutPassAfterRollout times the store pass of
+// BenchmarkRolloutPass (replacing 50) when the job also holds the 10,000
+// stopped allocs of its previous rollout: reading every alloc of the job
+// and of each node (all), or only those the servers did not stop (live),
+// as a worker does.
+func BenchmarkRolloutPassAfterRollout(b *testing.B) {
+	const mp = 50
+	w := newRolloutWorld(b, mp, 10_000)
+	for _, v := range []struct {
+		name   string
+		job    func(ns, id string) ([]*structs.Allocation, error)
+		node   func(id string) ([]*structs.Allocation, error)
+		allocs int
+	}{
+		{"all", w.snap.AllocsByJob, w.snap.AllocsByNode, 20_000},
+		{"live", w.snap.LiveAllocsByJob, w.snap.LiveAllocsByNode, 10_000},
+	} {
+		b.Run("read="+v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				mine, err := v.job(structs.DefaultNamespace, "web")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(mine) != v.allocs {
+					b.Fatalf("read %d allocs of the job, want %d", len(mine), v.allocs)
+				}
+				p := w.reconcile(mine)
+				checkPlaced(b, scheduler.NewPlacerLazy(w.nodes, mine, v.node, uint64(i)).Place(w.job, p, statetest.T0), mp)
 			}
 		})
 	}

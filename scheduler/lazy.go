@@ -17,9 +17,10 @@ const ReasonNodeAllocsUnavailable = "node allocations unavailable"
 var ErrNodeAllocs = errors.New("scheduler: node allocations unavailable")
 
 // NewPlacerLazy is NewPlacer for a pass that knows the job's allocs but
-// not the rest of the cluster's: jobAllocs are all of the job's allocs
-// (terminal ones are ignored), and nodeAllocs reads the allocs of one
-// node, of every job, the first time a placement needs that node's usage
+// not the rest of the cluster's: jobAllocs are the job's allocs, and
+// nodeAllocs reads the allocs of one node, of every job (in both, terminal
+// allocs are ignored, and those the servers stopped may be left out), the
+// first time a placement needs that node's usage
 // (to check distinct hosts or fit, rank it, or place on it). Feasibility
 // needs no usage, so infeasible nodes are never read. Both must come from
 // one consistent snapshot; the placer reads each node at most once.

@@ -16,8 +16,16 @@ type Input struct {
 	Job *structs.Job
 	// JobID names the job when Job is nil.
 	JobID string
-	// Allocs are all of the job's allocations, of every version.
+	// Allocs are the job's allocations, of every version. Those the
+	// servers stopped or evicted may be left out (a worker leaves them
+	// out: nothing but StoppedRanVersion depends on them), with
+	// StoppedRanVersion set from them.
 	Allocs []*structs.Allocation
+	// StoppedRanVersion reports that an allocation left out of Allocs ran
+	// the job's current version: a placement of a version that has run
+	// before is not a new rollout, and starts no deployment (as Nomad's
+	// reconciler decides from all of the job's allocations).
+	StoppedRanVersion bool
 	// Deployment is the job's latest deployment, possibly terminal or for
 	// an older version.
 	Deployment *structs.Deployment
@@ -110,12 +118,7 @@ func (r *reconciler) run() {
 		return
 	}
 	r.pickDeployment()
-	for _, a := range r.in.Allocs {
-		if a != nil && a.Job != nil && a.Job.Version == r.job.Version && a.Job.CreateIndex == r.job.CreateIndex {
-			r.hadRunning = true
-			break
-		}
-	}
+	r.hadRunning = r.in.StoppedRanVersion || RanVersion(r.in.Allocs, r.job)
 	byGroup := r.allocsByGroup()
 	r.gate = r.groupGate(byGroup)
 	if structs.PerNode(r.job.Type) {
@@ -140,6 +143,20 @@ func (r *reconciler) run() {
 	r.flushFollowups()
 	r.flushStagger()
 	r.finishDeployment()
+}
+
+// RanVersion reports whether one of allocs ran job's version (the same
+// version of the same registration).
+func RanVersion(allocs []*structs.Allocation, job *structs.Job) bool {
+	if job == nil {
+		return false
+	}
+	for _, a := range allocs {
+		if a != nil && a.Job != nil && a.Job.Version == job.Version && a.Job.CreateIndex == job.CreateIndex {
+			return true
+		}
+	}
+	return false
 }
 
 // stopAll handles a stopped (or purged) job: every live alloc stops and an

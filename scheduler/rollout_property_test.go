@@ -192,6 +192,8 @@ func TestRolloutInvariantsProperty(t *testing.T) {
 			}
 			for step := 0; step < 400; step++ {
 				s.check(step, "before the pass")
+				checkLiveEquivalent(t, fmt.Sprintf("step %d", step), Input{Job: s.job, Allocs: s.allocs, Deployment: s.dep,
+					Nodes: s.nodes, Now: s.now, EvalID: "eval"})
 				p := Reconcile(Input{Job: s.job, Allocs: s.allocs, Deployment: s.dep, Nodes: s.nodes, Now: s.now,
 					IDs: s.id, EvalID: "eval"})
 				s.apply(p)

@@ -68,7 +68,7 @@ func checkPlan(snap *state.Snapshot, p *planSubmission, prev *inflight) ([]*stru
 		}
 		u.usable = true
 		u.free = n.Capacity()
-		allocs, err := snap.AllocsByNode(id)
+		allocs, err := snap.LiveAllocsByNode(id)
 		if err != nil {
 			return nil, err
 		}

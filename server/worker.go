@@ -109,7 +109,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	if len(plan.Place) > 0 && in.Job != nil {
 		// The placer reads a node's allocs from the same snapshot only
 		// when a placement looks at the node.
-		placer := scheduler.NewPlacerLazy(in.Nodes, in.Allocs, snap.AllocsByNode, seedOf(eval.ID, attempt))
+		placer := scheduler.NewPlacerLazy(in.Nodes, in.Allocs, snap.LiveAllocsByNode, seedOf(eval.ID, attempt))
 		p.placed = placer.Place(in.Job, plan, in.Now)
 		for _, err := range placer.LoadErrors() {
 			l.logger.Warn("node left out of placement", "eval_id", eval.ID, "error", err)
@@ -154,15 +154,27 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (schedule
 	if in.Allocs, err = jobAllocs(snap, ns, eval.JobID); err != nil {
 		return in, err
 	}
+	if in.Job != nil && !scheduler.RanVersion(in.Allocs, in.Job) {
+		// Rare: the first passes of a new version. Only then are the
+		// stopped allocs read.
+		stopped, err := snap.StoppedAllocsByJob(ns, eval.JobID)
+		if err != nil {
+			return in, err
+		}
+		in.StoppedRanVersion = scheduler.RanVersion(stopped, in.Job)
+	}
 	return in, nil
 }
 
-// jobAllocs reads the job's allocations through the store's job index, in
-// ID order: the order the reconciler is given (its plan may depend on it).
-// The index orders a job's entries by ID already; the check costs one
-// walk and guards against an index that would not.
+// jobAllocs reads the job's live allocations (those the servers have not
+// stopped or evicted) through the store's job index, in ID order: the
+// order the reconciler is given (its plan may depend on it). The stopped
+// ones, which stay until collected (a rollout's replaced allocs are half
+// of the job's), are left out: the reconciler and the placer skip them.
+// The index orders them by ID already; the check costs one walk and
+// guards against an index that would not.
 func jobAllocs(snap *state.Snapshot, namespace, jobID string) ([]*structs.Allocation, error) {
-	allocs, err := snap.AllocsByJob(namespace, jobID)
+	allocs, err := snap.LiveAllocsByJob(namespace, jobID)
 	if err != nil {
 		return nil, err
 	}

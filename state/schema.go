@@ -70,7 +70,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	jobs         id (Namespace, ID)
 //	job_versions id (Namespace, ID, Version), job (Namespace, ID)
 //	evals        id, job (Namespace, JobID)
-//	allocs       id, job (Namespace, JobID), node
+//	allocs       id, job (Namespace, JobID, live), node (NodeID, live)
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
 //	autopilot    id (Key; one row, the autopilot configuration)
@@ -84,7 +84,9 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 // leaf, each with a watch channel, and the key), and every server writes
 // every index of an allocation on each of its changes, so allocations are
 // indexed only for the lookups on hot paths: by job (scheduler) and node
-// (clients). The allocations of an eval or of a deployment, read by the
+// (clients, placer). Both keys end in whether the servers still want the
+// allocation to run (allocIndex), so that the scheduler reads a job's or a
+// node's live allocations without walking the stopped ones. The allocations of an eval or of a deployment, read by the
 // HTTP API, by deployment operations, and by the deployment watcher only
 // while one is unhealthy, are found through their job (see AllocsByEval
 // and AllocsByDeployment).
@@ -114,8 +116,8 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
 			"id":   idIndex("ID"),
-			"job":  nsIndex("job", "JobID", false, false),
-			"node": fieldIndex("node", "NodeID"),
+			"job":  {Name: "job", Indexer: jobAllocIndex()},
+			"node": {Name: "node", AllowMissing: true, Indexer: nodeAllocIndex()},
 		}},
 		TableDeployments: {Name: TableDeployments, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),

@@ -2,6 +2,8 @@ package state
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/structs"
@@ -238,14 +240,67 @@ func (s *Snapshot) Allocs() ([]*structs.Allocation, error) {
 	return list[*structs.Allocation](s, TableAllocs, "id")
 }
 
-// AllocsByJob returns the job's allocations (all versions).
+// AllocsByJob returns the job's allocations (all versions), by ID.
 func (s *Snapshot) AllocsByJob(namespace, jobID string) ([]*structs.Allocation, error) {
-	return list[*structs.Allocation](s, TableAllocs, "job", namespace, jobID)
+	return allocsByID(s, "job", namespace, jobID)
 }
 
-// AllocsByNode returns the allocations placed on the node.
+// LiveAllocsByJob returns the job's allocations that the servers have not
+// stopped or evicted (whatever their clients report), by ID: what a
+// scheduling pass reconciles. The stopped ones are StoppedAllocsByJob.
+func (s *Snapshot) LiveAllocsByJob(namespace, jobID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "job", namespace, jobID, true)
+}
+
+// StoppedAllocsByJob returns the job's allocations that the servers
+// stopped or evicted and the garbage collector has not deleted yet, by ID.
+func (s *Snapshot) StoppedAllocsByJob(namespace, jobID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "job", namespace, jobID, false)
+}
+
+// AllocsByNode returns the allocations placed on the node, by ID.
 func (s *Snapshot) AllocsByNode(nodeID string) ([]*structs.Allocation, error) {
-	return list[*structs.Allocation](s, TableAllocs, "node", nodeID)
+	return allocsByID(s, "node", nodeID)
+}
+
+// LiveAllocsByNode returns the allocations on the node that the servers
+// have not stopped or evicted, by ID: what a placement counts (with those
+// whose client finished left to the caller).
+func (s *Snapshot) LiveAllocsByNode(nodeID string) ([]*structs.Allocation, error) {
+	return list[*structs.Allocation](s, TableAllocs, "node", nodeID, true)
+}
+
+// allocsByID returns the live and the stopped allocations of an allocIndex
+// key, merged into ID order.
+func allocsByID(s *Snapshot, index string, args ...any) ([]*structs.Allocation, error) {
+	live, err := list[*structs.Allocation](s, TableAllocs, index, append(args, true)...)
+	if err != nil {
+		return nil, err
+	}
+	stopped, err := list[*structs.Allocation](s, TableAllocs, index, append(args, false)...)
+	if err != nil {
+		return nil, err
+	}
+	return mergeByID(live, stopped), nil
+}
+
+// mergeByID merges two lists that are each in ID order.
+func mergeByID(a, b []*structs.Allocation) []*structs.Allocation {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]*structs.Allocation, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if b[0].ID < a[0].ID {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // AllocsByDeployment returns the deployment's allocations, by ID. They
@@ -286,7 +341,7 @@ func (s *Snapshot) AllocsByEval(evalID string) ([]*structs.Allocation, error) {
 }
 
 // filterAllocs returns the allocations of index and args that keep
-// accepts, in index order (by ID within a job). A watching snapshot wakes
+// accepts, by ID. A watching snapshot wakes
 // on any change to the allocations it scanned.
 func filterAllocs(s *Snapshot, keep func(*structs.Allocation) bool, index string, args ...any) ([]*structs.Allocation, error) {
 	it, err := s.txn.Get(TableAllocs, index, args...)
@@ -300,8 +355,14 @@ func filterAllocs(s *Snapshot, keep func(*structs.Allocation) bool, index string
 			out = append(out, a)
 		}
 	}
+	// The job and node indexes list a key's live allocations first.
+	if !slices.IsSortedFunc(out, compareAllocIDs) {
+		slices.SortFunc(out, compareAllocIDs)
+	}
 	return out, nil
 }
+
+func compareAllocIDs(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) }
 
 // AllocsByIDPrefix returns the allocations whose ID starts with prefix.
 func (s *Snapshot) AllocsByIDPrefix(prefix string) ([]*structs.Allocation, error) {
