@@ -9,12 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/droverhq/drover/internal/wire"
 )
 
 // DefaultAddress is the agent address used when nothing else is set.
@@ -161,11 +164,21 @@ func (c *Client) doBody(ctx context.Context, method, path string, q url.Values, 
 	}
 	meta := parseMeta(hdr)
 	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
+		if err := decodeAnswer(hdr, data, out); err != nil {
 			return meta, fmt.Errorf("%w from %s %s%s: %w", ErrUnexpectedResponse, method, strings.TrimSuffix(c.base.Redacted(), "/"), path, err)
 		}
 	}
 	return meta, nil
+}
+
+// decodeAnswer decodes an answer's body in the encoding its Content-Type
+// names: MessagePack (wire.ContentType), which servers answer only to a
+// request that accepts it, or JSON.
+func decodeAnswer(h http.Header, data []byte, out any) error {
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil && mt == wire.ContentType {
+		return wire.Decode(data, out)
+	}
+	return json.Unmarshal(data, out)
 }
 
 // doRaw sends body (none when nil) with the given headers and returns the

@@ -272,3 +272,68 @@ func TestNodeClientUpdateAllocsRefusedReportIsNotResent(t *testing.T) {
 		t.Fatalf("err %v after %d calls (JSON from now on: %v), want the 400 after one", err, calls.Load(), n.jsonReports.Load())
 	}
 }
+
+// The alloc reads ask for MessagePack and read it, with a driver config's
+// numbers as JSON gives them; a server that answers JSON still works (the
+// tests above).
+func TestNodeClientReadsMessagePack(t *testing.T) {
+	job := &structs.Job{ID: "web", Version: 3, TaskGroups: []*structs.TaskGroup{{Name: "g", Tasks: []*structs.Task{{
+		Name: "t", Driver: "mock",
+		Config: map[string]any{"exit_code": int64(3), "big": uint64(7), "ratio": 0.5, "args": []any{int64(-1), "x"},
+			"nested": map[string]any{"port": uint64(8080)}},
+	}}}}}
+	var accepts atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accepts.Store(r.Header.Get("Accept"))
+		var v any
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/allocs/get"):
+			v = map[string]any{"Allocs": []*structs.Allocation{{ID: "a1", JobID: "web", Job: job}}, "Index": 41}
+		case strings.HasSuffix(r.URL.Path, "/allocs-index"):
+			v = map[string]any{"Allocs": map[string]uint64{"a1": 40}, "Index": 41}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		b, err := wire.Encode(v)
+		if err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", wire.ContentType)
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	n, err := NewNodeClient([]string{srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs, _, err := n.GetAllocs(ctx(t), []string{"a1"}, nil, nil)
+	if err != nil || len(allocs) != 1 || allocs[0].Job == nil {
+		t.Fatalf("get allocs: %+v %v", allocs, err)
+	}
+	if a := accepts.Load().(string); !strings.Contains(a, wire.ContentType) {
+		t.Fatalf("Accept %q", a)
+	}
+	got, err := json.Marshal(allocs[0].Job.TaskGroups[0].Tasks[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"args":[-1,"x"],"big":7,"exit_code":3,"nested":{"port":8080},"ratio":0.5}`
+	if string(got) != want {
+		t.Fatalf("config %s, want %s", got, want)
+	}
+	cfg := allocs[0].Job.TaskGroups[0].Tasks[0].Config
+	if _, ok := cfg["exit_code"].(float64); !ok {
+		t.Fatalf("exit_code is %T, want float64 as from JSON", cfg["exit_code"])
+	}
+	if _, ok := cfg["nested"].(map[string]any)["port"].(float64); !ok {
+		t.Fatalf("nested port is %T", cfg["nested"].(map[string]any)["port"])
+	}
+	idx, _, err := n.AllocsIndex(ctx(t), "n1", nil)
+	if err != nil || idx.Index != 41 || idx.Allocs["a1"] != 40 {
+		t.Fatalf("allocs index: %+v %v", idx, err)
+	}
+	if a := accepts.Load().(string); !strings.Contains(a, wire.ContentType) {
+		t.Fatalf("Accept %q", a)
+	}
+}

@@ -45,6 +45,10 @@ import (
 //	      MessagePack with Content-Type wire.ContentType (what clients
 //	      send: two fifths of the bytes, decoded in under a quarter of the time)
 //
+// The allocs-index and allocs/get answers come in MessagePack (Content-Type
+// wire.ContentType) when the request's Accept header names that type, as
+// the clients' do; JSON otherwise.
+//
 // Writes go to the leader (followers forward them); the allocations read
 // goes to the leader too, or is answered from the local copy with ?stale,
 // which is what clients use.

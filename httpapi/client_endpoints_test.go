@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -398,5 +400,81 @@ func TestAllocUpdateInMessagePack(t *testing.T) {
 	}
 	if len(b.updates) != 1 {
 		t.Fatalf("%d updates applied, want only the good one", len(b.updates))
+	}
+}
+
+// readAccepting sends a request with the given Accept header and returns
+// the status, the answer's Content-Type and its body.
+func readAccepting(t *testing.T, method, url, accept, body string) (int, string, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), b
+}
+
+// A client's alloc reads are answered in MessagePack when it accepts
+// that, with the content of the JSON answer; other routes answer JSON
+// whatever the Accept header says.
+func TestClientReadsInMessagePack(t *testing.T) {
+	b, srv := newClientTestAPI(t)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/internal/node/register", nodeBody); code != 200 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	placeAlloc(t, b, "a-1", "n-1")
+	placeAlloc(t, b, "a-2", "n-1")
+	const accept = wire.ContentType + ", application/json;q=0.9"
+
+	get := srv.URL + "/v1/internal/allocs/get"
+	code, ct, body := readAccepting(t, "PUT", get, accept, `{"AllocIDs":["a-2","a-1"]}`)
+	var fromWire AllocsGetResponse
+	if code != 200 || ct != wire.ContentType || wire.Decode(body, &fromWire) != nil {
+		t.Fatalf("allocs/get accepting MessagePack: %d %q %q", code, ct, body)
+	}
+	code, ct, body = readAccepting(t, "PUT", get, "", `{"AllocIDs":["a-2","a-1"]}`)
+	var fromJSON AllocsGetResponse
+	if code != 200 || ct != "application/json" || json.Unmarshal(body, &fromJSON) != nil {
+		t.Fatalf("allocs/get: %d %q %s", code, ct, body)
+	}
+	if len(fromWire.Allocs) != 2 || fromWire.Allocs[0].ID != "a-1" || fromWire.Allocs[1].Job == nil ||
+		fromWire.Allocs[1].Job.ID != "web" || fromWire.Index != fromJSON.Index || fromWire.Index == 0 {
+		t.Fatalf("MessagePack answer %+v, JSON answer %+v", fromWire, fromJSON)
+	}
+	wj, _ := json.Marshal(fromWire)
+	jj, _ := json.Marshal(fromJSON)
+	if !bytes.Equal(wj, jj) {
+		t.Fatalf("the answers differ:\nMessagePack %s\nJSON        %s", wj, jj)
+	}
+
+	index := srv.URL + "/v1/internal/node/n-1/allocs-index"
+	code, ct, body = readAccepting(t, "GET", index, wire.ContentType, "")
+	var idxWire, idxJSON NodeAllocsIndexResponse
+	if code != 200 || ct != wire.ContentType || wire.Decode(body, &idxWire) != nil {
+		t.Fatalf("allocs-index accepting MessagePack: %d %q %q", code, ct, body)
+	}
+	code, _, body = readAccepting(t, "GET", index, "application/json", "")
+	if code != 200 || json.Unmarshal(body, &idxJSON) != nil || len(idxWire.Allocs) != 2 ||
+		idxWire.Index != idxJSON.Index || idxWire.Allocs["a-1"] != idxJSON.Allocs["a-1"] || idxWire.Allocs["a-2"] == 0 {
+		t.Fatalf("allocs-index: MessagePack %+v, JSON %+v", idxWire, idxJSON)
+	}
+
+	// A node's own record is never MessagePack: it would carry the
+	// node's secret hash, which JSON leaves out.
+	code, ct, body = readAccepting(t, "GET", srv.URL+"/v1/node/n-1", wire.ContentType, "")
+	if code != 200 || ct != "application/json" || bytes.Contains(body, []byte("SecretHash")) {
+		t.Fatalf("node read accepting MessagePack: %d %q %s", code, ct, body)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -186,8 +187,46 @@ func (s *Server) wrap(rt route) http.Handler {
 		if _, done := out.(written); done {
 			return
 		}
+		if wireAnswers[rt.pattern] && acceptsWire(r) {
+			writeWire(w, out)
+			return
+		}
 		writeJSON(w, http.StatusOK, out)
 	})
+}
+
+// wireAnswers are the routes that answer in MessagePack (package wire) a
+// request that accepts it: the clients' reads of their allocations, which
+// carry only allocations and jobs. Other answers stay JSON: MessagePack
+// writes every field, also those JSON leaves out (a node's SecretHash).
+var wireAnswers = map[string]bool{
+	"GET /v1/internal/node/{id}/allocs-index": true,
+	"PUT /v1/internal/allocs/get":             true,
+}
+
+// acceptsWire reports whether the request's Accept header names
+// wire.ContentType.
+func acceptsWire(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == wire.ContentType {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeWire answers v in MessagePack.
+func writeWire(w http.ResponseWriter, v any) {
+	b, err := wire.Encode(v)
+	if err != nil {
+		writeError(w, fmt.Errorf("encoding response: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", wire.ContentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
 }
 
 // written is what a handler returns when it wrote the response itself.

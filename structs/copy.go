@@ -56,3 +56,64 @@ func deepEqualJSON(a, b any) bool {
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
+
+// JSONNumbers turns the numbers in the job's free-form driver configs into
+// float64, as decoding JSON gives them, in place. A config decoded from
+// MessagePack holds the integer and float types it was stored with; a
+// client calls this on a job it decoded so, and its drivers see the same
+// values whichever encoding the servers answered in.
+func (j *Job) JSONNumbers() {
+	if j == nil {
+		return
+	}
+	for _, tg := range j.TaskGroups {
+		if tg == nil {
+			continue
+		}
+		for _, t := range tg.Tasks {
+			if t != nil {
+				for k, v := range t.Config {
+					t.Config[k] = jsonNumber(v)
+				}
+			}
+		}
+	}
+}
+
+// jsonNumber returns v with every number in it a float64; maps and slices
+// are changed in place.
+func jsonNumber(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = jsonNumber(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = jsonNumber(e)
+		}
+	case int:
+		return float64(t)
+	case int8:
+		return float64(t)
+	case int16:
+		return float64(t)
+	case int32:
+		return float64(t)
+	case int64:
+		return float64(t)
+	case uint:
+		return float64(t)
+	case uint8:
+		return float64(t)
+	case uint16:
+		return float64(t)
+	case uint32:
+		return float64(t)
+	case uint64:
+		return float64(t)
+	case float32:
+		return float64(t)
+	}
+	return v
+}
