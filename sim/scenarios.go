@@ -179,10 +179,11 @@ func rollTo(ctx context.Context, e *env, name, version string, jobVersion uint64
 // runFailover rolls out three times: once for reference, once with the
 // leader SIGKILLed when half the allocs are healthy, and, once the killed
 // server is back and has caught up, once more for reference. Each rollout
-// of the job is slower than the one before (the stopped allocs of older
-// versions are still there for the scheduler to read: 9.6 s between the
-// first two in a run without a kill), so the kill's rollout is compared
-// with the mean of the two around it.
+// of the job is slower than the one before (9.6 s between the first two
+// in a run without a kill; the third about 10 s slower than the first:
+// the job's evaluations pile up until collected, and after the kill the
+// clients of the killed server stay on the other two), so the kill's
+// rollout is compared with the mean of the two around it.
 func runFailover(ctx context.Context, e *env) error {
 	ref, err := runRollout(ctx, e, "failover", true)
 	if err != nil {
