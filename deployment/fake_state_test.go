@@ -151,15 +151,23 @@ func (f *fakeStore) AllocsByJob(ws WatchSet, _, jobID string) ([]*structs.Alloca
 	return out, nil
 }
 
-func (f *fakeStore) EvalsByJob(ws WatchSet, _, jobID string) ([]*structs.Evaluation, error) {
+func (f *fakeStore) PassEvals(ws WatchSet, _, jobID string) ([]*structs.Evaluation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.read(ws)
 	var out []*structs.Evaluation
+	var last *structs.Evaluation
 	for _, e := range f.evals {
-		if e.JobID == jobID {
+		switch {
+		case e.JobID != jobID:
+		case !e.Terminal():
 			out = append(out, e.Copy())
+		case last == nil || e.CreateIndex > last.CreateIndex:
+			last = e
 		}
+	}
+	if last != nil {
+		out = append(out, last.Copy())
 	}
 	return out, nil
 }

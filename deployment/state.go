@@ -35,8 +35,10 @@ type State interface {
 	AllocByID(ws WatchSet, id string) (*structs.Allocation, error)
 	// AllocsByJob returns the job's allocations, of every version.
 	AllocsByJob(ws WatchSet, namespace, jobID string) ([]*structs.Allocation, error)
-	// EvalsByJob returns the job's evaluations.
-	EvalsByJob(ws WatchSet, namespace, jobID string) ([]*structs.Evaluation, error)
+	// PassEvals returns the job's evaluations that have not finished and
+	// its newest finished one (by CreateIndex): what passIndex needs, of
+	// the few hundred a rollout leaves until they are collected.
+	PassEvals(ws WatchSet, namespace, jobID string) ([]*structs.Evaluation, error)
 }
 
 // Writer makes the watcher's replicated writes. Each call is one log entry

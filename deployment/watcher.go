@@ -207,7 +207,7 @@ func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observat
 		}
 		obs.NotServing = countNotServing(all)
 	}
-	evals, err := w.state.EvalsByJob(ws, d.Namespace, d.JobID)
+	evals, err := w.state.PassEvals(ws, d.Namespace, d.JobID)
 	if err != nil {
 		return obs, wrapRead("evals", err)
 	}
@@ -244,7 +244,11 @@ func countNotServing(allocs []*structs.Allocation) map[string]int {
 // passIndex is the newest state a scheduling pass of the job has read or
 // is yet to read, for Observation.LatestEvalIndex: the highest CreateIndex
 // among the evaluations, or the SnapshotIndex a completed one read if
-// higher. While an evaluation of the job waits to be scheduled (or is
+// higher. It is given the job's unfinished evaluations and its newest
+// finished one (State.PassEvals), not the older finished ones: should one
+// of those have read a later state (a delayed evaluation finishing after
+// a newer one), the index is lower than it could be, and the watcher asks
+// for a pass that was not needed, never the other way round. While an evaluation of the job waits to be scheduled (or is
 // being scheduled) now, it is the maximum index: health recorded
 // meanwhile needs no evaluation of its own yet. The scheduler takes one
 // evaluation of a job at a time, so another would only queue behind it,

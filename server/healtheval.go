@@ -62,7 +62,7 @@ func healthEvals(snap *state.Snapshot, keys map[healthKey]bool, now time.Time, n
 		if job == nil || job.Stopped() || job.Version != d.JobVersion {
 			continue
 		}
-		evals, err := snap.EvalsByJob(k.namespace, k.jobID)
+		evals, err := snap.PendingEvalsByJob(k.namespace, k.jobID)
 		if err != nil {
 			return nil, err
 		}

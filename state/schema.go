@@ -69,7 +69,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	nodes        id
 //	jobs         id (Namespace, ID)
 //	job_versions id (Namespace, ID, Version), job (Namespace, ID)
-//	evals        id, job (Namespace, JobID)
+//	evals        id, job (Namespace, JobID, finished, CreateIndex)
 //	allocs       id, job (Namespace, JobID, live), node (NodeID, live)
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
@@ -85,8 +85,9 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 // every index of an allocation on each of its changes, so allocations are
 // indexed only for the lookups on hot paths: by job (scheduler) and node
 // (clients, placer). Both keys end in whether the servers still want the
-// allocation to run (allocIndex), so that the scheduler reads a job's or a
-// node's live allocations without walking the stopped ones. The allocations of an eval or of a deployment, read by the
+// allocation to run (liveIndex), so that the scheduler reads a job's or a
+// node's live allocations without walking the stopped ones; an
+// evaluation's job key ends in whether it finished, and when. The allocations of an eval or of a deployment, read by the
 // HTTP API, by deployment operations, and by the deployment watcher only
 // while one is unhealthy, are found through their job (see AllocsByEval
 // and AllocsByDeployment).
@@ -112,7 +113,7 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableEvals: {Name: TableEvals, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),
-			"job": nsIndex("job", "JobID", false, true),
+			"job": {Name: "job", AllowMissing: true, Indexer: jobEvalIndex()},
 		}},
 		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
 			"id":   idIndex("ID"),

@@ -2,6 +2,8 @@ package state
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -82,9 +84,37 @@ func (s *Snapshot) Evals() ([]*structs.Evaluation, error) {
 	return list[*structs.Evaluation](s, TableEvals, "id")
 }
 
-// EvalsByJob returns the job's evaluations.
+// EvalsByJob returns the job's evaluations, by ID.
 func (s *Snapshot) EvalsByJob(namespace, jobID string) ([]*structs.Evaluation, error) {
-	return list[*structs.Evaluation](s, TableEvals, "job", namespace, jobID)
+	out, err := list[*structs.Evaluation](s, TableEvals, "job", namespace, jobID)
+	if err != nil {
+		return nil, err
+	}
+	// The job index lists the pending ones first, the finished ones by
+	// CreateIndex.
+	slices.SortFunc(out, func(a, b *structs.Evaluation) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// PendingEvalsByJob returns the job's evaluations that have not finished
+// (pending or blocked), by CreateIndex.
+func (s *Snapshot) PendingEvalsByJob(namespace, jobID string) ([]*structs.Evaluation, error) {
+	return list[*structs.Evaluation](s, TableEvals, "job", namespace, jobID, true)
+}
+
+// LatestFinishedEvalByJob returns the job's finished evaluation (complete,
+// failed or cancelled) with the highest CreateIndex, or nil, without
+// reading the others.
+func (s *Snapshot) LatestFinishedEvalByJob(namespace, jobID string) (*structs.Evaluation, error) {
+	it, err := s.txn.GetReverse(TableEvals, "job", namespace, jobID, false)
+	if err != nil {
+		return nil, fmt.Errorf("state: %s lookup: %w", TableEvals, err)
+	}
+	s.watch(it.WatchCh())
+	if obj := it.Next(); obj != nil {
+		return obj.(*structs.Evaluation), nil
+	}
+	return nil, nil
 }
 
 // EvalsByIDPrefix returns the evaluations whose ID starts with prefix.

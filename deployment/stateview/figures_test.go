@@ -26,7 +26,7 @@ func watchAsWatcher(t *testing.T, v *View) memdb.WatchSet {
 		func() error { _, err := v.JobByID(ws, "default", "web"); return err },
 		func() error { _, err := v.JobByIDAndVersion(ws, "default", "web", 1); return err },
 		func() error { _, err := v.LatestStableJob(ws, "default", "web"); return err },
-		func() error { _, err := v.EvalsByJob(ws, "default", "web"); return err },
+		func() error { _, err := v.PassEvals(ws, "default", "web"); return err },
 	} {
 		if err := read(); err != nil {
 			t.Fatal(err)

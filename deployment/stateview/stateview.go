@@ -97,8 +97,18 @@ func (v *View) AllocsByJob(ws deployment.WatchSet, namespace, jobID string) (a [
 	return a, err
 }
 
-// EvalsByJob returns the job's evaluations.
-func (v *View) EvalsByJob(ws deployment.WatchSet, namespace, jobID string) (e []*structs.Evaluation, err error) {
-	err = v.read(ws, func(s *state.Snapshot) error { e, err = s.EvalsByJob(namespace, jobID); return err })
+// PassEvals returns the job's unfinished evaluations and its newest
+// finished one (deployment.State.PassEvals).
+func (v *View) PassEvals(ws deployment.WatchSet, namespace, jobID string) (e []*structs.Evaluation, err error) {
+	err = v.read(ws, func(s *state.Snapshot) error {
+		if e, err = s.PendingEvalsByJob(namespace, jobID); err != nil {
+			return err
+		}
+		last, err := s.LatestFinishedEvalByJob(namespace, jobID)
+		if last != nil {
+			e = append(e, last)
+		}
+		return err
+	})
 	return e, err
 }
