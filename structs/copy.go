@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
 )
 
@@ -88,32 +89,20 @@ func jsonNumber(v any) any {
 		for k, e := range t {
 			t[k] = jsonNumber(e)
 		}
+		return t
 	case []any:
 		for i, e := range t {
 			t[i] = jsonNumber(e)
 		}
-	case int:
-		return float64(t)
-	case int8:
-		return float64(t)
-	case int16:
-		return float64(t)
-	case int32:
-		return float64(t)
-	case int64:
-		return float64(t)
-	case uint:
-		return float64(t)
-	case uint8:
-		return float64(t)
-	case uint16:
-		return float64(t)
-	case uint32:
-		return float64(t)
-	case uint64:
-		return float64(t)
-	case float32:
-		return float64(t)
+		return t
+	}
+	switch rv := reflect.ValueOf(v); {
+	case rv.CanInt():
+		return float64(rv.Int())
+	case rv.CanUint():
+		return float64(rv.Uint())
+	case rv.CanFloat():
+		return rv.Float()
 	}
 	return v
 }
