@@ -326,24 +326,18 @@ func normalizeConfig(aj *specJob) {
 	}
 }
 
+// normalizeAny turns the json.Numbers in a config decoded with UseNumber
+// into int64 or float64, in place.
 func normalizeAny(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
+	return structs.MapConfigLeaves(v, func(v any) any {
+		n, ok := v.(json.Number)
+		if !ok {
+			return v
+		}
+		if i, err := n.Int64(); err == nil {
 			return i
 		}
-		f, _ := t.Float64()
+		f, _ := n.Float64()
 		return f
-	case map[string]any:
-		for k, e := range t {
-			t[k] = normalizeAny(e)
-		}
-		return t
-	case []any:
-		for i, e := range t {
-			t[i] = normalizeAny(e)
-		}
-		return t
-	}
-	return v
+	})
 }

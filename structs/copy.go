@@ -72,30 +72,35 @@ func (j *Job) JSONNumbers() {
 			continue
 		}
 		for _, t := range tg.Tasks {
-			if t != nil {
-				for k, v := range t.Config {
-					t.Config[k] = jsonNumber(v)
-				}
+			if t != nil && t.Config != nil {
+				MapConfigLeaves(t.Config, jsonNumber)
 			}
 		}
 	}
 }
 
-// jsonNumber returns v with every number in it a float64; maps and slices
-// are changed in place.
-func jsonNumber(v any) any {
+// MapConfigLeaves replaces, in place, every value in a free-form config
+// (a driver's block: maps, lists and scalars) that is neither a
+// map[string]any nor a []any with leaf(value), and returns v.
+func MapConfigLeaves(v any, leaf func(any) any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			t[k] = jsonNumber(e)
+			t[k] = MapConfigLeaves(e, leaf)
 		}
 		return t
 	case []any:
 		for i, e := range t {
-			t[i] = jsonNumber(e)
+			t[i] = MapConfigLeaves(e, leaf)
 		}
 		return t
 	}
+	return leaf(v)
+}
+
+// jsonNumber returns a number of any integer or float type as a float64,
+// and anything else as it is.
+func jsonNumber(v any) any {
 	switch rv := reflect.ValueOf(v); {
 	case rv.CanInt():
 		return float64(rv.Int())
