@@ -76,54 +76,48 @@ func TestLiveAllocIndexes(t *testing.T) {
 	for _, l := range [][]string{live, stopped, all, onN1, liveN1} {
 		slices.Sort(l)
 	}
-	check := func(what string, got []*structs.Allocation, err error, want []string) {
+	ns, id := job.Namespace, job.ID
+	reads := []struct {
+		name string
+		read func(*Snapshot) ([]*structs.Allocation, error)
+		want *[]string
+	}{
+		{"AllocsByJob", func(s *Snapshot) ([]*structs.Allocation, error) { return s.AllocsByJob(ns, id) }, &all},
+		{"LiveAllocsByJob", func(s *Snapshot) ([]*structs.Allocation, error) { return s.LiveAllocsByJob(ns, id) }, &live},
+		{"StoppedAllocsByJob", func(s *Snapshot) ([]*structs.Allocation, error) { return s.StoppedAllocsByJob(ns, id) }, &stopped},
+		{"AllocsByNode", func(s *Snapshot) ([]*structs.Allocation, error) { return s.AllocsByNode(n1.ID) }, &onN1},
+		{"LiveAllocsByNode", func(s *Snapshot) ([]*structs.Allocation, error) { return s.LiveAllocsByNode(n1.ID) }, &liveN1},
+		// Through the job index.
+		{"AllocsByEval", func(s *Snapshot) ([]*structs.Allocation, error) { return s.AllocsByEval(evalID) }, &all},
+	}
+	checkAll := func(when string, snap *Snapshot) {
 		t.Helper()
-		must(t, err)
-		if g := allocIDs(got); !slices.Equal(g, want) {
-			t.Fatalf("%s:\n got %s\nwant %s", what, strings.Join(g, " "), strings.Join(want, " "))
+		for _, r := range reads {
+			got, err := r.read(snap)
+			must(t, err)
+			if g := allocIDs(got); !slices.Equal(g, *r.want) {
+				t.Fatalf("%s %s:\n got %s\nwant %s", r.name, when, strings.Join(g, " "), strings.Join(*r.want, " "))
+			}
 		}
 	}
-	snap := s.Snapshot()
-	var got []*structs.Allocation
-	got, err = snap.AllocsByJob(job.Namespace, job.ID)
-	check("AllocsByJob", got, err, all)
-	got, err = snap.LiveAllocsByJob(job.Namespace, job.ID)
-	check("LiveAllocsByJob", got, err, live)
-	got, err = snap.StoppedAllocsByJob(job.Namespace, job.ID)
-	check("StoppedAllocsByJob", got, err, stopped)
-	got, err = snap.AllocsByNode(n1.ID)
-	check("AllocsByNode", got, err, onN1)
-	got, err = snap.LiveAllocsByNode(n1.ID)
-	check("LiveAllocsByNode", got, err, liveN1)
-	got, err = snap.AllocsByEval(evalID) // through the job index
-	check("AllocsByEval", got, err, all)
-	if len(all) != 6 || len(stopped) != 2 {
-		t.Fatalf("set-up: %d allocs, %d stopped", len(all), len(stopped))
+	if len(all) != 6 || len(stopped) != 2 || len(liveN1) != 4 {
+		t.Fatalf("set-up: %d allocs, %d stopped, %d live on n1", len(all), len(stopped), len(liveN1))
 	}
+	checkAll("", s.Snapshot())
 
-	// The servers stop a live alloc: its keys move.
+	// The servers stop a live alloc (on n1): its keys move.
 	moved := allocs[0].Copy()
 	moved.DesiredStatus = structs.AllocDesiredStatusStop
 	must(t, s.UpsertAllocs(13, []*structs.Allocation{moved}, 0))
-	live = slices.DeleteFunc(slices.Clone(live), func(id string) bool { return id == moved.ID })
+	gone := func(id string) bool { return id == moved.ID }
+	live = slices.DeleteFunc(slices.Clone(live), gone)
+	liveN1 = slices.DeleteFunc(slices.Clone(liveN1), gone)
 	stopped = append(slices.Clone(stopped), moved.ID)
 	slices.Sort(stopped)
-	snap = s.Snapshot()
-	got, err = snap.LiveAllocsByJob(job.Namespace, job.ID)
-	check("LiveAllocsByJob after a stop", got, err, live)
-	got, err = snap.StoppedAllocsByJob(job.Namespace, job.ID)
-	check("StoppedAllocsByJob after a stop", got, err, stopped)
-	got, err = snap.AllocsByJob(job.Namespace, job.ID)
-	check("AllocsByJob after a stop", got, err, all)
-	got, err = snap.AllocsByNode(n1.ID)
-	check("AllocsByNode after a stop", got, err, onN1)
+	checkAll("after a stop", s.Snapshot())
 
 	// A restored copy (snapshot restore) indexes the same way.
-	r := restoredCopy(t, s).Snapshot()
-	got, err = r.LiveAllocsByJob(job.Namespace, job.ID)
-	check("restored LiveAllocsByJob", got, err, live)
-	got, err = r.AllocsByJob(job.Namespace, job.ID)
-	check("restored AllocsByJob", got, err, all)
+	checkAll("restored", restoredCopy(t, s).Snapshot())
 }
 
 func TestAllocIndexArgs(t *testing.T) {
