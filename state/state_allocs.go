@@ -270,7 +270,7 @@ func (s *Snapshot) LiveAllocsByNode(nodeID string) ([]*structs.Allocation, error
 	return list[*structs.Allocation](s, TableAllocs, "node", nodeID, true)
 }
 
-// allocsByID returns the live and the stopped allocations of an allocIndex
+// allocsByID returns the live and the stopped allocations of a liveIndex
 // key, merged into ID order.
 func allocsByID(s *Snapshot, index string, args ...any) ([]*structs.Allocation, error) {
 	live, err := list[*structs.Allocation](s, TableAllocs, index, append(args, true)...)
