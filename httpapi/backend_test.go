@@ -138,6 +138,12 @@ func do(t *testing.T, method, url, body string) (int, string, http.Header) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return send(t, req)
+}
+
+// send sends req and returns the status, the body and the headers.
+func send(t *testing.T, req *http.Request) (int, string, http.Header) {
+	t.Helper()
 	c := &http.Client{Timeout: 20 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -414,16 +413,8 @@ func readAccepting(t *testing.T, method, url, accept, body string) (int, string,
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header.Get("Content-Type"), b
+	code, body, hdr := send(t, req)
+	return code, hdr.Get("Content-Type"), []byte(body)
 }
 
 // A client's alloc reads are answered in MessagePack when it accepts
