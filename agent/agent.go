@@ -271,10 +271,7 @@ func (a *Agent) openClient() error {
 	if err != nil {
 		return fmt.Errorf("%w: -servers: %w", ErrConfig, err)
 	}
-	api, err := client.NewHTTPServersFrom(nc)
-	if err != nil {
-		return fmt.Errorf("%w: -servers: %w", ErrConfig, err)
-	}
+	api := client.NewHTTPServersOver(nc)
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, NodeName: a.cfg.NodeName, Datacenter: a.cfg.Datacenter,
 		NodeClass: a.cfg.NodeClass, NodePool: a.cfg.NodePool, Meta: a.cfg.Meta, Options: a.cfg.Options,

@@ -35,5 +35,6 @@ func NewNodeClientWithHTTPClient(addrs []string, hc *http.Client) (*NodeClient, 
 		}
 		n.clients = append(n.clients, c)
 	}
+	n.init()
 	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,11 +26,19 @@ var ErrNoServers = errors.New("no servers")
 // a 5xx answer it moves on to the next and tries again, at most once per
 // server. A 4xx answer (such as the 404 for a node the servers forgot) is
 // returned at once. Safe for concurrent use.
+//
+// Calls go to the first address first (a client agent shuffles its
+// configured list, as Nomad's clients do, so that clients given the same
+// list spread over the servers); Rebalance picks the current server again
+// at random (the agent calls it every few minutes), so that clients that
+// moved away from a failed server come back to it once it answers.
 type NodeClient struct {
 	clients []*Client
 
 	mu  sync.Mutex
 	cur int
+	// failed holds, for each server, when a call to it last failed.
+	failed []time.Time
 
 	// jsonReports is set once a server refused a report in MessagePack
 	// (one older than that encoding): reports go in JSON from then on.
@@ -50,7 +59,46 @@ func NewNodeClient(addrs []string) (*NodeClient, error) {
 		}
 		n.clients = append(n.clients, c)
 	}
+	n.init()
 	return n, nil
+}
+
+// init prepares n once its clients are set.
+func (n *NodeClient) init() {
+	n.failed = make([]time.Time, len(n.clients))
+}
+
+// Fork returns a NodeClient over the same servers and connection pool
+// with a current server of its own, picked at random: many agents in one
+// process (a fleet simulator) each fork one client.
+func (n *NodeClient) Fork() *NodeClient {
+	f := &NodeClient{clients: n.clients}
+	f.jsonReports.Store(n.jsonReports.Load())
+	f.init()
+	f.cur = rand.IntN(len(f.clients))
+	return f
+}
+
+// RecentFailure is how long Rebalance passes over a server a call failed on.
+const RecentFailure = time.Minute
+
+// Rebalance makes a server picked at random the current one, leaving out
+// those a call failed on within RecentFailure (unless every one did).
+func (n *NodeClient) Rebalance() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := time.Now()
+	ok := make([]int, 0, len(n.clients))
+	for i, at := range n.failed {
+		if at.IsZero() || now.Sub(at) >= RecentFailure {
+			ok = append(ok, i)
+		}
+	}
+	if len(ok) == 0 {
+		n.cur = rand.IntN(len(n.clients))
+		return
+	}
+	n.cur = ok[rand.IntN(len(ok))]
 }
 
 // Current returns the address of the server calls go to first.
@@ -274,6 +322,7 @@ func (n *NodeClient) try(ctx context.Context, fn func(*Client) error) error {
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", c.Address(), err))
 		n.mu.Lock()
+		n.failed[idx] = time.Now()
 		if n.cur == idx {
 			n.cur = (idx + 1) % len(n.clients)
 		}

@@ -337,3 +337,61 @@ func TestNodeClientReadsMessagePack(t *testing.T) {
 		t.Fatalf("Accept %q", a)
 	}
 }
+
+// Forks of one client spread over its servers, each with its own current
+// server.
+func TestNodeClientForksSpread(t *testing.T) {
+	addrs := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
+	base, err := NewNodeClient(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for range 600 {
+		f := base.Fork()
+		if &f.clients[0] != &base.clients[0] {
+			t.Fatal("a fork does not share its servers' clients")
+		}
+		count[f.Current()]++
+	}
+	for _, a := range addrs {
+		// 200 expected each; 120 is more than nine standard deviations off.
+		if c := count["http://"+a]; c < 120 || c > 280 {
+			t.Fatalf("forks per server %v", count)
+		}
+	}
+}
+
+// Rebalance passes over a server a call just failed on, and comes back
+// to it once the failure is RecentFailure old.
+func TestNodeClientRebalanceAvoidsFailedServer(t *testing.T) {
+	down := newFakeServer(t)
+	down.srv.Close()
+	a, b := newFakeServer(t), newFakeServer(t)
+	n, err := NewNodeClient([]string{down.srv.URL, a.srv.URL, b.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Heartbeat(ctx(t), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	picked := map[string]int{}
+	for range 200 {
+		n.Rebalance()
+		picked[n.Current()]++
+	}
+	if picked[down.srv.URL] != 0 || picked[a.srv.URL] == 0 || picked[b.srv.URL] == 0 {
+		t.Fatalf("picked %v", picked)
+	}
+	n.mu.Lock()
+	n.failed[0] = time.Now().Add(-RecentFailure)
+	n.mu.Unlock()
+	clear(picked)
+	for range 200 {
+		n.Rebalance()
+		picked[n.Current()]++
+	}
+	if picked[down.srv.URL] == 0 {
+		t.Fatalf("the server that failed a minute ago is never picked again: %v", picked)
+	}
+}

@@ -14,7 +14,10 @@
 // None exits because the
 // servers are unreachable: every call is retried with a growing pause
 // (DefaultRetryInterval doubling to MaxRetryInterval) and, through
-// HTTPServers, on the next server.
+// HTTPServers, on the next server. The heartbeat loop also picks, every
+// five to ten minutes, a server at random to talk to (RebalanceMin), so
+// that the nodes of a fleet spread over the servers again after one came
+// back.
 package client
 
 import (
@@ -63,6 +66,20 @@ type Agent struct {
 	// the agent started; allocsAdded wakes disconnectLoop (capacity 1).
 	lastOK      time.Time
 	allocsAdded chan struct{}
+
+	// rebalance, when the ServerAPI can, moves the node's calls to a
+	// server picked at random; heartbeatLoop calls it every
+	// rebalanceInterval.
+	rebalance func()
+}
+
+// RebalanceMin is the least time between two picks of a server to talk to
+// (HTTPServers.Rebalance); each pause adds up to RebalanceMin more at
+// random, as Nomad's clients, so that a fleet does not move at once.
+const RebalanceMin = 5 * time.Minute
+
+func rebalanceInterval() time.Duration {
+	return RebalanceMin + time.Duration(rand.Int64N(int64(RebalanceMin)))
 }
 
 // New fingerprints the node and prepares the agent; it contacts no
@@ -86,6 +103,7 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	rebalancer, _ := api.(interface{ Rebalance() })
 	api = nodeAuth{api: api, secret: secret}
 	a := &Agent{
 		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api,
@@ -98,6 +116,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	for _, d := range cfg.Drivers {
 		a.drivers[d.Name()] = d
+	}
+	if rebalancer != nil {
+		a.rebalance = rebalancer.Rebalance
 	}
 	a.node = buildNode(cfg, id)
 	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval, reportWindow)
@@ -222,6 +243,7 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 	next := a.beatInterval()
 	backoff := a.cfg.RetryInterval
 	a.heartbeatOK(lastOK)
+	rebalanceAt := lastOK.Add(rebalanceInterval())
 	for sleep(ctx, a.clock, next) {
 		a.mu.Lock()
 		ttl := a.ttl
@@ -241,6 +263,10 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 			a.heartbeatOK(lastOK)
 			backoff = a.cfg.RetryInterval
 			next = a.beatInterval()
+			if a.rebalance != nil && !lastOK.Before(rebalanceAt) {
+				a.rebalance()
+				rebalanceAt = lastOK.Add(rebalanceInterval())
+			}
 		case errors.Is(err, ErrNodeUnknown):
 			a.logger.Warn("registering the node again", "node_id", a.node.ID, "reason", err)
 			a.mu.Lock()

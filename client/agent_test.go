@@ -366,3 +366,36 @@ func TestFetchesOnlyAllocsTheServersChanged(t *testing.T) {
 		}
 	})
 }
+
+// Every five to ten minutes of heartbeats that got through, the agent
+// asks its ServerAPI to pick a server again; not while none gets through.
+func TestRebalancesServersEveryFewMinutes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		_, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		rebalances := func() int {
+			srv.mu.Lock()
+			defer srv.mu.Unlock()
+			return srv.rebalances
+		}
+		time.Sleep(RebalanceMin - srv.ttl)
+		synctest.Wait()
+		if n := rebalances(); n != 0 {
+			t.Fatalf("%d rebalances before RebalanceMin", n)
+		}
+		time.Sleep(RebalanceMin + 2*srv.ttl)
+		synctest.Wait()
+		// One, or two if both pauses were within seconds of RebalanceMin.
+		before := rebalances()
+		if before < 1 || before > 2 {
+			t.Fatalf("%d rebalances in the first 10 minutes, want 1", before)
+		}
+		srv.setDown(true)
+		time.Sleep(4 * RebalanceMin)
+		synctest.Wait()
+		if n := rebalances(); n != before {
+			t.Fatalf("%d rebalances while no heartbeat got through", n-before)
+		}
+	})
+}

@@ -30,6 +30,8 @@ type fakeServer struct {
 	nodes     map[string]*structs.Node
 	registers int
 	beats     int
+	// rebalances counts the agent's Rebalance calls.
+	rebalances int
 	ttl       time.Duration
 	down      bool
 	allocs    map[string]*structs.Allocation
@@ -245,6 +247,13 @@ func (f *fakeServer) counts() (registers, beats int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.registers, f.beats
+}
+
+// Rebalance implements the agent's optional rebalancer.
+func (f *fakeServer) Rebalance() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rebalances++
 }
 
 func (f *fakeServer) setDown(down bool) {

@@ -27,10 +27,7 @@ func TestNodesSharingServersPresentTheirOwnSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := NewHTTPServersFrom(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := NewHTTPServersOver(nc)
 	a, b := nodeAuth{api: shared, secret: "secret-a"}, nodeAuth{api: shared, secret: "secret-b"}
 	if _, err := a.Heartbeat(context.Background(), "node-a"); err != nil {
 		t.Fatal(err)

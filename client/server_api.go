@@ -47,6 +47,10 @@ func (h *HTTPServers) ResolveACL(ctx context.Context, token string) (*structs.AC
 
 var _ ServerAPI = (*HTTPServers)(nil)
 
+// Rebalance moves the calls to a server picked at random (see
+// apiclient.NodeClient.Rebalance); the agent calls it every few minutes.
+func (h *HTTPServers) Rebalance() { h.nc.Rebalance() }
+
 // NewHTTPServers returns the ServerAPI for the given HTTP addresses.
 func NewHTTPServers(addrs []string) (*HTTPServers, error) {
 	nc, err := apiclient.NewNodeClient(addrs)

@@ -1,17 +1,11 @@
 package client
 
-import (
-	"fmt"
+import "github.com/droverhq/drover/apiclient"
 
-	"github.com/droverhq/drover/apiclient"
-)
-
-// NewHTTPServersFrom returns the ServerAPI over an existing NodeClient.
-// Many agents in one process (a fleet simulator) share one this way, and
-// with it one connection pool; each still registers its own node.
-func NewHTTPServersFrom(nc *apiclient.NodeClient) (*HTTPServers, error) {
-	if nc == nil {
-		return nil, fmt.Errorf("%w: no node client", ErrInvalidConfig)
-	}
-	return &HTTPServers{nc: nc}, nil
+// NewHTTPServersOver returns the ServerAPI over an existing NodeClient.
+// Many agents in one process (a fleet simulator) each take one forked
+// from a shared client (apiclient.NodeClient.Fork), and with it one
+// connection pool.
+func NewHTTPServersOver(nc *apiclient.NodeClient) *HTTPServers {
+	return &HTTPServers{nc: nc}
 }

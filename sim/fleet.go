@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -120,11 +119,11 @@ type Fleet struct {
 	cfg     FleetConfig
 	tempDir string
 	http    *http.Client
-	// apis holds one server API per rotation of the server list: node i
-	// uses apis[i%len(apis)], so that the nodes spread over the servers
-	// as real clients, each with its own shuffled list, do.
-	apis   []client.ServerAPI
-	driver drivers.Driver
+	// servers is the node client every node forks its own from: one
+	// connection pool, and a server each node picks at random and
+	// rebalances over, as a real client does.
+	servers *apiclient.NodeClient
+	driver  drivers.Driver
 	// jobs is shared by all nodes: one decoded copy of each job version
 	// for the whole fleet.
 	jobs *client.JobCache
@@ -162,28 +161,10 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 		ReadBufferSize:      4 << 10,
 	}
 	f.http = &http.Client{Transport: tr}
-	for _, rotated := range rotations(cfg.Servers) {
-		nc, err := apiclient.NewNodeClientWithHTTPClient(rotated, f.http)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
-		}
-		api, err := client.NewHTTPServersFrom(nc)
-		if err != nil {
-			return nil, err
-		}
-		f.apis = append(f.apis, api)
+	if f.servers, err = apiclient.NewNodeClientWithHTTPClient(cfg.Servers, f.http); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return f, nil
-}
-
-// rotations returns every rotation of servers, the i-th starting with
-// servers[i].
-func rotations(servers []string) [][]string {
-	out := make([][]string, 0, len(servers))
-	for i := range servers {
-		out = append(out, append(slices.Clone(servers[i:]), servers[:i]...))
-	}
-	return out
 }
 
 // Start creates and runs the nodes, at most StartRate per second, and
@@ -232,7 +213,7 @@ func (f *Fleet) agentConfig(i int) client.Config {
 		Datacenter:    client.DefaultDatacenter,
 		NodePool:      f.cfg.NodePool,
 		Meta:          map[string]string{"zone": Zone(f.cfg.Zones, i), MetaSim: "true"},
-		ServerAPI:     f.apis[i%len(f.apis)],
+		ServerAPI:     client.NewHTTPServersOver(f.servers.Fork()),
 		Drivers:       []drivers.Driver{f.driver},
 		Logger:        f.cfg.Logger.With("node", NodeName(i)),
 		CPUTotalMHz:   f.cfg.CPUMHz,

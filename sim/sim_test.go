@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -280,14 +279,6 @@ func TestShortScenario(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestRotationsStartOnEveryServer(t *testing.T) {
-	got := rotations([]string{"a", "b", "c"})
-	want := [][]string{{"a", "b", "c"}, {"b", "c", "a"}, {"c", "a", "b"}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("rotations = %v, want %v", got, want)
 	}
 }
 
