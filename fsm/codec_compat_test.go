@@ -192,6 +192,14 @@ func fillValue(v reflect.Value, path string, depth int) {
 			if !f.IsExported() || f.Tag.Get("codec") == "-" || f.Tag.Get("codec") == "" && f.Tag.Get("json") == "-" {
 				continue
 			}
+			if fv := v.Field(i); f.Anonymous && fv.Kind() == reflect.Pointer {
+				// The codec inlines an embedded struct's fields; those of
+				// one embedded by pointer (TaskEventExtra) were the outer
+				// struct's own before, and are filled as such.
+				fv.Set(reflect.New(fv.Type().Elem()))
+				fillValue(fv.Elem(), path, depth)
+				continue
+			}
 			fillValue(v.Field(i), path+"."+f.Name, depth+1)
 		}
 	case reflect.Slice:

@@ -226,18 +226,9 @@ func sameTaskEvent(a, b *structs.TaskEvent) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	if a.Type != b.Type || a.Time != b.Time || a.Message != b.Message ||
-		a.DisplayMessage != b.DisplayMessage || a.ExitCode != b.ExitCode || a.Signal != b.Signal ||
-		a.RestartReason != b.RestartReason || a.DriverError != b.DriverError ||
-		a.KillTimeout != b.KillTimeout || len(a.Details) != len(b.Details) || (a.Details == nil) != (b.Details == nil) {
-		return false
-	}
-	for k, v := range a.Details {
-		if w, ok := b.Details[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
+	return a.Type == b.Type && a.Time == b.Time && a.Message == b.Message &&
+		a.DisplayMessage == b.DisplayMessage && a.ExitCode == b.ExitCode && a.Signal == b.Signal &&
+		a.KillTimeout == b.KillTimeout && a.TaskEventExtra.Equal(b.TaskEventExtra)
 }
 
 // restoredAlloc returns a copy of a, restored from a snapshot, that shares

@@ -301,3 +301,22 @@ func TestAllocLookupsThroughTheJob(t *testing.T) {
 		}
 	}
 }
+
+// An event that differs from the stored one only in its extra fields (a
+// kill reason, say) is stored anew, not matched to the stored one.
+func TestClientUpdateComparesEventExtras(t *testing.T) {
+	s := newStore(t)
+	_, a, _ := placeTwo(t, s)
+	report := func(reason string) *structs.Allocation {
+		r := runningReport(a.ID, 1)
+		e := r.TaskStates["server"].Events[0]
+		e.Type = structs.TaskKilling
+		e.SetExtra().KillReason = reason
+		return r
+	}
+	must(t, s.UpdateAllocsFromClient(3, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{report("first")}}))
+	must(t, s.UpdateAllocsFromClient(4, &structs.AllocClientUpdateRequest{Allocs: []*structs.Allocation{report("second")}}))
+	if got := stored(t, s, a.ID).TaskStates["server"].Events[0].KillReason; got != "second" {
+		t.Fatalf("stored kill reason %q, want the reported one", got)
+	}
+}

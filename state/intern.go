@@ -67,7 +67,9 @@ func (in *interner) taskState(s *structs.TaskState) {
 		e.Type = in.str(e.Type)
 		e.Message = in.str(e.Message)
 		e.DisplayMessage = in.str(e.DisplayMessage)
-		e.RestartReason = in.str(e.RestartReason)
-		e.DriverError = in.str(e.DriverError)
+		if x := e.TaskEventExtra; x != nil {
+			x.RestartReason = in.str(x.RestartReason)
+			x.DriverError = in.str(x.DriverError)
+		}
 	}
 }

@@ -55,7 +55,11 @@ func (s *TaskState) Copy() *TaskState {
 		c.Events = make([]*TaskEvent, len(s.Events))
 		for i, e := range s.Events {
 			ee := *e
-			ee.Details = copyMap(e.Details)
+			if e.TaskEventExtra != nil {
+				x := *e.TaskEventExtra
+				x.Details = copyMap(x.Details)
+				ee.TaskEventExtra = &x
+			}
 			c.Events[i] = &ee
 		}
 	}
@@ -63,20 +67,71 @@ func (s *TaskState) Copy() *TaskState {
 }
 
 // TaskEvent is one entry in a task's history.
+//
+// What only some events carry is in TaskEventExtra, nil for the others:
+// the servers keep up to ten events for every task of every alloc, most of
+// them without any of it (80 bytes less each). JSON and the log inline its
+// fields, so that they read and decode as the event's own; set them
+// through Extra, and read them through an event that has them (a nil
+// TaskEventExtra panics on a field read; Extra() does not).
 type TaskEvent struct {
-	Type           string            `codec:",omitempty"`
-	Time           int64             `codec:",omitempty"`
-	Message        string            `codec:",omitempty"`
-	DisplayMessage string            `codec:",omitempty"`
-	Details        map[string]string `json:",omitempty"`
-	ExitCode       int               `codec:",omitempty"`
-	Signal         int               `codec:",omitempty"`
-	RestartReason  string            `json:",omitempty"`
-	KillReason     string            `json:",omitempty"`
+	Type           string        `codec:",omitempty"`
+	Time           int64         `codec:",omitempty"`
+	Message        string        `codec:",omitempty"`
+	DisplayMessage string        `codec:",omitempty"`
+	ExitCode       int           `codec:",omitempty"`
+	Signal         int           `codec:",omitempty"`
+	KillTimeout    time.Duration `codec:",omitempty"`
+	*TaskEventExtra
+}
+
+// TaskEventExtra holds the fields of a TaskEvent few events set.
+type TaskEventExtra struct {
+	Details       map[string]string `json:",omitempty"`
+	RestartReason string            `json:",omitempty"`
+	KillReason    string            `json:",omitempty"`
 	// TaskSignal is the signal a TaskSignaling event sent, and
 	// TaskSignalReason why, as Nomad's.
-	TaskSignal       string        `json:",omitempty"`
-	TaskSignalReason string        `json:",omitempty"`
-	DriverError      string        `json:",omitempty"`
-	KillTimeout      time.Duration `codec:",omitempty"`
+	TaskSignal       string `json:",omitempty"`
+	TaskSignalReason string `json:",omitempty"`
+	DriverError      string `json:",omitempty"`
+}
+
+// noExtra is what Extra reads on an event without extra fields.
+var noExtra TaskEventExtra
+
+// Extra returns the event's extra fields to read: the zero ones when it
+// has none. Do not change what it returns; use SetExtra.
+func (e *TaskEvent) Extra() *TaskEventExtra {
+	if e.TaskEventExtra == nil {
+		return &noExtra
+	}
+	return e.TaskEventExtra
+}
+
+// SetExtra returns the event's extra fields to set, adding them if it
+// has none.
+func (e *TaskEvent) SetExtra() *TaskEventExtra {
+	if e.TaskEventExtra == nil {
+		e.TaskEventExtra = &TaskEventExtra{}
+	}
+	return e.TaskEventExtra
+}
+
+// Equal reports whether x holds the same values as o.
+func (x *TaskEventExtra) Equal(o *TaskEventExtra) bool {
+	if x == nil || o == nil {
+		return x == o
+	}
+	if x.RestartReason != o.RestartReason || x.KillReason != o.KillReason || x.TaskSignal != o.TaskSignal ||
+		x.TaskSignalReason != o.TaskSignalReason || x.DriverError != o.DriverError ||
+		len(x.Details) != len(o.Details) || (x.Details == nil) != (o.Details == nil) {
+		return false
+	}
+	for k, v := range x.Details {
+		if w, ok := o.Details[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }

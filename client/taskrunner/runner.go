@@ -228,8 +228,9 @@ func (tr *TaskRunner) Signal(signal string) error {
 		return ErrTaskNotRunning
 	}
 	tr.event(structs.TaskSignaling, "Task being sent signal "+name, func(e *structs.TaskEvent) {
-		e.TaskSignal = name
-		e.Details = map[string]string{"signal": name}
+		x := e.SetExtra()
+		x.TaskSignal = name
+		x.Details = map[string]string{"signal": name}
 	})
 	if err := sd.Signal(h, name); err != nil {
 		if errors.Is(err, drivers.ErrTaskNotFound) {
@@ -389,7 +390,7 @@ func (tr *TaskRunner) wait(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 				}
 				continue
 			}
-			tr.event(structs.TaskRestartSignal, req.reason, func(e *structs.TaskEvent) { e.RestartReason = req.reason })
+			tr.event(structs.TaskRestartSignal, req.reason, func(e *structs.TaskEvent) { e.SetExtra().RestartReason = req.reason })
 			res := tr.stop(h, exited)
 			if req.stopped != nil {
 				close(req.stopped)
@@ -446,7 +447,7 @@ func (tr *TaskRunner) afterStartFailure(err error) bool {
 	tr.event(structs.TaskDriverFailure, "Failed to start task", func(e *structs.TaskEvent) {
 		// As Nomad shows it: the driver's error is the event's description
 		// (a missing image, say, with the reason the pull failed).
-		e.DriverError = err.Error()
+		e.SetExtra().DriverError = err.Error()
 		e.DisplayMessage = err.Error()
 	})
 	return tr.decide(false)
@@ -475,7 +476,7 @@ func (tr *TaskRunner) terminated(res drivers.ExitResult) {
 	tr.event(structs.TaskTerminated, msg, func(e *structs.TaskEvent) {
 		e.ExitCode, e.Signal = res.ExitCode, res.Signal
 		if res.Err != nil || res.OOMKilled {
-			e.Details = map[string]string{}
+			e.SetExtra().Details = map[string]string{}
 		}
 		if res.Err != nil {
 			e.Details["error"] = res.Err.Error()
@@ -506,7 +507,7 @@ func (tr *TaskRunner) afterUserRestart(res drivers.ExitResult) bool {
 	tr.state.LastRestart = now
 	tr.mu.Unlock()
 	tr.event(structs.TaskRestarting, "Task restarting in 0s", func(e *structs.TaskEvent) {
-		e.Details = map[string]string{"start_delay": "0"}
+		e.SetExtra().Details = map[string]string{"start_delay": "0"}
 	})
 	return false
 }
@@ -517,7 +518,7 @@ func (tr *TaskRunner) decide(success bool) bool {
 	d := tr.restart.next(success, tr.clock.Now())
 	if !d.restart {
 		tr.finish(d.failed, structs.TaskNotRestarting, d.reason, func(e *structs.TaskEvent) {
-			e.RestartReason = d.reason
+			e.SetExtra().RestartReason = d.reason
 		})
 		return true
 	}
@@ -528,8 +529,9 @@ func (tr *TaskRunner) decide(success bool) bool {
 	tr.state.LastRestart = now
 	tr.mu.Unlock()
 	tr.event(structs.TaskRestarting, fmt.Sprintf("Task restarting in %v", d.delay), func(e *structs.TaskEvent) {
-		e.RestartReason = d.reason
-		e.Details = map[string]string{"start_delay": fmt.Sprint(int64(d.delay))}
+		x := e.SetExtra()
+		x.RestartReason = d.reason
+		x.Details = map[string]string{"start_delay": fmt.Sprint(int64(d.delay))}
 	})
 	timer := tr.clock.NewTimer(d.delay)
 	defer timer.Stop()
@@ -559,13 +561,13 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 	if timeout <= 0 {
 		timeout = structs.DefaultKillTimeout
 	}
-	tr.event(structs.TaskKilling, msg, func(e *structs.TaskEvent) { e.KillTimeout, e.KillReason = timeout, reason })
+	tr.event(structs.TaskKilling, msg, func(e *structs.TaskEvent) { e.KillTimeout, e.SetExtra().KillReason = timeout, reason })
 	res := tr.stop(h, exited)
 	tr.destroy(h)
 	tr.finish(false, structs.TaskKilled, "Task successfully killed", func(e *structs.TaskEvent) {
 		e.ExitCode, e.Signal = res.ExitCode, res.Signal
 		if res.Err != nil {
-			e.DriverError = res.Err.Error()
+			e.SetExtra().DriverError = res.Err.Error()
 		}
 	})
 }
