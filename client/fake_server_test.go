@@ -32,11 +32,11 @@ type fakeServer struct {
 	beats     int
 	// rebalances counts the agent's Rebalance calls.
 	rebalances int
-	ttl       time.Duration
-	down      bool
-	allocs    map[string]*structs.Allocation
-	index     uint64
-	changed   chan struct{}
+	ttl        time.Duration
+	down       bool
+	allocs     map[string]*structs.Allocation
+	index      uint64
+	changed    chan struct{}
 	// updates records each UpdateAllocs call with the time it arrived.
 	updates []fakeUpdate
 	// gets records the IDs asked for by each GetAllocs call, and held
