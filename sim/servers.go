@@ -32,7 +32,9 @@ type ServersConfig struct {
 	// Binary is the drover executable.
 	Binary string
 	// Dir holds the servers' data and logs (<name>.log); a temporary
-	// directory, removed by Stop, when empty.
+	// directory, removed by Stop, when empty. It must not hold an earlier
+	// run's servers: their stored peers have addresses this run does not
+	// use, and they would never elect a leader.
 	Dir string
 	// NoSync passes -raft-no-sync to cluster servers (dev mode never
 	// syncs).
@@ -97,6 +99,8 @@ func StartServers(ctx context.Context, cfg ServersConfig) (*Servers, error) {
 		s.tempDir, s.cfg.Dir = dir, dir
 	} else if err := os.MkdirAll(s.cfg.Dir, 0o755); err != nil {
 		return nil, err
+	} else if err := noEarlierServers(s.cfg.Dir); err != nil {
+		return nil, err
 	}
 	var n int
 	switch cfg.Mode {
@@ -141,6 +145,17 @@ func (s *Servers) Restart(p *ServerProc) error {
 		return fmt.Errorf("%s still runs", p.Name)
 	}
 	return s.start(p, true)
+}
+
+// noEarlierServers refuses a directory that holds the data of an earlier
+// run's servers.
+func noEarlierServers(dir string) error {
+	old, err := filepath.Glob(filepath.Join(dir, "server-*", "raft"))
+	if err != nil || len(old) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: -dir %s holds the servers of an earlier run (%s): remove it or choose another",
+		ErrInvalidConfig, dir, filepath.Dir(old[0]))
 }
 
 // start runs one server process; again appends to its log.

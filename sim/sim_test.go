@@ -298,3 +298,19 @@ func TestLastLeaderOnlyWhileItRuns(t *testing.T) {
 		t.Fatalf("exited leader: got %s", got.Name)
 	}
 }
+
+// A -dir holding an earlier run's servers is refused before any server
+// starts (they would wait for peers at addresses no longer used).
+func TestStartServersRefusesAnEarlierRunsDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := noEarlierServers(dir); err != nil {
+		t.Fatalf("an empty dir: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "server-2", "raft"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := StartServers(t.Context(), ServersConfig{Mode: ModeCluster3, Binary: "/nonexistent/drover", Dir: dir})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "server-2") {
+		t.Fatalf("want the earlier run's dir refused, got %v", err)
+	}
+}
