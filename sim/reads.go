@@ -182,7 +182,11 @@ func (p *readProbe) stop() {
 	<-p.done
 }
 
-// readFigures are the probed reads of one kind started within a window.
+// readFigures are the probed reads of one kind started within a window:
+// n of them, of which errors failed (by reason in why); the latencies are
+// those of the others, a timeout counted as ReadProbeTimeout. A failed
+// read says nothing of how long an answer takes (a stopped server's reads
+// are refused at once), so it is counted, not timed.
 type readFigures struct {
 	n, timeouts, errors int
 	p50, p99, max       time.Duration
@@ -208,11 +212,12 @@ func (p *readProbe) figures(kind string, from, to time.Time) readFigures {
 				f.why = map[string]int{}
 			}
 			f.why[cmp.Or(s.why, "unknown")]++
+			continue
 		}
 		took = append(took, s.took)
 	}
-	f.n = len(took)
-	if f.n == 0 {
+	f.n = len(took) + f.errors
+	if len(took) == 0 {
 		return f
 	}
 	slices.Sort(took)
@@ -232,14 +237,17 @@ func (e *env) addReadFigures(prefix string, from, to time.Time) {
 			e.res.Note("%sno %s read was probed", prefix, kind)
 			continue
 		}
+		if f.errors > 0 {
+			e.res.Note("%s%d of %d %s reads answered an error (%s)", prefix, f.errors, f.n, kind, countsText(f.why))
+		}
+		if f.errors == f.n {
+			continue
+		}
 		name := prefix + "read_" + kind
 		e.res.Add(name+"_p50_ms", round(ms(f.p50)), "ms", "")
 		e.res.Add(name+"_p99_ms", round(ms(f.p99)), "ms", "<= 100")
 		e.res.Add(name+"_max_ms", round(ms(f.max)), "ms", "")
 		e.res.Add(name+"_timeouts", float64(f.timeouts), "", "0")
-		if f.errors > 0 {
-			e.res.Note("%s%d of %d %s reads answered an error (%s)", prefix, f.errors, f.n, kind, countsText(f.why))
-		}
 	}
 }
 

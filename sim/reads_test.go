@@ -85,10 +85,10 @@ func TestReadErrorsAreCountedByReason(t *testing.T) {
 	base := time.Unix(100, 0).UnixNano()
 	p := &readProbe{}
 	for i, line := range []string{
-		"job a %d 1000 error status_503",
-		"job a %d 1000 error status_503",
-		"job b %d 1000 error read_tcp:_connection_reset_by_peer",
-		"job b %d 1000 error",
+		"job a %d 10 error status_503",
+		"job a %d 10 error status_503",
+		"job b %d 10 error read_tcp:_connection_reset_by_peer",
+		"job b %d 10 error",
 		"job b %d 1000 ok",
 	} {
 		s, ok := parseReadSample(fmt.Sprintf(line, base+int64(i)))
@@ -97,9 +97,14 @@ func TestReadErrorsAreCountedByReason(t *testing.T) {
 		}
 		p.samples = append(p.samples, s)
 	}
+	p.samples = append(p.samples, readSample{kind: "job", start: time.Unix(0, base+5), took: 3000, outcome: "ok"})
 	f := p.figures("job", time.Unix(0, base), time.Unix(0, base+10))
-	if f.n != 5 || f.errors != 4 {
+	if f.n != 6 || f.errors != 4 {
 		t.Fatalf("figures %+v", f)
+	}
+	// Only the answered reads are timed: the failed ones took 10 ns.
+	if f.p50 != 1000 || f.max != 3000 || f.p99 != 3000 {
+		t.Fatalf("latencies %v %v %v, want those of the two answered reads", f.p50, f.p99, f.max)
 	}
 	want := "status_503 × 2, read_tcp:_connection_reset_by_peer × 1, unknown × 1"
 	if got := countsText(f.why); got != want {

@@ -217,7 +217,7 @@ func runFailover(ctx context.Context, e *env) error {
 		return err
 	}
 	// The killed server's reads fail at once (connection refused): they
-	// are counted in the note, not the figures' latencies.
+	// are counted in a note, not timed (see readFigures).
 	e.addReadFigures("failover_", from, time.Now())
 	if killErr != nil {
 		return fmt.Errorf("finding the leader to kill: %w", killErr)
