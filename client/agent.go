@@ -103,10 +103,13 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	rebalancer, _ := api.(interface{ Rebalance() })
+	var rebalance func()
+	if r, ok := api.(interface{ Rebalance() }); ok {
+		rebalance = r.Rebalance
+	}
 	api = nodeAuth{api: api, secret: secret}
 	a := &Agent{
-		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api,
+		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api, rebalance: rebalance,
 		drivers:      make(map[string]drivers.Driver, len(cfg.Drivers)),
 		allocs:       map[string]*allocEntry{},
 		registeredCh: make(chan struct{}),
@@ -116,9 +119,6 @@ func New(cfg Config) (*Agent, error) {
 	}
 	for _, d := range cfg.Drivers {
 		a.drivers[d.Name()] = d
-	}
-	if rebalancer != nil {
-		a.rebalance = rebalancer.Rebalance
 	}
 	a.node = buildNode(cfg, id)
 	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval, reportWindow)

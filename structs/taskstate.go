@@ -72,7 +72,7 @@ func (s *TaskState) Copy() *TaskState {
 // the servers keep up to ten events for every task of every alloc, most of
 // them without any of it (80 bytes less each). JSON and the log inline its
 // fields, so that they read and decode as the event's own; set them
-// through Extra, and read them through an event that has them (a nil
+// through SetExtra, and read them through an event that has them (a nil
 // TaskEventExtra panics on a field read; Extra() does not).
 type TaskEvent struct {
 	Type           string        `codec:",omitempty"`
@@ -97,16 +97,14 @@ type TaskEventExtra struct {
 	DriverError      string `json:",omitempty"`
 }
 
-// noExtra is what Extra reads on an event without extra fields.
-var noExtra TaskEventExtra
-
-// Extra returns the event's extra fields to read: the zero ones when it
-// has none. Do not change what it returns; use SetExtra.
-func (e *TaskEvent) Extra() *TaskEventExtra {
+// Extra returns a copy of the event's extra fields, the zero ones when it
+// has none: a read that cannot panic on an event without them. To set
+// them, use SetExtra.
+func (e *TaskEvent) Extra() TaskEventExtra {
 	if e.TaskEventExtra == nil {
-		return &noExtra
+		return TaskEventExtra{}
 	}
-	return e.TaskEventExtra
+	return *e.TaskEventExtra
 }
 
 // SetExtra returns the event's extra fields to set, adding them if it
