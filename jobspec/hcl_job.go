@@ -154,6 +154,9 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 	for i, sb := range blocks["service"] {
 		t.Services = append(t.Services, d.service(sb, fmt.Sprintf("%s.Services[%d]", path, i)))
 	}
+	for i, tb := range blocks["template"] {
+		t.Templates = append(t.Templates, d.template(tb, fmt.Sprintf("%s.Templates[%d]", path, i)))
+	}
 	return t
 }
 

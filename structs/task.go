@@ -31,6 +31,9 @@ type Task struct {
 	LogConfig     *LogConfig
 	Leader        bool
 	ShutdownDelay time.Duration
+	// Templates are rendered into the task's directory before it starts
+	// (template.go).
+	Templates []*Template `json:",omitempty"`
 }
 
 // Copy returns a deep copy of the task.
@@ -47,6 +50,7 @@ func (t *Task) Copy() *Task {
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = copyMap(t.Meta)
+	c.Templates = copyTemplates(t.Templates)
 	if t.LogConfig != nil {
 		l := *t.LogConfig
 		c.LogConfig = &l
