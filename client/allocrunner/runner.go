@@ -18,8 +18,8 @@ import (
 	"github.com/droverhq/drover/client/clock"
 	"github.com/droverhq/drover/client/health"
 	"github.com/droverhq/drover/client/taskenv"
-	"github.com/droverhq/drover/client/template"
 	"github.com/droverhq/drover/client/taskrunner"
+	"github.com/droverhq/drover/client/template"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )

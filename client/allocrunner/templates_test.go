@@ -45,7 +45,7 @@ func (f *fixedIdentity) TaskIdentity(_ context.Context, allocID, task string) (s
 // with its port http on 25123.
 func templateAlloc(script string, tmpls ...*structs.Template) *structs.Allocation {
 	task := &structs.Task{Name: "app", Driver: "raw_exec", KillTimeout: 2 * time.Second, Templates: tmpls,
-		Env: map[string]string{"FROM_ENV_BLOCK": "block"},
+		Env:    map[string]string{"FROM_ENV_BLOCK": "block"},
 		Config: map[string]any{"command": "/bin/sh", "args": []any{"-c", script}}}
 	a := testAlloc(structs.JobTypeService, task)
 	a.Job.Namespace = "default"
