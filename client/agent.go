@@ -30,6 +30,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/client/clock"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
@@ -47,6 +48,8 @@ type Agent struct {
 	reporter *reporter
 	usage    *usageCache  // tasks' recent resource usage samples
 	host     *hostSampler // the host's recent CPU samples
+	// templates is what tasks' templates need of the agent.
+	templates allocrunner.TemplateConfig
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -107,9 +110,11 @@ func New(cfg Config) (*Agent, error) {
 	if r, ok := api.(interface{ Rebalance() }); ok {
 		rebalance = r.Rebalance
 	}
+	templates := templateSetup(cfg, api, secret) // templates.go
 	api = nodeAuth{api: api, secret: secret}
 	a := &Agent{
 		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api, rebalance: rebalance,
+		templates:    templates,
 		drivers:      make(map[string]drivers.Driver, len(cfg.Drivers)),
 		allocs:       map[string]*allocEntry{},
 		registeredCh: make(chan struct{}),
