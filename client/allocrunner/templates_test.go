@@ -326,3 +326,37 @@ func TestTemplateClientRestart(t *testing.T) {
 	t.Cleanup(func() { ar3.Kill(); <-ar3.Done() })
 	waitUntil(t, "the restart with the new value", func() bool { return slices.Equal(readLines(starts), []string{"1", "2"}) })
 }
+
+// TestTemplateOnce: a template with once = true renders before the task
+// starts and never again; a watched one beside it still acts.
+func TestTemplateOnce(t *testing.T) {
+	nomad := templatetest.NewNomad(t)
+	nomad.SetVar("nomad/jobs/shop", map[string]string{"v": "1"})
+	onceT := &structs.Template{
+		DestPath: "local/once", ChangeMode: structs.TemplateChangeModeRestart, Once: true,
+		EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/shop" }}{{ .v }}{{ end }}`,
+	}
+	noopT := &structs.Template{
+		DestPath: "local/noop", ChangeMode: structs.TemplateChangeModeNoop,
+		EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/shop" }}{{ .v }}{{ end }}`,
+	}
+	ar, _ := startTemplateAlloc(t, t.TempDir(), templateAlloc(`echo x >> starts; exec sleep 300`, onceT, noopT), nomad, nil, 10*time.Second)
+	dir := ar.Dir().TaskDir("app")
+	waitUntil(t, "the start", func() bool { return len(readLines(filepath.Join(dir, "starts"))) == 1 })
+	nomad.SetVar("nomad/jobs/shop", map[string]string{"v": "2"})
+	waitUntil(t, "the noop template", func() bool { return slices.Equal(readLines(filepath.Join(dir, "local/noop")), []string{"2"}) })
+	waitUntil(t, "the re-render event", func() bool {
+		for _, e := range events(ar, "app", structs.TemplateEventType) {
+			if e.DisplayMessage == structs.TemplateRerenderedMessage+": local/noop" {
+				return true
+			}
+		}
+		return false
+	})
+	if got := readLines(filepath.Join(dir, "local/once")); !slices.Equal(got, []string{"1"}) {
+		t.Fatalf("the once template rendered again: %q", got)
+	}
+	if got := readLines(filepath.Join(dir, "starts")); len(got) != 1 {
+		t.Fatalf("the task restarted: %q", got)
+	}
+}

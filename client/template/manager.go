@@ -102,11 +102,10 @@ type Config struct {
 type Manager struct {
 	cfg      Config
 	settings Settings
-	runner   *manager.Runner
-	// lookup maps the engine's template IDs to the task's templates
-	// (templates of equal text share an ID).
-	lookup map[string][]*structs.Template
-	dests  map[*structs.Template]string // host path of each destination
+	// engines are the runners of the templates: one for those watched
+	// for changes, one for those rendered once (once = true).
+	engines []*engine
+	dests   map[*structs.Template]string // host path of each destination
 
 	startOnce sync.Once
 	firstDone chan struct{}
@@ -118,7 +117,16 @@ type Manager struct {
 	env map[string]string // from templates with env = true
 }
 
-// New builds the manager and its engine; nothing renders until Prestart.
+// engine is one of consul-template's runners and its templates.
+type engine struct {
+	runner *manager.Runner
+	// lookup maps the runner's template IDs to the task's templates
+	// (templates of equal text share an ID).
+	lookup map[string][]*structs.Template
+	once   bool
+}
+
+// New builds the manager and its engines; nothing renders until Prestart.
 func New(cfg Config) (*Manager, error) {
 	if len(cfg.Templates) == 0 || cfg.TaskDir == "" || cfg.Lifecycle == nil {
 		return nil, fmt.Errorf("%w: templates, task dir and lifecycle are required", ErrInvalidConfig)
@@ -129,9 +137,35 @@ func New(cfg Config) (*Manager, error) {
 		firstDone: make(chan struct{}),
 		stopCh:    make(chan struct{}),
 	}
-	ctmpls := make(ctconf.TemplateConfigs, 0, len(cfg.Templates))
-	byConf := map[*ctconf.TemplateConfig]*structs.Template{}
+	var watched, once []*structs.Template
 	for _, t := range cfg.Templates {
+		if t.Once {
+			once = append(once, t)
+		} else {
+			watched = append(watched, t)
+		}
+	}
+	for _, group := range []struct {
+		ts   []*structs.Template
+		once bool
+	}{{watched, false}, {once, true}} {
+		if len(group.ts) == 0 {
+			continue
+		}
+		e, err := m.newEngine(group.ts, group.once)
+		if err != nil {
+			return nil, err
+		}
+		m.engines = append(m.engines, e)
+	}
+	return m, nil
+}
+
+// newEngine builds a runner for templates.
+func (m *Manager) newEngine(templates []*structs.Template, once bool) (*engine, error) {
+	ctmpls := make(ctconf.TemplateConfigs, 0, len(templates))
+	byConf := map[*ctconf.TemplateConfig]*structs.Template{}
+	for _, t := range templates {
 		ct, err := m.templateConfig(t)
 		if err != nil {
 			return nil, err
@@ -141,21 +175,21 @@ func New(cfg Config) (*Manager, error) {
 	}
 	conf := ctconf.DefaultConfig()
 	conf.Templates = &ctmpls
+	conf.Once = once
 	m.serverConfig(conf)
 	conf.Finalize()
 	runner, err := manager.NewRunner(conf, false)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
-	runner.Env = maskProcessEnv(maps.Clone(cfg.Env))
-	m.runner = runner
-	m.lookup = map[string][]*structs.Template{}
+	runner.Env = maskProcessEnv(maps.Clone(m.cfg.Env))
+	e := &engine{runner: runner, lookup: map[string][]*structs.Template{}, once: once}
 	for id, cts := range runner.TemplateConfigMapping() {
 		for _, ct := range cts {
-			m.lookup[id] = append(m.lookup[id], byConf[ct])
+			e.lookup[id] = append(e.lookup[id], byConf[ct])
 		}
 	}
-	return m, nil
+	return e, nil
 }
 
 // serverConfig points the engine at a server for Nomad's API and at
@@ -320,14 +354,28 @@ func (m *Manager) Env() map[string]string {
 func (m *Manager) Stop() {
 	m.stopOnce.Do(func() {
 		close(m.stopCh)
-		m.runner.Stop()
+		for _, e := range m.engines {
+			e.runner.Stop()
+		}
 	})
 }
 
 // run is the manager's goroutine: the first render, then the changes.
 func (m *Manager) run() {
-	go m.runner.Start()
-	dirty, err := m.firstRender()
+	for _, e := range m.engines {
+		go e.runner.Start()
+	}
+	deadline := time.NewTimer(m.settings.RenderTimeout)
+	defer deadline.Stop()
+	dirty, err := false, error(nil)
+	for _, e := range m.engines {
+		d, ferr := m.firstRender(e, deadline.C)
+		if ferr != nil {
+			err = ferr
+			break
+		}
+		dirty = dirty || d
+	}
 	if err == nil {
 		err = m.loadEnv()
 	}
@@ -337,23 +385,30 @@ func (m *Manager) run() {
 		m.Stop()
 		return
 	}
+	var watched *engine
+	for _, e := range m.engines {
+		if !e.once {
+			watched = e
+		}
+	}
 	handled := map[string]time.Time{}
 	if dirty && m.cfg.Lifecycle.Running() {
 		// A client that restarted found the task running and its files
 		// out of date: the change applies as any other.
-		m.onRendered(handled, time.Time{})
+		for _, e := range m.engines {
+			m.onRendered(e, handled, time.Time{})
+		}
 	}
-	if m.allNoop() {
+	if watched == nil {
 		return
 	}
-	m.watch(handled)
+	// Even when every template is noop: each change is a task event.
+	m.watch(watched, handled)
 }
 
 // firstRender waits for every template to render once and reports
 // whether a file was written (rather than found as it should be).
-func (m *Manager) firstRender() (dirty bool, err error) {
-	timeout := time.NewTimer(m.settings.RenderTimeout)
-	defer timeout.Stop()
+func (m *Manager) firstRender(e *engine, timeout <-chan time.Time) (dirty bool, err error) {
 	var missing string // the last "Missing" event's list
 	var lastEvent time.Time
 	pending := time.NewTimer(time.Hour)
@@ -363,11 +418,11 @@ func (m *Manager) firstRender() (dirty bool, err error) {
 		select {
 		case <-m.stopCh:
 			return false, context.Canceled
-		case err := <-m.runner.ErrCh:
+		case err := <-e.runner.ErrCh:
 			return false, fmt.Errorf("%w: %s", ErrTemplateFailed, m.describe(err))
-		case <-m.runner.TemplateRenderedCh():
-			events := m.runner.RenderEvents()
-			if len(events) < len(m.lookup) {
+		case <-e.runner.TemplateRenderedCh():
+			events := e.runner.RenderEvents()
+			if len(events) < len(e.lookup) {
 				continue
 			}
 			done, dirty := true, false
@@ -382,8 +437,8 @@ func (m *Manager) firstRender() (dirty bool, err error) {
 			if done {
 				return dirty, nil
 			}
-		case <-m.runner.RenderEventCh():
-			now := m.missing()
+		case <-e.runner.RenderEventCh():
+			now := e.missing()
 			if now == "" || now == missing {
 				continue
 			}
@@ -397,17 +452,17 @@ func (m *Manager) firstRender() (dirty bool, err error) {
 		case <-pending.C:
 			lastEvent = time.Now()
 			m.cfg.Lifecycle.Event(structs.TemplateEventType, structs.TemplateMissingMessagePrefix+missing)
-		case <-timeout.C:
-			return false, fmt.Errorf("%w: waited %s for %s", ErrRenderTimeout, m.settings.RenderTimeout, m.unrendered())
+		case <-timeout:
+			return false, fmt.Errorf("%w: waited %s for %s", ErrRenderTimeout, m.settings.RenderTimeout, e.unrendered())
 		}
 	}
 }
 
 // missing lists the data the templates wait for, as Nomad's event does
 // (three at most, then how many more).
-func (m *Manager) missing() string {
+func (e *engine) missing() string {
 	set := map[string]bool{}
-	for _, e := range m.runner.RenderEvents() {
+	for _, e := range e.runner.RenderEvents() {
 		if e.MissingDeps == nil {
 			continue
 		}
@@ -428,18 +483,18 @@ func (m *Manager) missing() string {
 
 // unrendered names the templates that have not rendered, each with the
 // data it waits for.
-func (m *Manager) unrendered() string {
-	events := m.runner.RenderEvents()
+func (e *engine) unrendered() string {
+	events := e.runner.RenderEvents()
 	var out []string
-	for id, ts := range m.lookup {
-		e := events[id]
-		if e != nil && !e.LastWouldRender.IsZero() {
+	for id, ts := range e.lookup {
+		ev := events[id]
+		if ev != nil && !ev.LastWouldRender.IsZero() {
 			continue
 		}
 		why := "not yet evaluated"
-		if e != nil && e.MissingDeps != nil && e.MissingDeps.Len() > 0 {
+		if ev != nil && ev.MissingDeps != nil && ev.MissingDeps.Len() > 0 {
 			var deps []string
-			for _, d := range e.MissingDeps.List() {
+			for _, d := range ev.MissingDeps.List() {
 				deps = append(deps, d.String())
 			}
 			sort.Strings(deps)
@@ -487,27 +542,18 @@ func (m *Manager) loadEnv() error {
 	return nil
 }
 
-func (m *Manager) allNoop() bool {
-	for _, t := range m.cfg.Templates {
-		if t.ChangeMode != structs.TemplateChangeModeNoop {
-			return false
-		}
-	}
-	return true
-}
-
 // watch acts on the renders after the first.
-func (m *Manager) watch(handled map[string]time.Time) {
+func (m *Manager) watch(e *engine, handled map[string]time.Time) {
 	first := time.Now()
 	for {
 		select {
 		case <-m.stopCh:
 			return
-		case err := <-m.runner.ErrCh:
+		case err := <-e.runner.ErrCh:
 			m.cfg.Lifecycle.Fail(fmt.Sprintf("Template failed: %s", m.describe(err)))
 			return
-		case <-m.runner.TemplateRenderedCh():
-			m.onRendered(handled, first)
+		case <-e.runner.TemplateRenderedCh():
+			m.onRendered(e, handled, first)
 		}
 	}
 }
@@ -516,25 +562,25 @@ func (m *Manager) watch(handled map[string]time.Time) {
 // since they were last handled (after since): one restart for all, else
 // each signal once, and each script; then a random pause up to the
 // largest splay first, as Nomad's.
-func (m *Manager) onRendered(handled map[string]time.Time, since time.Time) {
-	events := m.runner.RenderEvents()
+func (m *Manager) onRendered(e *engine, handled map[string]time.Time, since time.Time) {
+	events := e.runner.RenderEvents()
 	restart, envChanged := false, false
 	signals := map[string]bool{}
 	var scripts []*structs.ChangeScript
 	var splay time.Duration
 	var ids []string
-	for id, e := range events {
-		if !since.IsZero() && !e.LastDidRender.After(since) {
+	for id, ev := range events {
+		if !since.IsZero() && !ev.LastDidRender.After(since) {
 			continue
 		}
-		if h, ok := handled[id]; ok && !e.LastDidRender.After(h) {
+		if h, ok := handled[id]; ok && !ev.LastDidRender.After(h) {
 			continue
 		}
-		if e.LastDidRender.IsZero() {
+		if ev.LastDidRender.IsZero() {
 			continue
 		}
 		ids = append(ids, id)
-		for _, t := range m.lookup[id] {
+		for _, t := range e.lookup[id] {
 			envChanged = envChanged || t.Envvars
 			switch t.ChangeMode {
 			case structs.TemplateChangeModeRestart:

@@ -33,6 +33,7 @@ type Nomad struct {
 	mu       sync.Mutex
 	index    uint64
 	changed  chan struct{} // closed and replaced on every write
+	closed   chan struct{} // closed when the test ends: blocked reads answer
 	vars     map[string]variable
 	services map[string][]Service
 	tokens   []string // X-Nomad-Token of each request
@@ -47,14 +48,11 @@ type variable struct {
 
 // NewNomad starts the fake on 127.0.0.1; the test's cleanup stops it.
 func NewNomad(t testing.TB) *Nomad {
-	n := &Nomad{index: 1, changed: make(chan struct{}), vars: map[string]variable{}, services: map[string][]Service{}}
+	n := &Nomad{index: 1, changed: make(chan struct{}), closed: make(chan struct{}), vars: map[string]variable{}, services: map[string][]Service{}}
 	srv := httptest.NewServer(http.HandlerFunc(n.serve))
 	n.URL = srv.URL
 	t.Cleanup(func() {
-		n.mu.Lock()
-		close(n.changed)
-		n.changed = make(chan struct{})
-		n.mu.Unlock()
+		close(n.closed)
 		srv.CloseClientConnections()
 		srv.Close()
 	})
@@ -137,6 +135,8 @@ func (n *Nomad) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ch:
 		case <-deadline.C:
+			timedOut = true
+		case <-n.closed:
 			timedOut = true
 		case <-r.Context().Done():
 			return
