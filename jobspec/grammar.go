@@ -131,7 +131,7 @@ var grammar = map[string][]element{
 		{"artifact", "Artifacts", block, refused, "artifacts are not downloaded"},
 		{"vault", "Vault", block, refused, "no Vault integration"},
 		{"consul", "Consul", block, ignored, "no Consul"},
-		{"template", "Templates", block, supported, ""},
+		{"template", "Templates", block, supported, "rendered by the client; Consul and Vault functions are refused"},
 		{"dispatch_payload", "DispatchPayload", block, refused, "no dispatch"},
 		{"volume_mount", "VolumeMounts", block, refused, "no volumes"},
 		{"csi_plugin", "CSIPluginConfig", block, refused, "no CSI"},
