@@ -197,15 +197,6 @@ func authzOf(r *http.Request) *authz {
 	return &authz{}
 }
 
-// namespaceOf is the namespace a request is about: ?namespace=, or
-// "default".
-func namespaceOf(r *http.Request) string {
-	if ns := r.URL.Query().Get("namespace"); ns != "" {
-		return ns
-	}
-	return "default"
-}
-
 // authorize checks r against what rt needs and returns r carrying the
 // check, or the error to answer with.
 func (s *Server) authorize(r *http.Request, rt route) (*http.Request, error) {
