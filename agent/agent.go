@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -320,7 +321,23 @@ func (a *Agent) handler() http.Handler {
 		mux.Handle("/debug/pprof/symbol", local(pprof.Symbol))
 		mux.Handle("/debug/pprof/trace", local(pprof.Trace))
 	}
-	return a.roleGuard(mux)
+	return a.roleGuard(httpapi.GuardCrossSite(mux, a.crossSite()))
+}
+
+// crossSite configures the guard against other sites' pages
+// (httpapi.CrossSite) from http_api_response_headers.
+func (a *Agent) crossSite() httpapi.CrossSite {
+	c := httpapi.CrossSite{Headers: a.cfg.ResponseHeaders, ForwardMarks: []string{httpapi.ForwardedHeader, ClientForwardedHeader}}
+	for k, v := range a.cfg.ResponseHeaders {
+		if strings.EqualFold(k, "Access-Control-Allow-Origin") {
+			c.AllowedOrigins = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		}
+	}
+	if host, _, err := net.SplitHostPort(a.cfg.HTTPAddr); err == nil {
+		ip := net.ParseIP(host)
+		c.LoopbackOnly = ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost")
+	}
+	return c
 }
 
 // self is this server's member record.
