@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -127,7 +126,8 @@ func (s *Server) allowWrite(w http.ResponseWriter, r *http.Request, rt route) bo
 }
 
 // writeExempt reports whether a write does not count: a client node's
-// (see the comment at the top), or one a server forwarded, signed.
+// (see the comment at the top), or one a server forwarded, signed over
+// its body (which this reads, leaving a copy: see forwardSigned).
 func (s *Server) writeExempt(r *http.Request, rt route) bool {
 	switch rt.need.kind {
 	case needNodeRegister, needNodeSelf, needNodeAny, needNodeReadOrSelf:
@@ -141,6 +141,7 @@ func (s *Server) writeExempt(r *http.Request, rt route) bool {
 			}
 		}
 	}
-	return s.access.JoinToken != "" && r.Header.Get(joinauth.ForwardHeader) != "" &&
-		joinauth.VerifyForward(s.access.JoinToken, r.Header.Get(joinauth.ForwardHeader), time.Now().Unix(), r.Method, r.URL.RequestURI())
+	// A body that cannot be read is the handler's to refuse.
+	ok, _ := s.forwardSigned(r)
+	return ok
 }
