@@ -7,10 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/droverhq/drover/acl"
-	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -324,9 +322,11 @@ func namespaceFilter(r *http.Request) func(ns string) bool {
 // in on it: followers sign what they forward too, and a forwarded request
 // is checked for its caller's token.
 func (s *Server) signedByServer(r *http.Request) bool {
-	h := r.Header.Get(joinauth.ForwardHeader)
-	return s.access.JoinToken != "" && h != "" && r.Header.Get(ForwardedHeader) == "" &&
-		joinauth.VerifyForward(s.access.JoinToken, h, time.Now().Unix(), r.Method, r.URL.RequestURI())
+	if r.Header.Get(ForwardedHeader) != "" {
+		return false
+	}
+	ok, _ := s.forwardSigned(r) // over the body received, as every forward signature
+	return ok
 }
 
 // nodeBySecret returns the registered node whose secret is secret; nil
