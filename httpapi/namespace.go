@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -39,6 +41,9 @@ var wildcardRoutes = map[string]bool{
 	"PUT /v1/search":  true,
 	"POST /v1/search": true,
 }
+
+// maxNamespaceLen bounds a namespace's name, as Nomad's.
+const maxNamespaceLen = 128
 
 // namespaceKey carries the resolved namespace in a request's context.
 type namespaceKey struct{}
@@ -88,6 +93,10 @@ func resolveNamespace(r *http.Request, rt route) (*http.Request, error) {
 	}
 	if ns == "" {
 		ns = structs.DefaultNamespace
+	}
+	if len(ns) > maxNamespaceLen || !utf8.ValidString(ns) || strings.IndexFunc(ns, unicode.IsControl) >= 0 {
+		return nil, Errorf(http.StatusBadRequest, "invalid namespace %q (in %s): a namespace name is at most %d bytes of text without control characters",
+			ns, first.where, maxNamespaceLen)
 	}
 	if ns == "*" && r.Method != http.MethodGet && r.Method != http.MethodHead && !wildcardRoutes[rt.pattern] {
 		return nil, Errorf(http.StatusBadRequest, "namespace \"*\" (in %s) selects every namespace, which only a read may do: %s names the namespace it changes",

@@ -108,3 +108,42 @@ func TestRewriteBodyNamespacesDropsOtherSpellings(t *testing.T) {
 		t.Fatalf("ContentLength %d for %d bytes", got.ContentLength, len(b))
 	}
 }
+
+// Whatever the query and the body, resolution does not panic, and when it
+// resolves, the request the handler gets names no other namespace.
+func FuzzResolveNamespace(f *testing.F) {
+	f.Add("dev", `{"Target":{"Namespace":"prod"}}`)
+	f.Add("*", `{"Job":{"namespace":"dev"},"NAMESPACE":"dev"}`)
+	f.Add("", `{"job":{"Namespace":"x"},"Job":{"Namespace":"y"}}`)
+	f.Add("a&namespace=b", `[`)
+	rt := route{pattern: "POST /v1/jobs", kind: writeRoute, need: nsCap("submit-job")}
+	f.Fuzz(func(t *testing.T, query, body string) {
+		r := httptest.NewRequest("POST", "/v1/jobs", strings.NewReader(body))
+		r.URL.RawQuery = "namespace=" + query
+		got, err := resolveNamespace(r, rt)
+		if err != nil {
+			if statusFor(err) != 400 {
+				t.Fatalf("status %d for %v", statusFor(err), err)
+			}
+			return
+		}
+		ns := namespaceOf(got)
+		if ns == "*" {
+			t.Fatal("a write resolved to *")
+		}
+		for _, v := range got.URL.Query()["namespace"] {
+			if v != ns {
+				t.Fatalf("the query says %q, resolved %q", v, ns)
+			}
+		}
+		b, _ := io.ReadAll(got.Body)
+		var doc map[string]json.RawMessage
+		if json.Unmarshal(b, &doc) == nil {
+			for _, n := range bodyNamespaces(doc) {
+				if n.name != ns {
+					t.Fatalf("%s says %q, resolved %q (body %s)", n.where, n.name, ns, b)
+				}
+			}
+		}
+	})
+}
