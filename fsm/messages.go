@@ -47,6 +47,10 @@ const (
 	ScalingEventRequestType          // structs.ScalingEventRequest
 	NodeUpdateDrainRequestType       // structs.NodeUpdateDrainRequest
 	NodeUpdateEligibilityRequestType // structs.NodeUpdateEligibilityRequest
+	// Variables and the keyring never carry the ignore bit either: a
+	// server that skipped a key could not open what it sealed.
+	VarApplyRequestType      // structs.VarApplyRequest
+	RootKeyUpsertRequestType // structs.RootKeyUpsertRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -73,6 +77,8 @@ var typeNames = map[MessageType]string{
 	ScalingEventRequestType:                 "ScalingEvent",
 	NodeUpdateDrainRequestType:              "NodeUpdateDrain",
 	NodeUpdateEligibilityRequestType:        "NodeUpdateEligibility",
+	VarApplyRequestType:                     "VarApply",
+	RootKeyUpsertRequestType:                "RootKeyUpsert",
 }
 
 // String names the type, for logs.
@@ -178,6 +184,10 @@ func newRequest(t MessageType) any {
 		return &structs.NodeUpdateDrainRequest{}
 	case NodeUpdateEligibilityRequestType:
 		return &structs.NodeUpdateEligibilityRequest{}
+	case VarApplyRequestType:
+		return &structs.VarApplyRequest{}
+	case RootKeyUpsertRequestType:
+		return &structs.RootKeyUpsertRequest{}
 	}
 	return nil
 }

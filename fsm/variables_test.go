@@ -1,0 +1,93 @@
+package fsm
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/internal/keyring"
+	"github.com/droverhq/drover/structs"
+)
+
+// TestVariablesAndKeyringAreAppliedAndSnapshotted applies a keyring and
+// sealed variables, rotates, and checks that a restored FSM holds the
+// same keys and opens the same items, and that no item is in the clear
+// in the entries or the snapshot.
+func TestVariablesAndKeyringAreAppliedAndSnapshotted(t *testing.T) {
+	f := newTestFSM(t)
+	random := bytes.NewReader(bytes.Repeat([]byte{7, 1, 9, 3}, 64))
+	k1, err := keyring.NewRootKey("key-1", time.Unix(100, 0), random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added := applyOK(t, f, 1, RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: k1, OnlyIfNone: true}); added != true {
+		t.Fatalf("first key: %v", added)
+	}
+	const secret = "hunter2-the-secret"
+	seal := func(key *structs.RootKey, path string) *structs.VariableEncrypted {
+		nonce, err := keyring.NewNonce(random)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ve, err := keyring.Seal(key, nonce, &structs.Variable{Namespace: "default", Path: path, Items: structs.VariableItems{"password": secret}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ve
+	}
+	var log [][]byte
+	apply := func(index uint64, mt MessageType, req any) any {
+		log = append(log, entry(t, mt, req))
+		return applyOK(t, f, index, mt, req)
+	}
+	apply(2, VarApplyRequestType, &structs.VarApplyRequest{Op: structs.VarOpSet, Var: seal(k1, "app/one")})
+	k2, _ := keyring.NewRootKey("key-2", time.Unix(200, 0), random)
+	apply(3, RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: k2})
+	apply(4, VarApplyRequestType, &structs.VarApplyRequest{Op: structs.VarOpSet, Var: seal(k2, "app/two")})
+	resp := apply(5, VarApplyRequestType, &structs.VarApplyRequest{Op: structs.VarOpCAS, CheckIndex: 0, Var: seal(k2, "app/two")})
+	if res, ok := resp.(*structs.VarApplyResult); !ok || !res.Conflicted || res.Conflict.ModifyIndex != 4 {
+		t.Fatalf("conflicting cas: %#v", resp)
+	}
+	for i, e := range log {
+		if bytes.Contains(e, []byte(secret)) {
+			t.Fatalf("entry %d holds the item in the clear", i)
+		}
+	}
+
+	fs, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := fs.(*fsmSnapshot).write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(buf.Bytes(), []byte(secret)) {
+		t.Fatal("the snapshot holds the item in the clear")
+	}
+	g := newTestFSM(t)
+	if err := g.Restore(nopCloser{bytes.NewReader(buf.Bytes())}); err != nil {
+		t.Fatal(err)
+	}
+	if dump(t, f) != dump(t, g) {
+		t.Fatal("restored state differs")
+	}
+	s := g.State().Snapshot()
+	if k, _ := s.RootKeyByID("key-1"); k == nil || k.State != structs.RootKeyStateInactive || !bytes.Equal(k.Key, k1.Key) {
+		t.Fatalf("restored key-1: %v", k)
+	}
+	for _, path := range []string{"app/one", "app/two"} {
+		ve, _ := s.VarGet("default", path)
+		if ve == nil {
+			t.Fatalf("restored %s missing", path)
+		}
+		v, err := keyring.Open(ve, s.RootKeyByID)
+		if err != nil || v.Items["password"] != secret {
+			t.Fatalf("open restored %s: %v %v", path, v, err)
+		}
+	}
+	if !strings.Contains(dump(t, g), "key-2") {
+		t.Fatal("dump lacks the keyring")
+	}
+}
