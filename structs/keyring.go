@@ -58,3 +58,23 @@ type RootKeyUpsertRequest struct {
 	Key        *RootKey
 	OnlyIfNone bool
 }
+
+// AllocIdentityRequest asks the servers for workload identities of an
+// allocation's tasks (PUT /v1/internal/alloc/{id}/identity): those named,
+// or every task of the allocation's group when none is.
+type AllocIdentityRequest struct {
+	Tasks []string
+}
+
+// TaskIdentity is one task's workload identity: a signed JWT that the
+// task's requests to the servers present as X-Nomad-Token.
+type TaskIdentity struct {
+	Task string
+	JWT  string
+}
+
+// AllocIdentityResponse answers an AllocIdentityRequest.
+type AllocIdentityResponse struct {
+	AllocID    string
+	Identities []TaskIdentity
+}
