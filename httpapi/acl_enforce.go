@@ -175,6 +175,9 @@ func (n need) String() string {
 	case needEventTopics:
 		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation), node:read (Node), management (*)"
 	case needVariables:
+		if n.capability == acl.VariablesCapabilityList {
+			return "variables:list on some path of the namespace (the list keeps what the token may list)"
+		}
 		return "variables:" + n.capability + " on the path"
 	}
 	return "undeclared"

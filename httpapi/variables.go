@@ -68,16 +68,20 @@ func allowsVariables(a *acl.ACL, n need, r *http.Request) bool {
 func cleanVarPath(p string) string { return strings.Trim(p, " /") }
 
 // checkVarPathInURL answers 400 to a /v1/var/ request whose path has a
-// "." or ".." segment or an empty one, before the router would clean it
-// into another path (and redirect there).
+// "." or ".." segment or an empty one (leading and trailing slashes
+// aside), before the router would clean it into another path (and
+// redirect there).
 func checkVarPathInURL(r *http.Request) error {
 	p, ok := strings.CutPrefix(r.URL.Path, "/v1/var/")
 	if !ok {
 		return nil
 	}
 	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
-		if seg == "." || seg == ".." {
+		switch seg {
+		case ".", "..":
 			return Errorf(http.StatusBadRequest, "Path: invalid path %q: %q segments are not allowed", p, seg)
+		case "":
+			return Errorf(http.StatusBadRequest, "Path: invalid path %q: empty segment", p)
 		}
 	}
 	return nil
