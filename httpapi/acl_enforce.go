@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/acl"
-	"github.com/droverhq/drover/internal/keyring"
 	"github.com/droverhq/drover/internal/joinauth"
+	"github.com/droverhq/drover/internal/keyring"
 	"github.com/droverhq/drover/structs"
 )
 
