@@ -221,3 +221,42 @@ func TestVariablesAreEncryptedAtRest(t *testing.T) {
 		t.Fatal("no file holds even the variable's path: the search looked in the wrong place")
 	}
 }
+
+// Every server opens what the leader sealed: a variable written through
+// one server is read back from each server's own copy (?stale), after a
+// rotation too.
+func TestEveryServerOpensVariables(t *testing.T) {
+	s1 := startAgent(t, "s1", 3)
+	s2 := startAgent(t, "s2", 3, s1.HTTPAddr())
+	s3 := startAgent(t, "s3", 3, s1.HTTPAddr())
+	all := []*Agent{s1, s2, s3}
+	c := nomadClient(t, s2)
+	v := nomad.NewVariable("app/replicated")
+	v.Items["k"] = "before"
+	if _, _, err := c.Variables().Create(v, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Keyring().Rotate(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	w := nomad.NewVariable("app/after")
+	w.Items["k"] = "after"
+	if _, _, err := c.Variables().Create(w, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range all {
+		nc := nomadAPI(t, a)
+		for path, want := range map[string]string{"app/replicated": "before", "app/after": "after"} {
+			waitFor(t, a.cfg.NodeName+" reading "+path, func() error {
+				got, _, err := nc.Variables().Read(path, &nomad.QueryOptions{AllowStale: true})
+				if err != nil {
+					return err
+				}
+				if got.Items["k"] != want {
+					return errors.New("items " + got.Items["k"])
+				}
+				return nil
+			})
+		}
+	}
+}
