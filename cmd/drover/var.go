@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
-	"github.com/hashicorp/hcl/v2/hclsimple"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/spf13/cobra"
 	"github.com/zclconf/go-cty/cty"
@@ -131,18 +132,25 @@ func variableHCL(v *structs.Variable) []byte {
 	b.SetAttributeValue("create_time", cty.NumberIntVal(v.CreateTime))
 	b.SetAttributeValue("modify_time", cty.NumberIntVal(v.ModifyTime))
 	b.AppendNewline()
-	items := b.AppendNewBlock("items", nil).Body()
 	keys := make([]string, 0, len(v.Items))
+	identifiers := true
 	for k := range v.Items {
 		keys = append(keys, k)
+		identifiers = identifiers && hclIdentifier(k)
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
-		if hclIdentifier(k) {
-			items.SetAttributeValue(k, cty.StringVal(v.Items[k]))
-		} else {
-			items.SetAttributeRaw(k, hclwrite.TokensForValue(cty.StringVal(v.Items[k])))
+	if !identifiers {
+		// Keys such as "db.user" are not attribute names: a map.
+		m := map[string]cty.Value{}
+		for _, k := range keys {
+			m[k] = cty.StringVal(v.Items[k])
 		}
+		b.SetAttributeValue("items", cty.MapVal(m))
+		return f.Bytes()
+	}
+	items := b.AppendNewBlock("items", nil).Body()
+	for _, k := range keys {
+		items.SetAttributeValue(k, cty.StringVal(v.Items[k]))
 	}
 	return f.Bytes()
 }
@@ -161,23 +169,19 @@ func hclIdentifier(s string) bool {
 	return true
 }
 
-// varSpec is a variable specification file (var put, var init): HCL or
-// JSON (api.Variable).
-type varSpec struct {
-	Namespace   string   `hcl:"namespace,optional"`
-	Path        string   `hcl:"path,optional"`
-	CreateIndex *uint64  `hcl:"create_index,optional"`
-	ModifyIndex *uint64  `hcl:"modify_index,optional"`
-	CreateTime  *int64   `hcl:"create_time,optional"`
-	ModifyTime  *int64   `hcl:"modify_time,optional"`
-	Items       *hclBody `hcl:"items,block"`
+// varSpecSchema is a variable specification in HCL (var put, var init):
+// namespace, path, the indexes and times var get -out hcl writes, and
+// the items, as a block or (keys that are not identifiers) a map.
+var varSpecSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "namespace"}, {Name: "path"}, {Name: "create_index"}, {Name: "modify_index"},
+		{Name: "create_time"}, {Name: "modify_time"}, {Name: "items"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "items"}},
 }
 
-type hclBody struct {
-	Remain hcl.Body `hcl:",remain"`
-}
-
-// parseVarSpec reads a specification in format ("hcl" or "json").
+// parseVarSpec reads a specification in format ("hcl" or "json"), and
+// whether it states a modify index.
 func parseVarSpec(name string, src []byte, format string) (*structs.Variable, bool, error) {
 	if format == "json" {
 		var v struct {
@@ -193,13 +197,45 @@ func parseVarSpec(name string, src []byte, format string) (*structs.Variable, bo
 		}
 		return &out, v.ModifyIndex != nil, nil
 	}
-	var s varSpec
-	if err := hclsimple.Decode(name+".hcl", src, nil, &s); err != nil {
+	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, false, diags
+	}
+	content, diags := f.Body.Content(varSpecSchema)
+	if diags.HasErrors() {
+		return nil, false, diags
+	}
+	v := &structs.Variable{Items: structs.VariableItems{}}
+	str := func(attr string, dst *string) error {
+		if a := content.Attributes[attr]; a != nil {
+			if diags := gohcl.DecodeExpression(a.Expr, nil, dst); diags.HasErrors() {
+				return diags
+			}
+		}
+		return nil
+	}
+	if err := str("namespace", &v.Namespace); err != nil {
 		return nil, false, err
 	}
-	v := &structs.Variable{Namespace: s.Namespace, Path: s.Path, Items: structs.VariableItems{}}
-	if s.Items != nil {
-		attrs, diags := s.Items.Remain.JustAttributes()
+	if err := str("path", &v.Path); err != nil {
+		return nil, false, err
+	}
+	hasIndex := false
+	if a := content.Attributes["modify_index"]; a != nil {
+		if diags := gohcl.DecodeExpression(a.Expr, nil, &v.ModifyIndex); diags.HasErrors() {
+			return nil, false, diags
+		}
+		hasIndex = true
+	}
+	if a := content.Attributes["items"]; a != nil {
+		var m map[string]string
+		if diags := gohcl.DecodeExpression(a.Expr, nil, &m); diags.HasErrors() {
+			return nil, false, diags
+		}
+		maps.Copy(v.Items, m)
+	}
+	for _, b := range content.Blocks {
+		attrs, diags := b.Body.JustAttributes()
 		if diags.HasErrors() {
 			return nil, false, diags
 		}
@@ -211,10 +247,7 @@ func parseVarSpec(name string, src []byte, format string) (*structs.Variable, bo
 			v.Items[k] = val
 		}
 	}
-	if s.ModifyIndex != nil {
-		v.ModifyIndex = *s.ModifyIndex
-	}
-	return v, s.ModifyIndex != nil, nil
+	return v, hasIndex, nil
 }
 
 // renderTemplate renders v with a Go template (-out go-template).

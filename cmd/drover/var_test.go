@@ -81,6 +81,22 @@ func TestVarCommands(t *testing.T) {
 	if code, out, errOut := cli("", "var", "put", "-out", "none", "@"+hclSpec, "port=9090"); code != 0 || !strings.Contains(out, "Updated") {
 		t.Fatalf("put of get's HCL: %d %q %q", code, out, errOut)
 	}
+	// Keys that are not HCL identifiers come out as a map, which put reads
+	// back too.
+	cli("", "var", "put", "-out", "none", "app/dotted", "db.user=u1", "plain=p")
+	_, out, _ = cli("", "var", "get", "-out", "hcl", "app/dotted")
+	if !strings.Contains(out, `"db.user" = "u1"`) {
+		t.Fatalf("get -out hcl of dotted keys: %q", out)
+	}
+	dotted := filepath.Join(dir, "dotted.nv.hcl")
+	os.WriteFile(dotted, []byte(strings.Replace(out, `"u1"`, `"u2"`, 1)), 0o644)
+	if code, _, errOut := cli("", "var", "put", "-out", "none", "@"+dotted); code != 0 {
+		t.Fatalf("put of dotted HCL: %d %q", code, errOut)
+	}
+	if code, out, _ := cli("", "var", "get", "-item", "db.user", "app/dotted"); code != 0 || out != "u2\n" {
+		t.Fatalf("dotted item after put: %d %q", code, out)
+	}
+	cli("", "var", "purge", "app/dotted")
 	if code, out, _ := cli("", "var", "get", "-out", "go-template", "-template", `{{.Items.port}}`, "app/web"); code != 0 || out != "9090" {
 		t.Fatalf("get go-template: %d %q", code, out)
 	}
