@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/droverhq/drover/internal/keyring"
 	"github.com/droverhq/drover/structs"
 )
@@ -20,9 +22,6 @@ func TestVariablesAndKeyringAreAppliedAndSnapshotted(t *testing.T) {
 	k1, err := keyring.NewRootKey("key-1", time.Unix(100, 0), random)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if added := applyOK(t, f, 1, RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: k1, OnlyIfNone: true}); added != true {
-		t.Fatalf("first key: %v", added)
 	}
 	const secret = "hunter2-the-secret"
 	seal := func(key *structs.RootKey, path string) *structs.VariableEncrypted {
@@ -41,6 +40,9 @@ func TestVariablesAndKeyringAreAppliedAndSnapshotted(t *testing.T) {
 		log = append(log, entry(t, mt, req))
 		return applyOK(t, f, index, mt, req)
 	}
+	if added := apply(1, RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: k1, OnlyIfNone: true}); added != true {
+		t.Fatalf("first key: %v", added)
+	}
 	apply(2, VarApplyRequestType, &structs.VarApplyRequest{Op: structs.VarOpSet, Var: seal(k1, "app/one")})
 	k2, _ := keyring.NewRootKey("key-2", time.Unix(200, 0), random)
 	apply(3, RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: k2})
@@ -53,6 +55,20 @@ func TestVariablesAndKeyringAreAppliedAndSnapshotted(t *testing.T) {
 		if bytes.Contains(e, []byte(secret)) {
 			t.Fatalf("entry %d holds the item in the clear", i)
 		}
+	}
+
+	// The same entries make the same state: the state machine adds no
+	// randomness and reads no clock.
+	h := newTestFSM(t)
+	for i, e := range log {
+		if resp := h.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: e}); resp != nil {
+			if err, ok := resp.(error); ok {
+				t.Fatal(err)
+			}
+		}
+	}
+	if dump(t, f) != dump(t, h) {
+		t.Fatal("the same entries made different states")
 	}
 
 	fs, err := f.Snapshot()
