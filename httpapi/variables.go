@@ -73,8 +73,8 @@ func cleanVarPath(p string) string { return strings.Trim(p, " /") }
 // redirect there).
 func checkVarPathInURL(r *http.Request) error {
 	p, ok := strings.CutPrefix(r.URL.Path, "/v1/var/")
-	if !ok {
-		return nil
+	if !ok || strings.Trim(p, "/") == "" {
+		return nil // no path: the handler says so
 	}
 	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
 		switch seg {

@@ -99,6 +99,8 @@ func TestVariablesLimits(t *testing.T) {
 		{"PUT", "/v1/var/a?namespace=prod", `{"Namespace":"dev","Items":{"k":"v"}}`, `Namespace: the body names namespace "dev"`},
 		{"PUT", "/v1/var/a?cas=x", `{"Items":{"k":"v"}}`, `invalid cas "x"`},
 		{"PUT", "/v1/var/a?lock-acquire", `{"Items":{"k":"v"}}`, "variable locks"},
+		{"PUT", "/v1/var/", `{"Items":{"k":"v"}}`, "Path: variable requires a path"},
+		{"GET", "/v1/var//", ``, "Path: variable requires a path"},
 	} {
 		code, body, _ := do(t, c.method, srv.URL+c.path, c.body)
 		if code != 400 || !strings.Contains(body, c.want) {
