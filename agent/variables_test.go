@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -61,6 +62,10 @@ func TestVariablesThroughNomadClient(t *testing.T) {
 	}
 	if _, _, err := vars.Read("app/none", nil); !errors.Is(err, nomad.ErrVariablePathNotFound) {
 		t.Fatalf("read of a missing variable: %v", err)
+	}
+	// A path the agent's router would clean into another one is refused.
+	if _, _, err := vars.Read("app/x/../db", nil); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("read of a path with ..: %v", err)
 	}
 	if peek, _, err := vars.Peek("app/none", nil); err != nil || peek != nil {
 		t.Fatalf("peek of a missing variable: %+v %v", peek, err)

@@ -1,6 +1,9 @@
 package structs
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // The keyring holds the root keys that seal variables and sign workload
 // identities, in the replicated state. Nomad's shapes: RootKeyMeta is what
@@ -78,3 +81,8 @@ type AllocIdentityResponse struct {
 	AllocID    string
 	Identities []TaskIdentity
 }
+
+// MarshalJSON writes the key's metadata only, so that no JSON answer,
+// log line or state dump can carry the material. (The Raft log and
+// snapshots encode the key with MessagePack, which keeps it.)
+func (k RootKey) MarshalJSON() ([]byte, error) { return json.Marshal(k.RootKeyMeta) }

@@ -2,6 +2,8 @@ package keyring
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"crypto/rand"
 	"errors"
 	"strings"
@@ -92,5 +94,16 @@ func TestIdentity(t *testing.T) {
 	parts[1] = parts[1][:len(parts[1])-2] + "AA"
 	if _, err := VerifyIdentity(strings.Join(parts, "."), lookup, now); !errors.Is(err, ErrIdentity) {
 		t.Fatal("tampered identity accepted")
+	}
+}
+
+func TestRootKeyJSONLeavesTheMaterialOut(t *testing.T) {
+	k := key(t, "k")
+	b, err := json.Marshal(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), base64.StdEncoding.EncodeToString(k.Key)) || strings.Contains(string(b), `"Key"`) || !strings.Contains(string(b), `"KeyID":"k"`) {
+		t.Fatalf("JSON of a root key: %s", b)
 	}
 }
