@@ -2,9 +2,9 @@ package keyring
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"crypto/rand"
 	"errors"
 	"strings"
 	"testing"
