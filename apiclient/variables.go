@@ -107,3 +107,12 @@ func (c *Client) KeyringRotate(ctx context.Context, full bool) (*structs.RootKey
 	}
 	return out.Key, nil
 }
+
+// KeyringDelete removes an inactive root key (DELETE
+// /v1/operator/keyring/key/{id}); force removes one that still encrypts
+// variables.
+func (c *Client) KeyringDelete(ctx context.Context, id string, force bool) error {
+	q := &QueryOptions{Params: map[string]string{"force": strconv.FormatBool(force)}}
+	_, err := c.Delete(ctx, "/v1/operator/keyring/key/"+url.PathEscape(id), q, nil)
+	return err
+}

@@ -79,7 +79,8 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	ACLTokenBootstrap, ACLPolicyUpsert,
 //	ACLPolicyDelete, ACLTokenUpsert,
 //	ACLTokenDelete, ScalingEvent,
-//	NodeUpdateDrain, NodeUpdateEligibility   nil on success
+//	NodeUpdateDrain, NodeUpdateEligibility,
+//	RootKeyDelete                            nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
@@ -218,6 +219,8 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		var added bool
 		added, err = s.UpsertRootKeyTxn(txn, r)
 		resp = added
+	case *structs.RootKeyDeleteRequest:
+		err = s.DeleteRootKeyTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

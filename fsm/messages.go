@@ -51,6 +51,7 @@ const (
 	// server that skipped a key could not open what it sealed.
 	VarApplyRequestType      // structs.VarApplyRequest
 	RootKeyUpsertRequestType // structs.RootKeyUpsertRequest
+	RootKeyDeleteRequestType // structs.RootKeyDeleteRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -79,6 +80,7 @@ var typeNames = map[MessageType]string{
 	NodeUpdateEligibilityRequestType:        "NodeUpdateEligibility",
 	VarApplyRequestType:                     "VarApply",
 	RootKeyUpsertRequestType:                "RootKeyUpsert",
+	RootKeyDeleteRequestType:                "RootKeyDelete",
 }
 
 // String names the type, for logs.
@@ -188,6 +190,8 @@ func newRequest(t MessageType) any {
 		return &structs.VarApplyRequest{}
 	case RootKeyUpsertRequestType:
 		return &structs.RootKeyUpsertRequest{}
+	case RootKeyDeleteRequestType:
+		return &structs.RootKeyDeleteRequest{}
 	}
 	return nil
 }

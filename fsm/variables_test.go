@@ -107,3 +107,10 @@ func TestVariablesAndKeyringAreAppliedAndSnapshotted(t *testing.T) {
 		t.Fatal("dump lacks the keyring")
 	}
 }
+
+// The new types' numbers are part of the log format.
+func TestVariablesMessageTypeNumbers(t *testing.T) {
+	if VarApplyRequestType != 23 || RootKeyUpsertRequestType != 24 || RootKeyDeleteRequestType != 25 {
+		t.Fatalf("VarApply %d, RootKeyUpsert %d, RootKeyDelete %d", VarApplyRequestType, RootKeyUpsertRequestType, RootKeyDeleteRequestType)
+	}
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,6 +22,8 @@ import (
 //	GET /v1/operator/keyring/keys     → []RootKeyMeta (management)
 //	PUT /v1/operator/keyring/rotate   → {"Key": RootKeyMeta}, the new active key (management);
 //	                                    ?algo=aes256-gcm only; ?full and ?publish_time are refused
+//	DELETE /v1/operator/keyring/key/{id}?force=  → null; an inactive key (management); 409 while it
+//	                                    still encrypts a variable, unless force
 //
 // and the workload identities, for client nodes:
 //
@@ -32,6 +35,7 @@ func init() {
 		route{"GET /v1/operator/keyring/keys", readRoute, management, (*Server).keyringList},
 		route{"PUT /v1/operator/keyring/rotate", writeRoute, management, (*Server).keyringRotate},
 		route{"POST /v1/operator/keyring/rotate", writeRoute, management, (*Server).keyringRotate},
+		route{"DELETE /v1/operator/keyring/key/{id}", writeRoute, management, (*Server).keyringDelete},
 		route{"PUT /v1/internal/alloc/{id}/identity", readRoute, nodeAny, (*Server).allocIdentity},
 	)
 }
@@ -84,6 +88,22 @@ func (s *Server) keyringRotate(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, Errorf(http.StatusInternalServerError, "the new key %s is not in the keyring", k.KeyID)
 	}
 	return struct{ Key structs.RootKeyMeta }{stored.RootKeyMeta}, nil
+}
+
+func (s *Server) keyringDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	force, err := queryBool(r, "force")
+	if err != nil {
+		return nil, err
+	}
+	_, index, err := s.backend.Apply(r.Context(), fsm.RootKeyDeleteRequestType, &structs.RootKeyDeleteRequest{KeyID: r.PathValue("id"), Force: force})
+	if errors.Is(err, state.ErrConflict) {
+		return nil, Errorf(http.StatusConflict, "%s", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, index)
+	return nil, nil
 }
 
 func (s *Server) allocIdentity(w http.ResponseWriter, r *http.Request) (any, error) {

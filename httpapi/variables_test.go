@@ -178,6 +178,20 @@ func TestKeyringRotateKeepsOldVariablesReadable(t *testing.T) {
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/operator/keyring/rotate?full=true", ""); code != 400 {
 		t.Fatalf("full rotation: %d %s", code, body)
 	}
+	// The old key still encrypts "old": removing it needs force; the
+	// active key cannot be removed.
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/operator/keyring/key/"+oldV.KeyID, ""); code != 409 || !strings.Contains(body, "still encrypts 1 variables") {
+		t.Fatalf("remove of a key in use: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/operator/keyring/key/"+rot.Key.KeyID, ""); code != 400 {
+		t.Fatalf("remove of the active key: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/operator/keyring/key/"+oldV.KeyID+"?force=true", ""); code != 200 {
+		t.Fatalf("forced remove: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/var/old", ""); code != 500 || !strings.Contains(body, "no such root key") {
+		t.Fatalf("read of a variable whose key was removed: %d %s", code, body)
+	}
 }
 
 // varACLFixture adds variables policies and tokens to the ACL fixture.

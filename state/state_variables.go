@@ -152,3 +152,35 @@ func (s *Snapshot) ActiveRootKey() (*structs.RootKey, error) {
 	}
 	return nil, nil
 }
+
+// DeleteRootKeyTxn removes an inactive root key inside t: the active key
+// is refused (ErrInvalid), an unknown one is ErrNotFound, and, without
+// req.Force, a key that still seals a variable is ErrConflict.
+func (s *Store) DeleteRootKeyTxn(t *WriteTxn, req *structs.RootKeyDeleteRequest) error {
+	k, err := t.reader().RootKeyByID(req.KeyID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case k == nil:
+		return fmt.Errorf("root key %q: %w", req.KeyID, ErrNotFound)
+	case k.Active():
+		return fmt.Errorf("root key %s is active; rotate first: %w", k.KeyID, ErrInvalid)
+	}
+	if !req.Force {
+		vs, err := list[*structs.VariableEncrypted](t.reader(), TableVariables, "id")
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, v := range vs {
+			if v.KeyID == k.KeyID {
+				n++
+			}
+		}
+		if n > 0 {
+			return fmt.Errorf("root key %s still encrypts %d variables (force removes it, and they can no longer be read): %w", k.KeyID, n, ErrConflict)
+		}
+	}
+	return t.delete(TableRootKeys, k)
+}

@@ -170,3 +170,28 @@ func TestRootKeyRotation(t *testing.T) {
 		t.Fatalf("short key: %v", err)
 	}
 }
+
+func TestRootKeyDelete(t *testing.T) {
+	s := newStore(t)
+	upsertKey(t, s, 1, testRootKey("k1", structs.RootKeyStateActive), true)
+	applyVar(t, s, 2, &structs.VarApplyRequest{Op: structs.VarOpSet, Var: sealedVar("default", "a", "k1")})
+	upsertKey(t, s, 3, testRootKey("k2", structs.RootKeyStateActive), false)
+	del := func(index uint64, id string, force bool) error {
+		return s.update(index, func(txn *WriteTxn) error {
+			return s.DeleteRootKeyTxn(txn, &structs.RootKeyDeleteRequest{KeyID: id, Force: force})
+		})
+	}
+	if err := del(4, "k2", false); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("delete of the active key: %v", err)
+	}
+	if err := del(4, "k1", false); !errors.Is(err, ErrConflict) {
+		t.Fatalf("delete of a key in use: %v", err)
+	}
+	if err := del(4, "nope", false); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete of an unknown key: %v", err)
+	}
+	must(t, del(5, "k1", true))
+	if k, _ := s.Snapshot().RootKeyByID("k1"); k != nil {
+		t.Fatal("forced delete left the key")
+	}
+}

@@ -86,3 +86,11 @@ type AllocIdentityResponse struct {
 // log line or state dump can carry the material. (The Raft log and
 // snapshots encode the key with MessagePack, which keeps it.)
 func (k RootKey) MarshalJSON() ([]byte, error) { return json.Marshal(k.RootKeyMeta) }
+
+// RootKeyDeleteRequest removes an inactive root key from the keyring.
+// Without Force, a key that still seals a variable is refused; with it,
+// such variables can no longer be read.
+type RootKeyDeleteRequest struct {
+	KeyID string
+	Force bool
+}

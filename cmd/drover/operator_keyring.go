@@ -16,8 +16,8 @@ func init() { operatorCommands["root"] = newOperatorRootCommand }
 // that seals variables, as Nomad's.
 func newOperatorRootCommand() *cobra.Command {
 	root := &cobra.Command{Use: "root", Short: "Manage the root keys"}
-	kr := &cobra.Command{Use: "keyring", Short: "List and rotate the root keys that seal variables"}
-	kr.AddCommand(newKeyringListCommand(), newKeyringRotateCommand())
+	kr := &cobra.Command{Use: "keyring", Short: "List, rotate and remove the root keys that seal variables"}
+	kr.AddCommand(newKeyringListCommand(), newKeyringRotateCommand(), newKeyringRemoveCommand())
 	root.AddCommand(kr)
 	return root
 }
@@ -87,6 +87,33 @@ The old keys stay, inactive, to open what they sealed.`,
 	}
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "show the whole key ID")
 	cmd.Flags().BoolVar(&full, "full", false, "re-encrypt every variable with the new key (not supported: refused)")
+	addAddressFlag(cmd, &address)
+	return cmd
+}
+
+func newKeyringRemoveCommand() *cobra.Command {
+	var address string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "remove [-force] KEY_ID",
+		Short: "Remove an inactive root key",
+		Long: `Remove the inactive root key KEY_ID (its whole ID, as list -verbose shows it).
+A key that still encrypts variables is refused unless -force, after which
+those variables can no longer be read.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			if err := c.KeyringDelete(cmd.Context(), args[0], force); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("error: %v", err)}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Removed encryption key %s\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "remove the key even if variables are still encrypted with it")
 	addAddressFlag(cmd, &address)
 	return cmd
 }

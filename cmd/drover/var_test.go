@@ -142,4 +142,15 @@ func TestVarCommands(t *testing.T) {
 	if code, out, _ := cli("", "var", "get", "-item", "port", "app/web"); code != 0 || out != "9090\n" {
 		t.Fatalf("read after rotation: %d %q", code, out)
 	}
+	_, out, _ = runCLI(t, "", "operator", "root", "keyring", "list", "-verbose", "-address", srv.URL)
+	old := regexp.MustCompile(`(?m)^([0-9a-f-]{36})\s+inactive`).FindStringSubmatch(out)
+	if old == nil {
+		t.Fatalf("no inactive key in %q", out)
+	}
+	if code, _, errOut := runCLI(t, "", "operator", "root", "keyring", "remove", "-address", srv.URL, old[1]); code != 1 || !strings.Contains(errOut, "409") {
+		t.Fatalf("remove of a key in use: %d %q", code, errOut)
+	}
+	if code, out, errOut := runCLI(t, "", "operator", "root", "keyring", "remove", "-force", "-address", srv.URL, old[1]); code != 0 || !strings.Contains(out, "Removed encryption key "+old[1]) {
+		t.Fatalf("forced remove: %d %q %q", code, out, errOut)
+	}
 }

@@ -141,7 +141,7 @@ var Commands = []Command{
 	{"operator raft state", NotSupported, ""},
 	{"operator raft transfer-leadership", NotSupported, ""},
 	{"operator root keyring list", Supported, "key IDs shortened unless -verbose; never the key material"},
-	{"operator root keyring remove", NotSupported, "inactive keys are kept to open what they sealed"},
+	{"operator root keyring remove", Supported, "refuses a key that still encrypts variables unless -force"},
 	{"operator root keyring rotate", Supported, "-full (re-encrypting every variable) and -prepublish are refused"},
 	{"operator scheduler get-config", NotSupported, ""},
 	{"operator scheduler set-config", NotSupported, ""},
