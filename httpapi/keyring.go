@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -21,7 +22,8 @@ import (
 //
 //	GET /v1/operator/keyring/keys     → []RootKeyMeta (management)
 //	PUT /v1/operator/keyring/rotate   → {"Key": RootKeyMeta}, the new active key (management);
-//	                                    ?algo=aes256-gcm only; ?full and ?publish_time are refused
+//	                                    ?algo=aes256-gcm only; ?full=true encrypts every variable
+//	                                    again under the new key; ?publish_time is refused
 //	DELETE /v1/operator/keyring/key/{id}?force=  → null; an inactive key (management); 409 while it
 //	                                    still encrypts a variable, unless force
 //
@@ -64,8 +66,9 @@ func (s *Server) keyringRotate(w http.ResponseWriter, r *http.Request) (any, err
 	if a := q.Get("algo"); a != "" && a != structs.EncryptionAlgorithmAES256GCM {
 		return nil, Errorf(http.StatusBadRequest, "algo: unsupported algorithm %q: only %s", a, structs.EncryptionAlgorithmAES256GCM)
 	}
-	if full, _ := queryBool(r, "full"); full {
-		return nil, Errorf(http.StatusBadRequest, "full: re-encrypting the variables under the new key is not supported; old keys stay to read them")
+	full, err := queryBool(r, "full")
+	if err != nil {
+		return nil, err
 	}
 	if q.Get("publish_time") != "" {
 		return nil, Errorf(http.StatusBadRequest, "publish_time: prepublished keys are not supported")
@@ -87,7 +90,53 @@ func (s *Server) keyringRotate(w http.ResponseWriter, r *http.Request) (any, err
 	if stored == nil {
 		return nil, Errorf(http.StatusInternalServerError, "the new key %s is not in the keyring", k.KeyID)
 	}
+	if full {
+		n, err := s.rekey(r.Context(), stored)
+		if err != nil {
+			return nil, err
+		}
+		s.logger.Info("keyring rotated; variables encrypted again under the new key", "key_id", stored.KeyID, "variables", n)
+	}
 	return struct{ Key structs.RootKeyMeta }{stored.RootKeyMeta}, nil
+}
+
+// rekey encrypts every variable sealed under another key again under
+// key, each with a check-and-set on its ModifyIndex (a variable written
+// meanwhile was sealed under key already), keeping its times. It
+// answers how many it wrote.
+func (s *Server) rekey(ctx context.Context, key *structs.RootKey) (int, error) {
+	snap := s.backend.State().Snapshot()
+	vars, err := snap.VarsByPrefix("*", "")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ve := range vars {
+		if ve.KeyID == key.KeyID {
+			continue
+		}
+		v, err := keyring.Open(ve, snap.RootKeyByID)
+		if err != nil {
+			return n, Errorf(http.StatusInternalServerError, "encrypting variable %q again: %w", ve.Path, err)
+		}
+		nonce, err := keyring.NewNonce(rand.Reader)
+		if err != nil {
+			return n, err
+		}
+		sealed, err := keyring.Seal(key, nonce, v)
+		clear(v.Items)
+		if err != nil {
+			return n, err
+		}
+		resp, _, err := s.backend.Apply(ctx, fsm.VarApplyRequestType, &structs.VarApplyRequest{Op: structs.VarOpCAS, CheckIndex: ve.ModifyIndex, Var: sealed})
+		if err != nil {
+			return n, err
+		}
+		if res, ok := resp.(*structs.VarApplyResult); ok && !res.Conflicted {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (s *Server) keyringDelete(w http.ResponseWriter, r *http.Request) (any, error) {

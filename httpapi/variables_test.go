@@ -175,9 +175,6 @@ func TestKeyringRotateKeepsOldVariablesReadable(t *testing.T) {
 	if states["active"] != 1 || states["inactive"] != 1 {
 		t.Fatalf("key states: %v", states)
 	}
-	if code, body, _ := do(t, "PUT", srv.URL+"/v1/operator/keyring/rotate?full=true", ""); code != 400 {
-		t.Fatalf("full rotation: %d %s", code, body)
-	}
 	// The old key still encrypts "old": removing it needs force; the
 	// active key cannot be removed.
 	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/operator/keyring/key/"+oldV.KeyID, ""); code != 409 || !strings.Contains(body, "still encrypts 1 variables") {
@@ -191,6 +188,26 @@ func TestKeyringRotateKeepsOldVariablesReadable(t *testing.T) {
 	}
 	if code, body, _ := do(t, "GET", srv.URL+"/v1/var/old", ""); code != 500 || !strings.Contains(body, "no such root key") {
 		t.Fatalf("read of a variable whose key was removed: %d %s", code, body)
+	}
+	do(t, "DELETE", srv.URL+"/v1/var/old", "")
+
+	// A full rotation encrypts every variable again under the new key,
+	// keeping its times; the old key then encrypts none and goes without
+	// force.
+	newBefore, _ := b.State().Snapshot().VarGet("default", "new")
+	code, body, _ = do(t, "PUT", srv.URL+"/v1/operator/keyring/rotate?full=true", "")
+	if err := json.Unmarshal([]byte(body), &rot); code != 200 || err != nil {
+		t.Fatalf("full rotation: %d %s", code, body)
+	}
+	rekeyed, _ := b.State().Snapshot().VarGet("default", "new")
+	if rekeyed.KeyID != rot.Key.KeyID || rekeyed.CreateTime != newBefore.CreateTime || rekeyed.ModifyTime != newBefore.ModifyTime {
+		t.Fatalf("after a full rotation: %+v, before %+v", rekeyed.VariableMetadata, newBefore.VariableMetadata)
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/var/new", ""); code != 200 || decodeVar(t, body).Items["k"] != "after" {
+		t.Fatalf("read after a full rotation: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/operator/keyring/key/"+newBefore.KeyID, ""); code != 200 {
+		t.Fatalf("remove of the key a full rotation freed: %d %s", code, body)
 	}
 }
 

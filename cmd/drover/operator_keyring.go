@@ -71,7 +71,8 @@ func newKeyringRotateCommand() *cobra.Command {
 		Use:   "rotate",
 		Short: "Make a new active root key",
 		Long: `Make a new root key, active from now on: new variables are sealed with it.
-The old keys stay, inactive, to open what they sealed.`,
+The old keys stay, inactive, to open what they sealed; with -full, every
+variable is sealed again with the new key before the command returns.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -86,7 +87,7 @@ The old keys stay, inactive, to open what they sealed.`,
 		},
 	}
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "show the whole key ID")
-	cmd.Flags().BoolVar(&full, "full", false, "re-encrypt every variable with the new key (not supported: refused)")
+	cmd.Flags().BoolVar(&full, "full", false, "encrypt every variable again with the new key, before answering")
 	addAddressFlag(cmd, &address)
 	return cmd
 }

@@ -142,7 +142,7 @@ var Commands = []Command{
 	{"operator raft transfer-leadership", NotSupported, ""},
 	{"operator root keyring list", Supported, "key IDs shortened unless -verbose; never the key material"},
 	{"operator root keyring remove", Supported, "refuses a key that still encrypts variables unless -force"},
-	{"operator root keyring rotate", Supported, "-full (re-encrypting every variable) and -prepublish are refused"},
+	{"operator root keyring rotate", Supported, "-prepublish is refused; -full encrypts the variables again at once"},
 	{"operator scheduler get-config", NotSupported, ""},
 	{"operator scheduler set-config", NotSupported, ""},
 	{"operator snapshot inspect", NotSupported, ""},
