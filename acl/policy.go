@@ -132,8 +132,8 @@ type NamespaceRule struct {
 	Name         string
 	Policy       string
 	Capabilities []string
-	// Variables' paths and capabilities are checked and kept; drover has
-	// no variables.
+	// Variables holds the capabilities of each variables path glob
+	// (variables.go).
 	Variables map[string][]string
 }
 
@@ -348,15 +348,28 @@ func (p *parser) variables(b *hcl.Block, field string, r *NamespaceRule) {
 	field += ".variables"
 	content, diags := b.Body.Content(variablesSchema)
 	p.hclDiags(diags, field)
+	if len(content.Blocks) == 0 && !diags.HasErrors() {
+		p.errorf(b.DefRange.Ptr(), field, "no variable paths in namespace %q", r.Name)
+	}
 	for _, pb := range content.Blocks {
 		pf := fmt.Sprintf("%s.path %q", field, pb.Labels[0])
+		switch {
+		case strings.TrimSpace(pb.Labels[0]) == "":
+			p.errorf(pb.DefRange.Ptr(), pf, "the path must not be empty")
+			continue
+		case strings.HasPrefix(pb.Labels[0], "/"):
+			p.errorf(pb.DefRange.Ptr(), pf, "cannot start with a leading '/'")
+			continue
+		}
 		pc, diags := pb.Body.Content(pathSchema)
 		p.hclDiags(diags, pf)
-		caps := p.capabilities(pc.Attributes["capabilities"], pf, []string{"write", "read", "list", "destroy", "deny"})
+		caps := p.capabilities(pc.Attributes["capabilities"], pf, []string{
+			VariablesCapabilityWrite, VariablesCapabilityRead, VariablesCapabilityList,
+			VariablesCapabilityDestroy, VariablesCapabilityDeny})
 		if r.Variables == nil {
 			r.Variables = map[string][]string{}
 		}
-		r.Variables[pb.Labels[0]] = caps
+		r.Variables[pb.Labels[0]] = append(r.Variables[pb.Labels[0]], caps...)
 	}
 }
 

@@ -242,6 +242,9 @@ func (a *Agent) openServer() error {
 	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
 		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()),
 		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}), httpapi.WithMetrics(a.telemetry.Handler()))
+	// Registered once the API exists: the service makes the first key
+	// through it.
+	srv.OnLeadership("keyring", a.runKeyring)
 	return nil
 }
 
@@ -321,7 +324,7 @@ func (a *Agent) handler() http.Handler {
 		mux.Handle("/debug/pprof/symbol", local(pprof.Symbol))
 		mux.Handle("/debug/pprof/trace", local(pprof.Trace))
 	}
-	return a.roleGuard(httpapi.GuardCrossSite(mux, a.crossSite()))
+	return httpapi.CheckVarPaths(a.roleGuard(httpapi.GuardCrossSite(mux, a.crossSite())))
 }
 
 // crossSite configures the guard against other sites' pages

@@ -245,7 +245,7 @@ func (f *nsFixture) pathFor(pattern string) string {
 	case strings.HasPrefix(path, "/v1/node/"), strings.HasPrefix(path, "/v1/internal/node/"):
 		id = "node-1"
 	}
-	r := strings.NewReplacer("{id}", id, "{alloc_id}", f.allocID, "{name}", "devonly", "{accessor}", f.devAcc)
+	r := strings.NewReplacer("{path...}", "app/secret", "{id}", id, "{alloc_id}", f.allocID, "{name}", "devonly", "{accessor}", f.devAcc)
 	return r.Replace(path)
 }
 

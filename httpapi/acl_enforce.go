@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/internal/keyring"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -101,6 +102,7 @@ const (
 	needServerJoin                        // signed with the join token (access.go)
 	needEventTopics                       // per ?topic= of the event stream (event_stream.go)
 	needAgentReadOrServer                 // agent:read, or a server's signed probe (autopilot)
+	needVariables                         // a variables capability on the request's path (variables.go)
 )
 
 // need is what a route declares it needs.
@@ -170,6 +172,11 @@ func (n need) String() string {
 		return "agent:read, or a server's probe signed with the join token"
 	case needEventTopics:
 		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation), node:read (Node), management (*)"
+	case needVariables:
+		if n.capability == acl.VariablesCapabilityList {
+			return "variables:list on some path of the namespace (the list keeps what the token may list)"
+		}
+		return "variables:" + n.capability + " on the path"
 	}
 	return "undeclared"
 }
@@ -256,6 +263,12 @@ func describeNeed(n need, r *http.Request) string {
 	if n.kind == needNodeReadOrSelf {
 		return "node:read"
 	}
+	if n.kind == needVariables {
+		if p := cleanVarPath(r.PathValue("path")); p != "" {
+			return fmt.Sprintf("variables %s on %q in namespace %q", n.capability, p, namespaceOf(r))
+		}
+		return fmt.Sprintf("variables %s in namespace %q", n.capability, namespaceOf(r))
+	}
 	return n.String()
 }
 
@@ -286,6 +299,8 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return true
 	case needEventTopics:
 		return allowsEventTopics(a, r)
+	case needVariables:
+		return allowsVariables(a, n, r)
 	}
 	return false
 }
@@ -363,6 +378,10 @@ func (s *Server) resolve(secret string) (*acl.ACL, *structs.ACLToken, error) {
 			return acl.DenyAll, nil, nil
 		}
 		return acl.New([]*acl.Policy{s.policies.get(p)}), nil, nil
+	}
+	if keyring.LooksLikeIdentity(secret) {
+		a, err := s.resolveIdentity(snap, secret)
+		return a, nil, err
 	}
 	tok, err := snap.ACLTokenBySecretHash(structs.HashSecret(secret))
 	if err != nil {

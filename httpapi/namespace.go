@@ -17,7 +17,7 @@ import (
 // every later reader sees only the resolved value:
 //
 //   - it is named by the query's namespace (each value, if repeated) and,
-//     for a route that needs a namespace capability, by every namespace its
+//     for a route that needs a namespace or variables capability, by every namespace its
 //     JSON body names: the request's own Namespace, Job.Namespace and
 //     Target.Namespace, in any spelling encoding/json would read (its keys
 //     match without regard to case);
@@ -65,7 +65,7 @@ func resolveNamespace(r *http.Request, rt route) (*http.Request, error) {
 	}
 	var doc map[string]json.RawMessage
 	var body []byte
-	if rt.need.kind == needNamespace && r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet {
+	if (rt.need.kind == needNamespace || rt.need.kind == needVariables) && r.Body != nil && r.Body != http.NoBody && r.Method != http.MethodGet {
 		var err error
 		if body, err = readBody(r); err != nil {
 			if statusFor(err) == http.StatusRequestEntityTooLarge {

@@ -118,6 +118,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if err := checkVarPathInURL(r); err != nil {
+		writeError(w, err)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
