@@ -122,3 +122,50 @@ func (j *Job) ScalingPolicies() []*ScalingPolicy {
 	}
 	return out
 }
+
+// CanonicalizeScaling fills in what the servers set in a job's scaling
+// policies before it is registered: each policy's type, namespace and
+// target, and its ID — the ID of the same group's policy in existing (the
+// job's current version, nil for a new job), so that a policy keeps its ID
+// across versions, else one from newID.
+func CanonicalizeScaling(j, existing *Job, newID func() string) {
+	for _, tg := range j.TaskGroups {
+		p := tg.Scaling
+		if p == nil {
+			continue
+		}
+		if p.Type == "" {
+			p.Type = ScalingPolicyTypeHorizontal
+		}
+		p.Namespace = j.Namespace
+		p.Target = map[string]string{ScalingTargetNamespace: j.Namespace, ScalingTargetJob: j.ID, ScalingTargetGroup: tg.Name}
+		p.ID, p.CreateIndex, p.ModifyIndex = "", 0, 0
+		if old := existing.LookupTaskGroup(tg.Name); old != nil && old.Scaling != nil && old.Scaling.ID != "" {
+			p.ID = old.Scaling.ID
+			p.CreateIndex = old.Scaling.CreateIndex
+			if p.SameSpec(old.Scaling) {
+				p.ModifyIndex = old.Scaling.ModifyIndex
+			}
+		}
+		if p.ID == "" {
+			p.ID = newID()
+		}
+	}
+}
+
+// StampScaling sets the indexes of a job's scaling policies as it is
+// stored at index: a new policy was created and modified there, a changed
+// one modified there; an unchanged one keeps what CanonicalizeScaling
+// copied from the previous version.
+func StampScaling(j *Job, index uint64) {
+	for _, tg := range j.TaskGroups {
+		if p := tg.Scaling; p != nil {
+			if p.CreateIndex == 0 {
+				p.CreateIndex = index
+			}
+			if p.ModifyIndex == 0 {
+				p.ModifyIndex = index
+			}
+		}
+	}
+}
