@@ -119,7 +119,7 @@ func (a *Agent) ForcePeriodic(ctx context.Context, namespace, jobID string) (*ht
 func (a *Agent) Dispatch(ctx context.Context, req httpapi.DispatchRequest) (*httpapi.DispatchResponse, error) {
 	r, err := a.leader.Dispatch(ctx, server.DispatchRequest{
 		Namespace: req.Namespace, JobID: req.JobID, Payload: req.Payload, Meta: req.Meta,
-		IdempotencyToken: req.IdempotencyToken, IDPrefixTemplate: req.IDPrefixTemplate,
+		IdempotencyToken: req.IdempotencyToken, IDPrefixTemplate: req.IDPrefixTemplate, Priority: req.Priority,
 	})
 	if errors.Is(err, server.ErrInvalidRequest) {
 		return nil, httpapi.Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), "server: invalid request: "))

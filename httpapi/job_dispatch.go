@@ -9,7 +9,8 @@ import (
 
 // PUT|POST /v1/job/{id}/dispatch makes a child of a parameterized job, as
 // Nomad's: the body is a JobDispatchRequest {"Payload": base64, "Meta",
-// "IdempotencyToken", "IdPrefixTemplate"}; the answer {"DispatchedJobID",
+// "IdempotencyToken", "IdPrefixTemplate", "Priority"} (Nomad's Go client
+// sends the token as ?idempotency_token=, which is read too); the answer {"DispatchedJobID",
 // "EvalID", "EvalCreateIndex", "JobCreateIndex", "Index"}. 400 for a job
 // that is not parameterized or is stopped, and for meta or a payload its
 // parameterized block refuses (naming Meta or Payload); 404 for an unknown
@@ -28,6 +29,8 @@ type DispatchRequest struct {
 	Meta             map[string]string
 	IdempotencyToken string
 	IDPrefixTemplate string
+	// Priority, when not 0, is the child's priority instead of the job's.
+	Priority int
 }
 
 // DispatchResponse answers a dispatch, as Nomad's JobDispatchResponse.
@@ -57,6 +60,7 @@ func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error
 		Meta             map[string]string
 		IdempotencyToken string
 		IdPrefixTemplate string
+		Priority         int
 	}
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
@@ -66,12 +70,19 @@ func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	id := r.PathValue("id")
+	token := body.IdempotencyToken
+	if q := r.URL.Query().Get("idempotency_token"); q != "" {
+		if token != "" && token != q {
+			return nil, Errorf(http.StatusBadRequest, "IdempotencyToken %q and idempotency_token %q differ", token, q)
+		}
+		token = q
+	}
 	if body.JobID != "" && body.JobID != id {
 		return nil, Errorf(http.StatusBadRequest, "JobID %q does not match the path's job %q", body.JobID, id)
 	}
 	out, err := db.Dispatch(r.Context(), DispatchRequest{
 		Namespace: o.Namespace, JobID: id, Payload: body.Payload, Meta: body.Meta,
-		IdempotencyToken: body.IdempotencyToken, IDPrefixTemplate: body.IdPrefixTemplate,
+		IdempotencyToken: token, IDPrefixTemplate: body.IdPrefixTemplate, Priority: body.Priority,
 	})
 	if err != nil {
 		return nil, err

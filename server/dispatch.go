@@ -30,6 +30,8 @@ type DispatchRequest struct {
 	IdempotencyToken string
 	// IDPrefixTemplate is put before the dispatch time in the child's ID.
 	IDPrefixTemplate string
+	// Priority, when not 0, is the child's priority instead of the job's.
+	Priority int
 }
 
 // DispatchResponse answers Dispatch, as Nomad's JobDispatchResponse.
@@ -62,6 +64,8 @@ func (l *Leader) Dispatch(ctx context.Context, req DispatchRequest) (*DispatchRe
 		return nil, fmt.Errorf("%w: job %q is not a parameterized job (it has no parameterized block)", ErrInvalidRequest, req.JobID)
 	case parent.Stop:
 		return nil, fmt.Errorf("%w: job %q is stopped", ErrInvalidRequest, req.JobID)
+	case req.Priority != 0 && (req.Priority < structs.MinJobPriority || req.Priority > structs.MaxJobPriority):
+		return nil, fmt.Errorf("%w: Priority must be between %d and %d (got %d)", ErrInvalidRequest, structs.MinJobPriority, structs.MaxJobPriority, req.Priority)
 	case strings.ContainsAny(req.IDPrefixTemplate, "/ \t\r\n\x00"):
 		return nil, fmt.Errorf("%w: IdPrefixTemplate must not contain '/', spaces or control characters (got %q)", ErrInvalidRequest, req.IDPrefixTemplate)
 	}
@@ -85,6 +89,9 @@ func (l *Leader) Dispatch(ctx context.Context, req DispatchRequest) (*DispatchRe
 	child.Name = child.ID
 	child.ParentID = parent.ID
 	child.Dispatched = true
+	if req.Priority != 0 {
+		child.Priority = req.Priority
+	}
 	child.DispatchIdempotencyToken = req.IdempotencyToken
 	child.Payload = append([]byte(nil), req.Payload...)
 	if len(req.Meta) > 0 {
