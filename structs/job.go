@@ -77,15 +77,15 @@ type Job struct {
 	Dispatched               bool   `json:",omitempty"`
 	DispatchIdempotencyToken string `json:",omitempty"`
 	Payload                  []byte `json:",omitempty"`
-	Stop              bool
-	Status            string
-	StatusDescription string
-	Stable            bool
-	Version           uint64
-	SubmitTime        int64
-	CreateIndex       uint64
-	ModifyIndex       uint64
-	JobModifyIndex    uint64
+	Stop                     bool
+	Status                   string
+	StatusDescription        string
+	Stable                   bool
+	Version                  uint64
+	SubmitTime               int64
+	CreateIndex              uint64
+	ModifyIndex              uint64
+	JobModifyIndex           uint64
 	// RevertOf, set by the servers on a version that a revert (job revert,
 	// auto_revert, on_failure = "revert") registered, names the version it
 	// restores. Its deployment skips canaries, first batch and checkpoints.
