@@ -84,7 +84,7 @@ var Commands = []Command{
 	{"job action", NotSupported, "no task actions"},
 	{"job allocs", NotSupported, "job status lists a job's allocations"},
 	{"job deployments", Supported, ""},
-	{"job dispatch", NotSupported, "no parameterized jobs"},
+	{"job dispatch", Supported, ""},
 	{"job eval", NotSupported, ""},
 	{"job history", Supported, ""},
 	{"job init", Supported, ""},
