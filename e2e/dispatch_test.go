@@ -165,4 +165,12 @@ func TestDispatchRunsWithPayloadAndMeta(t *testing.T) {
 	if err != nil || len(policies) != 1 || policies[0].Target["Job"] != "bounded" {
 		t.Fatalf("scaling policies %v %v", policies, err)
 	}
+	out, err = p.cli(t, "scaling", "policy", "list")
+	if err != nil || !strings.Contains(out, policies[0].ID) || !strings.Contains(out, "Group:web,Job:bounded,Namespace:default") {
+		t.Fatalf("scaling policy list: %v\n%s", err, out)
+	}
+	out, err = p.cli(t, "scaling", "policy", "info", policies[0].ID)
+	if err != nil || !strings.Contains(out, "Max") || !strings.Contains(out, "= 2") || !strings.Contains(out, "Policy:") {
+		t.Fatalf("scaling policy info: %v\n%s", err, out)
+	}
 }
