@@ -282,8 +282,8 @@ var grammar = map[string][]element{
 		{"semver", "", attr, supported, ""},
 		{"set_contains", "", attr, supported, ""},
 		{"set_contains_all", "", attr, supported, ""},
-		{"distinct_property", "", attr, refused, "distinct_property is not evaluated"},
-		{"set_contains_any", "", attr, refused, "set_contains_any is not evaluated"},
+		{"distinct_property", "", attr, supported, ""},
+		{"set_contains_any", "", attr, supported, ""},
 	},
 	"affinity": {
 		{"attribute", "LTarget", attr, supported, ""},

@@ -310,7 +310,8 @@ func (d *decoder) periodic(b *hclsyntax.Block, path string) *specPeriodic {
 }
 
 // shorthand constraint attributes: regexp = "x" means operator "regexp".
-var shorthands = []string{"distinct_hosts", "regexp", "version", "semver", "set_contains", "set_contains_all"}
+// distinct_property = "${meta.rack}" names the property (the attribute).
+var shorthands = []string{"distinct_hosts", "distinct_property", "regexp", "version", "semver", "set_contains", "set_contains_all", "set_contains_any"}
 
 func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*specConstraint {
 	var out []*specConstraint
@@ -342,6 +343,10 @@ func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*specConstra
 				if v := d.bool(a, cpath+".Operand", "constraint."+op); v != nil && !*v {
 					c.Operand = ""
 					continue
+				}
+			} else if op == "distinct_property" {
+				if s := d.str(a, cpath+".LTarget", "constraint."+op); s != nil {
+					c.LTarget = *s
 				}
 			} else if s := d.str(a, cpath+".RTarget", "constraint."+op); s != nil {
 				c.RTarget = *s
