@@ -122,9 +122,9 @@ type groupCtx struct {
 	// job's, to count its allocs.
 	distinct  []distinctProperty
 	namespace string
-	feas        []uint8 // 0 unknown, 1 feasible, 2 filtered
-	reasons     []string
-	spreads     []*spreadState
+	feas      []uint8 // 0 unknown, 1 feasible, 2 filtered
+	reasons   []string
+	spreads   []*spreadState
 	// affinities are the job's, the group's and its tasks'; affinity
 	// caches each node's score (NaN: not yet computed).
 	affinities []*structs.Affinity
