@@ -57,6 +57,7 @@ var grammar = map[string][]element{
 		{"constraint", "Constraints", block, supported, ""},
 		{"affinity", "Affinities", block, supported, ""},
 		{"group", "TaskGroups", block, supported, ""},
+		{"task", "", block, supported, "a group of the task's name and count 1, as Nomad's"},
 		{"update", "Update", block, supported, ""},
 		{"multiregion", "Multiregion", block, refused, "there is one region"},
 		{"spread", "Spreads", block, supported, ""},

@@ -50,10 +50,20 @@ func (d *decoder) job(b *hclsyntax.Block) *specJob {
 	if bs := blocks["parameterized"]; len(bs) > 0 {
 		aj.ParameterizedJob = d.parameterized(bs[0], path+".ParameterizedJob")
 	}
-	for i, gb := range blocks["group"] {
-		aj.TaskGroups = append(aj.TaskGroups, d.group(gb, fmt.Sprintf("%s.TaskGroups[%d]", path, i)))
+	// A task written straight in the job is a group of its name with
+	// count 1, placed before the groups, as Nomad's job files make it.
+	for _, tb := range blocks["task"] {
+		gpath := fmt.Sprintf("%s.TaskGroups[%d]", path, len(aj.TaskGroups))
+		d.lc.set(gpath, d.at(tb.TypeRange, "task"))
+		d.lc.set(gpath+".Name", d.at(tb.LabelRanges[0], "task"))
+		d.lc.set(gpath+".Tasks", d.at(tb.TypeRange, "task"))
+		name := tb.Labels[0]
+		aj.TaskGroups = append(aj.TaskGroups, &specGroup{Name: &name, Tasks: []*specTask{d.task(tb, gpath+".Tasks[0]")}})
 	}
-	if len(blocks["group"]) == 0 {
+	for _, gb := range blocks["group"] {
+		aj.TaskGroups = append(aj.TaskGroups, d.group(gb, fmt.Sprintf("%s.TaskGroups[%d]", path, len(aj.TaskGroups))))
+	}
+	if len(aj.TaskGroups) == 0 {
 		d.lc.set(path+".TaskGroups", d.at(b.TypeRange, "job"))
 	}
 	return aj
