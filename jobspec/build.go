@@ -344,7 +344,13 @@ func (b *builder) resources(path string, ar *specResources) *structs.Resources {
 	}
 	if ar.MemoryMaxMB != nil {
 		r.MemoryMaxMB = *ar.MemoryMaxMB
-		if r.MemoryMaxMB != 0 && r.MemoryMaxMB < r.MemoryMB {
+		switch {
+		case r.MemoryMaxMB == structs.MemoryMaxUnlimited:
+			// As Nomad's: -1 sets no hard limit; memory stays what the
+			// scheduler reserves.
+		case r.MemoryMaxMB < 0:
+			b.err(path+".MemoryMaxMB", "must be -1 (no limit), 0 (memory is the limit) or at least memory (got %d)", r.MemoryMaxMB)
+		case r.MemoryMaxMB != 0 && r.MemoryMaxMB < r.MemoryMB:
 			b.err(path+".MemoryMaxMB", "must not be less than memory (%d < %d)", r.MemoryMaxMB, r.MemoryMB)
 		}
 	}

@@ -234,7 +234,7 @@ var grammar = map[string][]element{
 		{"cores", "Cores", attr, supported, ""},
 		{"memory", "MemoryMB", attr, supported, ""},
 		{"memory_max", "MemoryMaxMB", attr, supported, ""},
-		{"disk", "DiskMB", attr, ignored, "ephemeral_disk sets the disk"},
+		{"disk", "DiskMB", attr, refused, "a task cannot ask for disk, as in Nomad: set the group's ephemeral_disk size"},
 		{"network", "Networks", block, refused, "write the network block in the group"},
 		{"device", "Devices", block, refused, "no devices"},
 		{"numa", "NUMA", block, refused, "no NUMA placement"},
