@@ -72,11 +72,10 @@ func (d AllocDir) Build(tasks []string) error {
 }
 
 // WritePayload writes a dispatched job's payload into the task's local
-// directory at its dispatch_payload file, as Nomad's client does (an
-// empty payload makes an empty file). A task without dispatch_payload
-// gets nothing.
+// directory at its dispatch_payload file, as Nomad's client does. A task
+// without dispatch_payload, or a job without a payload, gets no file.
 func (d AllocDir) WritePayload(t *structs.Task, payload []byte) error {
-	if t.DispatchPayload == nil || t.DispatchPayload.File == "" {
+	if t.DispatchPayload == nil || t.DispatchPayload.File == "" || len(payload) == 0 {
 		return nil
 	}
 	if !structs.ValidPayloadFile(t.DispatchPayload.File) {
