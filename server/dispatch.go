@@ -26,7 +26,9 @@ type DispatchRequest struct {
 	Payload          []byte
 	Meta             map[string]string
 	// IdempotencyToken: a dispatch with the token of a child that still
-	// exists answers that child instead of making another.
+	// exists answers that child instead of making another. Dispatches
+	// are serialised on the leader, so two at once with one token make
+	// one child.
 	IdempotencyToken string
 	// IDPrefixTemplate is put before the dispatch time in the child's ID.
 	IDPrefixTemplate string
@@ -51,6 +53,8 @@ func (l *Leader) Dispatch(ctx context.Context, req DispatchRequest) (*DispatchRe
 	if ns == "" {
 		ns = structs.DefaultNamespace
 	}
+	l.dispatchMu.Lock()
+	defer l.dispatchMu.Unlock()
 	snap := l.store().Snapshot()
 	parent, err := snap.JobByID(ns, req.JobID)
 	if err != nil {

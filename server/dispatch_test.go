@@ -135,3 +135,32 @@ func TestDispatchPeriodic(t *testing.T) {
 		t.Fatalf("child %+v", child)
 	}
 }
+
+// Dispatches at once with one token make one child.
+func TestDispatchTokenConcurrent(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	if _, err := h.leader.RegisterJob(h.ctx, parameterizedJob("enc", structs.DispatchPayloadOptional)); err != nil {
+		t.Fatal(err)
+	}
+	ids := make(chan string, 8)
+	for range 8 {
+		go func() {
+			out, err := h.leader.Dispatch(h.ctx, DispatchRequest{JobID: "enc", Meta: map[string]string{"k": "v"}, IdempotencyToken: "same"})
+			if err != nil {
+				ids <- "error: " + err.Error()
+				return
+			}
+			ids <- out.DispatchedJobID
+		}()
+	}
+	first := <-ids
+	for range 7 {
+		if id := <-ids; id != first {
+			t.Fatalf("children %s and %s", first, id)
+		}
+	}
+	if kids := children(h.store().Snapshot(), "enc"); len(kids) != 1 {
+		t.Fatalf("children %v", kids)
+	}
+}
