@@ -30,7 +30,9 @@ const (
 )
 
 // Namespace capabilities, Nomad's names. Drover's endpoints ask for
-// list-jobs, parse-job, read-job, submit-job, read-logs and read-fs; the
+// list-jobs, parse-job, read-job, submit-job, dispatch-job, read-logs,
+// read-fs, alloc-exec, alloc-lifecycle, read-job-scaling, scale-job,
+// list-scaling-policies and read-scaling-policy (website/api/acl.md); the
 // others are accepted in policies so that Nomad's policies load unchanged,
 // and guard nothing drover serves.
 const (

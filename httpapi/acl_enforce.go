@@ -109,6 +109,9 @@ const (
 type need struct {
 	kind       needKind
 	capability string // for needNamespace
+	// or is a second namespace capability that serves as well ("" none),
+	// as Nomad lets read-job read scaling policies.
+	or string
 }
 
 // The needs routes declare.
@@ -137,12 +140,33 @@ var (
 // nsCap needs a namespace capability (acl.NamespaceCapability…).
 func nsCap(capability string) need { return need{kind: needNamespace, capability: capability} }
 
+// nsCapOr needs either of two namespace capabilities.
+func nsCapOr(capability, or string) need {
+	return need{kind: needNamespace, capability: capability, or: or}
+}
+
+// caps names the namespace capabilities n accepts ("a or b").
+func (n need) caps() string {
+	if n.or != "" {
+		return n.capability + " or " + n.or
+	}
+	return n.capability
+}
+
+// allowedIn reports whether a grants n in namespace ns.
+func (n need) allowedIn(a *acl.ACL, ns string) bool {
+	return a.AllowNamespaceOp(ns, n.capability) || (n.or != "" && a.AllowNamespaceOp(ns, n.or))
+}
+
 // String names the need as website/api/acl.md lists it.
 func (n need) String() string {
 	switch n.kind {
 	case needPublic:
 		return "none"
 	case needNamespace:
+		if n.or != "" {
+			return "namespace:" + n.capability + " or namespace:" + n.or
+		}
 		return "namespace:" + n.capability
 	case needNodeRead:
 		return "node:read"
@@ -258,7 +282,7 @@ func withAuthz(r *http.Request, z *authz) *http.Request {
 // describeNeed says what a refused request lacked.
 func describeNeed(n need, r *http.Request) string {
 	if n.kind == needNamespace {
-		return fmt.Sprintf("%s in namespace %q", n.capability, namespaceOf(r))
+		return fmt.Sprintf("%s in namespace %q", n.caps(), namespaceOf(r))
 	}
 	if n.kind == needNodeReadOrSelf {
 		return "node:read"
@@ -278,9 +302,9 @@ func allows(z *authz, n need, r *http.Request) bool {
 	switch n.kind {
 	case needNamespace:
 		if ns := namespaceOf(r); ns != "*" {
-			return a.AllowNamespaceOp(ns, n.capability)
+			return n.allowedIn(a, ns)
 		}
-		return a.AllowNamespaceOpAny(n.capability)
+		return a.AllowNamespaceOpAny(n.capability) || (n.or != "" && a.AllowNamespaceOpAny(n.or))
 	case needNodeRead, needNodeReadOrSelf:
 		return a.AllowNodeRead()
 	case needNodeWrite:
@@ -310,10 +334,10 @@ func allows(z *authz, n need, r *http.Request) bool {
 // by ID, the job in a request body), which may not be the request's.
 func checkNamespace(r *http.Request, ns string) error {
 	z := authzOf(r)
-	if !z.enabled || z.need.kind != needNamespace || z.acl.AllowNamespaceOp(ns, z.need.capability) {
+	if !z.enabled || z.need.kind != needNamespace || z.need.allowedIn(z.acl, ns) {
 		return nil
 	}
-	return Errorf(http.StatusForbidden, "%s: needs %s in namespace %q: %w", ErrPermissionDenied, z.need.capability, ns, ErrPermissionDenied)
+	return Errorf(http.StatusForbidden, "%s: needs %s in namespace %q: %w", ErrPermissionDenied, z.need.caps(), ns, ErrPermissionDenied)
 }
 
 // namespaceFilter returns, for a list across namespaces, whether an
@@ -323,12 +347,12 @@ func namespaceFilter(r *http.Request) func(ns string) bool {
 	if !z.enabled || z.acl == nil || z.acl.IsManagement() {
 		return nil
 	}
-	capability := z.need.capability
-	if z.need.kind != needNamespace {
-		capability = acl.NamespaceCapabilityReadJob
+	n := z.need
+	if n.kind != needNamespace {
+		n = nsCap(acl.NamespaceCapabilityReadJob)
 	}
 	a := z.acl
-	return func(ns string) bool { return a.AllowNamespaceOp(ns, capability) }
+	return func(ns string) bool { return n.allowedIn(a, ns) }
 }
 
 // signedByServer reports whether a request carries a server's signature

@@ -31,6 +31,9 @@ type Task struct {
 	LogConfig     *LogConfig
 	Leader        bool
 	ShutdownDelay time.Duration
+	// DispatchPayload names the file a dispatched job's payload is
+	// written into, under the task's local directory.
+	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
 }
 
 // Copy returns a deep copy of the task.
@@ -47,6 +50,10 @@ func (t *Task) Copy() *Task {
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = copyMap(t.Meta)
+	if t.DispatchPayload != nil {
+		d := *t.DispatchPayload
+		c.DispatchPayload = &d
+	}
 	if t.LogConfig != nil {
 		l := *t.LogConfig
 		c.LogConfig = &l
