@@ -19,6 +19,10 @@ type ACL struct {
 	node       string
 	agent      string
 	operator   string
+	// variables holds the variables path rules by namespace NUL path,
+	// varGlobs those whose namespace or path holds a "*" (variables.go).
+	variables map[string]capSet
+	varGlobs  []glob
 }
 
 type capSet map[string]bool
@@ -36,8 +40,9 @@ var DenyAll = &ACL{}
 
 // New compiles the policies of one token.
 func New(policies []*Policy) *ACL {
-	a := &ACL{namespaces: map[string]capSet{}}
+	a := &ACL{namespaces: map[string]capSet{}, variables: map[string]capSet{}}
 	globs := map[string]capSet{}
+	varGlobs := map[string]capSet{}
 	for _, p := range policies {
 		if p == nil {
 			continue
@@ -58,6 +63,7 @@ func New(policies []*Policy) *ACL {
 			for _, c := range ns.Capabilities {
 				set[c] = true
 			}
+			a.addVariables(ns, varGlobs)
 		}
 		a.node = maxPrivilege(a.node, coarse(p.Node))
 		a.agent = maxPrivilege(a.agent, coarse(p.Agent))
@@ -67,6 +73,10 @@ func New(policies []*Policy) *ACL {
 		a.globs = append(a.globs, glob{pattern, caps})
 	}
 	slices.SortFunc(a.globs, func(x, y glob) int { return strings.Compare(x.pattern, y.pattern) })
+	for pattern, caps := range varGlobs {
+		a.varGlobs = append(a.varGlobs, glob{pattern, caps})
+	}
+	slices.SortFunc(a.varGlobs, func(x, y glob) int { return strings.Compare(x.pattern, y.pattern) })
 	return a
 }
 
@@ -101,13 +111,20 @@ func (a *ACL) namespaceCaps(ns string) capSet {
 	if caps, ok := a.namespaces[ns]; ok {
 		return caps
 	}
+	return closestGlob(a.globs, ns)
+}
+
+// closestGlob returns the capabilities of the glob that matches s and
+// leaves the fewest characters to its "*"s (then the first by pattern),
+// nil when none matches.
+func closestGlob(globs []glob, s string) capSet {
 	var best capSet
 	bestLeft := -1
-	for _, g := range a.globs {
-		if !globMatch(g.pattern, ns) {
+	for _, g := range globs {
+		if !globMatch(g.pattern, s) {
 			continue
 		}
-		left := len(ns) - len(strings.ReplaceAll(g.pattern, "*", ""))
+		left := len(s) - len(strings.ReplaceAll(g.pattern, "*", ""))
 		if bestLeft < 0 || left < bestLeft {
 			best, bestLeft = g.caps, left
 		}

@@ -30,7 +30,9 @@ const (
 )
 
 // Namespace capabilities, Nomad's names. Drover's endpoints ask for
-// list-jobs, parse-job, read-job, submit-job, read-logs and read-fs; the
+// list-jobs, parse-job, read-job, submit-job, dispatch-job, read-logs,
+// read-fs, alloc-exec, alloc-lifecycle, read-job-scaling, scale-job,
+// list-scaling-policies and read-scaling-policy (website/api/acl.md); the
 // others are accepted in policies so that Nomad's policies load unchanged,
 // and guard nothing drover serves.
 const (
@@ -132,8 +134,8 @@ type NamespaceRule struct {
 	Name         string
 	Policy       string
 	Capabilities []string
-	// Variables' paths and capabilities are checked and kept; drover has
-	// no variables.
+	// Variables holds the capabilities of each variables path glob
+	// (variables.go).
 	Variables map[string][]string
 }
 
@@ -348,15 +350,28 @@ func (p *parser) variables(b *hcl.Block, field string, r *NamespaceRule) {
 	field += ".variables"
 	content, diags := b.Body.Content(variablesSchema)
 	p.hclDiags(diags, field)
+	if len(content.Blocks) == 0 && !diags.HasErrors() {
+		p.errorf(b.DefRange.Ptr(), field, "no variable paths in namespace %q", r.Name)
+	}
 	for _, pb := range content.Blocks {
 		pf := fmt.Sprintf("%s.path %q", field, pb.Labels[0])
+		switch {
+		case strings.TrimSpace(pb.Labels[0]) == "":
+			p.errorf(pb.DefRange.Ptr(), pf, "the path must not be empty")
+			continue
+		case strings.HasPrefix(pb.Labels[0], "/"):
+			p.errorf(pb.DefRange.Ptr(), pf, "cannot start with a leading '/'")
+			continue
+		}
 		pc, diags := pb.Body.Content(pathSchema)
 		p.hclDiags(diags, pf)
-		caps := p.capabilities(pc.Attributes["capabilities"], pf, []string{"write", "read", "list", "destroy", "deny"})
+		caps := p.capabilities(pc.Attributes["capabilities"], pf, []string{
+			VariablesCapabilityWrite, VariablesCapabilityRead, VariablesCapabilityList,
+			VariablesCapabilityDestroy, VariablesCapabilityDeny})
 		if r.Variables == nil {
 			r.Variables = map[string][]string{}
 		}
-		r.Variables[pb.Labels[0]] = caps
+		r.Variables[pb.Labels[0]] = append(r.Variables[pb.Labels[0]], caps...)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -241,6 +242,9 @@ func (a *Agent) openServer() error {
 	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
 		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()),
 		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}), httpapi.WithMetrics(a.telemetry.Handler()))
+	// Registered once the API exists: the service makes the first key
+	// through it.
+	srv.OnLeadership("keyring", a.runKeyring)
 	return nil
 }
 
@@ -321,7 +325,23 @@ func (a *Agent) handler() http.Handler {
 		mux.Handle("/debug/pprof/symbol", local(pprof.Symbol))
 		mux.Handle("/debug/pprof/trace", local(pprof.Trace))
 	}
-	return a.roleGuard(mux)
+	return httpapi.CheckVarPaths(a.roleGuard(httpapi.GuardCrossSite(mux, a.crossSite())))
+}
+
+// crossSite configures the guard against other sites' pages
+// (httpapi.CrossSite) from http_api_response_headers.
+func (a *Agent) crossSite() httpapi.CrossSite {
+	c := httpapi.CrossSite{Headers: a.cfg.ResponseHeaders, ForwardMarks: []string{httpapi.ForwardedHeader, ClientForwardedHeader}}
+	for k, v := range a.cfg.ResponseHeaders {
+		if strings.EqualFold(k, "Access-Control-Allow-Origin") {
+			c.AllowedOrigins = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		}
+	}
+	if host, _, err := net.SplitHostPort(a.cfg.HTTPAddr); err == nil {
+		ip := net.ParseIP(host)
+		c.LoopbackOnly = ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost")
+	}
+	return c
 }
 
 // self is this server's member record.

@@ -114,9 +114,27 @@ func (a *Agent) ForcePeriodic(ctx context.Context, namespace, jobID string) (*ht
 	return &httpapi.PeriodicForceResponse{EvalID: r.EvalID, EvalCreateIndex: r.EvalCreateIndex, Index: r.Index}, nil
 }
 
+// Dispatch makes a child of a parameterized job (httpapi.DispatchBackend):
+// an invalid dispatch is a 400, an unknown job a 404.
+func (a *Agent) Dispatch(ctx context.Context, req httpapi.DispatchRequest) (*httpapi.DispatchResponse, error) {
+	r, err := a.leader.Dispatch(ctx, server.DispatchRequest{
+		Namespace: req.Namespace, JobID: req.JobID, Payload: req.Payload, Meta: req.Meta,
+		IdempotencyToken: req.IdempotencyToken, IDPrefixTemplate: req.IDPrefixTemplate, Priority: req.Priority,
+	})
+	if errors.Is(err, server.ErrInvalidRequest) {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), "server: invalid request: "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &httpapi.DispatchResponse{DispatchedJobID: r.DispatchedJobID, EvalID: r.EvalID,
+		EvalCreateIndex: r.EvalCreateIndex, JobCreateIndex: r.JobCreateIndex, Index: r.Index}, nil
+}
+
 // The Agent serves every optional backend of the HTTP API.
 var (
 	_ httpapi.JobRegisterBackend   = (*Agent)(nil)
+	_ httpapi.DispatchBackend      = (*Agent)(nil)
 	_ httpapi.JobDeregisterBackend = (*Agent)(nil)
 	_ httpapi.JobScaleBackend      = (*Agent)(nil)
 	_ httpapi.PeriodicBackend      = (*Agent)(nil)

@@ -80,6 +80,11 @@ type Config struct {
 	// shorter of acl.token_ttl and acl.policy_ttl; 0: ask every time).
 	ACLEnabled  bool
 	ACLTokenTTL time.Duration
+	// ResponseHeaders are added to every HTTP answer
+	// (http_api_response_headers); its Access-Control-Allow-Origin, a list
+	// of origins separated by commas or spaces, is the allow-list of the
+	// pages of other origins that may call the API (httpapi.CrossSite).
+	ResponseHeaders map[string]string
 	// UIDisabled turns off the web UI a server serves at /ui/
 	// (ui.enabled = false).
 	UIDisabled bool
@@ -167,6 +172,7 @@ func FromConfig(c *config.Config) Config {
 		ACLEnabled:          c.ACL.Enabled,
 		ACLTokenTTL:         min(c.ACL.TokenTTL, c.ACL.PolicyTTL),
 		UIDisabled:          !c.UI.Enabled,
+		ResponseHeaders:     maps.Clone(c.HTTPAPIResponseHeaders),
 		WriteRate:           c.Limits.HTTPWriteRate,
 		WriteBurst:          c.Limits.HTTPWriteBurst,
 		Autopilot: &structs.AutopilotConfig{

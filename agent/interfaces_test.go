@@ -30,11 +30,12 @@ var (
 	_ httpapi.JobScaleBackend      = (*Agent)(nil)
 	_ httpapi.PeriodicBackend      = (*Agent)(nil)
 	_ httpapi.NodeDrainBackend     = (*Agent)(nil)
+	_ httpapi.DispatchBackend      = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "JobDeregisterBackend", "JobRegisterBackend",
+	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "JobDeregisterBackend", "JobRegisterBackend",
 	"JobScaleBackend", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 

@@ -117,3 +117,19 @@ func (n *NodeClient) ResolveACL(ctx context.Context, secret string) (*structs.AC
 	}
 	return &out, nil
 }
+
+// AllocIdentities asks the servers, as the node the allocation is on
+// (its secret in the context, see WithToken), for the workload
+// identities of the allocation's tasks: those named, every task of its
+// group when none is (PUT /v1/internal/alloc/{id}/identity).
+func (n *NodeClient) AllocIdentities(ctx context.Context, allocID string, tasks []string) (*structs.AllocIdentityResponse, error) {
+	var out structs.AllocIdentityResponse
+	err := n.try(ctx, func(c *Client) error {
+		_, err := c.Put(ctx, "/v1/internal/alloc/"+url.PathEscape(allocID)+"/identity", &structs.AllocIdentityRequest{Tasks: tasks}, &out)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -64,3 +64,34 @@ func (j *Jobs) Summary(ctx context.Context, id string, q *QueryOptions) (*struct
 	}
 	return &out, meta, nil
 }
+
+// DispatchRequest is a dispatch of a parameterized job, as Nomad's
+// JobDispatchRequest.
+type DispatchRequest struct {
+	Payload          []byte            `json:",omitempty"`
+	Meta             map[string]string `json:",omitempty"`
+	IdempotencyToken string            `json:",omitempty"`
+	IdPrefixTemplate string            `json:",omitempty"`
+	Priority         int               `json:",omitempty"`
+}
+
+// DispatchResponse is the answer of Dispatch: the child's ID and its
+// evaluation (none for a periodic child, or when the idempotency token
+// named an existing child).
+type DispatchResponse struct {
+	DispatchedJobID string
+	EvalID          string
+	EvalCreateIndex uint64
+	JobCreateIndex  uint64
+	Index           uint64
+}
+
+// Dispatch makes a child of the parameterized job id (POST
+// /v1/job/{id}/dispatch).
+func (j *Jobs) Dispatch(ctx context.Context, id string, req *DispatchRequest) (*DispatchResponse, error) {
+	var out DispatchResponse
+	if _, err := j.c.Post(ctx, "/v1/job/"+url.PathEscape(id)+"/dispatch", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

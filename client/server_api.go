@@ -110,3 +110,9 @@ func (h *HTTPServers) UpdateAllocs(ctx context.Context, allocs []*structs.Alloca
 	_, err := h.nc.UpdateAllocs(ctx, allocs)
 	return err
 }
+
+// AllocIdentities asks the servers for the workload identities of an
+// allocation's tasks, as the node whose secret the context carries.
+func (h *HTTPServers) AllocIdentities(ctx context.Context, allocID string, tasks []string) (*structs.AllocIdentityResponse, error) {
+	return h.nc.AllocIdentities(ctx, allocID, tasks)
+}

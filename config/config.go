@@ -90,6 +90,10 @@ type Config struct {
 	// Off: until drover has ACLs they answer loopback (and other servers)
 	// only.
 	AllowRemoteOperator bool
+	// HTTPAPIResponseHeaders are added to every HTTP answer
+	// (http_api_response_headers); its Access-Control-Allow-Origin names
+	// the other origins whose pages may call the API.
+	HTTPAPIResponseHeaders map[string]string
 
 	// set holds the paths ("server.bootstrap_expect") of the fields a
 	// file, a flag or Set gave; at is where each was given.

@@ -46,6 +46,7 @@ var fields = []field{
 	{"enable_debug", kBool, func(c *Config) any { return &c.EnableDebug }, "enable-debug"},
 	{"bind_addr", kString, func(c *Config) any { return &c.BindAddr }, "bind"},
 	{"allow_remote_operator", kBool, func(c *Config) any { return &c.AllowRemoteOperator }, ""},
+	{"http_api_response_headers", kMap, func(c *Config) any { return &c.HTTPAPIResponseHeaders }, ""},
 	{"addresses.http", kString, func(c *Config) any { return &c.Addresses.HTTP }, ""},
 	{"addresses.raft", kString, func(c *Config) any { return &c.Addresses.Raft }, ""},
 	{"ports.http", kInt, func(c *Config) any { return &c.Ports.HTTP }, ""},

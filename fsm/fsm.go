@@ -79,10 +79,14 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	ACLTokenBootstrap, ACLPolicyUpsert,
 //	ACLPolicyDelete, ACLTokenUpsert,
 //	ACLTokenDelete, ScalingEvent,
-//	NodeUpdateDrain, NodeUpdateEligibility   nil on success
+//	NodeUpdateDrain, NodeUpdateEligibility,
+//	RootKeyDelete                            nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
+//	VarApply                                 *structs.VarApplyResult (a
+//	                                         check-and-set conflict too)
+//	RootKeyUpsert                            bool: whether the key was added
 //
 // or an error: a state rejection (errors.Is state.ErrNotFound,
 // state.ErrDeploymentTerminal, state.ErrPromotion, state.ErrConflict,
@@ -206,6 +210,17 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.UpdateNodeDrainTxn(txn, r)
 	case *structs.NodeUpdateEligibilityRequest:
 		err = s.UpdateNodeEligibilityTxn(txn, r)
+	case *structs.VarApplyRequest:
+		var res *structs.VarApplyResult
+		if res, err = s.ApplyVarTxn(txn, r); res != nil {
+			resp = res
+		}
+	case *structs.RootKeyUpsertRequest:
+		var added bool
+		added, err = s.UpsertRootKeyTxn(txn, r)
+		resp = added
+	case *structs.RootKeyDeleteRequest:
+		err = s.DeleteRootKeyTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

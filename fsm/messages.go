@@ -47,6 +47,11 @@ const (
 	ScalingEventRequestType          // structs.ScalingEventRequest
 	NodeUpdateDrainRequestType       // structs.NodeUpdateDrainRequest
 	NodeUpdateEligibilityRequestType // structs.NodeUpdateEligibilityRequest
+	// Variables and the keyring never carry the ignore bit either: a
+	// server that skipped a key could not open what it sealed.
+	VarApplyRequestType      // structs.VarApplyRequest
+	RootKeyUpsertRequestType // structs.RootKeyUpsertRequest
+	RootKeyDeleteRequestType // structs.RootKeyDeleteRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -73,6 +78,9 @@ var typeNames = map[MessageType]string{
 	ScalingEventRequestType:                 "ScalingEvent",
 	NodeUpdateDrainRequestType:              "NodeUpdateDrain",
 	NodeUpdateEligibilityRequestType:        "NodeUpdateEligibility",
+	VarApplyRequestType:                     "VarApply",
+	RootKeyUpsertRequestType:                "RootKeyUpsert",
+	RootKeyDeleteRequestType:                "RootKeyDelete",
 }
 
 // String names the type, for logs.
@@ -178,6 +186,12 @@ func newRequest(t MessageType) any {
 		return &structs.NodeUpdateDrainRequest{}
 	case NodeUpdateEligibilityRequestType:
 		return &structs.NodeUpdateEligibilityRequest{}
+	case VarApplyRequestType:
+		return &structs.VarApplyRequest{}
+	case RootKeyUpsertRequestType:
+		return &structs.RootKeyUpsertRequest{}
+	case RootKeyDeleteRequestType:
+		return &structs.RootKeyDeleteRequest{}
 	}
 	return nil
 }

@@ -37,6 +37,8 @@ const (
 	aclMetaTag      = 12
 	scalingTag      = 13
 	periodicTag     = 14
+	variablesTag    = 15
+	rootKeysTag     = 16
 )
 
 // allocJobRecord is a job embedded in allocations, written once.
@@ -64,6 +66,7 @@ var tableTags = map[string]uint8{
 	state.TableIndex: 7, state.TableAutopilot: autopilotTag,
 	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
 	state.TableScaling: scalingTag, state.TablePeriodic: periodicTag,
+	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -97,6 +100,10 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableScaling, &structs.JobScalingEvents{}
 	case periodicTag:
 		return state.TablePeriodic, &structs.PeriodicLaunch{}
+	case variablesTag:
+		return state.TableVariables, &structs.VariableEncrypted{}
+	case rootKeysTag:
+		return state.TableRootKeys, &structs.RootKey{}
 	}
 	return "", nil
 }

@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -18,8 +21,9 @@ import (
 //
 //   - GET and PUT /v1/operator/snapshot (a full copy of the state; a
 //     restore replaces it): loopback, or forwarded by a follower that signs
-//     the forwarded request with the join secret, or any address when the
-//     agent is configured with allow_remote_operator.
+//     the forwarded request, its body's hash included, with the join
+//     secret (forwardSigned), or any address when the agent is configured
+//     with allow_remote_operator.
 //   - POST /v1/internal/join: a request signed with the cluster's join
 //     secret (server.join_token); when the server has none, loopback (or
 //     allow_remote_operator) as above. A dev agent refuses every join.
@@ -44,6 +48,7 @@ var routeAccess = map[string]access{
 	"PUT /v1/internal/allocs/get":             open,
 	"PUT /v1/internal/allocs/update":          open,
 	"PUT /v1/internal/acl/resolve":            open,
+	"PUT /v1/internal/alloc/{id}/identity":    open,
 }
 
 type access int
@@ -95,16 +100,77 @@ func LocalOnly(h http.Handler, allowRemote bool) http.Handler {
 
 // checkLocal refuses a localOnly request that came from elsewhere.
 func (s *Server) checkLocal(r *http.Request) error {
-	switch {
-	case s.access.AllowRemote, IsLoopback(r):
+	if s.access.AllowRemote || IsLoopback(r) {
 		return nil
-	case s.access.JoinToken != "" && joinauth.VerifyForward(s.access.JoinToken, r.Header.Get(joinauth.ForwardHeader),
-		time.Now().Unix(), r.Method, r.URL.RequestURI()):
+	}
+	ok, err := s.forwardSigned(r)
+	if err != nil {
+		return err
+	}
+	if ok {
 		return nil
 	}
 	return Errorf(http.StatusForbidden, "%s %s is served to loopback addresses only (see allow_remote_operator): %w",
 		r.Method, r.URL.Path, ErrForbidden)
 }
+
+// forwardSigned reports whether r carries a server's signature with the
+// cluster's join token (joinauth.ForwardHeader) over its method, URI and
+// body, within the signature's window. To hash the body as received, it
+// reads it (bounded by MaxBodyBytes, see serve) and leaves in r.Body an
+// unread copy for the handler; the copy keeps the sum, so that a second
+// check of the same request (the write limit after the loopback check)
+// reads nothing again. Without a join token or a signature it reads
+// nothing. The error is the body's read error (413 past MaxBodyBytes);
+// the handler's copy then fails with that error too.
+func (s *Server) forwardSigned(r *http.Request) (bool, error) {
+	h := r.Header.Get(joinauth.ForwardHeader)
+	if s.access.JoinToken == "" || h == "" {
+		return false, nil
+	}
+	b, ok := r.Body.(*hashedBody)
+	if !ok {
+		b = readHashed(r)
+		r.Body = b
+	}
+	if b.err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(b.err, &mbe) {
+			return false, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", b.err)
+		}
+		return false, Errorf(http.StatusBadRequest, "reading the request body: %w", b.err)
+	}
+	return joinauth.VerifyForwardBody(s.access.JoinToken, h, time.Now().Unix(), r.Method, r.URL.RequestURI(), b.sum), nil
+}
+
+// hashedBody is a request body read in full and hashed: the handler
+// reads the copy, and then the read's error, if any.
+type hashedBody struct {
+	io.Reader
+	sum [sha256.Size]byte
+	err error
+}
+
+func (*hashedBody) Close() error { return nil }
+
+// readHashed reads r's body to its end or its first error.
+func readHashed(r *http.Request) *hashedBody {
+	if r.Body == nil {
+		return &hashedBody{Reader: bytes.NewReader(nil), sum: joinauth.EmptyBody}
+	}
+	data, err := readBody(r)
+	r.Body.Close()
+	b := &hashedBody{Reader: bytes.NewReader(data), sum: sha256.Sum256(data), err: err}
+	if err != nil {
+		b.Reader = errorReader{err}
+	}
+	return b
+}
+
+// errorReader fails every read with err.
+type errorReader struct{ err error }
+
+func (e errorReader) Read([]byte) (int, error) { return 0, e.err }
 
 // checkJoin refuses a join that does not prove it comes from a server of
 // the cluster. body is the request's body, as signed.

@@ -7,10 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/droverhq/drover/acl"
-	"github.com/droverhq/drover/internal/joinauth"
+	"github.com/droverhq/drover/internal/keyring"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -103,12 +102,16 @@ const (
 	needServerJoin                        // signed with the join token (access.go)
 	needEventTopics                       // per ?topic= of the event stream (event_stream.go)
 	needAgentReadOrServer                 // agent:read, or a server's signed probe (autopilot)
+	needVariables                         // a variables capability on the request's path (variables.go)
 )
 
 // need is what a route declares it needs.
 type need struct {
 	kind       needKind
 	capability string // for needNamespace
+	// or is a second namespace capability that serves as well ("" none),
+	// as Nomad lets read-job read scaling policies.
+	or string
 }
 
 // The needs routes declare.
@@ -137,12 +140,33 @@ var (
 // nsCap needs a namespace capability (acl.NamespaceCapability…).
 func nsCap(capability string) need { return need{kind: needNamespace, capability: capability} }
 
+// nsCapOr needs either of two namespace capabilities.
+func nsCapOr(capability, or string) need {
+	return need{kind: needNamespace, capability: capability, or: or}
+}
+
+// caps names the namespace capabilities n accepts ("a or b").
+func (n need) caps() string {
+	if n.or != "" {
+		return n.capability + " or " + n.or
+	}
+	return n.capability
+}
+
+// allowedIn reports whether a grants n in namespace ns.
+func (n need) allowedIn(a *acl.ACL, ns string) bool {
+	return a.AllowNamespaceOp(ns, n.capability) || (n.or != "" && a.AllowNamespaceOp(ns, n.or))
+}
+
 // String names the need as website/api/acl.md lists it.
 func (n need) String() string {
 	switch n.kind {
 	case needPublic:
 		return "none"
 	case needNamespace:
+		if n.or != "" {
+			return "namespace:" + n.capability + " or namespace:" + n.or
+		}
 		return "namespace:" + n.capability
 	case needNodeRead:
 		return "node:read"
@@ -172,6 +196,11 @@ func (n need) String() string {
 		return "agent:read, or a server's probe signed with the join token"
 	case needEventTopics:
 		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation), node:read (Node), management (*)"
+	case needVariables:
+		if n.capability == acl.VariablesCapabilityList {
+			return "variables:list on some path of the namespace (the list keeps what the token may list)"
+		}
+		return "variables:" + n.capability + " on the path"
 	}
 	return "undeclared"
 }
@@ -195,15 +224,6 @@ func authzOf(r *http.Request) *authz {
 		return a
 	}
 	return &authz{}
-}
-
-// namespaceOf is the namespace a request is about: ?namespace=, or
-// "default".
-func namespaceOf(r *http.Request) string {
-	if ns := r.URL.Query().Get("namespace"); ns != "" {
-		return ns
-	}
-	return "default"
 }
 
 // authorize checks r against what rt needs and returns r carrying the
@@ -262,10 +282,16 @@ func withAuthz(r *http.Request, z *authz) *http.Request {
 // describeNeed says what a refused request lacked.
 func describeNeed(n need, r *http.Request) string {
 	if n.kind == needNamespace {
-		return fmt.Sprintf("%s in namespace %q", n.capability, namespaceOf(r))
+		return fmt.Sprintf("%s in namespace %q", n.caps(), namespaceOf(r))
 	}
 	if n.kind == needNodeReadOrSelf {
 		return "node:read"
+	}
+	if n.kind == needVariables {
+		if p := cleanVarPath(r.PathValue("path")); p != "" {
+			return fmt.Sprintf("variables %s on %q in namespace %q", n.capability, p, namespaceOf(r))
+		}
+		return fmt.Sprintf("variables %s in namespace %q", n.capability, namespaceOf(r))
 	}
 	return n.String()
 }
@@ -276,9 +302,9 @@ func allows(z *authz, n need, r *http.Request) bool {
 	switch n.kind {
 	case needNamespace:
 		if ns := namespaceOf(r); ns != "*" {
-			return a.AllowNamespaceOp(ns, n.capability)
+			return n.allowedIn(a, ns)
 		}
-		return a.AllowNamespaceOpAny(n.capability)
+		return a.AllowNamespaceOpAny(n.capability) || (n.or != "" && a.AllowNamespaceOpAny(n.or))
 	case needNodeRead, needNodeReadOrSelf:
 		return a.AllowNodeRead()
 	case needNodeWrite:
@@ -297,6 +323,8 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return true
 	case needEventTopics:
 		return allowsEventTopics(a, r)
+	case needVariables:
+		return allowsVariables(a, n, r)
 	}
 	return false
 }
@@ -306,10 +334,10 @@ func allows(z *authz, n need, r *http.Request) bool {
 // by ID, the job in a request body), which may not be the request's.
 func checkNamespace(r *http.Request, ns string) error {
 	z := authzOf(r)
-	if !z.enabled || z.need.kind != needNamespace || z.acl.AllowNamespaceOp(ns, z.need.capability) {
+	if !z.enabled || z.need.kind != needNamespace || z.need.allowedIn(z.acl, ns) {
 		return nil
 	}
-	return Errorf(http.StatusForbidden, "%s: needs %s in namespace %q: %w", ErrPermissionDenied, z.need.capability, ns, ErrPermissionDenied)
+	return Errorf(http.StatusForbidden, "%s: needs %s in namespace %q: %w", ErrPermissionDenied, z.need.caps(), ns, ErrPermissionDenied)
 }
 
 // namespaceFilter returns, for a list across namespaces, whether an
@@ -319,12 +347,12 @@ func namespaceFilter(r *http.Request) func(ns string) bool {
 	if !z.enabled || z.acl == nil || z.acl.IsManagement() {
 		return nil
 	}
-	capability := z.need.capability
-	if z.need.kind != needNamespace {
-		capability = acl.NamespaceCapabilityReadJob
+	n := z.need
+	if n.kind != needNamespace {
+		n = nsCap(acl.NamespaceCapabilityReadJob)
 	}
 	a := z.acl
-	return func(ns string) bool { return a.AllowNamespaceOp(ns, capability) }
+	return func(ns string) bool { return n.allowedIn(a, ns) }
 }
 
 // signedByServer reports whether a request carries a server's signature
@@ -333,9 +361,11 @@ func namespaceFilter(r *http.Request) func(ns string) bool {
 // in on it: followers sign what they forward too, and a forwarded request
 // is checked for its caller's token.
 func (s *Server) signedByServer(r *http.Request) bool {
-	h := r.Header.Get(joinauth.ForwardHeader)
-	return s.access.JoinToken != "" && h != "" && r.Header.Get(ForwardedHeader) == "" &&
-		joinauth.VerifyForward(s.access.JoinToken, h, time.Now().Unix(), r.Method, r.URL.RequestURI())
+	if r.Header.Get(ForwardedHeader) != "" {
+		return false
+	}
+	ok, _ := s.forwardSigned(r) // over the body received, as every forward signature
+	return ok
 }
 
 // nodeBySecret returns the registered node whose secret is secret; nil
@@ -372,6 +402,10 @@ func (s *Server) resolve(secret string) (*acl.ACL, *structs.ACLToken, error) {
 			return acl.DenyAll, nil, nil
 		}
 		return acl.New([]*acl.Policy{s.policies.get(p)}), nil, nil
+	}
+	if keyring.LooksLikeIdentity(secret) {
+		a, err := s.resolveIdentity(snap, secret)
+		return a, nil, err
 	}
 	tok, err := snap.ACLTokenBySecretHash(structs.HashSecret(secret))
 	if err != nil {

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -78,7 +80,24 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 			"request forwarded to a server that is not the leader (leadership changed); retry: %w", cluster.ErrNotLeader))
 		return true
 	}
-	if !resendable(r) && r.Body != nil && r.Body != http.NoBody {
+	// With a join token the signature covers the body's hash (see
+	// forwardSigned): the body is read once, bounded by MaxBodyBytes, and
+	// each attempt sends a copy.
+	var body []byte
+	var sum *[sha256.Size]byte
+	switch {
+	case s.access.JoinToken != "" && r.ContentLength == 0:
+		sum = &joinauth.EmptyBody
+	case s.access.JoinToken != "":
+		var err error
+		if body, err = readBody(r); err != nil {
+			s.proxy.failed(w, r, err)
+			return true
+		}
+		h := sha256.Sum256(body)
+		sum = &h
+		r.ContentLength, r.TransferEncoding = int64(len(body)), nil
+	case !resendable(r) && r.Body != nil && r.Body != http.NoBody:
 		// A failed dial closes the outgoing body; the request's own must
 		// stay readable to be sent to the next leader (the server closes
 		// it once the handler returns).
@@ -86,12 +105,17 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	}
 	deadline := time.Now().Add(s.forwardHold)
 	for wait := forwardRetryMin; ; wait = min(2*wait, forwardRetryMax) {
+		if body != nil {
+			// A fresh copy for this attempt, or for the handler when this
+			// server became the leader meanwhile.
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		if s.backend.IsLeader() {
 			return false
 		}
 		addr, err := s.backend.LeaderHTTPAddr()
 		if err == nil {
-			ferr := s.proxy.serve(w, r, addr)
+			ferr := s.proxy.serve(w, r, addr, sum)
 			if ferr == nil {
 				return true
 			}
@@ -167,6 +191,10 @@ func (f *forwarder) dropIdle(err error) {
 
 type leaderAddrKey struct{}
 
+// forwardBodyKey holds, in a forwarded request's context, the SHA-256 of
+// its body, for the proxy to sign.
+type forwardBodyKey struct{}
+
 // forwardErrKey holds, in a forwarded request's context, where the proxy
 // leaves an error it met before answering anything, for toLeader to
 // decide whether to try again.
@@ -194,11 +222,12 @@ func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwar
 			pr.SetURL(&url.URL{Scheme: scheme, Host: addr})
 			pr.Out.Header.Set(ForwardedHeader, "1")
 			pr.Out.Header.Del(joinauth.ForwardHeader)
-			if joinToken != "" {
+			if sum, ok := pr.In.Context().Value(forwardBodyKey{}).([sha256.Size]byte); ok && joinToken != "" {
 				// Proves to the leader that a server forwards the request
-				// (the local-only routes; see access.go).
+				// with this body (the local-only routes, the write limit;
+				// see access.go).
 				pr.Out.Header.Set(joinauth.ForwardHeader,
-					joinauth.SignForward(joinToken, time.Now().Unix(), pr.Out.Method, pr.Out.URL.RequestURI()))
+					joinauth.SignForwardBody(joinToken, time.Now().Unix(), pr.Out.Method, pr.Out.URL.RequestURI(), sum))
 			}
 		},
 		Transport:     f.transport,
@@ -235,11 +264,15 @@ func (p *proxyBuffers) Put(b []byte) {
 	}
 }
 
-// serve proxies r to the leader at leaderAddr and returns the error that
-// kept the proxy from answering, if any; it has then written nothing.
-func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string) error {
+// serve proxies r to the leader at leaderAddr, signed with the join token
+// over bodySum (nil: not signed), and returns the error that kept the
+// proxy from answering, if any; it has then written nothing.
+func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string, bodySum *[sha256.Size]byte) error {
 	var ferr error
 	ctx := context.WithValue(context.WithValue(r.Context(), leaderAddrKey{}, leaderAddr), forwardErrKey{}, &ferr)
+	if bodySum != nil {
+		ctx = context.WithValue(ctx, forwardBodyKey{}, *bodySum)
+	}
 	f.proxy.ServeHTTP(w, r.WithContext(ctx))
 	return ferr
 }

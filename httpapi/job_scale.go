@@ -66,15 +66,13 @@ func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := o.Namespace
-	if v := body.Target["Namespace"]; v != "" {
-		ns = v
-	}
+	// Target.Namespace and the body's Namespace were resolved with the
+	// query's (namespace.go): o.Namespace is the one they all say.
 	if v := body.Target["Job"]; v != "" && v != r.PathValue("id") {
 		return nil, Errorf(http.StatusBadRequest, "Target.Job %q does not match the path's job %q", v, r.PathValue("id"))
 	}
 	out, err := sb.ScaleJob(r.Context(), ScaleRequest{
-		Namespace: ns, JobID: r.PathValue("id"), Group: body.Target["Group"],
+		Namespace: o.Namespace, JobID: r.PathValue("id"), Group: body.Target["Group"],
 		Count: body.Count, Message: body.Message, Error: body.Error, Meta: body.Meta,
 	})
 	if err != nil {

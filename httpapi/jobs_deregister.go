@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/acl"
-	"github.com/droverhq/drover/structs"
 )
 
 // DELETE /v1/job/{id}[?purge=true] stops a job (a new, stopped version) or,
@@ -53,10 +52,7 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 		}
 	}
 	id := r.PathValue("id")
-	ns := o.Namespace
-	if ns == "*" {
-		ns = structs.DefaultNamespace
-	}
+	ns := o.Namespace // never "*": a write names its namespace (namespace.go)
 	job, err := s.backend.State().Snapshot().JobByID(ns, id)
 	if err != nil {
 		return nil, err

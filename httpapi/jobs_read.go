@@ -100,7 +100,7 @@ func summaryOf(snap *state.Snapshot, job *structs.Job) (*structs.JobSummary, err
 		return nil, err
 	}
 	sum := SummarizeJob(job, allocs, evals)
-	if job.IsPeriodic() {
+	if job.IsParent() {
 		children, err := snap.PeriodicChildren(job.Namespace, job.ID)
 		if err != nil {
 			return nil, err

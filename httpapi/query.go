@@ -22,7 +22,7 @@ type QueryOptions struct {
 	Wait      time.Duration // ?wait=, bounded by MaxWait
 	Stale     bool          // ?stale
 	Prefix    string        // ?prefix=
-	Namespace string        // ?namespace=, "default" when unset, "*" for all
+	Namespace string        // the resolved namespace (namespace.go): "default" when unset, "*" for all
 	// allowNS, with ACLs on, says which namespaces the caller may see in
 	// a list across namespaces (nil: all).
 	allowNS func(string) bool
@@ -31,10 +31,7 @@ type QueryOptions struct {
 // parseQuery reads the query options; malformed values are a 400.
 func parseQuery(r *http.Request) (QueryOptions, error) {
 	q := r.URL.Query()
-	o := QueryOptions{Wait: DefaultWait, Stale: q.Has("stale"), Prefix: q.Get("prefix"), Namespace: q.Get("namespace")}
-	if o.Namespace == "" {
-		o.Namespace = "default"
-	}
+	o := QueryOptions{Wait: DefaultWait, Stale: q.Has("stale"), Prefix: q.Get("prefix"), Namespace: namespaceOf(r)}
 	if o.Namespace == "*" {
 		o.allowNS = namespaceFilter(r)
 	}

@@ -118,6 +118,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if err := checkVarPathInURL(r); err != nil {
+		writeError(w, err)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -164,6 +168,11 @@ func (s *Server) wrap(rt route) http.Handler {
 			}
 		}
 		if !s.allowWrite(w, r, rt) {
+			return
+		}
+		r, err := resolveNamespace(r, rt)
+		if err != nil {
+			writeError(w, err)
 			return
 		}
 		if s.forward(w, r, rt.kind) {
@@ -288,4 +297,25 @@ func decodeBody(r *http.Request, v any) error {
 		return Errorf(http.StatusBadRequest, "malformed request body: %w", err)
 	}
 	return nil
+}
+
+// RouteInfo describes one registered route, for tests that walk the route
+// table from outside the package (every write against another namespace,
+// agent/route_namespace_test.go).
+type RouteInfo struct {
+	// Pattern is the route's method and path ("POST /v1/job/{id}/scale").
+	Pattern string
+	// Writes is true for a route served by the leader as a write.
+	Writes bool
+	// Need names what a caller needs, as website/api/acl.md lists it.
+	Need string
+}
+
+// Routes lists every route of the API.
+func Routes() []RouteInfo {
+	out := make([]RouteInfo, 0, len(routes))
+	for _, rt := range routes {
+		out = append(out, RouteInfo{Pattern: rt.pattern, Writes: rt.kind == writeRoute, Need: rt.need.String()})
+	}
+	return out
 }

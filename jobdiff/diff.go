@@ -92,7 +92,7 @@ var (
 	jobSkip = map[string]bool{
 		"ID": true, "Status": true, "StatusDescription": true, "Version": true, "Stable": true,
 		"SubmitTime": true, "CreateIndex": true, "ModifyIndex": true, "JobModifyIndex": true,
-		"TaskGroups": true, "RevertOf": true,
+		"TaskGroups": true, "RevertOf": true, "Payload": true, "DispatchIdempotencyToken": true,
 	}
 	groupSkip = map[string]bool{"Name": true, "Tasks": true}
 	taskSkip  = map[string]bool{"Name": true}
@@ -116,6 +116,7 @@ func Jobs(old, job *structs.Job, contextual bool) *JobDiff {
 	if job != nil {
 		d.ID = job.ID
 	}
+	old, job = withoutServerSet(old), withoutServerSet(job)
 	d.Fields, d.Objects = compare(valueOf(old), valueOf(job), jobSkip, contextual)
 
 	for _, name := range groupNames(old, job) {
@@ -139,6 +140,20 @@ func Jobs(old, job *structs.Job, contextual bool) *JobDiff {
 		return false
 	})
 	return d
+}
+
+// withoutServerSet returns j, or a copy of it without what the servers
+// set in its groups' scaling policies (ID, namespace, target, indexes),
+// which a submitted job lacks and a stored one has.
+func withoutServerSet(j *structs.Job) *structs.Job {
+	if j == nil || len(j.ScalingPolicies()) == 0 {
+		return j
+	}
+	c := j.Copy()
+	for _, p := range c.ScalingPolicies() {
+		p.ID, p.Namespace, p.Target, p.CreateIndex, p.ModifyIndex = "", "", nil, 0, 0
+	}
+	return c
 }
 
 // groups compares one group of two job versions.

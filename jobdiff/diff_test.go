@@ -262,3 +262,24 @@ func TestJobsDeletedGroup(t *testing.T) {
 		t.Fatalf("groups %s %s, %s %s", d.TaskGroups[0].Name, d.TaskGroups[0].Type, d.TaskGroups[1].Name, d.TaskGroups[1].Type)
 	}
 }
+
+// A stored scaling policy's ID, target and indexes are not changes: a
+// submitted job lacks them. Its bounds are.
+func TestJobsScalingPolicy(t *testing.T) {
+	old := statetest.Job("web", 2)
+	old.TaskGroups[0].Scaling = &structs.ScalingPolicy{ID: "p1", Type: "horizontal", Namespace: "default", Min: 1, Max: 4, Enabled: true,
+		Target: map[string]string{"Namespace": "default", "Job": "web", "Group": old.TaskGroups[0].Name}, CreateIndex: 5, ModifyIndex: 5}
+	cur := statetest.Job("web", 2)
+	cur.TaskGroups[0].Scaling = &structs.ScalingPolicy{Type: "horizontal", Min: 1, Max: 4, Enabled: true}
+	if d := Jobs(old, cur, false); d.Type != TypeNone {
+		t.Fatalf("unchanged policy: %v", lines(d))
+	}
+	cur.TaskGroups[0].Scaling.Max = 6
+	got := strings.Join(lines(Jobs(old, cur, false)), "\n")
+	if !strings.Contains(got, "Scaling(Edited)/Max: Edited 4 => 6") || strings.Contains(got, "p1") {
+		t.Fatalf("changed policy:\n%s", got)
+	}
+	if old.TaskGroups[0].Scaling.ID != "p1" {
+		t.Fatal("the diff changed the stored job")
+	}
+}

@@ -318,6 +318,9 @@ func normalizeConfig(aj *specJob) {
 		if tg == nil {
 			continue
 		}
+		if tg.Scaling != nil && tg.Scaling.Policy != nil {
+			tg.Scaling.Policy = normalizeAny(tg.Scaling.Policy).(map[string]any)
+		}
 		for _, t := range tg.Tasks {
 			if t != nil && t.Config != nil {
 				t.Config = normalizeAny(t.Config).(map[string]any)

@@ -89,6 +89,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 		b.err("Job.Reschedule", "is not allowed for %s jobs (they run on every node and are not rescheduled)", j.Type)
 	}
 	j.Periodic = b.periodic(j.Type, aj.Periodic)
+	j.ParameterizedJob = b.parameterized(j.Type, aj.ParameterizedJob) // build_dispatch.go
 	j.Migrate = b.jobMigrate(j.Type, aj.Migrate)
 	if len(aj.TaskGroups) == 0 {
 		b.err("Job.TaskGroups", "%q has no groups", j.ID)
@@ -138,6 +139,10 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 	if tg.Name == "" {
 		b.err(path+".Name", "is required")
 	}
+	if atg.Count == nil && atg.Scaling != nil && atg.Scaling.Min != nil {
+		// As Nomad's: a group with a scaling block starts at its minimum.
+		tg.Count = int(*atg.Scaling.Min)
+	}
 	lay(&tg.Count, atg.Count)
 	if tg.Count < 0 {
 		b.err(path+".Count", "must not be negative (got %d)", tg.Count)
@@ -145,7 +150,8 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 	if tg.ShutdownDelay != nil && *tg.ShutdownDelay < 0 {
 		b.err(path+".ShutdownDelay", "must not be negative (got %s)", *tg.ShutdownDelay)
 	}
-	tg.Disconnect = b.disconnect(path, j.Type, atg) // build_disconnect.go
+	tg.Disconnect = b.disconnect(path, j.Type, atg)             // build_disconnect.go
+	tg.Scaling = b.scaling(path, j.Type, tg.Count, atg.Scaling) // build_dispatch.go
 	if d := atg.MaxRunDuration; d != nil && *d != 0 {
 		switch {
 		case *d < 0:
@@ -264,6 +270,12 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 	if t.ShutdownDelay < 0 {
 		b.err(path+".ShutdownDelay", "must not be negative (got %s)", t.ShutdownDelay)
 	}
+	if dp := at.DispatchPayload; dp != nil {
+		if !structs.ValidPayloadFile(dp.File) {
+			b.err(path+".DispatchPayload.File", "must be a relative path inside the task's local directory (got %q)", dp.File)
+		}
+		t.DispatchPayload = &structs.DispatchPayloadConfig{File: dp.File}
+	}
 	t.Constraints = b.constraints(path+".Constraints", at.Constraints)
 	t.Affinities = b.affinities(path+".Affinities", j.Type, at.Affinities)
 	t.Resources = b.resources(path+".Resources", at.Resources)
@@ -333,7 +345,13 @@ func (b *builder) resources(path string, ar *specResources) *structs.Resources {
 	}
 	if ar.MemoryMaxMB != nil {
 		r.MemoryMaxMB = *ar.MemoryMaxMB
-		if r.MemoryMaxMB != 0 && r.MemoryMaxMB < r.MemoryMB {
+		switch {
+		case r.MemoryMaxMB == structs.MemoryMaxUnlimited:
+			// As Nomad's: -1 sets no hard limit; memory stays what the
+			// scheduler reserves.
+		case r.MemoryMaxMB < 0:
+			b.err(path+".MemoryMaxMB", "must be -1 (no limit), 0 (memory is the limit) or at least memory (got %d)", r.MemoryMaxMB)
+		case r.MemoryMaxMB != 0 && r.MemoryMaxMB < r.MemoryMB:
 			b.err(path+".MemoryMaxMB", "must not be less than memory (%d < %d)", r.MemoryMaxMB, r.MemoryMB)
 		}
 	}

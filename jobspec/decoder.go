@@ -34,7 +34,7 @@ var repeatable = map[string]bool{
 }
 
 // mapBlocks may also be written as attributes: meta = { k = "v" }.
-var mapBlocks = map[string]bool{"meta": true, "env": true, "header": true, "config": true}
+var mapBlocks = map[string]bool{"meta": true, "env": true, "header": true, "config": true, "policy": true}
 
 // labels is how many labels each block takes.
 var labels = map[string]int{"job": 1, "group": 1, "task": 1, "port": 1, "target": 1, "variable": 1}

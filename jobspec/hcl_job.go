@@ -47,10 +47,23 @@ func (d *decoder) job(b *hclsyntax.Block) *specJob {
 	if bs := blocks["migrate"]; len(bs) > 0 {
 		aj.Migrate = d.migrate(bs[0], path+".Migrate")
 	}
-	for i, gb := range blocks["group"] {
-		aj.TaskGroups = append(aj.TaskGroups, d.group(gb, fmt.Sprintf("%s.TaskGroups[%d]", path, i)))
+	if bs := blocks["parameterized"]; len(bs) > 0 {
+		aj.ParameterizedJob = d.parameterized(bs[0], path+".ParameterizedJob")
 	}
-	if len(blocks["group"]) == 0 {
+	// A task written straight in the job is a group of its name with
+	// count 1, placed before the groups, as Nomad's job files make it.
+	for _, tb := range blocks["task"] {
+		gpath := fmt.Sprintf("%s.TaskGroups[%d]", path, len(aj.TaskGroups))
+		d.lc.set(gpath, d.at(tb.TypeRange, "task"))
+		d.lc.set(gpath+".Name", d.at(tb.LabelRanges[0], "task"))
+		d.lc.set(gpath+".Tasks", d.at(tb.TypeRange, "task"))
+		name := tb.Labels[0]
+		aj.TaskGroups = append(aj.TaskGroups, &specGroup{Name: &name, Tasks: []*specTask{d.task(tb, gpath+".Tasks[0]")}})
+	}
+	for _, gb := range blocks["group"] {
+		aj.TaskGroups = append(aj.TaskGroups, d.group(gb, fmt.Sprintf("%s.TaskGroups[%d]", path, len(aj.TaskGroups))))
+	}
+	if len(aj.TaskGroups) == 0 {
 		d.lc.set(path+".TaskGroups", d.at(b.TypeRange, "job"))
 	}
 	return aj
@@ -95,6 +108,9 @@ func (d *decoder) group(b *hclsyntax.Block, path string) *specGroup {
 	}
 	for i, sb := range blocks["service"] {
 		tg.Services = append(tg.Services, d.service(sb, fmt.Sprintf("%s.Services[%d]", path, i)))
+	}
+	if bs := blocks["scaling"]; len(bs) > 0 {
+		tg.Scaling = d.scaling(bs[0], path+".Scaling")
 	}
 	for i, tb := range blocks["task"] {
 		tg.Tasks = append(tg.Tasks, d.task(tb, fmt.Sprintf("%s.Tasks[%d]", path, i)))
@@ -154,10 +170,66 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 	for i, sb := range blocks["service"] {
 		t.Services = append(t.Services, d.service(sb, fmt.Sprintf("%s.Services[%d]", path, i)))
 	}
+	if bs := blocks["dispatch_payload"]; len(bs) > 0 {
+		b := bs[0]
+		d.lc.set(path+".DispatchPayload", d.at(b.TypeRange, "dispatch_payload"))
+		dattrs, _ := d.content(b.Body, "dispatch_payload")
+		t.DispatchPayload = &specDispatchPayload{}
+		if s := d.str(dattrs["file"], path+".DispatchPayload.File", "dispatch_payload.file"); s != nil {
+			t.DispatchPayload.File = *s
+		}
+	}
 	for i, tb := range blocks["template"] {
 		t.Templates = append(t.Templates, d.template(tb, fmt.Sprintf("%s.Templates[%d]", path, i)))
 	}
 	return t
+}
+
+func (d *decoder) parameterized(b *hclsyntax.Block, path string) *specParameterized {
+	d.lc.set(path, d.at(b.TypeRange, "parameterized"))
+	attrs, _ := d.content(b.Body, "parameterized")
+	p := &specParameterized{
+		MetaRequired: d.strs(attrs["meta_required"], path+".MetaRequired", "parameterized.meta_required"),
+		MetaOptional: d.strs(attrs["meta_optional"], path+".MetaOptional", "parameterized.meta_optional"),
+	}
+	if s := d.str(attrs["payload"], path+".Payload", "parameterized.payload"); s != nil {
+		p.Payload = *s
+	}
+	return p
+}
+
+// scaling decodes a group's scaling block; its policy block is kept as
+// written, free-form, for an external autoscaler.
+func (d *decoder) scaling(b *hclsyntax.Block, path string) *specScaling {
+	d.lc.set(path, d.at(b.TypeRange, "scaling"))
+	attrs, blocks := d.content(b.Body, "scaling")
+	s := &specScaling{Enabled: d.bool(attrs["enabled"], path+".Enabled", "scaling.enabled")}
+	if v := d.int(attrs["min"], path+".Min", "scaling.min"); v != nil {
+		m := int64(*v)
+		s.Min = &m
+	}
+	if v := d.int(attrs["max"], path+".Max", "scaling.max"); v != nil {
+		m := int64(*v)
+		s.Max = &m
+	}
+	if v := d.str(attrs["type"], path+".Type", "scaling.type"); v != nil {
+		s.Type = *v
+	}
+	if a := attrs["policy"]; a != nil {
+		d.record(a, path+".Policy", "scaling.policy")
+		if v, ok := d.value(a, "scaling.policy", cty.DynamicPseudoType); ok {
+			x, err := anyValue(v)
+			if m, isMap := x.(map[string]any); err != nil || !isMap {
+				d.r.errorf(d.at(a.Expr.Range(), "scaling.policy"), "scaling.policy must be an object")
+			} else {
+				s.Policy = m
+			}
+		}
+	} else if bs := blocks["policy"]; len(bs) > 0 {
+		d.lc.set(path+".Policy", d.at(bs[0].TypeRange, "scaling.policy"))
+		s.Policy = d.freeform(bs[0].Body, "scaling.policy", path+".Policy")
+	}
+	return s
 }
 
 func (d *decoder) resources(b *hclsyntax.Block, path string) *specResources {
@@ -251,7 +323,8 @@ func (d *decoder) periodic(b *hclsyntax.Block, path string) *specPeriodic {
 }
 
 // shorthand constraint attributes: regexp = "x" means operator "regexp".
-var shorthands = []string{"distinct_hosts", "regexp", "version", "semver", "set_contains", "set_contains_all"}
+// distinct_property = "${meta.rack}" names the property (the attribute).
+var shorthands = []string{"distinct_hosts", "distinct_property", "regexp", "version", "semver", "set_contains", "set_contains_all", "set_contains_any"}
 
 func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*specConstraint {
 	var out []*specConstraint
@@ -283,6 +356,10 @@ func (d *decoder) constraints(bs []*hclsyntax.Block, path string) []*specConstra
 				if v := d.bool(a, cpath+".Operand", "constraint."+op); v != nil && !*v {
 					c.Operand = ""
 					continue
+				}
+			} else if op == "distinct_property" {
+				if s := d.str(a, cpath+".LTarget", "constraint."+op); s != nil {
+					c.LTarget = *s
 				}
 			} else if s := d.str(a, cpath+".RTarget", "constraint."+op); s != nil {
 				c.RTarget = *s

@@ -20,30 +20,33 @@ import (
 
 // nomadBlockOf maps Nomad's API types to the grammar table.
 var nomadBlockOf = map[reflect.Type]string{
-	reflect.TypeFor[api.Job]():                "job",
-	reflect.TypeFor[api.TaskGroup]():          "group",
-	reflect.TypeFor[api.Task]():               "task",
-	reflect.TypeFor[api.Template]():           "template",
-	reflect.TypeFor[api.ChangeScript]():       "change_script",
-	reflect.TypeFor[api.WaitConfig]():         "wait",
-	reflect.TypeFor[api.Service]():            "service",
-	reflect.TypeFor[api.ServiceCheck]():       "check",
-	reflect.TypeFor[api.CheckRestart]():       "check_restart",
-	reflect.TypeFor[api.DisconnectStrategy](): "disconnect",
-	reflect.TypeFor[api.NetworkResource]():    "network",
-	reflect.TypeFor[api.Port]():               "port",
-	reflect.TypeFor[api.Resources]():          "resources",
-	reflect.TypeFor[api.UpdateStrategy]():     "update",
-	reflect.TypeFor[api.RestartPolicy]():      "restart",
-	reflect.TypeFor[api.ReschedulePolicy]():   "reschedule",
-	reflect.TypeFor[api.MigrateStrategy]():    "migrate",
-	reflect.TypeFor[api.PeriodicConfig]():     "periodic",
-	reflect.TypeFor[api.EphemeralDisk]():      "ephemeral_disk",
-	reflect.TypeFor[api.LogConfig]():          "logs",
-	reflect.TypeFor[api.Constraint]():         "constraint",
-	reflect.TypeFor[api.Affinity]():           "affinity",
-	reflect.TypeFor[api.Spread]():             "spread",
-	reflect.TypeFor[api.SpreadTarget]():       "target",
+	reflect.TypeFor[api.Job]():                    "job",
+	reflect.TypeFor[api.TaskGroup]():              "group",
+	reflect.TypeFor[api.Task]():                   "task",
+	reflect.TypeFor[api.Template]():               "template",
+	reflect.TypeFor[api.ChangeScript]():           "change_script",
+	reflect.TypeFor[api.WaitConfig]():             "wait",
+	reflect.TypeFor[api.Service]():                "service",
+	reflect.TypeFor[api.ServiceCheck]():           "check",
+	reflect.TypeFor[api.CheckRestart]():           "check_restart",
+	reflect.TypeFor[api.DisconnectStrategy]():     "disconnect",
+	reflect.TypeFor[api.NetworkResource]():        "network",
+	reflect.TypeFor[api.Port]():                   "port",
+	reflect.TypeFor[api.Resources]():              "resources",
+	reflect.TypeFor[api.UpdateStrategy]():         "update",
+	reflect.TypeFor[api.RestartPolicy]():          "restart",
+	reflect.TypeFor[api.ReschedulePolicy]():       "reschedule",
+	reflect.TypeFor[api.MigrateStrategy]():        "migrate",
+	reflect.TypeFor[api.PeriodicConfig]():         "periodic",
+	reflect.TypeFor[api.EphemeralDisk]():          "ephemeral_disk",
+	reflect.TypeFor[api.LogConfig]():              "logs",
+	reflect.TypeFor[api.Constraint]():             "constraint",
+	reflect.TypeFor[api.Affinity]():               "affinity",
+	reflect.TypeFor[api.Spread]():                 "spread",
+	reflect.TypeFor[api.SpreadTarget]():           "target",
+	reflect.TypeFor[api.ParameterizedJobConfig](): "parameterized",
+	reflect.TypeFor[api.DispatchPayloadConfig]():  "dispatch_payload",
+	reflect.TypeFor[api.ScalingPolicy]():          "scaling",
 }
 
 // droverOnly names the elements drover adds to Nomad's grammar, as
@@ -337,7 +340,7 @@ func TestUpdateGrammar(t *testing.T) {
 // wrong kind ("cannot be decoded").
 func TestUnsupportedZeroOfAnyKind(t *testing.T) {
 	const job = `{"ID":"x","AllAtOnce":0,"Multiregion":[],"Status":5,` +
-		`"TaskGroups":[{"Name":"a","Scaling":false,"Tasks":[{"Name":"t","Driver":"mock","Lifecycle":""}]}]}`
+		`"TaskGroups":[{"Name":"a","Volumes":false,"Tasks":[{"Name":"t","Driver":"mock","Lifecycle":""}]}]}`
 	if _, warns, err := ParseAPIJob([]byte(job)); err != nil || len(warns) != 0 {
 		t.Fatalf("got %v %v", err, warns)
 	}

@@ -3,6 +3,7 @@ package jobspec
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"time"
 
 	version "github.com/hashicorp/go-version"
@@ -162,6 +163,7 @@ var operands = map[string]bool{
 	structs.ConstraintIsNotSet: true, structs.ConstraintLess: true, structs.ConstraintLessEq: true,
 	structs.ConstraintGreater: true, structs.ConstraintGreaterEq: true, structs.ConstraintSetContains: true,
 	structs.ConstraintDistinctHosts: true, "==": true, "is": true, "set_contains_all": true,
+	"set_contains_any": true, "distinct_property": true,
 }
 
 func (b *builder) constraints(path string, in []*specConstraint) []*structs.Constraint {
@@ -182,11 +184,20 @@ func (b *builder) constraints(path string, in []*specConstraint) []*structs.Cons
 			sc.Operand = structs.ConstraintSetContains
 		}
 		switch {
-		case sc.Operand == "distinct_property" || sc.Operand == "set_contains_any":
-			b.err(cpath+".Operand", "%q is not supported by drover", c.Operand)
 		case !operands[sc.Operand]:
 			b.err(cpath+".Operand", "unknown operator %q", c.Operand)
 		case sc.Operand == structs.ConstraintDistinctHosts:
+		case sc.Operand == "distinct_property":
+			// LTarget is the property, RTarget how many allocs may share
+			// one value of it (1 when empty), as Nomad's.
+			if sc.LTarget == "" {
+				b.err(cpath+".LTarget", "distinct_property needs the property (attribute or distinct_property = \"${meta.rack}\")")
+			}
+			if sc.RTarget != "" {
+				if n, err := strconv.Atoi(sc.RTarget); err != nil || n < 1 {
+					b.err(cpath+".RTarget", "of a distinct_property constraint must be how many allocations may share a value: a positive whole number (got %q)", sc.RTarget)
+				}
+			}
 		case sc.LTarget == "":
 			b.err(cpath+".LTarget", "a constraint needs an attribute")
 		case sc.RTarget == "" && sc.Operand != structs.ConstraintIsSet && sc.Operand != structs.ConstraintIsNotSet:

@@ -36,7 +36,32 @@ type specJob struct {
 	Reschedule  *specReschedule
 	Migrate     *specMigrate
 	Periodic    *specPeriodic
-	Meta        map[string]string
+	// ParameterizedJob is the parameterized block (Nomad's field types:
+	// no pointers, so an unwritten payload is "").
+	ParameterizedJob *specParameterized
+	Meta             map[string]string
+}
+
+// specParameterized is a job's parameterized block.
+type specParameterized struct {
+	Payload      string
+	MetaRequired []string
+	MetaOptional []string
+}
+
+// specDispatchPayload is a task's dispatch_payload block.
+type specDispatchPayload struct {
+	File string
+}
+
+// specScaling is a group's scaling block. Max is required; Min defaults
+// to the group's count, as Nomad's.
+type specScaling struct {
+	Min     *int64
+	Max     *int64
+	Policy  map[string]any
+	Enabled *bool
+	Type    string
 }
 
 // specPeriodic is a job's periodic block.
@@ -68,6 +93,7 @@ type specGroup struct {
 	Services         []*specService
 	ShutdownDelay    *time.Duration
 	MaxRunDuration   *time.Duration
+	Scaling          *specScaling
 	// The disconnect block's forms before Nomad 1.8.
 	StopAfterClientDisconnect *time.Duration
 	MaxClientDisconnect       *time.Duration
@@ -99,7 +125,9 @@ type specTask struct {
 	Leader        bool
 	ShutdownDelay time.Duration
 	KillSignal    string
-	Templates     []*specTemplate
+	// DispatchPayload is the dispatch_payload block.
+	DispatchPayload *specDispatchPayload
+	Templates       []*specTemplate
 }
 
 // specTemplate is a task's template block.
@@ -270,29 +298,32 @@ type specCheckRestart struct {
 
 // blockOf maps each spec type to its block in the grammar table.
 var blockOf = map[reflect.Type]string{
-	reflect.TypeFor[specJob]():           "job",
-	reflect.TypeFor[specGroup]():         "group",
-	reflect.TypeFor[specTask]():          "task",
-	reflect.TypeFor[specTemplate]():      "template",
-	reflect.TypeFor[specChangeScript]():  "change_script",
-	reflect.TypeFor[specWait]():          "wait",
-	reflect.TypeFor[specService]():       "service",
-	reflect.TypeFor[specCheck]():         "check",
-	reflect.TypeFor[specCheckRestart]():  "check_restart",
-	reflect.TypeFor[specDisconnect]():    "disconnect",
-	reflect.TypeFor[specNetwork]():       "network",
-	reflect.TypeFor[specPort]():          "port",
-	reflect.TypeFor[specResources]():     "resources",
-	reflect.TypeFor[specUpdate]():        "update",
-	reflect.TypeFor[specZones]():         "zones", // drover's own (spec_zones.go)
-	reflect.TypeFor[specRestart]():       "restart",
-	reflect.TypeFor[specReschedule]():    "reschedule",
-	reflect.TypeFor[specMigrate]():       "migrate",
-	reflect.TypeFor[specPeriodic]():      "periodic",
-	reflect.TypeFor[specEphemeralDisk](): "ephemeral_disk",
-	reflect.TypeFor[specLogs]():          "logs",
-	reflect.TypeFor[specConstraint]():    "constraint",
-	reflect.TypeFor[specAffinity]():      "affinity",
-	reflect.TypeFor[specSpread]():        "spread",
-	reflect.TypeFor[specSpreadTarget]():  "target",
+	reflect.TypeFor[specJob]():             "job",
+	reflect.TypeFor[specGroup]():           "group",
+	reflect.TypeFor[specTask]():            "task",
+	reflect.TypeFor[specTemplate]():        "template",
+	reflect.TypeFor[specChangeScript]():    "change_script",
+	reflect.TypeFor[specWait]():            "wait",
+	reflect.TypeFor[specService]():         "service",
+	reflect.TypeFor[specCheck]():           "check",
+	reflect.TypeFor[specCheckRestart]():    "check_restart",
+	reflect.TypeFor[specDisconnect]():      "disconnect",
+	reflect.TypeFor[specNetwork]():         "network",
+	reflect.TypeFor[specPort]():            "port",
+	reflect.TypeFor[specResources]():       "resources",
+	reflect.TypeFor[specUpdate]():          "update",
+	reflect.TypeFor[specZones]():           "zones", // drover's own (spec_zones.go)
+	reflect.TypeFor[specRestart]():         "restart",
+	reflect.TypeFor[specReschedule]():      "reschedule",
+	reflect.TypeFor[specMigrate]():         "migrate",
+	reflect.TypeFor[specPeriodic]():        "periodic",
+	reflect.TypeFor[specEphemeralDisk]():   "ephemeral_disk",
+	reflect.TypeFor[specLogs]():            "logs",
+	reflect.TypeFor[specConstraint]():      "constraint",
+	reflect.TypeFor[specAffinity]():        "affinity",
+	reflect.TypeFor[specSpread]():          "spread",
+	reflect.TypeFor[specSpreadTarget]():    "target",
+	reflect.TypeFor[specParameterized]():   "parameterized",
+	reflect.TypeFor[specDispatchPayload](): "dispatch_payload",
+	reflect.TypeFor[specScaling]():         "scaling",
 }

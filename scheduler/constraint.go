@@ -72,7 +72,8 @@ func constraintKey(c *structs.Constraint) string {
 }
 
 // meetsConstraint evaluates one constraint against a node. distinct_hosts
-// is not a node property and always holds here; placement checks it.
+// and distinct_property are not node properties and always hold here;
+// placement checks them (Placer.check).
 func meetsConstraint(c *structs.Constraint, n *structs.Node, cache *constraintCache) bool {
 	if c == nil {
 		return true

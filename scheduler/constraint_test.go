@@ -45,6 +45,10 @@ func TestMeetsConstraint(t *testing.T) {
 		{"${attr.driver.docker.volumes}", "set_contains", "a,c", true},
 		{"${attr.driver.docker.volumes}", "set_contains", "a,d", false},
 		{"${attr.driver.docker.volumes}", "set_contains_any", "d,c", true},
+		{"${attr.driver.docker.volumes}", "set_contains_any", "d,e", false},
+		{"${attr.driver.docker.volumes}", "set_contains_all", "c,b", true},
+		{"${attr.missing}", "set_contains_any", "a", false},
+		{"${meta.rack}", "distinct_property", "", true},
 		{"", "distinct_hosts", "true", true},
 		{"${attr.kernel.name}", "bogus", "linux", false},
 	}

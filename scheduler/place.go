@@ -118,9 +118,13 @@ type groupCtx struct {
 	constraints []*structs.Constraint
 	distinctJob bool
 	distinctTG  bool
-	feas        []uint8 // 0 unknown, 1 feasible, 2 filtered
-	reasons     []string
-	spreads     []*spreadState
+	// distinct are the distinct_property constraints; namespace is the
+	// job's, to count its allocs.
+	distinct  []distinctProperty
+	namespace string
+	feas      []uint8 // 0 unknown, 1 feasible, 2 filtered
+	reasons   []string
+	spreads   []*spreadState
 	// affinities are the job's, the group's and its tasks'; affinity
 	// caches each node's score (NaN: not yet computed).
 	affinities []*structs.Affinity
@@ -331,6 +335,7 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 	}
 	g.distinctJob = hasDistinctHosts(job.Constraints)
 	g.distinctTG = hasDistinctHosts(tg.Constraints)
+	g.distinct, g.namespace = distinctProperties(job, tg), job.Namespace
 	for _, sp := range append(append([]*structs.Spread{}, job.Spreads...), tg.Spreads...) {
 		if sp == nil {
 			continue
@@ -371,6 +376,10 @@ func (p *Placer) check(g *groupCtx, i int, m *structs.AllocationMetric) bool {
 	}
 	if g.distinctJob && ns.jobs[jobKey(g.key.job)] > 0 || g.distinctTG && ns.jobs[g.key] > 0 {
 		filter(m, structs.ConstraintDistinctHosts)
+		return false
+	}
+	if ok, why := p.distinctPropertyOK(g, i); !ok {
+		filter(m, why)
 		return false
 	}
 	if ok, dim := g.req.Fits(ns.free()); !ok {

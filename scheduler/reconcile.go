@@ -111,9 +111,9 @@ func newReconciler(in Input) *reconciler {
 }
 
 func (r *reconciler) run() {
-	// A periodic job runs nothing itself: the leader launches its
-	// children, each a job of its own.
-	if r.job.Stopped() || r.job.IsPeriodic() {
+	// A periodic or parameterized job runs nothing itself: the leader
+	// launches its children, each a job of its own.
+	if r.job.Stopped() || r.job.IsParent() {
 		r.stopAll()
 		return
 	}

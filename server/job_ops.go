@@ -49,13 +49,22 @@ func (l *Leader) RevertJob(ctx context.Context, namespace, jobID string, version
 	// deployment skips canaries, first batch and checkpoints (C.5).
 	v := target.Version
 	j.RevertOf = &v
+	structs.CanonicalizeScaling(j, cur, l.newID)
 	now := l.clock.Now().UnixNano()
-	eval := l.jobEval(namespace, jobID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
+	var eval *structs.Evaluation
+	if !j.IsParent() {
+		eval = l.jobEval(namespace, jobID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
+	}
 	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now})
 	if err != nil {
 		return nil, err
 	}
-	out := &structs.JobRevertResponse{EvalID: eval.ID, EvalCreateIndex: index, Index: index}
+	out := &structs.JobRevertResponse{EvalCreateIndex: index, Index: index}
+	if eval != nil {
+		out.EvalID = eval.ID
+	} else {
+		out.EvalCreateIndex = 0
+	}
 	r, ok := resp.(*structs.JobRegisterResult)
 	if !ok || r == nil {
 		return nil, fmt.Errorf("%w: %T to a job revert", ErrUnexpectedResponse, resp)

@@ -54,11 +54,17 @@ func (l *Leader) registerJob(ctx context.Context, job *structs.Job, enforce bool
 	if j.Type == "" {
 		j.Type = structs.JobTypeService
 	}
+	cur, err := l.store().Snapshot().JobByID(j.Namespace, j.ID)
+	if err != nil {
+		return nil, err
+	}
+	structs.CanonicalizeScaling(j, cur, l.newID)
 	now := l.clock.Now().UnixNano()
-	// A periodic job runs nothing itself, so it gets no evaluation, as
-	// Nomad's: the periodic dispatcher launches its children.
+	// A periodic or parameterized job runs nothing itself, so it gets no
+	// evaluation, as Nomad's: the periodic dispatcher launches a periodic
+	// job's children, dispatches a parameterized job's.
 	var eval *structs.Evaluation
-	if !j.IsPeriodic() {
+	if !j.IsParent() {
 		eval = l.jobEval(j.Namespace, j.ID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
 	}
 	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now,

@@ -41,6 +41,9 @@ type Leader struct {
 
 	stats   counters
 	clients clientBatcher
+	// dispatchMu serialises dispatches, so that a dispatch's idempotency
+	// token is looked up after the previous dispatch is applied.
+	dispatchMu sync.Mutex
 }
 
 // term is one leadership term's services. Everything in it is dropped

@@ -152,6 +152,7 @@ func (l *Leader) launchPeriodic(ctx context.Context, snap *state.Snapshot, j *st
 	child.Periodic = nil
 	child.Status, child.StatusDescription = "", ""
 	child.Stable, child.Version, child.RevertOf = false, 0, nil
+	structs.CanonicalizeScaling(child, nil, l.newID)
 	now := l.clock.Now().UnixNano()
 	eval := l.jobEval(child.Namespace, child.ID, child.Type, child.Priority, structs.EvalTriggerPeriodicJob, now)
 	_, _, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{

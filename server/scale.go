@@ -102,5 +102,17 @@ func scalable(job *structs.Job, req ScaleRequest) error {
 	case job.Stop:
 		return fmt.Errorf("%w: cannot scale a stopped job", ErrInvalidRequest)
 	}
+	// As Nomad's: the group's scaling block bounds the count, enabled or
+	// not.
+	if p := job.LookupTaskGroup(req.Group).Scaling; p != nil {
+		switch {
+		case *req.Count < p.Min:
+			return fmt.Errorf("%w: group count %d is less than the scaling policy's minimum %d (group %q scales from %d to %d)",
+				ErrInvalidRequest, *req.Count, p.Min, req.Group, p.Min, p.Max)
+		case *req.Count > p.Max:
+			return fmt.Errorf("%w: group count %d is greater than the scaling policy's maximum %d (group %q scales from %d to %d)",
+				ErrInvalidRequest, *req.Count, p.Max, req.Group, p.Min, p.Max)
+		}
+	}
 	return nil
 }

@@ -4,15 +4,16 @@ import "github.com/droverhq/drover/structs"
 
 // jobStatus derives a job's status from its allocations and evaluations,
 // as Nomad does:
-//   - system jobs, and periodic jobs (which launch children and run
-//     nothing themselves), are running until stopped, then dead;
+//   - system jobs, and periodic and parameterized jobs (which launch
+//     children and run nothing themselves), are running until stopped,
+//     then dead;
 //   - any allocation not terminal → running;
 //   - else any evaluation not terminal → pending;
 //   - else a stopped job, one that has allocations or evaluations, or one
 //     whose last ones were just garbage collected (reaped) → dead;
 //   - else (nothing yet) → pending.
 func jobStatus(s *Snapshot, job *structs.Job, reaped bool) (string, error) {
-	if job.Type == structs.JobTypeSystem || job.IsPeriodic() {
+	if job.Type == structs.JobTypeSystem || job.IsParent() {
 		if job.Stop {
 			return structs.JobStatusDead, nil
 		}

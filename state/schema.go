@@ -19,6 +19,8 @@ const (
 	TableACLMeta     = "acl_meta"
 	TableScaling     = "scaling_events"
 	TablePeriodic    = "periodic_launch"
+	TableVariables   = "variables"
+	TableRootKeys    = "root_keys"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -27,6 +29,7 @@ var Tables = []string{
 	TableNodes, TableJobs, TableJobVersions, TableEvals,
 	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
 	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling, TablePeriodic,
+	TableVariables, TableRootKeys,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -79,6 +82,8 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	acl_meta     id (Key; one row, the ACL bootstrap's index)
 //	scaling_events id (Namespace, JobID; one row per job, its groups' events)
 //	periodic_launch id (Namespace, ID; a periodic job's latest launch)
+//	variables    id (Namespace, Path; items sealed, see structs.VariableEncrypted)
+//	root_keys    id (Meta.KeyID; the keyring, see structs.RootKey)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -148,6 +153,12 @@ func Schema() *memdb.DBSchema {
 		}},
 		TablePeriodic: {Name: TablePeriodic, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "ID", true, false),
+		}},
+		TableVariables: {Name: TableVariables, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIndex("id", "Path", true, false),
+		}},
+		TableRootKeys: {Name: TableRootKeys, Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "KeyID"}},
 		}},
 	}}
 }

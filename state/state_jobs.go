@@ -112,6 +112,7 @@ func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*
 	j.Stable = false
 	j.SubmitTime = submitTime
 	j.CreateIndex, j.ModifyIndex, j.JobModifyIndex = t.index, t.index, t.index
+	structs.StampScaling(j, t.index)
 	j.Version = 0
 	if existing != nil {
 		j.CreateIndex = existing.CreateIndex

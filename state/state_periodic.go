@@ -12,7 +12,8 @@ func (s *Snapshot) PeriodicLaunchByID(namespace, id string) (*structs.PeriodicLa
 	return getOne[*structs.PeriodicLaunch](s, TablePeriodic, "id", namespace, id)
 }
 
-// PeriodicChildren returns the jobs launched from a periodic job.
+// PeriodicChildren returns the jobs launched from a periodic job or
+// dispatched from a parameterized one (their ParentID is parentID).
 func (s *Snapshot) PeriodicChildren(namespace, parentID string) ([]*structs.Job, error) {
 	jobs, err := s.Jobs()
 	if err != nil {

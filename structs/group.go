@@ -33,6 +33,9 @@ type TaskGroup struct {
 	// allocation of the group runs: its client stops it then, complete,
 	// not rescheduled. Nil: no bound.
 	MaxRunDuration *time.Duration `json:",omitempty"`
+	// Scaling is the group's scaling block: the bounds a count must keep
+	// to (job scale) and a policy for an external autoscaler. Nil: none.
+	Scaling *ScalingPolicy `json:",omitempty"`
 }
 
 // LookupTask returns the named task, or nil.
@@ -83,6 +86,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		c.MaxRunDuration = &d
 	}
 	c.Disconnect = tg.Disconnect.Copy()
+	c.Scaling = tg.Scaling.Copy()
 	return &c
 }
 

@@ -62,19 +62,30 @@ type Job struct {
 	// Periodic makes the job a periodic parent (batch and sysbatch only):
 	// the leader launches a child job at each time of its specs.
 	Periodic *PeriodicConfig `json:",omitempty"`
+	// ParameterizedJob makes the job a parameterized parent (batch and
+	// sysbatch only): each dispatch registers a child job.
+	ParameterizedJob *ParameterizedJobConfig `json:",omitempty"`
+	// Scaling policies live in their groups (TaskGroup.Scaling).
 
 	// Set by the servers, never by the job file.
-	// ParentID names the periodic job a child was launched from.
-	ParentID          string
-	Stop              bool
-	Status            string
-	StatusDescription string
-	Stable            bool
-	Version           uint64
-	SubmitTime        int64
-	CreateIndex       uint64
-	ModifyIndex       uint64
-	JobModifyIndex    uint64
+	// ParentID names the periodic or parameterized job a child was
+	// launched from.
+	ParentID string
+	// Dispatched marks a child of a parameterized job; Payload is its
+	// dispatch's payload (at most DispatchPayloadSizeLimit bytes, stored
+	// as given) and DispatchIdempotencyToken its token, if any.
+	Dispatched               bool   `json:",omitempty"`
+	DispatchIdempotencyToken string `json:",omitempty"`
+	Payload                  []byte `json:",omitempty"`
+	Stop                     bool
+	Status                   string
+	StatusDescription        string
+	Stable                   bool
+	Version                  uint64
+	SubmitTime               int64
+	CreateIndex              uint64
+	ModifyIndex              uint64
+	JobModifyIndex           uint64
 	// RevertOf, set by the servers on a version that a revert (job revert,
 	// auto_revert, on_failure = "revert") registered, names the version it
 	// restores. Its deployment skips canaries, first batch and checkpoints.
@@ -117,6 +128,8 @@ func (j *Job) Copy() *Job {
 	c.Migrate = j.Migrate.Copy()
 	c.Meta = copyMap(j.Meta)
 	c.Periodic = j.Periodic.Copy()
+	c.ParameterizedJob = j.ParameterizedJob.Copy()
+	c.Payload = copySlice(j.Payload)
 	if j.RevertOf != nil {
 		v := *j.RevertOf
 		c.RevertOf = &v
@@ -177,6 +190,7 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 		Priority:          j.Priority,
 		ParentID:          j.ParentID,
 		Periodic:          j.IsPeriodic(),
+		ParameterizedJob:  j.IsParameterized(),
 		Stop:              j.Stop,
 		Status:            j.Status,
 		StatusDescription: j.StatusDescription,

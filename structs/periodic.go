@@ -107,8 +107,12 @@ func (p *PeriodicConfig) Next(after time.Time) time.Time {
 func (j *Job) IsPeriodic() bool { return j != nil && j.Periodic != nil }
 
 // IsPeriodicActive reports whether the leader launches the job's children:
-// periodic, enabled and not stopped.
-func (j *Job) IsPeriodicActive() bool { return j.IsPeriodic() && j.Periodic.Enabled && !j.Stop }
+// periodic, enabled, not stopped, and not a parameterized parent (as
+// Nomad's: a periodic parameterized job launches nothing itself; each of
+// its dispatched children is a periodic job that does).
+func (j *Job) IsPeriodicActive() bool {
+	return j.IsPeriodic() && j.Periodic.Enabled && !j.Stop && !j.IsParameterized()
+}
 
 // PeriodicChildID is the ID of the child launched at t.
 func PeriodicChildID(parentID string, t time.Time) string {

@@ -5,11 +5,17 @@ type Resources struct {
 	CPU      int
 	Cores    int `json:",omitempty"`
 	MemoryMB int
-	// MemoryMaxMB is Nomad's oversubscription limit; drover records it.
+	// MemoryMaxMB is Nomad's oversubscription limit: the hard limit when
+	// above MemoryMB, none at all when MemoryMaxUnlimited (-1).
 	MemoryMaxMB int                `json:",omitempty"`
 	DiskMB      int                `json:",omitempty"`
 	Networks    []*NetworkResource `json:",omitempty"`
 }
+
+// MemoryMaxUnlimited is the memory_max that sets no hard memory limit, as
+// Nomad's memory_max = -1: the task may use all the node's memory; the
+// scheduler still reserves memory.
+const MemoryMaxUnlimited = -1
 
 // DefaultResources returns Nomad's task defaults: 100 MHz and 300 MB.
 func DefaultResources() *Resources {

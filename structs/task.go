@@ -31,6 +31,9 @@ type Task struct {
 	LogConfig     *LogConfig
 	Leader        bool
 	ShutdownDelay time.Duration
+	// DispatchPayload names the file a dispatched job's payload is
+	// written into, under the task's local directory.
+	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
 	// Templates are rendered into the task's directory before it starts
 	// (template.go).
 	Templates []*Template `json:",omitempty"`
@@ -50,6 +53,10 @@ func (t *Task) Copy() *Task {
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = copyMap(t.Meta)
+	if t.DispatchPayload != nil {
+		d := *t.DispatchPayload
+		c.DispatchPayload = &d
+	}
 	c.Templates = copyTemplates(t.Templates)
 	if t.LogConfig != nil {
 		l := *t.LogConfig

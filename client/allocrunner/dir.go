@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // AllocDir is an allocation's directory tree, as Nomad lays it out:
@@ -67,6 +69,23 @@ func (d AllocDir) Build(tasks []string) error {
 		}
 	}
 	return os.Chmod(filepath.Join(d.SharedDir(), "tmp"), 0o777|os.ModeSticky)
+}
+
+// WritePayload writes a dispatched job's payload into the task's local
+// directory at its dispatch_payload file, as Nomad's client does. A task
+// without dispatch_payload, or a job without a payload, gets no file.
+func (d AllocDir) WritePayload(t *structs.Task, payload []byte) error {
+	if t.DispatchPayload == nil || t.DispatchPayload.File == "" || len(payload) == 0 {
+		return nil
+	}
+	if !structs.ValidPayloadFile(t.DispatchPayload.File) {
+		return fmt.Errorf("%w: task %s: dispatch_payload file %q leaves the task directory", ErrInvalidConfig, t.Name, t.DispatchPayload.File)
+	}
+	p := filepath.Join(d.TaskLocalDir(t.Name), filepath.Clean(t.DispatchPayload.File))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, payload, 0o644)
 }
 
 // Destroy removes the whole tree.

@@ -146,6 +146,11 @@ func New(cfg Config) (*AllocRunner, error) {
 	if err := ar.dir.Build(names); err != nil {
 		return nil, err
 	}
+	for _, t := range tg.Tasks {
+		if err := ar.dir.WritePayload(t, a.Job.Payload); err != nil {
+			return nil, err
+		}
+	}
 	prev, err := loadState(ar.dir.StatePath())
 	if err != nil {
 		return nil, err

@@ -58,6 +58,12 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 			if w := resp.warns; w != "" {
 				fmt.Fprintf(out, "Job Warnings:\n%s\n\n", w)
 			}
+			if job.IsParameterized() {
+				// Nor does a parameterized job: job dispatch runs its
+				// children.
+				fmt.Fprintln(out, "Job registration successful")
+				return nil
+			}
 			if job.IsPeriodic() {
 				// A periodic job runs nothing itself: there is no
 				// evaluation to follow, as Nomad's job run says.

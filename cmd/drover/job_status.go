@@ -126,9 +126,9 @@ func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) e
 		{"Node Pool", job.NodePool},
 		{"Status", jobStatusWord(job)},
 		{"Periodic", fmt.Sprint(job.IsPeriodic())},
-		{"Parameterized", "false"},
+		{"Parameterized", fmt.Sprint(job.IsParameterized())},
 	}
-	if job.IsPeriodic() {
+	if job.IsPeriodic() && !job.IsParameterized() {
 		next := "none (job stopped)"
 		switch {
 		case !job.Stop && !job.Periodic.Enabled:
@@ -142,7 +142,7 @@ func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) e
 		kv = append(kv, [2]string{"Next Periodic Launch", next})
 	}
 	printKV(out, kv)
-	if job.IsPeriodic() {
+	if job.IsParent() {
 		return printPeriodicChildren(cmd, c, job, summary)
 	}
 	fmt.Fprintln(out, "\nSummary")
@@ -206,8 +206,9 @@ func printJobSummary(w io.Writer, job *structs.Job, sum *structs.JobSummary) {
 	tw.Flush()
 }
 
-// printPeriodicChildren prints a periodic job's children summary and the
-// jobs it launched, as Nomad's job status does.
+// printPeriodicChildren prints a periodic or parameterized job's children
+// summary and the jobs it launched or dispatched, as Nomad's job status
+// does.
 func printPeriodicChildren(cmd *cobra.Command, c *apiclient.Client, job *structs.Job, summary *structs.JobSummary) error {
 	out := cmd.OutOrStdout()
 	if summary != nil && summary.Children != nil {
@@ -217,7 +218,11 @@ func printPeriodicChildren(cmd *cobra.Command, c *apiclient.Client, job *structs
 		fmt.Fprintf(tw, "%d\t%d\t%d\n", summary.Children.Pending, summary.Children.Running, summary.Children.Dead)
 		_ = tw.Flush()
 	}
-	jobs, _, err := c.Jobs().List(cmd.Context(), &apiclient.QueryOptions{Params: map[string]string{"prefix": job.ID + structs.PeriodicLaunchSuffix}})
+	suffix, none, title := structs.PeriodicLaunchSuffix, "No instances of periodic job found", "Previously Launched Jobs"
+	if job.IsParameterized() {
+		suffix, none, title = structs.DispatchLaunchSuffix, "No dispatched instances of parameterized job found", "Dispatched Jobs"
+	}
+	jobs, _, err := c.Jobs().List(cmd.Context(), &apiclient.QueryOptions{Params: map[string]string{"prefix": job.ID + suffix}})
 	if err != nil {
 		return asExit(fmt.Errorf("querying the launched jobs: %w", err))
 	}
@@ -228,10 +233,10 @@ func printPeriodicChildren(cmd *cobra.Command, c *apiclient.Client, job *structs
 		}
 	}
 	if len(launched) == 0 {
-		fmt.Fprintln(out, "\nNo instances of periodic job found")
+		fmt.Fprintln(out, "\n"+none)
 		return nil
 	}
-	fmt.Fprintln(out, "\nPreviously Launched Jobs")
+	fmt.Fprintln(out, "\n"+title)
 	tw := newTabs(out)
 	fmt.Fprintln(tw, "ID\tStatus")
 	for _, j := range launched {

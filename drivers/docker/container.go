@@ -94,13 +94,18 @@ func buildSpec(cfg *drivers.TaskConfig, dc *structs.DockerConfig, volumesEnabled
 	}
 	if r := cfg.Resources; r != nil {
 		mem := r.Memory.MemoryMB << 20
-		if r.Memory.MemoryMaxMB > r.Memory.MemoryMB {
+		switch {
+		case r.Memory.MemoryMaxMB == structs.MemoryMaxUnlimited:
+			// memory_max = -1: no hard limit, memory the reservation.
+			h.MemoryReservation = mem
+			mem = 0
+		case r.Memory.MemoryMaxMB > r.Memory.MemoryMB:
 			// memory_max is the hard limit, memory the reservation.
 			h.MemoryReservation = mem
 			mem = r.Memory.MemoryMaxMB << 20
 		}
 		h.Memory = mem
-		h.MemorySwap = mem // no swap beyond the limit
+		h.MemorySwap = mem // no swap beyond the limit (0: none set)
 		if r.Cpu.CpuShares > 0 {
 			h.CPUShares = max(r.Cpu.CpuShares, 2) // Docker's minimum weight
 		}

@@ -68,6 +68,11 @@ func TestSpecResourcesCommandAndMounts(t *testing.T) {
 	if h.CPUShares != 500 || h.Memory != 256<<20 || h.MemoryReservation != 128<<20 || h.MemorySwap != 256<<20 {
 		t.Errorf("cpu %d memory %d reservation %d swap %d", h.CPUShares, h.Memory, h.MemoryReservation, h.MemorySwap)
 	}
+	// memory_max = -1: no hard limit, memory the reservation.
+	cfg.Resources.Memory.MemoryMaxMB = structs.MemoryMaxUnlimited
+	if sp, err := specFor(t, cfg, false); err != nil || sp.host.Memory != 0 || sp.host.MemorySwap != 0 || sp.host.MemoryReservation != 128<<20 {
+		t.Errorf("unlimited: %v memory %d swap %d reservation %d", err, sp.host.Memory, sp.host.MemorySwap, sp.host.MemoryReservation)
+	}
 	wantBinds := []string{allocDir + ":/alloc", taskDir + "/local:/local", taskDir + "/secrets:/secrets"}
 	if !slices.Equal(h.Binds, wantBinds) {
 		t.Errorf("binds %v, want %v", h.Binds, wantBinds)

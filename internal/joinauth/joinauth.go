@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 )
 
 // Header carries the signature of a join request.
@@ -57,33 +58,63 @@ func VerifyResponse(token, requestSig string, body []byte, sig string) bool {
 	return Verify(token, append([]byte("response\n"+requestSig+"\n"), body...), sig)
 }
 
-// ForwardHeader carries a follower's proof, on a request it forwards to the
-// leader, that it is a server of the cluster: "<unix seconds>.<signature>".
+// ForwardHeader carries a server's proof, on a request it forwards to the
+// leader (or on its own probe of another server), that it is a server of
+// the cluster: "<unix seconds>.<signature>". The signature covers the
+// time, the method, the URI and the SHA-256 of the body, so that a
+// captured request cannot be sent again with another body (say, another
+// snapshot to restore) while its time is still accepted.
 const ForwardHeader = "X-Drover-Forward-Signature"
 
+// forwardDomain names the signed message's layout. An earlier layout
+// ("forward\n", without the body) is not accepted: its messages differ
+// from this one's from their first line.
+const forwardDomain = "forward v2\n"
+
 // forwardWindow bounds how old (or how far in the future) a forward
-// signature may be: a captured request can be replayed only within it.
+// signature may be: a captured request can be replayed only within it,
+// and only with the same method, URI and body.
 const forwardWindow = 30
 
-// SignForward returns the ForwardHeader value for a request forwarded at
-// now.
-func SignForward(token string, now int64, method, requestURI string) string {
-	ts := strconv.FormatInt(now, 10)
-	return ts + "." + Sign(token, []byte("forward\n"+ts+"\n"+method+" "+requestURI))
+// EmptyBody is the SHA-256 of an empty body.
+var EmptyBody = sha256.Sum256(nil)
+
+// forwardMessage is what a forward signature signs.
+func forwardMessage(ts, method, requestURI string, bodySum [sha256.Size]byte) []byte {
+	return []byte(forwardDomain + ts + "\n" + method + " " + requestURI + "\n" + hex.EncodeToString(bodySum[:]))
 }
 
-// VerifyForward checks a ForwardHeader value at now.
-func VerifyForward(token, header string, now int64, method, requestURI string) bool {
-	for i := 0; i < len(header); i++ {
-		if header[i] != '.' {
-			continue
-		}
-		ts, sig := header[:i], header[i+1:]
-		n, err := strconv.ParseInt(ts, 10, 64)
-		if err != nil || n < now-forwardWindow || n > now+forwardWindow {
-			return false
-		}
-		return Verify(token, []byte("forward\n"+ts+"\n"+method+" "+requestURI), sig)
+// SignForwardBody returns the ForwardHeader value for a request sent at
+// now whose body has the SHA-256 bodySum (EmptyBody when it has none).
+func SignForwardBody(token string, now int64, method, requestURI string, bodySum [sha256.Size]byte) string {
+	ts := strconv.FormatInt(now, 10)
+	return ts + "." + Sign(token, forwardMessage(ts, method, requestURI, bodySum))
+}
+
+// VerifyForwardBody checks a ForwardHeader value at now against the
+// request's method, URI and the SHA-256 of the body it carried, as
+// received (not as announced by the sender).
+func VerifyForwardBody(token, header string, now int64, method, requestURI string, bodySum [sha256.Size]byte) bool {
+	ts, sig, ok := strings.Cut(header, ".")
+	if !ok {
+		return false
 	}
-	return false
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || n < now-forwardWindow || n > now+forwardWindow {
+		return false
+	}
+	return Verify(token, forwardMessage(ts, method, requestURI, bodySum), sig)
+}
+
+// SignForward returns the ForwardHeader value for a request without a
+// body (a probe), sent at now.
+func SignForward(token string, now int64, method, requestURI string) string {
+	return SignForwardBody(token, now, method, requestURI, EmptyBody)
+}
+
+// VerifyForward checks a ForwardHeader value at now for a request without
+// a body: the signature must cover the empty body. A caller that serves
+// a request with a body must hash that body and use VerifyForwardBody.
+func VerifyForward(token, header string, now int64, method, requestURI string) bool {
+	return VerifyForwardBody(token, header, now, method, requestURI, EmptyBody)
 }

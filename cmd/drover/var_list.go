@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+func newVarListCommand() *cobra.Command {
+	var address, ns string
+	var quiet bool
+	var o outputFlags
+	cmd := &cobra.Command{
+		Use:   "list [-q] [-json] [PREFIX]",
+		Short: "List variables",
+		Long: `List the variables whose path starts with PREFIX (every variable without
+one), in the namespace ("*" for every namespace); only those the token may
+list. -q prints their paths alone.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			q := &apiclient.QueryOptions{Namespace: namespaceOrEnv(ns)}
+			if len(args) == 1 {
+				q.Prefix = args[0]
+			}
+			vs, err := c.VarList(cmd.Context(), q)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving vars: %v", err)}
+			}
+			if vs == nil {
+				vs = []*structs.VariableMetadata{}
+			}
+			if o.set() {
+				return o.write(cmd, vs)
+			}
+			w := cmd.OutOrStdout()
+			if quiet {
+				for _, v := range vs {
+					fmt.Fprintln(w, v.Path)
+				}
+				return nil
+			}
+			if len(vs) == 0 {
+				if q.Prefix != "" {
+					fmt.Fprintf(w, "No matching variables found with prefix %q\n", q.Prefix)
+				} else {
+					fmt.Fprintln(w, "No variables found")
+				}
+				return nil
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "Namespace\tPath\tLast Updated")
+			for _, v := range vs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Namespace, v.Path, formatTime(v.ModifyTime))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the variables' paths")
+	o.add(cmd)
+	addNamespaceFlag(cmd, &ns)
+	addAddressFlag(cmd, &address)
+	return cmd
+}
