@@ -110,11 +110,10 @@ func New(cfg Config) (*Agent, error) {
 	if r, ok := api.(interface{ Rebalance() }); ok {
 		rebalance = r.Rebalance
 	}
-	templates := templateSetup(cfg, api, secret) // templates.go
+	raw := api
 	api = nodeAuth{api: api, secret: secret}
 	a := &Agent{
 		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api, rebalance: rebalance,
-		templates:    templates,
 		drivers:      make(map[string]drivers.Driver, len(cfg.Drivers)),
 		allocs:       map[string]*allocEntry{},
 		registeredCh: make(chan struct{}),
@@ -125,6 +124,7 @@ func New(cfg Config) (*Agent, error) {
 	for _, d := range cfg.Drivers {
 		a.drivers[d.Name()] = d
 	}
+	a.templates = templateSetup(cfg, raw, secret, a) // templates.go
 	a.node = buildNode(cfg, id)
 	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval, reportWindow)
 	a.ctx, a.cancel = context.WithCancel(context.Background())

@@ -11,9 +11,12 @@ import (
 // templateSetup says where tasks' templates read Nomad's API and with
 // which token: the configured server, else the one the agent's calls go
 // to (a ServerAPI with an Address method, as HTTPServers); the
-// configured identity source, else the server API's own when it has one
-// (asked as the node, with its secret), else none.
-func templateSetup(cfg Config, api ServerAPI, secret string) allocrunner.TemplateConfig {
+// configured identity source, else the task's workload identity when the
+// servers issue them (a ServerAPI that is an identityIssuer: the agent's
+// TaskIdentity), else a ServerAPI's own TaskIdentity (asked as the node,
+// with its secret), else none. api is the ServerAPI before nodeAuth
+// wraps it.
+func templateSetup(cfg Config, api ServerAPI, secret string, agent *Agent) allocrunner.TemplateConfig {
 	tc := allocrunner.TemplateConfig{Settings: cfg.Templates, Identity: cfg.TemplateIdentity}
 	switch {
 	case cfg.TemplateServerAddr != "":
@@ -25,7 +28,9 @@ func templateSetup(cfg Config, api ServerAPI, secret string) allocrunner.Templat
 		}
 	}
 	if tc.Identity == nil {
-		if ids, ok := api.(template.IdentitySource); ok {
+		if _, ok := api.(identityIssuer); ok {
+			tc.Identity = agent
+		} else if ids, ok := api.(template.IdentitySource); ok {
 			tc.Identity = nodeIdentity{ids: ids, secret: secret}
 		}
 	}
