@@ -47,8 +47,8 @@ var (
 
 // IdentitySource gives a task's workload identity: the token its
 // templates present to the servers (X-Nomad-Token) to read the variables
-// of its job, group and task. The client's server API provides it once
-// the servers mint identities.
+// of its job, group and task. The client agent's TaskIdentity is one
+// (client/identity.go): it asks the servers as the node.
 type IdentitySource interface {
 	TaskIdentity(ctx context.Context, allocID, task string) (string, error)
 }
@@ -409,11 +409,14 @@ func (m *Manager) run() {
 // firstRender waits for every template to render once and reports
 // whether a file was written (rather than found as it should be).
 func (m *Manager) firstRender(e *engine, timeout <-chan time.Time) (dirty bool, err error) {
-	var missing string // the last "Missing" event's list
-	var lastEvent time.Time
+	// As Nomad's: a "Missing" event once the list of missing data has
+	// held for the event rate (every first pass misses what it has not
+	// fetched yet), at most one per event rate.
+	var missing, emitted string
 	pending := time.NewTimer(time.Hour)
 	pending.Stop()
 	defer pending.Stop()
+	armed := false
 	for {
 		select {
 		case <-m.stopCh:
@@ -426,11 +429,11 @@ func (m *Manager) firstRender(e *engine, timeout <-chan time.Time) (dirty bool, 
 				continue
 			}
 			done, dirty := true, false
-			for _, e := range events {
-				if e.LastWouldRender.IsZero() {
+			for _, ev := range events {
+				if ev.LastWouldRender.IsZero() {
 					done = false
 				}
-				if e.WouldRender && e.DidRender {
+				if ev.WouldRender && ev.DidRender {
 					dirty = true
 				}
 			}
@@ -438,20 +441,17 @@ func (m *Manager) firstRender(e *engine, timeout <-chan time.Time) (dirty bool, 
 				return dirty, nil
 			}
 		case <-e.runner.RenderEventCh():
-			now := e.missing()
-			if now == "" || now == missing {
-				continue
+			missing = e.missing()
+			if missing != "" && missing != emitted && !armed {
+				armed = true
+				pending.Reset(m.settings.EventRate)
 			}
-			missing = now
-			if wait := m.settings.EventRate - time.Since(lastEvent); wait > 0 {
-				pending.Reset(wait)
-				continue
-			}
-			lastEvent = time.Now()
-			m.cfg.Lifecycle.Event(structs.TemplateEventType, structs.TemplateMissingMessagePrefix+missing)
 		case <-pending.C:
-			lastEvent = time.Now()
-			m.cfg.Lifecycle.Event(structs.TemplateEventType, structs.TemplateMissingMessagePrefix+missing)
+			armed = false
+			if missing != "" && missing != emitted {
+				emitted = missing
+				m.cfg.Lifecycle.Event(structs.TemplateEventType, structs.TemplateMissingMessagePrefix+missing)
+			}
 		case <-timeout:
 			return false, fmt.Errorf("%w: waited %s for %s", ErrRenderTimeout, m.settings.RenderTimeout, e.unrendered())
 		}
