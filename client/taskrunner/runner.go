@@ -323,15 +323,6 @@ func (tr *TaskRunner) run() {
 	defer tr.cancel()
 	defer tr.stopTemplates()
 	h := tr.Handle()
-	if h != nil && tr.cfg.Templates != nil {
-		// The task runs already: its templates are rendered again beside
-		// it, and a file that changed meanwhile acts as a change.
-		go func() {
-			if _, err := tr.prestartTemplates(); err != nil && !tr.killed() {
-				tr.Fail(err.Error())
-			}
-		}()
-	}
 	if h != nil {
 		if err := tr.cfg.Driver.Recover(h); err != nil {
 			// The task ended while nobody watched; its status is unknown.
@@ -346,6 +337,16 @@ func (tr *TaskRunner) run() {
 			u := Update{Task: tr.cfg.Task.Name, State: tr.state.Copy(), Handle: h}
 			tr.mu.Unlock()
 			tr.cfg.OnUpdate(u)
+			if tr.cfg.Templates != nil {
+				// The task runs already: its templates are rendered again
+				// beside it, and a file that changed meanwhile acts as a
+				// change.
+				go func() {
+					if _, err := tr.prestartTemplates(); err != nil && !tr.killed() {
+						tr.Fail(err.Error())
+					}
+				}()
+			}
 		}
 	} else {
 		tr.event(structs.TaskReceived, "Task received by client", nil)
