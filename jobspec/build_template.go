@@ -48,14 +48,19 @@ func (b *builder) template(path string, at *specTemplate) *structs.Template {
 	lay(&t.SourcePath, at.SourcePath)
 	lay(&t.DestPath, at.DestPath)
 	lay(&t.EmbeddedTmpl, at.EmbeddedTmpl)
-	lay(&t.ChangeMode, at.ChangeMode)
+	// Nomad's API sends "" for an unset change mode, perms or
+	// delimiters: the defaults.
+	if at.ChangeMode != nil && *at.ChangeMode != "" {
+		t.ChangeMode = *at.ChangeMode
+	}
 	lay(&t.ChangeSignal, at.ChangeSignal)
 	lay(&t.Once, at.Once)
 	lay(&t.Splay, at.Splay)
-	lay(&t.Perms, at.Perms)
+	if at.Perms != nil && *at.Perms != "" {
+		t.Perms = *at.Perms
+	}
 	lay(&t.Envvars, at.Envvars)
 	lay(&t.ErrMissingKey, at.ErrMissingKey)
-	// Nomad's API sends "" for unset delimiters.
 	if at.LeftDelim != nil && *at.LeftDelim != "" {
 		t.LeftDelim = *at.LeftDelim
 	}

@@ -169,6 +169,17 @@ func TestTemplateJSON(t *testing.T) {
 		t.Errorf("round trip changed templates:\n%+v\n%+v", again.TaskGroups[0].Tasks[0].Templates, ts)
 	}
 
+	// Empty strings are the defaults, as Nomad's API sends them.
+	raw := `{"ID":"j","TaskGroups":[{"Name":"g","Tasks":[{"Name":"t","Driver":"mock","Templates":[` +
+		`{"DestPath":"local/x","EmbeddedTmpl":"x","ChangeMode":"","Perms":"","LeftDelim":"","RightDelim":""}]}]}]}`
+	j, _, err := ParseAPIJob([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tt := j.TaskGroups[0].Tasks[0].Templates[0]; tt.ChangeMode != "restart" || tt.Perms != "0644" || tt.LeftDelim != "{{" {
+		t.Fatalf("defaults from empty strings: %+v", tt)
+	}
+
 	// A refused function in JSON is located by its path.
 	task.Templates[0].EmbeddedTmpl = new(`{{ key "x" }}`)
 	data, _ = json.Marshal(job)
