@@ -149,7 +149,9 @@ func walkBranch(b *parse.BranchNode, names map[string]bool) {
 	}
 }
 
-var defined sync.Map // name → bool
+// defined caches the names the engine defines (a bounded set: names it
+// lacks are asked again, so that job files cannot grow the cache).
+var defined sync.Map // name → true
 
 // builtins are text/template's own functions.
 var builtins = map[string]bool{
@@ -165,8 +167,8 @@ func Defined(name string) bool {
 	if builtins[name] {
 		return true
 	}
-	if v, ok := defined.Load(name); ok {
-		return v.(bool)
+	if _, ok := defined.Load(name); ok {
+		return true
 	}
 	ok := false
 	if isIdent(name) {
@@ -176,7 +178,9 @@ func Defined(name string) bool {
 			ok = err == nil
 		}
 	}
-	defined.Store(name, ok)
+	if ok {
+		defined.Store(name, true)
+	}
 	return ok
 }
 

@@ -50,3 +50,16 @@ func TestRefusedAreEngineFunctions(t *testing.T) {
 		t.Fatal("Defined accepts undefined names")
 	}
 }
+
+// BenchmarkCheck: checking a typical template when a job is validated.
+func BenchmarkCheck(b *testing.B) {
+	text := `{{ with nomadVar "nomad/jobs/web" }}pass={{ .pass }}{{ end }}
+port={{ env "NOMAD_PORT_http" }}
+{{ range nomadService "db" }}{{ .Address }}:{{ .Port }}{{ end }}
+{{ "x" | toJSON | sprig_upper }}`
+	for b.Loop() {
+		if err := Check(text, "", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
