@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client/template"
 	"github.com/droverhq/drover/config"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsutil"
@@ -136,6 +137,8 @@ type Config struct {
 	MemoryTotalMB  int64
 	MinDynamicPort int
 	MaxDynamicPort int
+	// Templates are the client's template settings (client.template).
+	Templates template.Settings
 
 	Logger hclog.Logger
 }
@@ -201,10 +204,47 @@ func FromConfig(c *config.Config) Config {
 		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),
 		MinDynamicPort: c.Client.MinDynamicPort,
 		MaxDynamicPort: c.Client.MaxDynamicPort,
+		Templates:      templateSettings(c),
 	}
 	if c.Dev {
 		// The dev client talks to its own server, wherever it listens.
 		out.Servers = nil
 	}
 	return out
+}
+
+// templateSettings turns the client's template block into the template
+// renderer's settings; what the block leaves zero takes Nomad's default.
+func templateSettings(c *config.Config) template.Settings {
+	t := c.Client.Template
+	s := template.Settings{
+		DisableSandbox: t.DisableFileSandbox,
+		MaxStale:       t.MaxStale,
+		BlockQueryWait: t.BlockQueryWait,
+		NomadRetry:     template.Retry{Attempts: t.NomadRetry.Attempts, Backoff: t.NomadRetry.Backoff, MaxBackoff: t.NomadRetry.MaxBackoff},
+		RenderTimeout:  t.RenderTimeout,
+	}
+	if c.IsSet("client.template.function_denylist") {
+		s.FunctionDenylist = append([]string{}, t.FunctionDenylist...)
+	}
+	wait := func(prefix string, w config.TemplateWait, def *structs.WaitConfig) *structs.WaitConfig {
+		minSet, maxSet := c.IsSet(prefix+".min"), c.IsSet(prefix+".max")
+		if !minSet && !maxSet {
+			return def
+		}
+		out := &structs.WaitConfig{}
+		if def != nil {
+			out = def.Copy()
+		}
+		if minSet {
+			out.Min = &w.Min
+		}
+		if maxSet {
+			out.Max = &w.Max
+		}
+		return out
+	}
+	s.Wait = wait("client.template.wait", t.Wait, template.DefaultSettings().Wait)
+	s.WaitBounds = wait("client.template.wait_bounds", t.WaitBounds, nil)
+	return s
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/client/clock"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
@@ -47,6 +48,8 @@ type Agent struct {
 	reporter *reporter
 	usage    *usageCache  // tasks' recent resource usage samples
 	host     *hostSampler // the host's recent CPU samples
+	// templates is what tasks' templates need of the agent.
+	templates allocrunner.TemplateConfig
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -107,6 +110,7 @@ func New(cfg Config) (*Agent, error) {
 	if r, ok := api.(interface{ Rebalance() }); ok {
 		rebalance = r.Rebalance
 	}
+	raw := api
 	api = nodeAuth{api: api, secret: secret}
 	a := &Agent{
 		cfg: cfg, logger: cfg.Logger.Named("client"), clock: cfg.Clock, api: api, rebalance: rebalance,
@@ -120,6 +124,7 @@ func New(cfg Config) (*Agent, error) {
 	for _, d := range cfg.Drivers {
 		a.drivers[d.Name()] = d
 	}
+	a.templates = templateSetup(cfg, raw, secret, a) // templates.go
 	a.node = buildNode(cfg, id)
 	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval, reportWindow)
 	a.ctx, a.cancel = context.WithCancel(context.Background())

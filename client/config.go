@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"github.com/droverhq/drover/client/template"
 	"os"
 	"strconv"
 	"time"
@@ -97,6 +98,16 @@ type Config struct {
 	// many nodes in one process may share one. Defaults to a cache of
 	// the agent's own.
 	Jobs *JobCache
+	// Templates are the client's template settings (the agent's
+	// client { template { … } } block); zero fields take Nomad's defaults.
+	Templates template.Settings
+	// TemplateServerAddr, when set, is where tasks' templates read
+	// Nomad's API; by default the server the agent's calls go to.
+	TemplateServerAddr string
+	// TemplateIdentity, when set, gives the token of each task's
+	// templates; by default the server API's, when it has one
+	// (template.IdentitySource), asked as the node; else none.
+	TemplateIdentity template.IdentitySource
 }
 
 // withDefaults checks c and fills in its defaults.

@@ -47,6 +47,10 @@ func (h *HTTPServers) ResolveACL(ctx context.Context, token string) (*structs.AC
 
 var _ ServerAPI = (*HTTPServers)(nil)
 
+// Address returns the address of the server calls go to first; tasks'
+// templates read Nomad's API there.
+func (h *HTTPServers) Address() string { return h.nc.Current() }
+
 // Rebalance moves the calls to a server picked at random (see
 // apiclient.NodeClient.Rebalance); the agent calls it every few minutes.
 func (h *HTTPServers) Rebalance() { h.nc.Rebalance() }

@@ -189,6 +189,36 @@ type Client struct {
 	NetworkInterface string
 	MinDynamicPort   int
 	MaxDynamicPort   int
+	// Template is the client's template block: how tasks' templates are
+	// rendered.
+	Template ClientTemplate
+}
+
+// ClientTemplate is Nomad's client template block, without its Consul
+// and Vault settings. Zero values take Nomad's defaults (those of
+// client/template).
+type ClientTemplate struct {
+	FunctionDenylist   []string
+	DisableFileSandbox bool
+	MaxStale           time.Duration
+	BlockQueryWait     time.Duration
+	Wait               TemplateWait
+	WaitBounds         TemplateWait
+	NomadRetry         TemplateRetry
+	// RenderTimeout is drover's own: how long a task waits for its
+	// templates' first render before it fails.
+	RenderTimeout time.Duration
+}
+
+// TemplateWait is a wait or wait_bounds block.
+type TemplateWait struct {
+	Min, Max time.Duration
+}
+
+// TemplateRetry is a nomad_retry block.
+type TemplateRetry struct {
+	Attempts            int
+	Backoff, MaxBackoff time.Duration
 }
 
 // ACL is Nomad's acl block.

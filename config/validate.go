@@ -218,6 +218,7 @@ func (v *validator) client() {
 			v.errorf("client.options", `client.options "docker.volumes.enabled" must be "true" or "false" (got %q)`, s)
 		}
 	}
+	v.clientTemplate(&c.Template)
 	v.port("client.min_dynamic_port", c.MinDynamicPort)
 	v.port("client.max_dynamic_port", c.MaxDynamicPort)
 	if c.MinDynamicPort >= c.MaxDynamicPort {

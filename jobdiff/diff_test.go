@@ -58,7 +58,14 @@ func lines(d *JobDiff) []string {
 }
 
 func TestJobsScenarios(t *testing.T) {
-	base := func() *structs.Job { return statetest.Job("web", 2) }
+	base := func() *structs.Job {
+		j := statetest.Job("web", 2)
+		j.TaskGroups[0].Tasks[0].Templates = []*structs.Template{{
+			DestPath: "local/app.conf", EmbeddedTmpl: "v1", ChangeMode: "restart", Splay: 5 * time.Second,
+			Perms: "0644", LeftDelim: "{{", RightDelim: "}}",
+		}}
+		return j
+	}
 	cases := []struct {
 		name   string
 		change func(j *structs.Job)
@@ -82,6 +89,29 @@ func TestJobsScenarios(t *testing.T) {
 			"Group web(Edited)/Task sidecar(Edited)[forces in-place update]/",
 			"Group web(Edited)/Task sidecar(Edited)[forces in-place update]/Meta[owner]: Edited team-a => team-b",
 		}, false},
+		{"a changed template, by destination", func(j *structs.Job) {
+			j.TaskGroups[0].Tasks[0].Templates[0].EmbeddedTmpl = "v2"
+			j.TaskGroups[0].Tasks[0].Templates[0].ChangeMode = "noop"
+		}, []string{
+			"Job: Edited",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/Template(Edited)/ChangeMode: Edited restart => noop",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/Template(Edited)/EmbeddedTmpl: Edited v1 => v2",
+		}, false},
+		{"a template added", func(j *structs.Job) {
+			j.TaskGroups[0].Tasks[0].Templates = append(j.TaskGroups[0].Tasks[0].Templates, &structs.Template{
+				DestPath: "secrets/env", EmbeddedTmpl: "X=1", ChangeMode: "signal", ChangeSignal: "SIGHUP", Envvars: true,
+				ChangeScript: nil, Wait: &structs.WaitConfig{Min: new(time.Second)},
+			})
+		}, []string{
+			"Job: Edited",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/Template(Added)/ChangeMode: Added  => signal",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/Template(Added)/ChangeSignal: Added  => SIGHUP",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/Template(Added)/DestPath: Added  => secrets/env",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/Template(Added)/EmbeddedTmpl: Added  => X=1",
+			"Group web(Edited)/Task server(Edited)[forces create/destroy update]/Template(Added)/Envvars: Added  => true",
+		}, true},
 		{"count up forces create", func(j *structs.Job) { j.TaskGroups[0].Count = 5 }, []string{
 			"Job: Edited",
 			"Group web(Edited)/Count: Edited 2 => 5 [forces create]",

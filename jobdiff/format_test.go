@@ -40,6 +40,12 @@ func TestFormatGolden(t *testing.T) {
 			j.TaskGroups[0].Tasks[0].Config["args"] = []any{"60"}
 			j.TaskGroups[0].Tasks[0].Services[0].Checks[0].Interval = 5 * time.Second
 		}, true, map[string]uint64{"canary": 1, "ignore": 2}},
+		{"template-changed", func(j *structs.Job) {
+			j.TaskGroups[0].Tasks[0].Templates = []*structs.Template{{
+				DestPath: "local/app.conf", EmbeddedTmpl: "port={{ env \"NOMAD_PORT_http\" }}\n", ChangeMode: "restart",
+				Perms: "0644", LeftDelim: "{{", RightDelim: "}}",
+			}}
+		}, false, map[string]uint64{"create/destroy update": 2}},
 		{"update-block-and-datacenters", func(j *structs.Job) {
 			j.Datacenters = []string{"dc1", "dc2"}
 			j.TaskGroups[0].Update.MaxParallel = 2

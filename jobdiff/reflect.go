@@ -24,11 +24,13 @@ var objectNames = map[string]string{
 	"ReservedPorts": "Static Port",
 	"Targets":       "SpreadTarget",
 	"Checkpoints":   "Checkpoints",
+	"Templates":     "Template",
 }
 
 // keyFields pair the items of two lists of blocks: items with the same key
-// are one item changed, not one deleted and one added.
-var keyFields = []string{"Name", "Label"}
+// are one item changed, not one deleted and one added. A task's templates
+// pair by destination (one file per destination).
+var keyFields = []string{"Name", "Label", "DestPath"}
 
 var durationType = reflect.TypeOf(time.Duration(0))
 

@@ -313,6 +313,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 		}
 		t.Services = append(t.Services, svc)
 	}
+	t.Templates = b.templates(path, at.Templates) // build_template.go
 	return t
 }
 

@@ -30,7 +30,7 @@ type decoder struct {
 // repeatable names the blocks that may appear more than once in a block.
 var repeatable = map[string]bool{
 	"constraint": true, "affinity": true, "group": true, "spread": true, "task": true, "service": true, "check": true,
-	"port": true, "target": true, "network": true, "variable": true, "locals": true, "validation": true, "job": true,
+	"port": true, "target": true, "network": true, "variable": true, "locals": true, "validation": true, "job": true, "template": true,
 }
 
 // mapBlocks may also be written as attributes: meta = { k = "v" }.

@@ -179,6 +179,9 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 			t.DispatchPayload.File = *s
 		}
 	}
+	for i, tb := range blocks["template"] {
+		t.Templates = append(t.Templates, d.template(tb, fmt.Sprintf("%s.Templates[%d]", path, i)))
+	}
 	return t
 }
 

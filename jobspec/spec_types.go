@@ -127,6 +127,41 @@ type specTask struct {
 	KillSignal    string
 	// DispatchPayload is the dispatch_payload block.
 	DispatchPayload *specDispatchPayload
+	Templates       []*specTemplate
+}
+
+// specTemplate is a task's template block.
+type specTemplate struct {
+	SourcePath    *string
+	DestPath      *string
+	EmbeddedTmpl  *string
+	ChangeMode    *string
+	ChangeScript  *specChangeScript
+	ChangeSignal  *string
+	Once          *bool
+	Splay         *time.Duration
+	Perms         *string
+	Uid           *int
+	Gid           *int
+	LeftDelim     *string
+	RightDelim    *string
+	Envvars       *bool
+	Wait          *specWait
+	ErrMissingKey *bool
+}
+
+// specChangeScript is a template's change_script block.
+type specChangeScript struct {
+	Command     *string
+	Args        []string
+	Timeout     *time.Duration
+	FailOnError *bool
+}
+
+// specWait is a template's wait block.
+type specWait struct {
+	Min *time.Duration
+	Max *time.Duration
 }
 
 // specResources is a task's resources block.
@@ -266,6 +301,9 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specJob]():             "job",
 	reflect.TypeFor[specGroup]():           "group",
 	reflect.TypeFor[specTask]():            "task",
+	reflect.TypeFor[specTemplate]():        "template",
+	reflect.TypeFor[specChangeScript]():    "change_script",
+	reflect.TypeFor[specWait]():            "wait",
 	reflect.TypeFor[specService]():         "service",
 	reflect.TypeFor[specCheck]():           "check",
 	reflect.TypeFor[specCheckRestart]():    "check_restart",

@@ -72,6 +72,9 @@ func TestUpdateKindFor(t *testing.T) {
 			j.TaskGroups[0].Tasks[0].Config["n"] = 1
 		}, UpdateDestructive},
 		{"env removed", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Env = nil }, UpdateDestructive},
+		{"template", func(j *structs.Job) {
+			j.TaskGroups[0].Tasks[0].Templates = []*structs.Template{{DestPath: "local/a", EmbeddedTmpl: "x"}}
+		}, UpdateDestructive},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

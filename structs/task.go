@@ -34,6 +34,9 @@ type Task struct {
 	// DispatchPayload names the file a dispatched job's payload is
 	// written into, under the task's local directory.
 	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
+	// Templates are rendered into the task's directory before it starts
+	// (template.go).
+	Templates []*Template `json:",omitempty"`
 }
 
 // Copy returns a deep copy of the task.
@@ -54,6 +57,7 @@ func (t *Task) Copy() *Task {
 		d := *t.DispatchPayload
 		c.DispatchPayload = &d
 	}
+	c.Templates = copyTemplates(t.Templates)
 	if t.LogConfig != nil {
 		l := *t.LogConfig
 		c.LogConfig = &l

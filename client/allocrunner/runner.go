@@ -19,6 +19,7 @@ import (
 	"github.com/droverhq/drover/client/health"
 	"github.com/droverhq/drover/client/taskenv"
 	"github.com/droverhq/drover/client/taskrunner"
+	"github.com/droverhq/drover/client/template"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
@@ -45,6 +46,20 @@ type Config struct {
 	// OnUpdate receives the allocation's state after every change, one
 	// call at a time. It must not block for long.
 	OnUpdate func(Update)
+	// Templates is how the tasks' templates are rendered.
+	Templates TemplateConfig
+}
+
+// TemplateConfig is what the tasks' templates need from the client.
+type TemplateConfig struct {
+	// Settings are the client agent's template block.
+	Settings template.Settings
+	// ServerAddr returns the HTTP address of a server for templates'
+	// reads of Nomad's API; nil or "" when there is none.
+	ServerAddr func() string
+	// Identity, when set, gives each task the token its templates
+	// present; nil sends none (ACLs off).
+	Identity template.IdentitySource
 }
 
 // Update is the allocation's state as the client reports it.
@@ -216,6 +231,9 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	rc := taskrunner.Config{
 		Task: t, JobType: a.Job.Type, Driver: d, TaskConfig: tc, RestartPolicy: policy,
 		Clock: ar.cfg.Clock, OnUpdate: ar.onTaskUpdate,
+	}
+	if len(t.Templates) > 0 {
+		rc.Templates = ar.templates(t, env)
 	}
 	if prev != nil && prev.Handle != nil {
 		rc.Handle, rc.State = prev.Handle, prev.State

@@ -49,6 +49,21 @@ type Config struct {
 	// OnUpdate is called, from the runner's goroutine, after every change.
 	// It must not block for long, and must not call back into the runner.
 	OnUpdate func(Update)
+	// Templates, when set, builds the renderer of the task's templates
+	// (client/template), given the runner as what it acts on. It is
+	// called once, from the runner's goroutine, before the task first
+	// starts (or once the runner re-attached to it).
+	Templates func(tr *TaskRunner) (TemplateHook, error)
+}
+
+// TemplateHook renders a task's templates (client/template.Manager).
+type TemplateHook interface {
+	// Prestart blocks until the templates have first rendered and
+	// returns the variables they add to the task's environment; later
+	// calls return the current ones at once.
+	Prestart(ctx context.Context) (map[string]string, error)
+	// Stop stops watching the templates' data.
+	Stop()
 }
 
 // TaskRunner runs one task. Create it with New, start it with Run.
@@ -66,11 +81,17 @@ type TaskRunner struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 
+	templatesOnce sync.Once
+	templates     TemplateHook // nil without templates, or before setupTemplates
+	templatesErr  error
+
 	mu       sync.Mutex
 	state    *structs.TaskState
 	handle   *drivers.TaskHandle
 	killType string // event KillFor asked for, until recorded
 	killMsg  string
+	// killFails: the kill fails the task (Fail).
+	killFails bool
 }
 
 // New checks the config and returns a runner that has not started.
@@ -138,8 +159,9 @@ func (tr *TaskRunner) killReason() {
 type restartRequest struct {
 	h      *drivers.TaskHandle
 	reason string
-	// user: a restart a user asked for, which does not count against
-	// the restart policy and happens at once.
+	// user: a restart outside the restart policy (a user's, or a
+	// template's), which does not count against its attempts and
+	// happens at once.
 	user bool
 	// stopped, when set, is closed once the run is stopped (or the
 	// request dropped).
@@ -213,6 +235,12 @@ func (tr *TaskRunner) RestartByUser(ctx context.Context) error {
 // Nomad's. An unknown signal wraps drivers.ErrInvalidConfig and records
 // nothing; a task that is not running is ErrTaskNotRunning.
 func (tr *TaskRunner) Signal(signal string) error {
+	return tr.signal(signal, "")
+}
+
+// signal sends a signal with a "Signaling" event whose message is msg
+// ("" for the usual one).
+func (tr *TaskRunner) signal(signal, msg string) error {
 	name, err := signalName(signal)
 	if err != nil {
 		return err
@@ -227,7 +255,10 @@ func (tr *TaskRunner) Signal(signal string) error {
 	if h == nil || !running || tr.killed() {
 		return ErrTaskNotRunning
 	}
-	tr.event(structs.TaskSignaling, "Task being sent signal "+name, func(e *structs.TaskEvent) {
+	if msg == "" {
+		msg = "Task being sent signal " + name
+	}
+	tr.event(structs.TaskSignaling, msg, func(e *structs.TaskEvent) {
 		x := e.SetExtra()
 		x.TaskSignal = name
 		x.Details = map[string]string{"signal": name}
@@ -290,6 +321,7 @@ func (tr *TaskRunner) killed() bool {
 func (tr *TaskRunner) run() {
 	defer close(tr.doneCh)
 	defer tr.cancel()
+	defer tr.stopTemplates()
 	h := tr.Handle()
 	if h != nil {
 		if err := tr.cfg.Driver.Recover(h); err != nil {
@@ -305,6 +337,16 @@ func (tr *TaskRunner) run() {
 			u := Update{Task: tr.cfg.Task.Name, State: tr.state.Copy(), Handle: h}
 			tr.mu.Unlock()
 			tr.cfg.OnUpdate(u)
+			if tr.cfg.Templates != nil {
+				// The task runs already: its templates are rendered again
+				// beside it, and a file that changed meanwhile acts as a
+				// change.
+				go func() {
+					if _, err := tr.prestartTemplates(); err != nil && !tr.killed() {
+						tr.Fail(err.Error())
+					}
+				}()
+			}
 		}
 	} else {
 		tr.event(structs.TaskReceived, "Task received by client", nil)
@@ -421,7 +463,17 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 	if tr.State().StartedAt.IsZero() {
 		tr.event(structs.TaskSetup, "Building Task Directory", nil)
 	}
-	h, err := tr.cfg.Driver.Start(tr.ctx, tr.cfg.TaskConfig)
+	tc := tr.cfg.TaskConfig
+	if tr.cfg.Templates != nil {
+		env, err := tr.prestartTemplates()
+		if err != nil {
+			return nil, err
+		}
+		c := *tc
+		c.Env = mergeTemplateEnv(tc.Env, env)
+		tc = &c
+	}
+	h, err := tr.cfg.Driver.Start(tr.ctx, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -442,6 +494,12 @@ func (tr *TaskRunner) afterStartFailure(err error) bool {
 	if tr.killed() {
 		tr.killReason()
 		tr.finish(false, structs.TaskKilled, "Task killed while starting", nil)
+		return true
+	}
+	if errors.Is(err, errTemplates) {
+		// As Nomad's: a template that cannot render fails the task,
+		// whatever its restart policy.
+		tr.finish(true, structs.TemplateEventType, err.Error(), nil)
 		return true
 	}
 	tr.event(structs.TaskDriverFailure, "Failed to start task", func(e *structs.TaskEvent) {
@@ -588,7 +646,7 @@ func (tr *TaskRunner) finish(failed bool, typ, msg string, fill func(*structs.Ta
 	now := tr.clock.Now()
 	tr.mu.Lock()
 	tr.state.State = structs.TaskStateDead
-	tr.state.Failed = tr.state.Failed || failed
+	tr.state.Failed = tr.state.Failed || failed || tr.killFails
 	tr.state.FinishedAt = now
 	tr.handle = nil
 	tr.mu.Unlock()

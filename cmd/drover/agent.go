@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"syscall"
@@ -138,6 +139,11 @@ func agentConfig(fs *pflag.FlagSet, af agentFlags, stderr io.Writer) (agent.Conf
 // runAgent runs the agent until SIGINT or SIGTERM (or the command's
 // context ends), then shuts it down.
 func runAgent(cmd *cobra.Command, cfg agent.Config) error {
+	// The template engine logs through the standard logger, its lines
+	// prefixed with their levels: they go through the agent's logger and
+	// its level.
+	log.SetFlags(0)
+	log.SetOutput(cfg.Logger.Named("template").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err

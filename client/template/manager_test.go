@@ -1,0 +1,152 @@
+package template
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/client/template/templatetest"
+	"github.com/droverhq/drover/structs"
+)
+
+// lifecycle records what the manager asks of its task.
+type lifecycle struct {
+	mu      sync.Mutex
+	running bool
+	events  []string
+	fails   []string
+}
+
+func (l *lifecycle) Running() bool                       { return l.running }
+func (l *lifecycle) RestartForTemplate(string)           {}
+func (l *lifecycle) SignalForTemplate(_, _ string) error { return nil }
+func (l *lifecycle) Exec(context.Context, []string) ([]byte, int, error) {
+	return nil, 0, errors.New("no exec")
+}
+func (l *lifecycle) Fail(r string) { l.mu.Lock(); l.fails = append(l.fails, r); l.mu.Unlock() }
+func (l *lifecycle) Event(typ, msg string) {
+	l.mu.Lock()
+	l.events = append(l.events, typ+": "+msg)
+	l.mu.Unlock()
+}
+
+func settings(timeout time.Duration) Settings {
+	s := DefaultSettings()
+	s.Wait = &structs.WaitConfig{}
+	s.RenderTimeout = timeout
+	s.EventRate = time.Millisecond
+	return s
+}
+
+func newManager(t *testing.T, cfg Config) *Manager {
+	t.Helper()
+	if cfg.TaskDir == "" {
+		cfg.TaskDir = t.TempDir()
+	}
+	if cfg.Lifecycle == nil {
+		cfg.Lifecycle = &lifecycle{}
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	return m
+}
+
+func prestart(t *testing.T, m *Manager) (map[string]string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return m.Prestart(ctx)
+}
+
+// TestPaths: destinations land in the task's directory or, for alloc/,
+// the allocation's; runtime variables are filled in.
+func TestPaths(t *testing.T) {
+	taskDir, allocDir := t.TempDir(), t.TempDir()
+	m := newManager(t, Config{
+		TaskDir: taskDir, AllocDir: allocDir, Settings: settings(5 * time.Second),
+		Env: map[string]string{"NOMAD_ALLOC_INDEX": "3", "NOMAD_TASK_DIR": "/local"},
+		Templates: []*structs.Template{
+			{DestPath: "${NOMAD_TASK_DIR}/a-${NOMAD_ALLOC_INDEX}", EmbeddedTmpl: "a", ChangeMode: "noop"},
+			{DestPath: "${NOMAD_ALLOC_DIR}/shared/b", EmbeddedTmpl: "b", ChangeMode: "noop"},
+			{DestPath: "/etc/c", EmbeddedTmpl: "c", ChangeMode: "noop"},
+		},
+	})
+	if _, err := prestart(t, m); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(taskDir, "local/a-3"): "a", filepath.Join(allocDir, "shared/b"): "b", filepath.Join(taskDir, "etc/c"): "c",
+	} {
+		if b, err := os.ReadFile(path); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v", path, b, err)
+		}
+	}
+	if _, err := New(Config{TaskDir: taskDir, Lifecycle: &lifecycle{}, Env: map[string]string{"X": "../.."},
+		Templates: []*structs.Template{{DestPath: "local/${X}/x", EmbeddedTmpl: "x"}}}); err == nil || !strings.Contains(err.Error(), "escapes the task directory") {
+		t.Fatalf("a destination escaping through a variable: %v", err)
+	}
+}
+
+// TestRefusedFunctionAtRender: a source file (not checked when the job
+// was submitted) calling a Consul function fails the render, naming it.
+func TestRefusedFunctionAtRender(t *testing.T) {
+	taskDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(taskDir, "in.tpl"), []byte(`{{ key "app/x" }}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, Config{TaskDir: taskDir, Settings: settings(5 * time.Second),
+		Templates: []*structs.Template{{SourcePath: "in.tpl", DestPath: "local/out", ChangeMode: "restart"}}})
+	_, err := prestart(t, m)
+	if !errors.Is(err, ErrTemplateFailed) || !strings.Contains(err.Error(), "not supported by drover: key") {
+		t.Fatalf("Prestart: %v", err)
+	}
+}
+
+// TestDeniedFunction: the client's denylist (plugin by default) fails
+// the render.
+func TestDeniedFunction(t *testing.T) {
+	m := newManager(t, Config{Settings: settings(5 * time.Second),
+		Templates: []*structs.Template{{EmbeddedTmpl: `{{ plugin "/bin/echo" "x" }}`, DestPath: "local/out", ChangeMode: "restart"}}})
+	if _, err := prestart(t, m); !errors.Is(err, ErrTemplateFailed) || !strings.Contains(err.Error(), "disabled") {
+		t.Fatalf("Prestart: %v", err)
+	}
+}
+
+// TestNoServer: without a server address, a template reading Nomad's
+// API waits until the render timeout; nothing panics.
+func TestNoServer(t *testing.T) {
+	l := &lifecycle{}
+	m := newManager(t, Config{Settings: settings(500 * time.Millisecond), Lifecycle: l,
+		Templates: []*structs.Template{{EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/x" }}{{ .a }}{{ end }}`, DestPath: "local/out", ChangeMode: "restart"}}})
+	if _, err := prestart(t, m); !errors.Is(err, ErrRenderTimeout) || !strings.Contains(err.Error(), "local/out (") {
+		t.Fatalf("Prestart: %v", err)
+	}
+}
+
+// TestEnvTemplate: env = true parses the file's variables; a file that
+// is not KEY=value lines fails.
+func TestEnvTemplate(t *testing.T) {
+	nomad := templatetest.NewNomad(t)
+	nomad.SetVar("nomad/jobs/x", map[string]string{"a": "1"})
+	m := newManager(t, Config{Settings: settings(5 * time.Second), Server: Server{Address: nomad.URL, Namespace: "default"},
+		Templates: []*structs.Template{{
+			EmbeddedTmpl: "{{ with nomadVar \"nomad/jobs/x\" }}A={{ .a }}{{ end }}\nexport B='two words'\n", DestPath: "local/env", Envvars: true, ChangeMode: "noop",
+		}}})
+	env, err := prestart(t, m)
+	if err != nil || env["A"] != "1" || env["B"] != "two words" || len(env) != 2 {
+		t.Fatalf("env %v %v", env, err)
+	}
+	bad := newManager(t, Config{Settings: settings(5 * time.Second),
+		Templates: []*structs.Template{{EmbeddedTmpl: "not a variable line\n", DestPath: "local/env", Envvars: true, ChangeMode: "noop"}}})
+	if _, err := prestart(t, bad); !errors.Is(err, ErrTemplateFailed) || !strings.Contains(err.Error(), "local/env is not KEY=value lines") {
+		t.Fatalf("bad env file: %v", err)
+	}
+}
