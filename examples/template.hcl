@@ -8,6 +8,11 @@
 # The task starts once both templates have rendered; a change of the
 # variable renders them again and restarts the task (change_mode
 # "restart", the default).
+variable "version" {
+  type    = string
+  default = "1"
+}
+
 job "template" {
   group "web" {
     network {
@@ -20,6 +25,10 @@ job "template" {
       config {
         command = "/bin/sh"
         args    = ["-c", "cat local/server.conf; echo \"GREETING=$GREETING\"; exec python3 -m http.server ${NOMAD_PORT_http}"]
+      }
+
+      env {
+        VERSION = var.version
       }
 
       template {
