@@ -79,7 +79,8 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	ACLTokenBootstrap, ACLPolicyUpsert,
 //	ACLPolicyDelete, ACLTokenUpsert,
 //	ACLTokenDelete, ScalingEvent,
-//	NodeUpdateDrain, NodeUpdateEligibility   nil on success
+//	NodeUpdateDrain, NodeUpdateEligibility,
+//	ServiceRegistrationDelete                nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
@@ -206,6 +207,8 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.UpdateNodeDrainTxn(txn, r)
 	case *structs.NodeUpdateEligibilityRequest:
 		err = s.UpdateNodeEligibilityTxn(txn, r)
+	case *structs.ServiceRegistrationDeleteRequest:
+		err = s.DeleteServiceRegistrationTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

@@ -47,6 +47,10 @@ const (
 	ScalingEventRequestType          // structs.ScalingEventRequest
 	NodeUpdateDrainRequestType       // structs.NodeUpdateDrainRequest
 	NodeUpdateEligibilityRequestType // structs.NodeUpdateEligibilityRequest
+	// Registrations are derived by every server from the allocations;
+	// a server that skipped a hand deletion would keep a registration
+	// the others removed, so this one never carries the ignore bit.
+	ServiceRegistrationDeleteRequestType // structs.ServiceRegistrationDeleteRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -73,6 +77,7 @@ var typeNames = map[MessageType]string{
 	ScalingEventRequestType:                 "ScalingEvent",
 	NodeUpdateDrainRequestType:              "NodeUpdateDrain",
 	NodeUpdateEligibilityRequestType:        "NodeUpdateEligibility",
+	ServiceRegistrationDeleteRequestType:    "ServiceRegistrationDelete",
 }
 
 // String names the type, for logs.
@@ -178,6 +183,8 @@ func newRequest(t MessageType) any {
 		return &structs.NodeUpdateDrainRequest{}
 	case NodeUpdateEligibilityRequestType:
 		return &structs.NodeUpdateEligibilityRequest{}
+	case ServiceRegistrationDeleteRequestType:
+		return &structs.ServiceRegistrationDeleteRequest{}
 	}
 	return nil
 }

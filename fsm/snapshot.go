@@ -37,6 +37,7 @@ const (
 	aclMetaTag      = 12
 	scalingTag      = 13
 	periodicTag     = 14
+	servicesTag     = 15
 )
 
 // allocJobRecord is a job embedded in allocations, written once.
@@ -64,6 +65,7 @@ var tableTags = map[string]uint8{
 	state.TableIndex: 7, state.TableAutopilot: autopilotTag,
 	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
 	state.TableScaling: scalingTag, state.TablePeriodic: periodicTag,
+	state.TableServices: servicesTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -97,6 +99,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableScaling, &structs.JobScalingEvents{}
 	case periodicTag:
 		return state.TablePeriodic, &structs.PeriodicLaunch{}
+	case servicesTag:
+		return state.TableServices, &structs.ServiceRegistration{}
 	}
 	return "", nil
 }

@@ -164,6 +164,8 @@ func renderEvent(e *stream.Event) ([]byte, error) {
 		p["Deployment"] = o
 	case *structs.Node:
 		p["Node"] = o
+	case *structs.ServiceRegistration:
+		p["Service"] = o
 	}
 	return json.Marshal(eventJSON{Topic: e.Topic, Type: e.Type, Key: e.Key, Namespace: e.Namespace,
 		FilterKeys: e.FilterKeys, Index: e.Index, Payload: p})

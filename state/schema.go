@@ -19,6 +19,7 @@ const (
 	TableACLMeta     = "acl_meta"
 	TableScaling     = "scaling_events"
 	TablePeriodic    = "periodic_launch"
+	TableServices    = "service_registrations"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -27,6 +28,7 @@ var Tables = []string{
 	TableNodes, TableJobs, TableJobVersions, TableEvals,
 	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
 	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling, TablePeriodic,
+	TableServices,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -79,6 +81,8 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	acl_meta     id (Key; one row, the ACL bootstrap's index)
 //	scaling_events id (Namespace, JobID; one row per job, its groups' events)
 //	periodic_launch id (Namespace, ID; a periodic job's latest launch)
+//	service_registrations id, service (Namespace, ServiceName), alloc
+//	             (AllocID), node (NodeID)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -148,6 +152,12 @@ func Schema() *memdb.DBSchema {
 		}},
 		TablePeriodic: {Name: TablePeriodic, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "ID", true, false),
+		}},
+		TableServices: {Name: TableServices, Indexes: map[string]*memdb.IndexSchema{
+			"id":      idIndex("ID"),
+			"service": nsIndex("service", "ServiceName", false, false),
+			"alloc":   fieldIndex("alloc", "AllocID"),
+			"node":    fieldIndex("node", "NodeID"),
 		}},
 	}}
 }

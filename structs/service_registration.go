@@ -1,0 +1,86 @@
+package structs
+
+import "slices"
+
+// ServiceRegistration is one instance of a service with provider "nomad":
+// an allocation advertising a service block's name at an address and
+// port. Its JSON is Nomad's (api.ServiceRegistration). The servers derive
+// registrations from the allocations they store (see package state,
+// state_services.go); nothing else writes them.
+type ServiceRegistration struct {
+	// ID is Nomad's: _nomad-task-<alloc ID>-<task>-<service>-<port label>,
+	// where <task> is group-<group name> for a group's service.
+	ID          string
+	ServiceName string
+	Namespace   string
+	NodeID      string
+	Datacenter  string
+	JobID       string
+	AllocID     string
+	Tags        []string
+	Address     string
+	Port        int
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Copy returns a deep copy.
+func (r *ServiceRegistration) Copy() *ServiceRegistration {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Tags = slices.Clone(r.Tags)
+	return &c
+}
+
+// SameContent reports whether r and o register the same thing, indexes
+// aside.
+func (r *ServiceRegistration) SameContent(o *ServiceRegistration) bool {
+	return r.ID == o.ID && r.ServiceName == o.ServiceName && r.Namespace == o.Namespace &&
+		r.NodeID == o.NodeID && r.Datacenter == o.Datacenter && r.JobID == o.JobID &&
+		r.AllocID == o.AllocID && slices.Equal(r.Tags, o.Tags) && r.Address == o.Address && r.Port == o.Port
+}
+
+// ServiceRegistrationListStub is one namespace's services, as
+// GET /v1/services lists them.
+type ServiceRegistrationListStub struct {
+	Namespace string
+	Services  []*ServiceRegistrationStub
+}
+
+// ServiceRegistrationStub is one service of a namespace: its name and the
+// union of its instances' tags, sorted and without repeats.
+type ServiceRegistrationStub struct {
+	ServiceName string
+	Tags        []string
+}
+
+// ServiceRegistrationDeleteRequest deletes one registration by hand
+// (DELETE /v1/service/{name}/{id}). The servers re-derive an allocation's
+// registrations whenever the allocation changes, so a running
+// allocation's registration comes back at its next change.
+type ServiceRegistrationDeleteRequest struct {
+	Namespace   string
+	ServiceName string
+	ID          string
+}
+
+// Service on_update values, as Nomad's: what a check's result counts for
+// in a deployment's health.
+const (
+	// OnUpdateRequireHealthy: the check must pass (the default).
+	OnUpdateRequireHealthy = "require_healthy"
+	// OnUpdateIgnoreWarnings: a warning counts as passing.
+	OnUpdateIgnoreWarnings = "ignore_warnings"
+	// OnUpdateIgnore: the check does not count.
+	OnUpdateIgnore = "ignore"
+)
+
+// Service address_mode values drover supports: the service advertises
+// the host address of its port (the node's address, or the port's host
+// network address).
+const (
+	AddressModeAuto = "auto"
+	AddressModeHost = "host"
+)
