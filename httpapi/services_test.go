@@ -222,7 +222,7 @@ func TestServicesChoose(t *testing.T) {
 	// Over many keys, every instance is somebody's first pick.
 	firsts := map[string]bool{}
 	for i := range 60 {
-		firsts[get("?choose=1|key-"+strconv.Itoa(i))[0].ID] = true
+		firsts[get("?choose=1|key-" + strconv.Itoa(i))[0].ID] = true
 	}
 	if len(firsts) != 3 {
 		t.Fatalf("60 keys picked %d distinct instances first, want 3", len(firsts))
