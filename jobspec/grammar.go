@@ -149,10 +149,10 @@ var grammar = map[string][]element{
 	"service": {
 		{"name", "Name", attr, supported, ""},
 		{"tags", "Tags", attr, supported, ""},
-		{"canary_tags", "CanaryTags", attr, ignored, "no service catalog to tag"},
+		{"canary_tags", "CanaryTags", attr, supported, ""},
 		{"enable_tag_override", "EnableTagOverride", attr, ignored, "no service catalog"},
 		{"port", "PortLabel", attr, supported, ""},
-		{"address_mode", "AddressMode", attr, ignored, "services use the host address"},
+		{"address_mode", "AddressMode", attr, supported, `"auto" or "host": the host address`},
 		{"address", "Address", attr, supported, ""},
 		{"check", "Checks", block, supported, ""},
 		{"check_restart", "CheckRestart", block, supported, ""},
@@ -161,7 +161,7 @@ var grammar = map[string][]element{
 		{"canary_meta", "CanaryMeta", block, ignored, "no service catalog"},
 		{"tagged_addresses", "TaggedAddresses", block, ignored, "no service catalog"},
 		{"task", "TaskName", attr, supported, ""},
-		{"on_update", "OnUpdate", attr, refused, "checks always count towards deployment health"},
+		{"on_update", "OnUpdate", attr, supported, ""},
 		{"identity", "Identity", block, refused, "no workload identities"},
 		{"weights", "Weights", block, ignored, "no DNS weights"},
 		{"provider", "Provider", attr, supported, ""},
@@ -195,7 +195,7 @@ var grammar = map[string][]element{
 		{"failures_before_critical", "FailuresBeforeCritical", attr, refused, "one failure fails a check"},
 		{"failures_before_warning", "FailuresBeforeWarning", attr, refused, "no warning state"},
 		{"body", "Body", attr, refused, "checks send no body"},
-		{"on_update", "OnUpdate", attr, refused, "checks always count towards deployment health"},
+		{"on_update", "OnUpdate", attr, supported, ""},
 	},
 	"disconnect": {
 		{"lost_after", "LostAfter", attr, supported, ""},
@@ -344,11 +344,8 @@ func init() {
 // when it canonicalizes a job). They are accepted silently. Keyed by block
 // and JSON name.
 var nomadDefaults = map[string]string{
-	"service.OnUpdate":    "require_healthy",
-	"check.OnUpdate":      "require_healthy",
-	"service.AddressMode": "auto",
-	"check.AddressMode":   "host",
-	"service.Cluster":     "default",
+	"check.AddressMode": "host",
+	"service.Cluster":   "default",
 }
 
 // isNomadDefault reports whether value is the harmless default of the
