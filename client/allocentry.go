@@ -245,9 +245,7 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 			e.a.logger.Warn("alloc checks", "alloc_id", e.id, "error", err)
 			return
 		}
-		for _, c := range checks {
-			checkNames = append(checkNames, c.Name)
-		}
+		checkNames = health.DeploymentChecks(checks)
 	}
 	tr, err := health.NewTracker(health.Config{
 		Strategy: tg.Update, Tasks: names, Checks: checkNames, Clock: e.a.clock,

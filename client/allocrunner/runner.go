@@ -255,9 +255,9 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	}
 	var checkNames []string
 	if ar.checksGate {
-		for _, c := range ar.checks {
-			checkNames = append(checkNames, c.Name)
-		}
+		// Checks with on_update = "ignore" run (and may restart their
+		// tasks) but do not decide the deployment's health.
+		checkNames = health.DeploymentChecks(ar.checks)
 	}
 	tr, err := health.NewTracker(health.Config{
 		Strategy: u, Tasks: names, Checks: checkNames, Clock: ar.cfg.Clock, OnResult: ar.onHealth,

@@ -137,6 +137,9 @@ type Check struct {
 	// task; a group service: every task).
 	Restart      *structs.CheckRestart
 	RestartTasks []string
+	// OnUpdate is the check's on_update: what its results count for in a
+	// deployment's health (structs.OnUpdate…; empty is require_healthy).
+	OnUpdate string
 }
 
 // CheckResult is one run of a check.
@@ -145,10 +148,32 @@ type CheckResult struct {
 	// Status is structs.CheckPassing, CheckWarning or CheckCritical.
 	Status string
 	Output string
+	// OnUpdate is the check's (Check.OnUpdate).
+	OnUpdate string
 }
 
 // Passing reports whether the check passed; a warning does not pass.
 func (r CheckResult) Passing() bool { return r.Status == structs.CheckPassing }
+
+// PassesDeployment reports whether the result counts as passing for a
+// deployment's health: a pass, or a warning of a check whose on_update is
+// ignore_warnings. (A check whose on_update is ignore is not watched for
+// the deployment at all; see DeploymentChecks.)
+func (r CheckResult) PassesDeployment() bool {
+	return r.Passing() || r.Status == structs.CheckWarning && r.OnUpdate == structs.OnUpdateIgnoreWarnings
+}
+
+// DeploymentChecks names the checks whose results decide a deployment's
+// health: all but those whose on_update is ignore, as Nomad's.
+func DeploymentChecks(checks []Check) []string {
+	var names []string
+	for _, c := range checks {
+		if c.OnUpdate != structs.OnUpdateIgnore {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
 
 // resultOf turns a Checker's answer into a result.
 func resultOf(name string, err error) CheckResult {
@@ -200,7 +225,7 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 	for _, o := range services {
 		svc := o.svc
 		for _, sc := range svc.Checks {
-			c := Check{Name: CheckName(svc, sc), CheckName: sc.Name, Interval: sc.Interval, Timeout: sc.Timeout}
+			c := Check{Name: CheckName(svc, sc), CheckName: sc.Name, Interval: sc.Interval, Timeout: sc.Timeout, OnUpdate: sc.OnUpdate}
 			if sc.TriggersRestarts() {
 				r := *sc.CheckRestart
 				c.Restart, c.RestartTasks = &r, o.tasks
@@ -306,7 +331,9 @@ func runCheck(ctx context.Context, clk clock.Clock, c Check, report func(CheckRe
 		if ctx.Err() != nil {
 			return
 		}
-		report(resultOf(c.Name, err))
+		r := resultOf(c.Name, err)
+		r.OnUpdate = c.OnUpdate
+		report(r)
 		timer.Reset(interval)
 	}
 }
