@@ -52,7 +52,9 @@ func TestOnUpdateReachesResults(t *testing.T) {
 		Interval: time.Hour, Timeout: time.Second,
 	}}}
 	tg := &structs.TaskGroup{Name: "g", Tasks: []*structs.Task{{Name: "t", Services: []*structs.Service{svc}}}}
-	exec := func(ctx context.Context, task string, cmd []string) ([]byte, int, error) { return []byte("meh"), 1, nil }
+	exec := func(ctx context.Context, task string, cmd []string) ([]byte, int, error) {
+		return []byte("meh"), 1, nil
+	}
 	checks, err := AllocChecks(&structs.Allocation{}, tg, nil, exec)
 	if err != nil || len(checks) != 1 || checks[0].OnUpdate != structs.OnUpdateIgnoreWarnings {
 		t.Fatalf("checks = %+v, %v", checks, err)
