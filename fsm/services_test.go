@@ -226,10 +226,30 @@ func TestServicesDeleteByHand(t *testing.T) {
 	if r, _ := snap(f).ServiceRegistrationByID(id); r != nil {
 		t.Fatalf("deleted registration still there: %+v", r)
 	}
-	// The alloc's next change derives it again.
+	// The client's repeated report recomputes nothing: still deleted.
 	clientUpdate(t, f, 7, structs.AllocClientStatusRunning, nil, allocs...)
-	if r, _ := snap(f).ServiceRegistrationByID(id); r == nil || r.CreateIndex != 7 {
-		t.Fatalf("registration after the alloc's next report = %+v", r)
+	if r, _ := snap(f).ServiceRegistrationByID(id); r != nil {
+		t.Fatalf("a repeated report brought the deleted registration back: %+v", r)
+	}
+}
+
+// A node registering again with another address moves its allocations'
+// registrations to it (and recomputes them).
+func TestServicesFollowTheNodeAddress(t *testing.T) {
+	f := newTestFSM(t)
+	node, allocs, _ := servicesFixture(t, f, 1, 0)
+	clientUpdate(t, f, 4, structs.AllocClientStatusRunning, nil, allocs...)
+	n := node.Copy()
+	n.Attributes["unique.network.ip-address"] = "10.9.9.9"
+	applyOK(t, f, 5, NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: n})
+	regs := regsOf(t, f, allocs[0].ID)
+	if len(regs) != 2 {
+		t.Fatalf("%d registrations", len(regs))
+	}
+	for _, r := range regs {
+		if r.Address != "10.9.9.9" || r.CreateIndex != 4 || r.ModifyIndex != 5 {
+			t.Fatalf("registration after the node's new address = %+v", r)
+		}
 	}
 }
 

@@ -39,11 +39,18 @@ import (
 // placed canaries, whose registrations then switch to the tags.
 //
 // A registration deleted by hand (DeleteServiceRegistrationTxn) of an
-// allocation still running comes back at the allocation's next change.
+// allocation still running stays deleted until its registrations are
+// recomputed: the allocation stops and runs again, moves to another job
+// version, node or reservation, is promoted, or its node's address
+// changes. A client's repeated reports recompute nothing.
 
 // markServices asks Commit to recompute the allocation's registrations,
-// when its group has a nomad service (old or new version).
+// when its group has a nomad service (old or new version) and the change
+// can alter them (servicesMayChange).
 func (t *WriteTxn) markServices(old, a *structs.Allocation) {
+	if !servicesMayChange(old, a) {
+		return
+	}
 	var id string
 	switch {
 	case a != nil && groupRegisters(a):
@@ -54,6 +61,49 @@ func (t *WriteTxn) markServices(old, a *structs.Allocation) {
 		return
 	}
 	t.markServiceAlloc(id)
+}
+
+// servicesMayChange reports whether replacing old by a (either nil: an
+// insert or a deletion) can change the allocation's registrations: it
+// starts or stops registering, or, registering before and after, its job
+// version, reservation, node, deployment or canary flag changed. A
+// client's repeated reports of a running allocation change none of them,
+// so they cost no recomputation. Stored values are shared between an
+// allocation's versions (alloc_share.go), so comparing pointers is
+// enough; a false "changed" only costs a recomputation.
+func servicesMayChange(old, a *structs.Allocation) bool {
+	if old == nil || a == nil {
+		return true
+	}
+	was, is := allocRegisters(old), allocRegisters(a)
+	if was != is {
+		return true
+	}
+	if !is {
+		return false
+	}
+	return old.Job != a.Job || old.AllocatedResources != a.AllocatedResources || old.NodeID != a.NodeID ||
+		old.Namespace != a.Namespace || old.DeploymentID != a.DeploymentID || old.IsCanary() != a.IsCanary()
+}
+
+// markNodeServices marks the node's live allocations when the node's
+// datacenter or address changed (a client registering again): their
+// registrations carry both.
+func (t *WriteTxn) markNodeServices(old, n *structs.Node) error {
+	if old == nil || old.Datacenter == n.Datacenter &&
+		old.Attributes["unique.network.ip-address"] == n.Attributes["unique.network.ip-address"] {
+		return nil
+	}
+	allocs, err := t.reader().LiveAllocsByNode(n.ID)
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		if allocRegisters(a) && groupRegisters(a) {
+			t.markServiceAlloc(a.ID)
+		}
+	}
+	return nil
 }
 
 func (t *WriteTxn) markServiceAlloc(id string) {

@@ -57,9 +57,9 @@ type ServiceRegistrationStub struct {
 }
 
 // ServiceRegistrationDeleteRequest deletes one registration by hand
-// (DELETE /v1/service/{name}/{id}). The servers re-derive an allocation's
-// registrations whenever the allocation changes, so a running
-// allocation's registration comes back at its next change.
+// (DELETE /v1/service/{name}/{id}). A running allocation's registration
+// comes back when the servers next recompute its registrations (see
+// package state, state_services.go).
 type ServiceRegistrationDeleteRequest struct {
 	Namespace   string
 	ServiceName string

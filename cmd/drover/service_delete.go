@@ -16,9 +16,9 @@ func newServiceDeleteCommand() *cobra.Command {
 		Short: "Delete one registration of a service",
 		Long: `Deletes the registration ID of the service NAME in the namespace. The servers
 derive registrations from the allocations: one of an allocation still
-running comes back at the allocation's next change (its client's next
-report), so this is for a registration that should not be advertised
-until then.`,
+running comes back when they next recompute it (the allocation stops and
+runs again, is promoted, moves, or its node's address changes), not at
+its client's repeated reports.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.client()
