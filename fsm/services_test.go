@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/droverhq/drover/stream"
 
 	"github.com/droverhq/drover/state/statetest"
 	"github.com/droverhq/drover/structs"
@@ -283,4 +286,26 @@ func TestServicesSnapshotRoundTrip(t *testing.T) {
 
 func raftLog(index uint64, data []byte) *raft.Log {
 	return &raft.Log{Index: index, Type: raft.LogCommand, Data: data}
+}
+
+// Registrations are events of topic Service, typed by what happened to
+// them whatever the entry: made, then removed when the alloc completes.
+func TestServicesPublishEvents(t *testing.T) {
+	f := newTestFSM(t)
+	buf := stream.NewBuffer(64)
+	f.SetEvents(buf)
+	sub := buf.Subscribe(stream.SubscribeRequest{Topics: map[stream.Topic][]string{stream.TopicService: {"shop-api"}}, Namespace: "default"})
+	defer sub.Close()
+	_, allocs, _ := servicesFixture(t, f, 1, 0)
+	clientUpdate(t, f, 4, structs.AllocClientStatusRunning, nil, allocs...)
+	clientUpdate(t, f, 5, structs.AllocClientStatusComplete, nil, allocs...)
+	got := drain(t, sub)
+	id := "_nomad-task-" + allocs[0].ID + "-group-web-shop-api-http"
+	want := []string{
+		"4 ServiceRegistration Service:" + id + " shop-api",
+		"5 ServiceDeregistration Service:" + id + " shop-api (deleted)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
