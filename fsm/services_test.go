@@ -10,9 +10,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/droverhq/drover/stream"
-
 	"github.com/droverhq/drover/state/statetest"
+	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
 )
 
