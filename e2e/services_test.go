@@ -127,6 +127,20 @@ func TestServiceRegisteredWhileRunning(t *testing.T) {
 	if err != nil || len(list) != 1 || len(list[0].Services) != 1 || list[0].Services[0].ServiceName != "svcreg-api" {
 		t.Fatalf("services list = %s, %v", jsonString(list), err)
 	}
+	// The client serves its checks' latest results, as Nomad's.
+	regs, _, err := nc.Services().Get(s.ID+"-api", nil)
+	if err != nil || len(regs) == 0 {
+		t.Fatalf("%d registrations, %v", len(regs), err)
+	}
+	checks, err := nc.Allocations().Checks(regs[0].AllocID, nil)
+	if err != nil || len(checks) != 1 {
+		t.Fatalf("alloc checks = %s, %v", jsonString(checks), err)
+	}
+	for _, c := range checks {
+		if c.Status != "success" || c.Mode != "healthiness" || c.Service != "svcreg-api" || c.Group != "web" || c.Timestamp == 0 {
+			t.Fatalf("alloc check = %s", jsonString(c))
+		}
+	}
 
 	if _, _, err := nc.Jobs().Deregister(s.ID, false, nil); err != nil {
 		t.Fatal(err)

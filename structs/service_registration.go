@@ -84,3 +84,34 @@ const (
 	AddressModeAuto = "auto"
 	AddressModeHost = "host"
 )
+
+// AllocCheckStatus is the latest result of one check of an allocation's
+// nomad services, as GET /v1/client/allocation/{id}/checks answers it
+// (Nomad's api.AllocCheckStatus), keyed by ID.
+type AllocCheckStatus struct {
+	// ID is stable for the allocation and the check.
+	ID      string
+	Check   string
+	Group   string
+	Task    string `json:",omitempty"`
+	Service string
+	// Mode is "healthiness", or "readiness" for a check whose on_update
+	// is ignore (it does not decide the deployment's health), as Nomad's.
+	Mode string
+	// Status is "success" or "failure"; Output says why (a script check's
+	// warning is a failure whose output says so).
+	Status string
+	Output string
+	// StatusCode is unset: drover's checks keep no HTTP status.
+	StatusCode int `json:",omitempty"`
+	// Timestamp is the result's time, Unix seconds.
+	Timestamp int64
+}
+
+// Check status modes and statuses, as Nomad's.
+const (
+	CheckModeHealthiness = "healthiness"
+	CheckModeReadiness   = "readiness"
+	CheckStatusSuccess   = "success"
+	CheckStatusFailure   = "failure"
+)

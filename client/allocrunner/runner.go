@@ -45,6 +45,9 @@ type Config struct {
 	// OnUpdate receives the allocation's state after every change, one
 	// call at a time. It must not block for long.
 	OnUpdate func(Update)
+	// OnCheck, when set, receives every result of the allocation's
+	// checks, from the check's goroutine. It must not block for long.
+	OnCheck func(health.CheckResult)
 }
 
 // Update is the allocation's state as the client reports it.
@@ -113,6 +116,9 @@ func New(cfg Config) (*AllocRunner, error) {
 	}
 	if cfg.OnUpdate == nil {
 		cfg.OnUpdate = func(Update) {}
+	}
+	if cfg.OnCheck == nil {
+		cfg.OnCheck = func(health.CheckResult) {}
 	}
 	ar := &AllocRunner{
 		cfg: cfg, dir: NewAllocDir(cfg.DataDir, a.ID), group: tg,
@@ -486,6 +492,7 @@ func (ar *AllocRunner) onCheck(r health.CheckResult) {
 		ar.tracker.CheckResult(r)
 	}
 	ar.restarts.CheckResult(r)
+	ar.cfg.OnCheck(r)
 }
 
 // restartTask restarts a task whose check failed too often.

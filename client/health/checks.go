@@ -140,6 +140,9 @@ type Check struct {
 	// OnUpdate is the check's on_update: what its results count for in a
 	// deployment's health (structs.OnUpdate…; empty is require_healthy).
 	OnUpdate string
+	// Service, Task (empty for a group's service) and Provider name the
+	// check's service, for the allocation's check statuses.
+	Service, Task, Provider string
 }
 
 // CheckResult is one run of a check.
@@ -150,6 +153,10 @@ type CheckResult struct {
 	Output string
 	// OnUpdate is the check's (Check.OnUpdate).
 	OnUpdate string
+	// CheckName, Service, Task and Provider are the check's; At is when
+	// the result came (set by RunChecks).
+	CheckName, Service, Task, Provider string
+	At                                 time.Time
 }
 
 // Passing reports whether the check passed; a warning does not pass.
@@ -207,6 +214,7 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 	type owned struct {
 		svc   *structs.Service
 		tasks []string // what its check_restart restarts
+		task  string   // the task whose service it is; "" for the group's
 	}
 	var all []string
 	for _, t := range tg.Tasks {
@@ -214,18 +222,19 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 	}
 	var services []owned
 	for _, s := range tg.Services {
-		services = append(services, owned{s, all})
+		services = append(services, owned{s, all, ""})
 	}
 	for _, t := range tg.Tasks {
 		for _, s := range t.Services {
-			services = append(services, owned{s, []string{t.Name}})
+			services = append(services, owned{s, []string{t.Name}, t.Name})
 		}
 	}
 	var out []Check
 	for _, o := range services {
 		svc := o.svc
 		for _, sc := range svc.Checks {
-			c := Check{Name: CheckName(svc, sc), CheckName: sc.Name, Interval: sc.Interval, Timeout: sc.Timeout, OnUpdate: sc.OnUpdate}
+			c := Check{Name: CheckName(svc, sc), CheckName: sc.Name, Interval: sc.Interval, Timeout: sc.Timeout, OnUpdate: sc.OnUpdate,
+				Service: replace(svc.Name), Task: o.task, Provider: svc.Provider}
 			if sc.TriggersRestarts() {
 				r := *sc.CheckRestart
 				c.Restart, c.RestartTasks = &r, o.tasks
@@ -332,7 +341,7 @@ func runCheck(ctx context.Context, clk clock.Clock, c Check, report func(CheckRe
 			return
 		}
 		r := resultOf(c.Name, err)
-		r.OnUpdate = c.OnUpdate
+		r.OnUpdate, r.CheckName, r.Service, r.Task, r.Provider, r.At = c.OnUpdate, c.CheckName, c.Service, c.Task, c.Provider, clk.Now()
 		report(r)
 		timer.Reset(interval)
 	}
