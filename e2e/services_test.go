@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -140,6 +141,11 @@ func TestServiceRegisteredWhileRunning(t *testing.T) {
 		if c.Status != "success" || c.Mode != "healthiness" || c.Service != "svcreg-api" || c.Group != "web" || c.Timestamp == 0 {
 			t.Fatalf("alloc check = %s", jsonString(c))
 		}
+	}
+	out, err := p.cli(t, "alloc", "checks", regs[0].AllocID[:8])
+	if err != nil || !strings.Contains(out, "Status of 1 Nomad Service Checks") || !strings.Contains(out, "Status    = success") ||
+		!strings.Contains(out, "Service   = svcreg-api") || !strings.Contains(out, "Task      = (group)") {
+		t.Fatalf("alloc checks:\n%s\n%v", out, err)
 	}
 
 	if _, _, err := nc.Jobs().Deregister(s.ID, false, nil); err != nil {

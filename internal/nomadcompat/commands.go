@@ -60,7 +60,7 @@ var Commands = []Command{
 	{"acl token update", Supported, ""},
 	{"agent", Supported, ""},
 	{"agent-info", NotSupported, ""},
-	{"alloc checks", NotSupported, ""},
+	{"alloc checks", Supported, ""},
 	{"alloc exec", Supported, "no -e escape sequences"},
 	{"alloc fs", NotSupported, ""},
 	{"alloc logs", Supported, ""},
