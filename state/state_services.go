@@ -364,6 +364,48 @@ func nodeAddress(node *structs.Node) string {
 	return "127.0.0.1"
 }
 
+// deriveMissingServices derives the registrations of the restored
+// allocations when the snapshot held none: a snapshot written before the
+// store kept registrations would otherwise leave the running allocations
+// unregistered until they next change. Each registration takes its
+// allocation's ModifyIndex as its indexes. A snapshot that holds
+// registrations is restored as it is.
+func (r *Restorer) deriveMissingServices() {
+	t := r.txn
+	snap := t.reader()
+	if regs, err := snap.ServiceRegistrations(); err != nil || len(regs) > 0 {
+		return
+	}
+	allocs, err := snap.Allocs()
+	if err != nil {
+		return
+	}
+	var top uint64
+	for _, a := range allocs {
+		if !allocRegisters(a) || !groupRegisters(a) {
+			continue
+		}
+		node, err := snap.NodeByID(a.NodeID)
+		if err != nil {
+			return
+		}
+		canary, err := unpromotedCanary(snap, a)
+		if err != nil {
+			return
+		}
+		for _, reg := range AllocServiceRegistrations(a, node, canary) {
+			reg.CreateIndex, reg.ModifyIndex = a.ModifyIndex, a.ModifyIndex
+			if err := t.txn.Insert(TableServices, reg); err != nil {
+				return
+			}
+			top = max(top, a.ModifyIndex)
+		}
+	}
+	if top > 0 {
+		_ = t.txn.Insert(TableIndex, &IndexEntry{Key: TableServices, Value: top})
+	}
+}
+
 // DeleteServiceRegistration deletes one registration; see
 // DeleteServiceRegistrationTxn.
 func (s *Store) DeleteServiceRegistration(index uint64, req *structs.ServiceRegistrationDeleteRequest) error {

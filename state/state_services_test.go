@@ -168,3 +168,34 @@ func TestAllocServiceRegistrationsInterpolate(t *testing.T) {
 		t.Fatalf("address = %q", r.Address)
 	}
 }
+
+// A snapshot written before registrations were kept restores with the
+// running allocations' registrations derived.
+func TestRestoreDerivesMissingServices(t *testing.T) {
+	s := newStore(t)
+	a := runningServiceAlloc(t, s)
+	setClientStatus(t, s, 4, a.ID, structs.AllocClientStatusRunning)
+	dst := newStore(t)
+	r := dst.Restorer()
+	snap := s.Snapshot()
+	for _, table := range Tables {
+		if table == TableServices {
+			continue // as an older snapshot has it
+		}
+		must(t, snap.Each(table, func(obj any) error {
+			if e, ok := obj.(*IndexEntry); ok && e.Key == TableServices {
+				return nil
+			}
+			return r.Insert(table, obj)
+		}))
+	}
+	r.Commit()
+	regs := get[[]*structs.ServiceRegistration](t)(dst.Snapshot().ServiceRegistrationsByAlloc(a.ID))
+	want := get[[]*structs.ServiceRegistration](t)(s.Snapshot().ServiceRegistrationsByAlloc(a.ID))
+	if len(regs) != 2 || !regs[0].SameContent(want[0]) || !regs[1].SameContent(want[1]) || regs[0].CreateIndex != 4 {
+		t.Fatalf("derived after restore = %+v, want %+v", regs, want)
+	}
+	if idx := get[uint64](t)(dst.Snapshot().Index(TableServices)); idx != 4 {
+		t.Fatalf("services index after restore = %d, want 4", idx)
+	}
+}
