@@ -81,8 +81,8 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	acl_meta     id (Key; one row, the ACL bootstrap's index)
 //	scaling_events id (Namespace, JobID; one row per job, its groups' events)
 //	periodic_launch id (Namespace, ID; a periodic job's latest launch)
-//	service_registrations id, service (Namespace, ServiceName), alloc
-//	             (AllocID), node (NodeID)
+//	service_registrations id (an allocation's share a prefix), service
+//	             (Namespace, ServiceName)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -156,8 +156,6 @@ func Schema() *memdb.DBSchema {
 		TableServices: {Name: TableServices, Indexes: map[string]*memdb.IndexSchema{
 			"id":      idIndex("ID"),
 			"service": nsIndex("service", "ServiceName", false, false),
-			"alloc":   fieldIndex("alloc", "AllocID"),
-			"node":    fieldIndex("node", "NodeID"),
 		}},
 	}}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/droverhq/drover/client/taskenv"
 	"github.com/droverhq/drover/structs"
@@ -60,7 +61,19 @@ func (t *WriteTxn) markServices(old, a *structs.Allocation) {
 	default:
 		return
 	}
-	t.markServiceAlloc(id)
+	// An allocation that did not register before this write has no
+	// registrations to read back (unless an earlier write of the
+	// transaction made some).
+	if old != nil && allocRegisters(old) {
+		t.markServiceAlloc(id)
+		return
+	}
+	if t.svcAllocs == nil {
+		t.svcAllocs = map[string]bool{}
+	}
+	if _, ok := t.svcAllocs[id]; !ok {
+		t.svcAllocs[id] = false
+	}
 }
 
 // servicesMayChange reports whether replacing old by a (either nil: an
@@ -72,8 +85,13 @@ func (t *WriteTxn) markServices(old, a *structs.Allocation) {
 // allocation's versions (alloc_share.go), so comparing pointers is
 // enough; a false "changed" only costs a recomputation.
 func servicesMayChange(old, a *structs.Allocation) bool {
-	if old == nil || a == nil {
-		return true
+	switch {
+	case old == nil && a == nil:
+		return false
+	case old == nil:
+		return allocRegisters(a) // placed: pending, as a rule
+	case a == nil:
+		return allocRegisters(old)
 	}
 	was, is := allocRegisters(old), allocRegisters(a)
 	if was != is {
@@ -106,6 +124,7 @@ func (t *WriteTxn) markNodeServices(old, n *structs.Node) error {
 	return nil
 }
 
+// markServiceAlloc marks an allocation that may have registrations.
 func (t *WriteTxn) markServiceAlloc(id string) {
 	if t.svcAllocs == nil {
 		t.svcAllocs = map[string]bool{}
@@ -177,14 +196,17 @@ func (t *WriteTxn) syncServices() error {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if err := t.syncAllocServices(id); err != nil {
+		if err := t.syncAllocServices(id, t.svcAllocs[id]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (t *WriteTxn) syncAllocServices(allocID string) error {
+// syncAllocServices writes the difference between the allocation's
+// registrations and those it should have; mayHave false skips reading
+// the former (there are none).
+func (t *WriteTxn) syncAllocServices(allocID string, mayHave bool) error {
 	r := t.reader()
 	a, err := r.AllocByID(allocID)
 	if err != nil {
@@ -202,9 +224,11 @@ func (t *WriteTxn) syncAllocServices(allocID string) error {
 		}
 		want = AllocServiceRegistrations(a, node, canary)
 	}
-	have, err := r.ServiceRegistrationsByAlloc(allocID)
-	if err != nil {
-		return err
+	var have []*structs.ServiceRegistration
+	if mayHave {
+		if have, err = r.ServiceRegistrationsByAlloc(allocID); err != nil {
+			return err
+		}
 	}
 	wanted := make(map[string]*structs.ServiceRegistration, len(want))
 	for _, w := range want {
@@ -280,7 +304,12 @@ func AllocServiceRegistrations(a *structs.Allocation, node *structs.Node, canary
 		if s == nil || s.Provider != structs.ServiceProviderNomad {
 			return
 		}
-		env := taskenv.Build(taskenv.Input{Alloc: a, Task: task, Node: node})
+		// Most services refer to no variable: their environment, dozens
+		// of strings, is built only for those that do.
+		var env interface{ Replace(string) string } = literal{}
+		if refersToVariables(s) {
+			env = taskenv.Build(taskenv.Input{Alloc: a, Task: task, Node: node})
+		}
 		reg := serviceRegistration(a, node, env, owner, s, canary)
 		if reg == nil || seen[reg.ID] {
 			return
@@ -299,7 +328,32 @@ func AllocServiceRegistrations(a *structs.Allocation, node *structs.Node, canary
 	return out
 }
 
-func serviceRegistration(a *structs.Allocation, node *structs.Node, env *taskenv.Env, owner string, s *structs.Service, canary bool) *structs.ServiceRegistration {
+// literal fills in nothing: the environment of a service without "${".
+type literal struct{}
+
+func (literal) Replace(s string) string { return s }
+
+// refersToVariables reports whether a field the registration takes from
+// the service has a "${".
+func refersToVariables(s *structs.Service) bool {
+	has := func(v string) bool { return strings.Contains(v, "${") }
+	if has(s.Name) || has(s.PortLabel) || has(s.Address) {
+		return true
+	}
+	for _, t := range s.Tags {
+		if has(t) {
+			return true
+		}
+	}
+	for _, t := range s.CanaryTags {
+		if has(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func serviceRegistration(a *structs.Allocation, node *structs.Node, env interface{ Replace(string) string }, owner string, s *structs.Service, canary bool) *structs.ServiceRegistration {
 	name := env.Replace(s.Name)
 	if name == "" {
 		return nil
@@ -309,12 +363,15 @@ func serviceRegistration(a *structs.Allocation, node *structs.Node, env *taskenv
 	if canary && len(s.CanaryTags) > 0 {
 		tags = s.CanaryTags
 	}
-	var filled []string
-	for _, tag := range tags {
-		filled = append(filled, env.Replace(tag))
+	filled := tags // the job's own slice when nothing is filled in: both are immutable
+	if _, ok := env.(literal); !ok && len(tags) > 0 {
+		filled = make([]string, len(tags))
+		for i, tag := range tags {
+			filled[i] = env.Replace(tag)
+		}
 	}
 	reg := &structs.ServiceRegistration{
-		ID:          "_nomad-task-" + a.ID + "-" + owner + "-" + name + "-" + label,
+		ID:          registrationIDPrefix(a.ID) + owner + "-" + name + "-" + label,
 		ServiceName: name,
 		Namespace:   a.Namespace,
 		NodeID:      a.NodeID,
@@ -447,13 +504,43 @@ func (s *Snapshot) ServiceRegistrationsByNamespace(namespace string) ([]*structs
 	return list[*structs.ServiceRegistration](s, TableServices, "service_prefix", namespace, "")
 }
 
-// ServiceRegistrationsByAlloc returns an allocation's registrations, by ID.
+// ServiceRegistrationsByAlloc returns an allocation's registrations, by
+// ID. Their IDs start with registrationIDPrefix(allocID): the ID index
+// finds them, and no index of its own costs every registration written.
 func (s *Snapshot) ServiceRegistrationsByAlloc(allocID string) ([]*structs.ServiceRegistration, error) {
-	return list[*structs.ServiceRegistration](s, TableServices, "alloc", allocID)
+	regs, err := list[*structs.ServiceRegistration](s, TableServices, "id_prefix", registrationIDPrefix(allocID))
+	if err != nil {
+		return nil, err
+	}
+	kept := regs[:0]
+	for _, r := range regs {
+		if r.AllocID == allocID {
+			kept = append(kept, r)
+		}
+	}
+	return kept, nil
 }
 
+// registrationIDPrefix is the start of the IDs of an allocation's
+// registrations.
+func registrationIDPrefix(allocID string) string { return "_nomad-task-" + allocID + "-" }
+
 // ServiceRegistrationsByNode returns the registrations of a node's
-// allocations, by ID.
+// allocations, by allocation. It reads through the node's allocations:
+// no read on a hot path needs it, and an index would cost every
+// registration written.
 func (s *Snapshot) ServiceRegistrationsByNode(nodeID string) ([]*structs.ServiceRegistration, error) {
-	return list[*structs.ServiceRegistration](s, TableServices, "node", nodeID)
+	allocs, err := s.AllocsByNode(nodeID)
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.ServiceRegistration
+	for _, a := range allocs {
+		regs, err := s.ServiceRegistrationsByAlloc(a.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, regs...)
+	}
+	return out, nil
 }

@@ -85,7 +85,8 @@ type WriteTxn struct {
 	nodeAllocs map[string]bool
 
 	// svcAllocs holds the allocations whose service registrations Commit
-	// recomputes; see state_services.go.
+	// recomputes, each with whether it may have some already; see
+	// state_services.go.
 	svcAllocs map[string]bool
 }
 
