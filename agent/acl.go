@@ -25,6 +25,7 @@ import (
 //	GET /v1/client/fs/logs/{alloc}            namespace:read-logs in the allocation's namespace
 //	GET /v1/client/fs/…/{alloc}               namespace:read-fs
 //	GET /v1/client/allocation/{alloc}/stats   namespace:read-job
+//	GET /v1/client/allocation/{alloc}/checks  namespace:read-job
 //	GET /v1/client/allocation/{alloc}/exec    namespace:alloc-exec, and alloc-node-exec
 //	                                          into a task without isolation (raw_exec)
 //	PUT /v1/client/allocation/{alloc}/restart namespace:alloc-lifecycle (signal too)
@@ -49,7 +50,7 @@ func ClientCapability(r *http.Request) (capability, allocID string) {
 		return acl.NamespaceCapabilityReadLogs, parts[2]
 	case len(parts) == 3 && parts[0] == "fs":
 		return acl.NamespaceCapabilityReadFS, parts[2]
-	case len(parts) == 3 && parts[0] == "allocation" && parts[2] == "stats":
+	case len(parts) == 3 && parts[0] == "allocation" && (parts[2] == "stats" || parts[2] == "checks"):
 		return acl.NamespaceCapabilityReadJob, parts[1]
 	case len(parts) == 3 && parts[0] == "allocation" && parts[2] == "exec":
 		return acl.NamespaceCapabilityAllocExec, parts[1]

@@ -22,6 +22,25 @@ import (
 // 404 for an allocation the client does not hold, a task its group does
 // not have, or a node_id that is not this client's node.
 
+// checksSource is what GET /v1/client/allocation/{alloc_id}/checks needs
+// of the client: the latest result of each check of the allocation's
+// nomad services, by check ID (Nomad's AllocCheckStatuses).
+type checksSource interface {
+	AllocChecks(allocID string) (map[string]*structs.AllocCheckStatus, error)
+}
+
+func (h *clientHandler) allocChecks(w http.ResponseWriter, r *http.Request) {
+	out, err := h.checks.AllocChecks(r.PathValue("alloc_id"))
+	if errors.Is(err, client.ErrAllocNotHeld) {
+		err = &httpError{code: http.StatusNotFound, msg: err.Error()}
+	}
+	if err != nil {
+		writeClientError(w, err)
+		return
+	}
+	writeJSON(w, out)
+}
+
 // statsSource is what the stats endpoints need of the client.
 type statsSource interface {
 	AllocStats(ctx context.Context, allocID, task string) (*structs.AllocResourceUsage, error)

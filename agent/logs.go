@@ -50,8 +50,9 @@ type allocSource interface {
 
 type clientHandler struct {
 	src    allocSource
-	stats  statsSource // nil: the stats endpoints are not served
-	ops    allocOps    // nil: exec, restart and signal are not served
+	stats  statsSource  // nil: the stats endpoints are not served
+	checks checksSource // nil: the checks endpoint is not served
+	ops    allocOps     // nil: exec, restart and signal are not served
 	logger hclog.Logger
 	poll   time.Duration
 }
@@ -64,6 +65,9 @@ func newClientHandler(src allocSource, logger hclog.Logger) http.Handler {
 	if o, ok := src.(allocOps); ok {
 		h.ops = o
 	}
+	if c, ok := src.(checksSource); ok {
+		h.checks = c
+	}
 	return h.routes()
 }
 
@@ -73,6 +77,9 @@ func (h *clientHandler) routes() http.Handler {
 	if h.stats != nil {
 		mux.HandleFunc("GET /v1/client/allocation/{alloc_id}/stats", h.allocStats)
 		mux.HandleFunc("GET /v1/client/stats", h.hostStats)
+	}
+	if h.checks != nil {
+		mux.HandleFunc("GET /v1/client/allocation/{alloc_id}/checks", h.allocChecks)
 	}
 	if h.ops != nil {
 		// See client_alloc_ops.go.

@@ -42,6 +42,19 @@ type allocEntry struct {
 	failedAt      time.Time // when a failure without health was first reported
 	verdict       int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
 	verdictDep    string    // the deployment of the last report
+	// checks holds the latest result of each check, by check name
+	// (service/check), for AllocChecks.
+	checks map[string]health.CheckResult
+}
+
+// recordCheck keeps a check's latest result.
+func (e *allocEntry) recordCheck(r health.CheckResult) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.checks == nil {
+		e.checks = map[string]health.CheckResult{}
+	}
+	e.checks[r.Name] = r
 }
 
 // healthUndecided reports whether the servers have no health for alloc in
@@ -245,9 +258,7 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 			e.a.logger.Warn("alloc checks", "alloc_id", e.id, "error", err)
 			return
 		}
-		for _, c := range checks {
-			checkNames = append(checkNames, c.Name)
-		}
+		checkNames = health.DeploymentChecks(checks)
 	}
 	tr, err := health.NewTracker(health.Config{
 		Strategy: tg.Update, Tasks: names, Checks: checkNames, Clock: e.a.clock,
@@ -268,7 +279,10 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 		tr.TaskUpdated(name, st)
 	}
 	if len(checks) > 0 {
-		health.RunChecks(ctx, e.a.clock, checks, tr.CheckResult)
+		health.RunChecks(ctx, e.a.clock, checks, func(r health.CheckResult) {
+			e.recordCheck(r)
+			tr.CheckResult(r)
+		})
 	}
 }
 

@@ -233,7 +233,7 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 	if e.setupErr == nil {
 		ar, err := allocrunner.New(allocrunner.Config{
 			Alloc: alloc, Node: a.node, DataDir: a.cfg.DataDir, Drivers: a.drivers,
-			Clock: a.clock, HostEnv: a.cfg.HostEnv, OnUpdate: e.onRunnerUpdate,
+			Clock: a.clock, HostEnv: a.cfg.HostEnv, OnUpdate: e.onRunnerUpdate, OnCheck: e.recordCheck,
 			Templates: a.templates,
 		})
 		e.runner, e.setupErr = ar, err

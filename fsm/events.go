@@ -38,6 +38,7 @@ var eventTypes = map[MessageType]string{
 	DeploymentPromoteRequestType:            stream.TypeDeploymentPromotion,
 	DeploymentAllocHealthRequestType:        stream.TypeDeploymentAllocHealth,
 	JobStabilityRequestType:                 stream.TypeJobStability,
+	ServiceRegistrationDeleteRequestType:    stream.TypeServiceDeregistration,
 }
 
 // publishes reports whether entries of type t have events.
@@ -49,7 +50,9 @@ func publishes(t MessageType) bool {
 // eventsOf turns the changes of one entry of type t into events, as
 // Nomad's: a job, evaluation, allocation, deployment or node written is
 // an event of its topic, keyed by its ID, of the entry's type; a purged
-// job and a deleted node are events of their topic marked Deleted. Other
+// job and a deleted node are events of their topic marked Deleted; a
+// service registration written or deleted is a ServiceRegistration or
+// ServiceDeregistration event of topic Service. Other
 // deletions (reaped evaluations and allocations) and other tables publish
 // nothing.
 func eventsOf(t MessageType, changes memdb.Changes) []*stream.Event {
@@ -57,7 +60,9 @@ func eventsOf(t MessageType, changes memdb.Changes) []*stream.Event {
 	var out []*stream.Event
 	for _, c := range changes {
 		if e := eventOf(c); e != nil {
-			e.Type = typ
+			if e.Type == "" {
+				e.Type = typ
+			}
 			out = append(out, e)
 		}
 	}
@@ -79,6 +84,10 @@ func eventOf(c memdb.Change) *stream.Event {
 				return nil
 			}
 			return &stream.Event{Topic: stream.TopicNode, Key: n.ID, Payload: n, Deleted: true}
+		case state.TableServices:
+			if r, ok := c.Before.(*structs.ServiceRegistration); ok {
+				return serviceEvent(r, stream.TypeServiceDeregistration)
+			}
 		}
 		return nil
 	}
@@ -106,8 +115,21 @@ func eventOf(c memdb.Change) *stream.Event {
 		if n, ok := c.After.(*structs.Node); ok {
 			return &stream.Event{Topic: stream.TopicNode, Key: n.ID, Payload: n}
 		}
+	case state.TableServices:
+		if r, ok := c.After.(*structs.ServiceRegistration); ok {
+			return serviceEvent(r, stream.TypeServiceRegistration)
+		}
 	}
 	return nil
+}
+
+// serviceEvent is a registration made or removed: as Nomad's, its type
+// says which, whatever entry made the change (an allocation's report, a
+// node going down, a promotion), keyed by the registration's ID and
+// filterable by its service name.
+func serviceEvent(r *structs.ServiceRegistration, typ string) *stream.Event {
+	return &stream.Event{Topic: stream.TopicService, Type: typ, Key: r.ID, Namespace: r.Namespace,
+		FilterKeys: filterKeys(r.ServiceName), Payload: r, Deleted: typ == stream.TypeServiceDeregistration}
 }
 
 // filterKeys returns the keys that are set.

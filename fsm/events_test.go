@@ -99,6 +99,9 @@ func TestEntriesPublishEvents(t *testing.T) {
 		"3 PlanResult Job:web",
 		"4 AllocationUpdated Allocation:" + a.ID + " web," + dep.ID,
 		"4 AllocationUpdated Deployment:" + dep.ID + " web",
+		// The fixture's tasks each register a nomad service once running.
+		"4 ServiceRegistration Service:_nomad-task-" + a.ID + "-server-server-svc-http server-svc",
+		"4 ServiceRegistration Service:_nomad-task-" + a.ID + "-sidecar-sidecar-svc-http sidecar-svc",
 		"5 DeploymentStatusUpdate Deployment:" + dep.ID + " web",
 		"8 JobDeregistered Job:web (deleted)",
 		"9 NodeDeregistration Node:" + node.ID + " (deleted)",

@@ -81,6 +81,7 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	ACLTokenDelete, ScalingEvent,
 //	NodeUpdateDrain, NodeUpdateEligibility,
 //	RootKeyDelete                            nil on success
+//	ServiceRegistrationDelete                nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
@@ -221,6 +222,8 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		resp = added
 	case *structs.RootKeyDeleteRequest:
 		err = s.DeleteRootKeyTxn(txn, r)
+	case *structs.ServiceRegistrationDeleteRequest:
+		err = s.DeleteServiceRegistrationTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

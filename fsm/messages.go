@@ -52,6 +52,10 @@ const (
 	VarApplyRequestType      // structs.VarApplyRequest
 	RootKeyUpsertRequestType // structs.RootKeyUpsertRequest
 	RootKeyDeleteRequestType // structs.RootKeyDeleteRequest
+	// Registrations are derived by every server from the allocations;
+	// a server that skipped a hand deletion would keep a registration
+	// the others removed, so this one never carries the ignore bit.
+	ServiceRegistrationDeleteRequestType // structs.ServiceRegistrationDeleteRequest
 )
 
 var typeNames = map[MessageType]string{
@@ -81,6 +85,7 @@ var typeNames = map[MessageType]string{
 	VarApplyRequestType:                     "VarApply",
 	RootKeyUpsertRequestType:                "RootKeyUpsert",
 	RootKeyDeleteRequestType:                "RootKeyDelete",
+	ServiceRegistrationDeleteRequestType:    "ServiceRegistrationDelete",
 }
 
 // String names the type, for logs.
@@ -192,6 +197,8 @@ func newRequest(t MessageType) any {
 		return &structs.RootKeyUpsertRequest{}
 	case RootKeyDeleteRequestType:
 		return &structs.RootKeyDeleteRequest{}
+	case ServiceRegistrationDeleteRequestType:
+		return &structs.ServiceRegistrationDeleteRequest{}
 	}
 	return nil
 }

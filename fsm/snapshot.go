@@ -39,6 +39,7 @@ const (
 	periodicTag     = 14
 	variablesTag    = 15
 	rootKeysTag     = 16
+	servicesTag     = 17
 )
 
 // allocJobRecord is a job embedded in allocations, written once.
@@ -67,6 +68,7 @@ var tableTags = map[string]uint8{
 	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
 	state.TableScaling: scalingTag, state.TablePeriodic: periodicTag,
 	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
+	state.TableServices: servicesTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -104,6 +106,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableVariables, &structs.VariableEncrypted{}
 	case rootKeysTag:
 		return state.TableRootKeys, &structs.RootKey{}
+	case servicesTag:
+		return state.TableServices, &structs.ServiceRegistration{}
 	}
 	return "", nil
 }

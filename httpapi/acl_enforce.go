@@ -195,7 +195,7 @@ func (n need) String() string {
 	case needAgentReadOrServer:
 		return "agent:read, or a server's probe signed with the join token"
 	case needEventTopics:
-		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation), node:read (Node), management (*)"
+		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation, Service), node:read (Node), management (*)"
 	case needVariables:
 		if n.capability == acl.VariablesCapabilityList {
 			return "variables:list on some path of the namespace (the list keeps what the token may list)"

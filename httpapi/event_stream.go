@@ -97,7 +97,7 @@ func parseTopics(r *http.Request) (map[stream.Topic][]string, error) {
 // allowsEventTopics answers, for the route's ACL check, whether a may
 // subscribe to the request's topics, as Nomad's: read-job in the
 // request's namespace (any namespace for "*") for Job, Allocation,
-// Deployment and Evaluation, node:read for Node, a management token for
+// Deployment, Evaluation and Service, node:read for Node, a management token for
 // "*". Malformed topics are let through, for the handler to refuse (400).
 func allowsEventTopics(a *acl.ACL, r *http.Request) bool {
 	topics, err := parseTopics(r)
@@ -164,6 +164,8 @@ func renderEvent(e *stream.Event) ([]byte, error) {
 		p["Deployment"] = o
 	case *structs.Node:
 		p["Node"] = o
+	case *structs.ServiceRegistration:
+		p["Service"] = o
 	}
 	return json.Marshal(eventJSON{Topic: e.Topic, Type: e.Type, Key: e.Key, Namespace: e.Namespace,
 		FilterKeys: e.FilterKeys, Index: e.Index, Payload: p})

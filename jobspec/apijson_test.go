@@ -154,10 +154,18 @@ func TestNomadDefaultsAccepted(t *testing.T) {
 	if _, warns, err := ParseAPIJob(data); err != nil || len(warns) != 0 {
 		t.Fatalf("defaults refused: %v %v", err, warns)
 	}
+	// on_update is supported: "ignore" reaches the job, an unknown value
+	// is refused.
 	job.TaskGroups[0].Services[0].OnUpdate = "ignore"
 	data, _ = json.Marshal(job)
-	if _, _, err := ParseAPIJob(data); err == nil || !strings.Contains(err.Error(), "Job.TaskGroups[0].Services[0].OnUpdate: not supported by drover") {
-		t.Fatalf("on_update = ignore accepted: %v", err)
+	got, _, err := ParseAPIJob(data)
+	if err != nil || got.TaskGroups[0].Services[0].OnUpdate != "ignore" {
+		t.Fatalf("on_update = ignore: %v", err)
+	}
+	job.TaskGroups[0].Services[0].OnUpdate = "sometimes"
+	data, _ = json.Marshal(job)
+	if _, _, err := ParseAPIJob(data); err == nil || !strings.Contains(err.Error(), "Job.TaskGroups[0].Services[0].OnUpdate: must be require_healthy, ignore_warnings or ignore") {
+		t.Fatalf("on_update = sometimes: %v", err)
 	}
 	src := "job \"j\" {\n  group \"g\" {\n    service {\n      on_update = \"require_healthy\"\n    }\n    task \"t\" {\n      driver = \"mock\"\n    }\n  }\n}\n"
 	if _, warns, err := Parse("j.hcl", []byte(src), Options{}); err != nil || len(warns) != 0 {

@@ -83,6 +83,16 @@ func (b *builder) service(path string, as *specService, defName string, ports ma
 	}
 	s.Name, s.TaskName, s.PortLabel, s.Address = as.Name, as.TaskName, as.PortLabel, as.Address
 	s.Tags, s.Meta = slices.Clone(as.Tags), as.Meta
+	s.CanaryTags = slices.Clone(as.CanaryTags)
+	switch as.AddressMode {
+	case "", structs.AddressModeAuto, structs.AddressModeHost:
+		s.AddressMode = as.AddressMode
+	case "alloc", "driver":
+		b.err(path+".AddressMode", "%q is not supported by drover (\"auto\" or \"host\": a service advertises its port's host address)", as.AddressMode)
+	default:
+		b.err(path+".AddressMode", "must be auto or host (got %q)", as.AddressMode)
+	}
+	s.OnUpdate = b.onUpdate(path+".OnUpdate", as.OnUpdate, "")
 	if as.Provider != "" {
 		s.Provider = as.Provider
 	}
@@ -101,9 +111,23 @@ func (b *builder) service(path string, as *specService, defName string, ports ma
 	for i := range as.Checks {
 		c := b.check(fmt.Sprintf("%s.Checks[%d]", path, i), s, &as.Checks[i], ports)
 		c.CheckRestart = mergeCheckRestart(as.CheckRestart, as.Checks[i].CheckRestart)
+		// A check without on_update takes its service's, as Nomad's.
+		c.OnUpdate = b.onUpdate(fmt.Sprintf("%s.Checks[%d].OnUpdate", path, i), as.Checks[i].OnUpdate, s.OnUpdate)
 		s.Checks = append(s.Checks, c)
 	}
 	return s
+}
+
+// onUpdate checks an on_update value; empty is def.
+func (b *builder) onUpdate(path, v, def string) string {
+	switch v {
+	case "":
+		return def
+	case structs.OnUpdateRequireHealthy, structs.OnUpdateIgnoreWarnings, structs.OnUpdateIgnore:
+		return v
+	}
+	b.err(path, "must be require_healthy, ignore_warnings or ignore (got %q)", v)
+	return def
 }
 
 // checkRestartValid checks one check_restart block as written.

@@ -150,19 +150,19 @@ var grammar = map[string][]element{
 	"service": {
 		{"name", "Name", attr, supported, ""},
 		{"tags", "Tags", attr, supported, ""},
-		{"canary_tags", "CanaryTags", attr, ignored, "no service catalog to tag"},
-		{"enable_tag_override", "EnableTagOverride", attr, ignored, "no service catalog"},
+		{"canary_tags", "CanaryTags", attr, supported, ""},
+		{"enable_tag_override", "EnableTagOverride", attr, ignored, "Consul only"},
 		{"port", "PortLabel", attr, supported, ""},
-		{"address_mode", "AddressMode", attr, ignored, "services use the host address"},
+		{"address_mode", "AddressMode", attr, supported, `"auto" or "host": the host address`},
 		{"address", "Address", attr, supported, ""},
 		{"check", "Checks", block, supported, ""},
 		{"check_restart", "CheckRestart", block, supported, ""},
 		{"connect", "Connect", block, refused, "no Consul Connect"},
 		{"meta", "Meta", block, supported, ""},
-		{"canary_meta", "CanaryMeta", block, ignored, "no service catalog"},
-		{"tagged_addresses", "TaggedAddresses", block, ignored, "no service catalog"},
+		{"canary_meta", "CanaryMeta", block, ignored, "registrations carry no meta, as Nomad's"},
+		{"tagged_addresses", "TaggedAddresses", block, ignored, "Consul only"},
 		{"task", "TaskName", attr, supported, ""},
-		{"on_update", "OnUpdate", attr, refused, "checks always count towards deployment health"},
+		{"on_update", "OnUpdate", attr, supported, ""},
 		{"identity", "Identity", block, refused, "identities are not configurable: each task has one default workload identity, for reading its own variables"},
 		{"weights", "Weights", block, ignored, "no DNS weights"},
 		{"provider", "Provider", attr, supported, ""},
@@ -179,11 +179,11 @@ var grammar = map[string][]element{
 		{"port", "PortLabel", attr, supported, ""},
 		{"expose", "Expose", attr, refused, "no Consul Connect"},
 		{"address_mode", "AddressMode", attr, ignored, "checks use the host address"},
-		{"advertise", "Advertise", attr, ignored, "no service catalog"},
+		{"advertise", "Advertise", attr, ignored, "Consul only"},
 		{"interval", "Interval", attr, supported, ""},
 		{"timeout", "Timeout", attr, supported, ""},
 		{"initial_status", "InitialStatus", attr, refused, "checks start critical"},
-		{"notes", "Notes", attr, ignored, "no service catalog"},
+		{"notes", "Notes", attr, ignored, "Consul only"},
 		{"tls_server_name", "TLSServerName", attr, refused, "no TLS checks"},
 		{"tls_skip_verify", "TLSSkipVerify", attr, refused, "no TLS checks"},
 		{"header", "Header", block, supported, ""},
@@ -196,7 +196,7 @@ var grammar = map[string][]element{
 		{"failures_before_critical", "FailuresBeforeCritical", attr, refused, "one failure fails a check"},
 		{"failures_before_warning", "FailuresBeforeWarning", attr, refused, "no warning state"},
 		{"body", "Body", attr, refused, "checks send no body"},
-		{"on_update", "OnUpdate", attr, refused, "checks always count towards deployment health"},
+		{"on_update", "OnUpdate", attr, supported, ""},
 	},
 	"template": {
 		{"source", "SourcePath", attr, supported, ""},
@@ -395,11 +395,8 @@ func init() {
 // when it canonicalizes a job). They are accepted silently. Keyed by block
 // and JSON name.
 var nomadDefaults = map[string]string{
-	"service.OnUpdate":    "require_healthy",
-	"check.OnUpdate":      "require_healthy",
-	"service.AddressMode": "auto",
-	"check.AddressMode":   "host",
-	"service.Cluster":     "default",
+	"check.AddressMode": "host",
+	"service.Cluster":   "default",
 }
 
 // isNomadDefault reports whether value is the harmless default of the

@@ -50,7 +50,10 @@ func (d *decoder) service(b *hclsyntax.Block, path string) *specService {
 	set(&s.Address, "address", "Address")
 	set(&s.TaskName, "task", "TaskName")
 	set(&s.Provider, "provider", "Provider")
+	set(&s.AddressMode, "address_mode", "AddressMode")
+	set(&s.OnUpdate, "on_update", "OnUpdate")
 	s.Tags = d.strs(attrs["tags"], path+".Tags", "service.tags")
+	s.CanaryTags = d.strs(attrs["canary_tags"], path+".CanaryTags", "service.canary_tags")
 	s.Meta = d.strMap(attrs, blocks, "meta", path+".Meta", "service.meta")
 	for i, cb := range blocks["check"] {
 		s.Checks = append(s.Checks, d.check(cb, fmt.Sprintf("%s.Checks[%d]", path, i)))
@@ -92,6 +95,7 @@ func (d *decoder) check(b *hclsyntax.Block, path string) specCheck {
 	set(&c.PortLabel, "port", "PortLabel")
 	set(&c.TaskName, "task", "TaskName")
 	set(&c.Command, "command", "Command")
+	set(&c.OnUpdate, "on_update", "OnUpdate")
 	c.Args = d.strs(attrs["args"], path+".Args", "check.args")
 	if bs := blocks["check_restart"]; len(bs) > 0 {
 		c.CheckRestart = d.checkRestart(bs[0], path+".CheckRestart")

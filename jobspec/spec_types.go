@@ -263,12 +263,15 @@ type specPort struct {
 type specService struct {
 	Name         string
 	Tags         []string
+	CanaryTags   []string
 	PortLabel    string
+	AddressMode  string
 	Address      string
 	Checks       []specCheck
 	CheckRestart *specCheckRestart
 	Meta         map[string]string
 	TaskName     string
+	OnUpdate     string
 	Provider     string
 }
 
@@ -287,6 +290,7 @@ type specCheck struct {
 	Method       string
 	CheckRestart *specCheckRestart
 	TaskName     string
+	OnUpdate     string
 }
 
 // specCheckRestart is a check_restart block (service or check).

@@ -161,6 +161,7 @@ func (t *WriteTxn) putAlloc(old, a *structs.Allocation) error {
 	t.tables[TableAllocs] = true
 	t.countShares(old, a)
 	t.markNodeAllocs(old, a)
+	t.markServices(old, a)
 	return nil
 }
 
@@ -172,6 +173,7 @@ func (t *WriteTxn) deleteAlloc(a *structs.Allocation) error {
 	}
 	t.countShares(a, nil)
 	t.markNodeAllocs(a, nil)
+	t.markServices(a, nil)
 	return nil
 }
 

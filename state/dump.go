@@ -89,6 +89,7 @@ func (r *Restorer) Insert(table string, obj any) error {
 // that fails leaves the restored figures.
 func (r *Restorer) Commit() {
 	r.recountLive()
+	r.deriveMissingServices()
 	r.done = true
 	r.txn.done = true
 	r.txn.txn.Commit()

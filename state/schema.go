@@ -21,6 +21,7 @@ const (
 	TablePeriodic    = "periodic_launch"
 	TableVariables   = "variables"
 	TableRootKeys    = "root_keys"
+	TableServices    = "service_registrations"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -30,6 +31,7 @@ var Tables = []string{
 	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
 	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling, TablePeriodic,
 	TableVariables, TableRootKeys,
+	TableServices,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -84,6 +86,8 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	periodic_launch id (Namespace, ID; a periodic job's latest launch)
 //	variables    id (Namespace, Path; items sealed, see structs.VariableEncrypted)
 //	root_keys    id (Meta.KeyID; the keyring, see structs.RootKey)
+//	service_registrations id (an allocation's share a prefix), service
+//	             (Namespace, ServiceName)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -159,6 +163,10 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableRootKeys: {Name: TableRootKeys, Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "KeyID"}},
+		}},
+		TableServices: {Name: TableServices, Indexes: map[string]*memdb.IndexSchema{
+			"id":      idIndex("ID"),
+			"service": nsIndex("service", "ServiceName", false, false),
 		}},
 	}}
 }

@@ -123,6 +123,9 @@ func (s *Store) putDeployment(t *WriteTxn, c *structs.Deployment, at int64) erro
 // putDeployment writes c (a copy owned by the caller) at the
 // transaction's index; at (UnixNano) sets ModifyTime unless 0.
 func (t *WriteTxn) putDeployment(c *structs.Deployment, at int64) error {
+	if err := t.markPromotedCanaries(c); err != nil {
+		return err
+	}
 	c.ModifyIndex = t.index
 	if at != 0 {
 		c.ModifyTime = at

@@ -51,6 +51,9 @@ func (s *Store) UpsertNodeTxn(t *WriteTxn, node *structs.Node) error {
 	} else if other != nil && other.ID != n.ID {
 		return fmt.Errorf("state: node %s: secret already in use by another node: %w", n.ID, ErrConflict)
 	}
+	if err := t.markNodeServices(existing, n); err != nil {
+		return err
+	}
 	n.ModifyIndex = t.index
 	return t.insert(TableNodes, n)
 }

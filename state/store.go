@@ -83,6 +83,11 @@ type WriteTxn struct {
 	// nodeAllocs holds the nodes whose allocations the servers changed;
 	// see node_allocs_index.go.
 	nodeAllocs map[string]bool
+
+	// svcAllocs holds the allocations whose service registrations Commit
+	// recomputes, each with whether it may have some already; see
+	// state_services.go.
+	svcAllocs map[string]bool
 }
 
 // sharedValues are the values a transaction's allocations share; the
@@ -122,6 +127,10 @@ func (t *WriteTxn) Commit() error {
 		return fmt.Errorf("state: transaction already finished: %w", ErrInvalid)
 	}
 	if err := t.flushDeployments(nil, 0); err != nil {
+		t.Abort()
+		return err
+	}
+	if err := t.syncServices(); err != nil {
 		t.Abort()
 		return err
 	}

@@ -31,11 +31,12 @@ const (
 	TopicDeployment Topic = "Deployment"
 	TopicEvaluation Topic = "Evaluation"
 	TopicNode       Topic = "Node"
+	TopicService    Topic = "Service"
 	TopicAll        Topic = "*"
 )
 
 // Topics lists the topics drover publishes, in documentation order.
-var Topics = []Topic{TopicJob, TopicAllocation, TopicDeployment, TopicEvaluation, TopicNode}
+var Topics = []Topic{TopicJob, TopicAllocation, TopicDeployment, TopicEvaluation, TopicNode, TopicService}
 
 // Event types, as Nomad's. The type of an event is the kind of log entry
 // that made the change; every change of one entry has the entry's type
@@ -59,6 +60,10 @@ const (
 	// TypeJobStability (drover) is a job version marked stable or not by
 	// the deployment watcher; Nomad publishes nothing for it.
 	TypeJobStability = "JobStability"
+	// A service registration made or removed, whichever entry did it
+	// (Topic Service), as Nomad's.
+	TypeServiceRegistration   = "ServiceRegistration"
+	TypeServiceDeregistration = "ServiceDeregistration"
 )
 
 // Event is one object written by one log entry.

@@ -30,9 +30,17 @@ type Service struct {
 	PortLabel string
 	Provider  string
 	Tags      []string `json:",omitempty"`
-	Address   string   `json:",omitempty"`
-	Checks    []*ServiceCheck
-	Meta      map[string]string `json:",omitempty"`
+	// CanaryTags replace Tags in the registration of an allocation that
+	// is a canary of a deployment not yet promoted.
+	CanaryTags []string `json:",omitempty"`
+	Address    string   `json:",omitempty"`
+	// AddressMode is "auto" or "host" (empty: auto); both advertise the
+	// host address.
+	AddressMode string `json:",omitempty"`
+	// OnUpdate is the default of its checks' OnUpdate.
+	OnUpdate string `json:",omitempty"`
+	Checks   []*ServiceCheck
+	Meta     map[string]string `json:",omitempty"`
 }
 
 // ServiceCheck is a health check the client runs against the alloc's port.
@@ -53,6 +61,10 @@ type ServiceCheck struct {
 	// CheckRestart restarts the check's task when the check keeps
 	// failing; its service's check_restart is merged in.
 	CheckRestart *CheckRestart `json:",omitempty"`
+	// OnUpdate says what the check counts for in a deployment's health:
+	// OnUpdateRequireHealthy (empty means the same), OnUpdateIgnoreWarnings
+	// or OnUpdateIgnore.
+	OnUpdate string `json:",omitempty"`
 }
 
 // CheckRestart is a check_restart block: once Grace has passed since its
@@ -79,6 +91,7 @@ func (s *Service) Copy() *Service {
 	}
 	c := *s
 	c.Tags = copySlice(s.Tags)
+	c.CanaryTags = copySlice(s.CanaryTags)
 	c.Meta = copyMap(s.Meta)
 	if s.Checks != nil {
 		c.Checks = make([]*ServiceCheck, len(s.Checks))

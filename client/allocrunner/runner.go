@@ -46,6 +46,9 @@ type Config struct {
 	// OnUpdate receives the allocation's state after every change, one
 	// call at a time. It must not block for long.
 	OnUpdate func(Update)
+	// OnCheck, when set, receives every result of the allocation's
+	// checks, from the check's goroutine. It must not block for long.
+	OnCheck func(health.CheckResult)
 	// Templates is how the tasks' templates are rendered.
 	Templates TemplateConfig
 }
@@ -128,6 +131,9 @@ func New(cfg Config) (*AllocRunner, error) {
 	}
 	if cfg.OnUpdate == nil {
 		cfg.OnUpdate = func(Update) {}
+	}
+	if cfg.OnCheck == nil {
+		cfg.OnCheck = func(health.CheckResult) {}
 	}
 	ar := &AllocRunner{
 		cfg: cfg, dir: NewAllocDir(cfg.DataDir, a.ID), group: tg,
@@ -278,9 +284,9 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	}
 	var checkNames []string
 	if ar.checksGate {
-		for _, c := range ar.checks {
-			checkNames = append(checkNames, c.Name)
-		}
+		// Checks with on_update = "ignore" run (and may restart their
+		// tasks) but do not decide the deployment's health.
+		checkNames = health.DeploymentChecks(ar.checks)
 	}
 	tr, err := health.NewTracker(health.Config{
 		Strategy: u, Tasks: names, Checks: checkNames, Clock: ar.cfg.Clock, OnResult: ar.onHealth,
@@ -509,6 +515,7 @@ func (ar *AllocRunner) onCheck(r health.CheckResult) {
 		ar.tracker.CheckResult(r)
 	}
 	ar.restarts.CheckResult(r)
+	ar.cfg.OnCheck(r)
 }
 
 // restartTask restarts a task whose check failed too often.

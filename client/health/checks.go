@@ -137,6 +137,12 @@ type Check struct {
 	// task; a group service: every task).
 	Restart      *structs.CheckRestart
 	RestartTasks []string
+	// OnUpdate is the check's on_update: what its results count for in a
+	// deployment's health (structs.OnUpdate…; empty is require_healthy).
+	OnUpdate string
+	// Service, Task (empty for a group's service) and Provider name the
+	// check's service, for the allocation's check statuses.
+	Service, Task, Provider string
 }
 
 // CheckResult is one run of a check.
@@ -145,10 +151,36 @@ type CheckResult struct {
 	// Status is structs.CheckPassing, CheckWarning or CheckCritical.
 	Status string
 	Output string
+	// OnUpdate is the check's (Check.OnUpdate).
+	OnUpdate string
+	// CheckName, Service, Task and Provider are the check's; At is when
+	// the result came (set by RunChecks).
+	CheckName, Service, Task, Provider string
+	At                                 time.Time
 }
 
 // Passing reports whether the check passed; a warning does not pass.
 func (r CheckResult) Passing() bool { return r.Status == structs.CheckPassing }
+
+// PassesDeployment reports whether the result counts as passing for a
+// deployment's health: a pass, or a warning of a check whose on_update is
+// ignore_warnings. (A check whose on_update is ignore is not watched for
+// the deployment at all; see DeploymentChecks.)
+func (r CheckResult) PassesDeployment() bool {
+	return r.Passing() || r.Status == structs.CheckWarning && r.OnUpdate == structs.OnUpdateIgnoreWarnings
+}
+
+// DeploymentChecks names the checks whose results decide a deployment's
+// health: all but those whose on_update is ignore, as Nomad's.
+func DeploymentChecks(checks []Check) []string {
+	var names []string
+	for _, c := range checks {
+		if c.OnUpdate != structs.OnUpdateIgnore {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
 
 // resultOf turns a Checker's answer into a result.
 func resultOf(name string, err error) CheckResult {
@@ -182,6 +214,7 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 	type owned struct {
 		svc   *structs.Service
 		tasks []string // what its check_restart restarts
+		task  string   // the task whose service it is; "" for the group's
 	}
 	var all []string
 	for _, t := range tg.Tasks {
@@ -189,18 +222,19 @@ func AllocChecks(alloc *structs.Allocation, tg *structs.TaskGroup, replace func(
 	}
 	var services []owned
 	for _, s := range tg.Services {
-		services = append(services, owned{s, all})
+		services = append(services, owned{s, all, ""})
 	}
 	for _, t := range tg.Tasks {
 		for _, s := range t.Services {
-			services = append(services, owned{s, []string{t.Name}})
+			services = append(services, owned{s, []string{t.Name}, t.Name})
 		}
 	}
 	var out []Check
 	for _, o := range services {
 		svc := o.svc
 		for _, sc := range svc.Checks {
-			c := Check{Name: CheckName(svc, sc), CheckName: sc.Name, Interval: sc.Interval, Timeout: sc.Timeout}
+			c := Check{Name: CheckName(svc, sc), CheckName: sc.Name, Interval: sc.Interval, Timeout: sc.Timeout, OnUpdate: sc.OnUpdate,
+				Service: replace(svc.Name), Task: o.task, Provider: svc.Provider}
 			if sc.TriggersRestarts() {
 				r := *sc.CheckRestart
 				c.Restart, c.RestartTasks = &r, o.tasks
@@ -306,7 +340,9 @@ func runCheck(ctx context.Context, clk clock.Clock, c Check, report func(CheckRe
 		if ctx.Err() != nil {
 			return
 		}
-		report(resultOf(c.Name, err))
+		r := resultOf(c.Name, err)
+		r.OnUpdate, r.CheckName, r.Service, r.Task, r.Provider, r.At = c.OnUpdate, c.CheckName, c.Service, c.Task, c.Provider, clk.Now()
+		report(r)
 		timer.Reset(interval)
 	}
 }

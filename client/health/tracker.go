@@ -131,8 +131,9 @@ func (t *Tracker) CheckUpdated(name string, passing bool, output string) {
 	t.evaluateLocked()
 }
 
-// CheckResult records a check's result: only a passing one passes.
-func (t *Tracker) CheckResult(r CheckResult) { t.CheckUpdated(r.Name, r.Passing(), r.Output) }
+// CheckResult records a check's result: a pass passes, and a warning of a
+// check whose on_update is ignore_warnings (CheckResult.PassesDeployment).
+func (t *Tracker) CheckResult(r CheckResult) { t.CheckUpdated(r.Name, r.PassesDeployment(), r.Output) }
 
 // Result returns the decision, if made.
 func (t *Tracker) Result() (Result, bool) {

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+// drover service list|info|delete: the registrations of services with
+// provider "nomad", as Nomad's commands show them.
+
+func init() { registerCommand("service", newServiceCommand) }
+
+func newServiceCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "service", Short: "List, inspect and delete service registrations (provider \"nomad\")"}
+	cmd.AddCommand(newServiceListCommand(), newServiceInfoCommand(), newServiceDeleteCommand())
+	return cmd
+}
+
+// serviceFlags are the flags the service commands share.
+type serviceFlags struct {
+	opFlags
+	namespace string
+}
+
+func (f *serviceFlags) addNamespace(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.namespace, "namespace", "", `namespace of the services, "*" for all the token may read (default $DROVER_NAMESPACE, $NOMAD_NAMESPACE, "default")`)
+}
+
+// ns is -namespace, else the environment's; "" lets the agent default.
+func (f *serviceFlags) ns() string {
+	for _, v := range []string{f.namespace, os.Getenv("DROVER_NAMESPACE"), os.Getenv("NOMAD_NAMESPACE")} {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// listServices reads GET /v1/services.
+func listServices(ctx context.Context, c *apiclient.Client, ns string) ([]*structs.ServiceRegistrationListStub, error) {
+	var out []*structs.ServiceRegistrationListStub
+	_, err := c.Get(ctx, "/v1/services", &apiclient.QueryOptions{Namespace: ns}, &out)
+	return out, err
+}
+
+// serviceRegistrations reads GET /v1/service/{name}.
+func serviceRegistrations(ctx context.Context, c *apiclient.Client, ns, name string) ([]*structs.ServiceRegistration, error) {
+	var out []*structs.ServiceRegistration
+	_, err := c.Get(ctx, "/v1/service/"+url.PathEscape(name), &apiclient.QueryOptions{Namespace: ns}, &out)
+	return out, err
+}
