@@ -68,6 +68,9 @@ type AllocRunner struct {
 	group   *structs.TaskGroup
 	runners map[string]*taskrunner.TaskRunner
 	leader  string
+	// gates order the lifecycle tasks (lifecycle.go); nil when the group
+	// has none.
+	gates   *gates
 	tracker *health.Tracker
 	checks  []health.Check
 	// restarts restarts the tasks of failing checks (check_restart); nil
@@ -126,6 +129,9 @@ func New(cfg Config) (*AllocRunner, error) {
 		names[i] = t.Name
 		if t.Leader {
 			ar.leader = t.Name
+		}
+		if !t.IsMain() {
+			ar.gates = newGates()
 		}
 	}
 	if err := ar.dir.Build(names); err != nil {
@@ -217,6 +223,9 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 		Task: t, JobType: a.Job.Type, Driver: d, TaskConfig: tc, RestartPolicy: policy,
 		Clock: ar.cfg.Clock, OnUpdate: ar.onTaskUpdate,
 	}
+	if ar.gates != nil {
+		rc.StartAfter, rc.WaitMessage = ar.gates.gateFor(t)
+	}
 	if prev != nil && prev.Handle != nil {
 		rc.Handle, rc.State = prev.Handle, prev.State
 		ar.handles[t.Name] = prev.Handle
@@ -254,9 +263,17 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	if !track {
 		return nil
 	}
-	names := make([]string, 0, len(ar.group.Tasks))
+	// As Nomad's: poststop tasks are not judged; ephemeral prestart and
+	// poststart tasks may have ended, if they succeeded.
+	var names, ephemeral []string
 	for _, t := range ar.group.Tasks {
-		names = append(names, t.Name)
+		switch {
+		case t.IsHook(structs.TaskLifecycleHookPoststop):
+		case t.IsEphemeral():
+			ephemeral = append(ephemeral, t.Name)
+		default:
+			names = append(names, t.Name)
+		}
 	}
 	var checkNames []string
 	if ar.checksGate {
@@ -265,7 +282,7 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 		}
 	}
 	tr, err := health.NewTracker(health.Config{
-		Strategy: u, Tasks: names, Checks: checkNames, Clock: ar.cfg.Clock, OnResult: ar.onHealth,
+		Strategy: u, Tasks: names, Ephemeral: ephemeral, Checks: checkNames, Clock: ar.cfg.Clock, OnResult: ar.onHealth,
 	})
 	if err != nil {
 		return err
@@ -304,6 +321,7 @@ func (ar *AllocRunner) Run() {
 		waitChecks = health.RunChecks(ctx, ar.cfg.Clock, ar.checks, ar.onCheck)
 	}
 	ar.armMaxRun()
+	ar.advanceLifecycle()
 	for _, tr := range ar.runners {
 		tr.Run()
 	}
@@ -349,26 +367,53 @@ func (ar *AllocRunner) maxRunExceeded() {
 		ar.mu.Lock()
 		ar.exceeded = true
 		ar.mu.Unlock()
-		for _, tr := range ar.runners {
-			tr.KillFor(structs.TaskKilling, structs.AllocMaxRunDurationExceeded)
-		}
+		ar.killTasks(structs.TaskKilling, structs.AllocMaxRunDurationExceeded)
 		ar.emit()
 	})
 }
 
-// Kill stops every task; Done closes once they are all dead.
-func (ar *AllocRunner) Kill() {
-	for _, tr := range ar.runners {
-		tr.Kill()
-	}
-}
+// Kill stops every task; Done closes once they are all dead. As Nomad's,
+// the main tasks (and ephemeral prestart and poststart tasks) are stopped
+// first, the sidecars once the main tasks are dead, and then the poststop
+// tasks run (to completion).
+func (ar *AllocRunner) Kill() { ar.killTasks("", "") }
 
 // KillFor is Kill with the event each task gets first (see
 // taskrunner.KillFor).
-func (ar *AllocRunner) KillFor(eventType, message string) {
-	for _, tr := range ar.runners {
-		tr.KillFor(eventType, message)
+func (ar *AllocRunner) KillFor(eventType, message string) { ar.killTasks(eventType, message) }
+
+// killTasks stops the tasks that stop with the allocation (see
+// killedWithAlloc); sidecars too when the group has no main task.
+func (ar *AllocRunner) killTasks(eventType, message string) {
+	mains := slices.ContainsFunc(ar.group.Tasks, (*structs.Task).IsMain)
+	for _, t := range ar.group.Tasks {
+		tr := ar.runners[t.Name]
+		if tr != nil && (killedWithAlloc(t) || !mains && !t.IsHook(structs.TaskLifecycleHookPoststop)) {
+			tr.KillFor(eventType, message)
+		}
 	}
+}
+
+// advanceLifecycle opens the lifecycle gates the tasks' states allow and,
+// once the main tasks are all dead, stops the sidecars (and any prestart
+// or poststart task left) with a "Main Tasks Dead" event.
+func (ar *AllocRunner) advanceLifecycle() {
+	if ar.gates == nil {
+		return
+	}
+	ar.mu.Lock()
+	p := lifecyclePhase(ar.group.Tasks, ar.states)
+	ar.mu.Unlock()
+	if p.mainDead {
+		ar.gates.sidecarsOnce.Do(func() {
+			for _, t := range ar.group.Tasks {
+				if tr := ar.runners[t.Name]; tr != nil && !t.IsMain() && !t.IsHook(structs.TaskLifecycleHookPoststop) {
+					tr.KillFor(structs.TaskMainDead, "Main tasks in the group died")
+				}
+			}
+		})
+	}
+	ar.gates.open(p)
 }
 
 // Detach stops the runners but leaves the tasks running, for a client
@@ -425,13 +470,14 @@ func (ar *AllocRunner) onTaskUpdate(u taskrunner.Update) {
 			if !u.State.Failed {
 				typ, msg = structs.TaskLeaderDead, fmt.Sprintf("Leader task %q is dead", u.Task)
 			}
-			for name, tr := range ar.runners {
-				if name != u.Task {
+			for _, t := range ar.group.Tasks {
+				if tr := ar.runners[t.Name]; tr != nil && t.Name != u.Task && killedWithAlloc(t) {
 					tr.KillFor(typ, msg)
 				}
 			}
 		})
 	}
+	ar.advanceLifecycle()
 	if ar.tracker != nil {
 		ar.tracker.TaskUpdated(u.Task, u.State)
 	}
