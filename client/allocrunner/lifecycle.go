@@ -3,11 +3,13 @@ package allocrunner
 import (
 	"sync"
 
+	"github.com/droverhq/drover/client/health"
 	"github.com/droverhq/drover/structs"
 )
 
 // Task lifecycle, as Nomad's: prestart tasks run first (to completion, or
-// as sidecars until running); the main tasks start once they have; the
+// as sidecars until running with their own services' checks passing);
+// the main tasks start once they have; the
 // poststart tasks once every main task has started; when the main tasks
 // are all dead the remaining prestart and poststart tasks (sidecars) are
 // stopped; the poststop tasks run once every other task is dead, also
@@ -26,8 +28,9 @@ type phase struct {
 }
 
 // lifecyclePhase reads the phase from the tasks' states. A task without a
-// state is pending.
-func lifecyclePhase(tasks []*structs.Task, states map[string]*structs.TaskState) phase {
+// state is pending. unhealthy names the prestart sidecars whose service
+// checks do not all pass yet: the main tasks wait for those too.
+func lifecyclePhase(tasks []*structs.Task, states map[string]*structs.TaskState, unhealthy map[string]bool) phase {
 	p := phase{mainMay: true, poststartMay: true, poststopMay: true}
 	mains, deadMains := 0, 0
 	for _, t := range tasks {
@@ -47,7 +50,7 @@ func lifecyclePhase(tasks []*structs.Task, states map[string]*structs.TaskState)
 			}
 		case t.IsHook(structs.TaskLifecycleHookPrestart):
 			if t.IsSidecar() {
-				p.mainMay = p.mainMay && st.State == structs.TaskStateRunning
+				p.mainMay = p.mainMay && st.State == structs.TaskStateRunning && !unhealthy[t.Name]
 			} else {
 				p.mainMay = p.mainMay && dead && !st.Failed
 			}
@@ -99,6 +102,23 @@ func (g *gates) open(p phase) {
 	if p.poststopMay {
 		g.stopOnce.Do(func() { close(g.poststop) })
 	}
+}
+
+// sidecarChecks maps the names of the checks of the prestart sidecars'
+// own services to their tasks.
+func sidecarChecks(tg *structs.TaskGroup) map[string]string {
+	out := map[string]string{}
+	for _, t := range tg.Tasks {
+		if !t.IsSidecar() || !t.IsHook(structs.TaskLifecycleHookPrestart) {
+			continue
+		}
+		for _, s := range t.Services {
+			for _, c := range s.Checks {
+				out[health.CheckName(s, c)] = t.Name
+			}
+		}
+	}
+	return out
 }
 
 // killedWithAlloc reports whether a task is stopped at once when the

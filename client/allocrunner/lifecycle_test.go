@@ -1,6 +1,7 @@
 package allocrunner
 
 import (
+	"net"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -284,20 +285,73 @@ func TestLifecyclePhase(t *testing.T) {
 	ok := &structs.TaskState{State: structs.TaskStateDead, StartedAt: epoch}
 	bad := &structs.TaskState{State: structs.TaskStateDead, Failed: true, StartedAt: epoch}
 	for _, c := range []struct {
-		name   string
-		states map[string]*structs.TaskState
-		want   phase
+		name      string
+		states    map[string]*structs.TaskState
+		unhealthy map[string]bool
+		want      phase
 	}{
-		{"nothing yet", nil, phase{}},
-		{"init running", map[string]*structs.TaskState{"init": run, "proxy": run}, phase{}},
-		{"init done, proxy running", map[string]*structs.TaskState{"init": ok, "proxy": run}, phase{mainMay: true}},
-		{"init failed", map[string]*structs.TaskState{"init": bad, "proxy": run}, phase{}},
-		{"main started", map[string]*structs.TaskState{"init": ok, "proxy": run, "web": run}, phase{mainMay: true, poststartMay: true}},
-		{"main dead, proxy running", map[string]*structs.TaskState{"init": ok, "proxy": run, "web": ok}, phase{mainMay: true, poststartMay: true, mainDead: true}},
-		{"all but poststop dead", map[string]*structs.TaskState{"init": ok, "proxy": ok, "web": ok}, phase{poststartMay: true, poststopMay: true, mainDead: true}},
+		{"nothing yet", nil, nil, phase{}},
+		{"init running", map[string]*structs.TaskState{"init": run, "proxy": run}, nil, phase{}},
+		{"init done, proxy running", map[string]*structs.TaskState{"init": ok, "proxy": run}, nil, phase{mainMay: true}},
+		{"proxy's checks not passing", map[string]*structs.TaskState{"init": ok, "proxy": run}, map[string]bool{"proxy": true}, phase{}},
+		{"init failed", map[string]*structs.TaskState{"init": bad, "proxy": run}, nil, phase{}},
+		{"main started", map[string]*structs.TaskState{"init": ok, "proxy": run, "web": run}, nil, phase{mainMay: true, poststartMay: true}},
+		{"main dead, proxy running", map[string]*structs.TaskState{"init": ok, "proxy": run, "web": ok}, nil, phase{mainMay: true, poststartMay: true, mainDead: true}},
+		{"all but poststop dead", map[string]*structs.TaskState{"init": ok, "proxy": ok, "web": ok}, nil, phase{poststartMay: true, poststopMay: true, mainDead: true}},
 	} {
-		if got := lifecyclePhase(tasks, c.states); got != c.want {
+		if got := lifecyclePhase(tasks, c.states, c.unhealthy); got != c.want {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestLifecyclePrestartSidecarChecks: the main task waits for a prestart
+// sidecar's checks to pass, not only for it to run. The sidecar's tcp
+// check is real TCP on 127.0.0.1: a closed port keeps the main task
+// pending; a listening one lets it start.
+func TestLifecyclePrestartSidecarChecks(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close() // never accepted from: the kernel completes the handshakes
+	open := l.Addr().(*net.TCPAddr).Port
+	for _, c := range []struct {
+		name    string
+		port    int
+		started bool
+	}{{"check failing", closedPort(t), false}, {"check passing", open, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				clk := clock.NewFake(epoch)
+				rec := &recorder{}
+				proxy := hookTask("proxy", structs.TaskLifecycleHookPrestart, true, nil)
+				proxy.Services = []*structs.Service{{Name: "proxy", PortLabel: "p", TaskName: "proxy", Checks: []*structs.ServiceCheck{{
+					Name: "up", Type: structs.CheckTypeTCP, Interval: 5 * time.Second, Timeout: time.Second,
+				}}}}
+				alloc := testAlloc(structs.JobTypeService, mockTask("web", nil), proxy)
+				alloc.DeploymentID = ""
+				alloc.AllocatedResources = &structs.AllocatedResources{Shared: structs.AllocatedSharedResources{
+					Ports: []structs.PortMapping{{Label: "p", Value: c.port}},
+				}}
+				ar := newRunner(t, t.TempDir(), clk, mock.New(mock.Options{Clock: clk}), alloc, rec)
+				ar.Run()
+				for range 4 {
+					synctest.Wait()
+					clk.Advance(5 * time.Second)
+				}
+				synctest.Wait()
+				web := rec.last().TaskStates["web"]
+				if got := web.State == structs.TaskStateRunning; got != c.started {
+					t.Errorf("web %s after 20s, want started=%v: %+v", web.State, c.started, web.Events)
+				}
+				if rec.last().TaskStates["proxy"].State != structs.TaskStateRunning {
+					t.Errorf("proxy not running")
+				}
+				ar.Kill()
+				synctest.Wait()
+				<-ar.Done()
+			})
+		})
 	}
 }

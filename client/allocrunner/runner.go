@@ -78,6 +78,9 @@ type AllocRunner struct {
 	restarts *health.RestartWatcher
 	// checksGate: the tracker decides on checks too.
 	checksGate bool
+	// gateChecks: the checks of prestart sidecars (check name → task),
+	// which the main tasks wait for.
+	gateChecks map[string]string
 	doneCh     chan struct{}
 
 	cancelChecks context.CancelFunc
@@ -90,6 +93,7 @@ type AllocRunner struct {
 
 	mu       sync.Mutex
 	states   map[string]*structs.TaskState
+	passing  map[string]bool // gateChecks that pass now
 	handles  map[string]*drivers.TaskHandle
 	health   *health.Result
 	exceeded bool // stopped at max_run_duration
@@ -250,7 +254,8 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	u := HealthStrategyFor(a, ar.group)
 	track := u != nil && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil)
 	ar.checksGate = track && u.HealthCheck == structs.UpdateHealthCheckChecks
-	if ar.checksGate || groupRestartsOnChecks(ar.group) {
+	ar.gateChecks = sidecarChecks(ar.group)
+	if ar.checksGate || groupRestartsOnChecks(ar.group) || len(ar.gateChecks) > 0 {
 		var err error
 		if err := ar.scriptChecksRunnable(); err != nil {
 			return err
@@ -402,7 +407,13 @@ func (ar *AllocRunner) advanceLifecycle() {
 		return
 	}
 	ar.mu.Lock()
-	p := lifecyclePhase(ar.group.Tasks, ar.states)
+	unhealthy := map[string]bool{}
+	for check, task := range ar.gateChecks {
+		if !ar.passing[check] {
+			unhealthy[task] = true
+		}
+	}
+	p := lifecyclePhase(ar.group.Tasks, ar.states, unhealthy)
 	ar.mu.Unlock()
 	if p.mainDead {
 		ar.gates.sidecarsOnce.Do(func() {
@@ -537,6 +548,15 @@ func (ar *AllocRunner) onCheck(r health.CheckResult) {
 		ar.tracker.CheckResult(r)
 	}
 	ar.restarts.CheckResult(r)
+	if _, ok := ar.gateChecks[r.Name]; ok {
+		ar.mu.Lock()
+		if ar.passing == nil {
+			ar.passing = map[string]bool{}
+		}
+		ar.passing[r.Name] = r.Passing()
+		ar.mu.Unlock()
+		ar.advanceLifecycle()
+	}
 }
 
 // restartTask restarts a task whose check failed too often.
