@@ -125,7 +125,9 @@ func TestLifecycleDiff(t *testing.T) {
 	}
 	d := jobdiff.Jobs(old, cur, false)
 	out := jobdiff.Format(d, false)
-	if !strings.Contains(out, "Lifecycle") || !strings.Contains(out, `"poststart" => "poststop"`) {
+	// As Nomad's plan: a changed lifecycle replaces the allocation.
+	if !strings.Contains(out, "Lifecycle") || !strings.Contains(out, `"poststart" => "poststop"`) ||
+		!strings.Contains(out, `Task: "announce" (forces create/destroy update)`) {
 		t.Fatalf("diff does not show the lifecycle change:\n%s", out)
 	}
 }
