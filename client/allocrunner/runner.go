@@ -268,18 +268,7 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	if !track {
 		return nil
 	}
-	// As Nomad's: poststop tasks are not judged; ephemeral prestart and
-	// poststart tasks may have ended, if they succeeded.
-	var names, ephemeral []string
-	for _, t := range ar.group.Tasks {
-		switch {
-		case t.IsHook(structs.TaskLifecycleHookPoststop):
-		case t.IsEphemeral():
-			ephemeral = append(ephemeral, t.Name)
-		default:
-			names = append(names, t.Name)
-		}
-	}
+	names, ephemeral := health.GroupTasks(ar.group)
 	var checkNames []string
 	if ar.checksGate {
 		for _, c := range ar.checks {

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -108,3 +109,22 @@ func TestLifecycleHealth(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestGroupTasks(t *testing.T) {
+	lc := func(name, hook string, sidecar bool) *structs.Task {
+		return &structs.Task{Name: name, Lifecycle: &structs.TaskLifecycle{Hook: hook, Sidecar: sidecar}}
+	}
+	tg := &structs.TaskGroup{Tasks: []*structs.Task{
+		{Name: "web"},
+		lc("init", structs.TaskLifecycleHookPrestart, false),
+		lc("proxy", structs.TaskLifecycleHookPrestart, true),
+		lc("announce", structs.TaskLifecycleHookPoststart, false),
+		lc("shipper", structs.TaskLifecycleHookPoststart, true),
+		lc("cleanup", structs.TaskLifecycleHookPoststop, false),
+		lc("flush", structs.TaskLifecycleHookPoststop, true), // sidecar means nothing for poststop
+	}}
+	tasks, eph := GroupTasks(tg)
+	if fmt.Sprint(tasks) != "[web proxy shipper]" || fmt.Sprint(eph) != "[init announce]" {
+		t.Fatalf("tasks %v, ephemeral %v", tasks, eph)
+	}
+}
