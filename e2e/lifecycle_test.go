@@ -107,6 +107,12 @@ func TestLifecycleRawExec(t *testing.T) {
 	inOrder(t, ts, []taskEvent{
 		{"init", structs.TaskTerminated}, {"main", structs.TaskStarted}, {"side", structs.TaskStarted},
 	})
+	// alloc status names each task's hook, as Nomad's.
+	out, err := p.cli(t, "alloc", "status", old)
+	if err != nil || !strings.Contains(out, `Task "side" (poststart sidecar) is "running"`) ||
+		!strings.Contains(out, `Task "init" (prestart) is "dead"`) || !strings.Contains(out, `Task "main" is "running"`) {
+		t.Fatalf("alloc status: %v\n%s", err, out)
+	}
 	dir := allocSharedDir(t, c, old)
 	lines := orderLines(t, dir)
 	if got := names(lines); got != "init main side" {
