@@ -355,3 +355,33 @@ func TestLifecyclePrestartSidecarChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestLifecycleSecondKillStopsPoststop: a poststop task runs after a
+// Kill; a second Kill (a client shutting down meanwhile) stops it too, so
+// that a poststop task that never ends cannot hold the client.
+func TestLifecycleSecondKillStopsPoststop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(epoch)
+		rec := &recorder{}
+		alloc := testAlloc(structs.JobTypeService, mockTask("web", nil),
+			hookTask("cleanup", structs.TaskLifecycleHookPoststop, false, nil))
+		ar := newRunner(t, t.TempDir(), clk, mock.New(mock.Options{Clock: clk}), alloc, rec)
+		ar.Run()
+		synctest.Wait()
+		ar.Kill()
+		synctest.Wait()
+		if st := rec.last().TaskStates["cleanup"]; st.State != structs.TaskStateRunning {
+			t.Fatalf("cleanup %s after the first kill", st.State)
+		}
+		select {
+		case <-ar.Done():
+			t.Fatal("done while the poststop task runs")
+		default:
+		}
+		ar.Kill()
+		<-ar.Done()
+		if st := rec.last().TaskStates["cleanup"]; st.State != structs.TaskStateDead || countEvents(st, structs.TaskKilled) != 1 {
+			t.Fatalf("cleanup %+v", st)
+		}
+	})
+}

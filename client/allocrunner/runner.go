@@ -97,6 +97,7 @@ type AllocRunner struct {
 	handles  map[string]*drivers.TaskHandle
 	health   *health.Result
 	exceeded bool // stopped at max_run_duration
+	kills    int  // calls of Kill, KillFor and max_run_duration's kill
 
 	emitMu sync.Mutex // orders OnUpdate calls and state file writes
 	// saved is what the state file holds, per task (under emitMu); see
@@ -369,7 +370,8 @@ func (ar *AllocRunner) maxRunExceeded() {
 // Kill stops every task; Done closes once they are all dead. As Nomad's,
 // the main tasks (and ephemeral prestart and poststart tasks) are stopped
 // first, the sidecars once the main tasks are dead, and then the poststop
-// tasks run (to completion).
+// tasks run (to completion). A second Kill (a client shutting down while
+// they run, say) stops the poststop tasks too.
 func (ar *AllocRunner) Kill() { ar.killTasks("", "") }
 
 // KillFor is Kill with the event each task gets first (see
@@ -379,10 +381,14 @@ func (ar *AllocRunner) KillFor(eventType, message string) { ar.killTasks(eventTy
 // killTasks stops the tasks that stop with the allocation (see
 // killedWithAlloc); sidecars too when the group has no main task.
 func (ar *AllocRunner) killTasks(eventType, message string) {
+	ar.mu.Lock()
+	ar.kills++
+	again := ar.kills > 1
+	ar.mu.Unlock()
 	mains := slices.ContainsFunc(ar.group.Tasks, (*structs.Task).IsMain)
 	for _, t := range ar.group.Tasks {
 		tr := ar.runners[t.Name]
-		if tr != nil && (killedWithAlloc(t) || !mains && !t.IsHook(structs.TaskLifecycleHookPoststop)) {
+		if tr != nil && (again || killedWithAlloc(t) || !mains && !t.IsHook(structs.TaskLifecycleHookPoststop)) {
 			tr.KillFor(eventType, message)
 		}
 	}
