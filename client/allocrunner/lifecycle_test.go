@@ -385,3 +385,47 @@ func TestLifecycleSecondKillStopsPoststop(t *testing.T) {
 		}
 	})
 }
+
+// TestLifecycleReattach: a restarted client re-attaches to the running
+// main task and sidecar and runs no completed prestart task again; the
+// poststop task still waits.
+func TestLifecycleReattach(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(epoch)
+		data := t.TempDir()
+		alloc := testAlloc(structs.JobTypeService, mockTask("web", nil),
+			hookTask("init", structs.TaskLifecycleHookPrestart, false, map[string]any{"run_for": "1s"}),
+			hookTask("proxy", structs.TaskLifecycleHookPoststart, true, nil),
+			hookTask("cleanup", structs.TaskLifecycleHookPoststop, false, map[string]any{"run_for": "1s"}))
+		ar := newRunner(t, data, clk, mock.New(mock.Options{Clock: clk}), alloc, &recorder{})
+		ar.Run()
+		synctest.Wait()
+		clk.Advance(time.Second)
+		synctest.Wait()
+		ar.Detach()
+		<-ar.Done()
+
+		d2 := mock.New(mock.Options{Clock: clk})
+		rec := &recorder{}
+		ar2 := newRunner(t, data, clk, d2, alloc, rec)
+		ar2.Run()
+		synctest.Wait()
+		u := rec.last()
+		if d2.Running() != 2 || u.TaskStates["web"].State != structs.TaskStateRunning || u.TaskStates["proxy"].State != structs.TaskStateRunning {
+			t.Fatalf("not re-attached: running=%d %+v", d2.Running(), u.TaskStates)
+		}
+		if n := countEvents(u.TaskStates["init"], structs.TaskStarted); n != 1 || u.TaskStates["init"].State != structs.TaskStateDead {
+			t.Fatalf("init %+v", u.TaskStates["init"])
+		}
+		if st := u.TaskStates["cleanup"]; st.State != structs.TaskStatePending {
+			t.Fatalf("cleanup %s", st.State)
+		}
+		ar2.Kill()
+		synctest.Wait()
+		clk.Advance(time.Second)
+		<-ar2.Done()
+		if u := rec.last(); u.ClientStatus != structs.AllocClientStatusComplete || countEvents(u.TaskStates["cleanup"], structs.TaskStarted) != 1 {
+			t.Fatalf("after kill: %s %+v", u.ClientStatus, u.TaskStates["cleanup"])
+		}
+	})
+}
