@@ -432,3 +432,32 @@ func TestLifecycleReattach(t *testing.T) {
 		}
 	})
 }
+
+// TestLifecycleNoMainTask: a group of a prestart sidecar and a failing
+// prestart task alone still ends: with no main task to outlive, the
+// sidecar stops with the failure.
+func TestLifecycleNoMainTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(epoch)
+		rec := &recorder{}
+		alloc := testAlloc(structs.JobTypeBatch,
+			hookTask("proxy", structs.TaskLifecycleHookPrestart, true, nil),
+			hookTask("init", structs.TaskLifecycleHookPrestart, false, map[string]any{"run_for": "1s", "exit_code": 1}))
+		ar := newRunner(t, t.TempDir(), clk, mock.New(mock.Options{Clock: clk}), alloc, rec)
+		ar.Run()
+		synctest.Wait()
+		clk.Advance(time.Second)
+		synctest.Wait()
+		select {
+		case <-ar.Done():
+		default:
+			ar.Kill()
+			ar.Kill()
+			<-ar.Done()
+			t.Fatalf("not done: %+v", rec.last().TaskStates)
+		}
+		if u := rec.last(); u.ClientStatus != structs.AllocClientStatusFailed || countEvents(u.TaskStates["proxy"], structs.TaskSiblingFailed) != 1 {
+			t.Fatalf("%s %+v", u.ClientStatus, u.TaskStates["proxy"])
+		}
+	})
+}

@@ -379,19 +379,28 @@ func (ar *AllocRunner) Kill() { ar.killTasks("", "") }
 func (ar *AllocRunner) KillFor(eventType, message string) { ar.killTasks(eventType, message) }
 
 // killTasks stops the tasks that stop with the allocation (see
-// killedWithAlloc); sidecars too when the group has no main task.
+// stopsWithAlloc); every task from the second call on.
 func (ar *AllocRunner) killTasks(eventType, message string) {
 	ar.mu.Lock()
 	ar.kills++
 	again := ar.kills > 1
 	ar.mu.Unlock()
-	mains := slices.ContainsFunc(ar.group.Tasks, (*structs.Task).IsMain)
 	for _, t := range ar.group.Tasks {
-		tr := ar.runners[t.Name]
-		if tr != nil && (again || killedWithAlloc(t) || !mains && !t.IsHook(structs.TaskLifecycleHookPoststop)) {
+		if tr := ar.runners[t.Name]; tr != nil && (again || ar.stopsWithAlloc(t)) {
 			tr.KillFor(eventType, message)
 		}
 	}
+}
+
+// stopsWithAlloc reports whether a task is stopped at once when the
+// allocation is, a task fails or the leader dies: killedWithAlloc, and
+// the sidecars too in a group without main tasks (nothing else would
+// stop them).
+func (ar *AllocRunner) stopsWithAlloc(t *structs.Task) bool {
+	if killedWithAlloc(t) {
+		return true
+	}
+	return !t.IsHook(structs.TaskLifecycleHookPoststop) && !slices.ContainsFunc(ar.group.Tasks, (*structs.Task).IsMain)
 }
 
 // advanceLifecycle opens the lifecycle gates the tasks' states allow and,
@@ -477,7 +486,7 @@ func (ar *AllocRunner) onTaskUpdate(u taskrunner.Update) {
 				typ, msg = structs.TaskLeaderDead, fmt.Sprintf("Leader task %q is dead", u.Task)
 			}
 			for _, t := range ar.group.Tasks {
-				if tr := ar.runners[t.Name]; tr != nil && t.Name != u.Task && killedWithAlloc(t) {
+				if tr := ar.runners[t.Name]; tr != nil && t.Name != u.Task && ar.stopsWithAlloc(t) {
 					tr.KillFor(typ, msg)
 				}
 			}
