@@ -237,10 +237,7 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 		return
 	}
 	dep := alloc.DeploymentID
-	names := make([]string, len(tg.Tasks))
-	for i, t := range tg.Tasks {
-		names[i] = t.Name
-	}
+	names, ephemeral := health.GroupTasks(tg)
 	var checks []health.Check
 	var checkNames []string
 	if tg.Update.HealthCheck == structs.UpdateHealthCheckChecks {
@@ -261,7 +258,7 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 		checkNames = health.DeploymentChecks(checks)
 	}
 	tr, err := health.NewTracker(health.Config{
-		Strategy: tg.Update, Tasks: names, Checks: checkNames, Clock: e.a.clock,
+		Strategy: tg.Update, Tasks: names, Ephemeral: ephemeral, Checks: checkNames, Clock: e.a.clock,
 		OnResult: func(r health.Result) { e.onTrackerResult(dep, r) },
 	})
 	if err != nil {

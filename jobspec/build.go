@@ -276,6 +276,13 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 		}
 		t.DispatchPayload = &structs.DispatchPayloadConfig{File: dp.File}
 	}
+	if l := at.Lifecycle; l != nil {
+		if !structs.ValidTaskLifecycleHook(l.Hook) {
+			b.err(path+".Lifecycle.Hook", "must be %q, %q or %q (got %q)",
+				structs.TaskLifecycleHookPrestart, structs.TaskLifecycleHookPoststart, structs.TaskLifecycleHookPoststop, l.Hook)
+		}
+		t.Lifecycle = &structs.TaskLifecycle{Hook: l.Hook, Sidecar: l.Sidecar}
+	}
 	t.Constraints = b.constraints(path+".Constraints", at.Constraints)
 	t.Affinities = b.affinities(path+".Affinities", j.Type, at.Affinities)
 	t.Resources = b.resources(path+".Resources", at.Resources)

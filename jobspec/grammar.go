@@ -118,7 +118,7 @@ var grammar = map[string][]element{
 		{"", "Name", attr, supported, ""},
 		{"driver", "Driver", attr, supported, ""},
 		{"user", "User", attr, supported, ""},
-		{"lifecycle", "Lifecycle", block, refused, "no prestart, poststart or sidecar tasks"},
+		{"lifecycle", "Lifecycle", block, supported, ""},
 		{"config", "Config", block, supported, ""},
 		{"constraint", "Constraints", block, supported, ""},
 		{"affinity", "Affinities", block, supported, ""},
@@ -337,6 +337,10 @@ var grammar = map[string][]element{
 	},
 	"dispatch_payload": {
 		{"file", "File", attr, supported, ""},
+	},
+	"lifecycle": {
+		{"hook", "Hook", attr, supported, ""},
+		{"sidecar", "Sidecar", attr, supported, ""},
 	},
 	"scaling": {
 		{"min", "Min", attr, supported, ""},

@@ -170,6 +170,18 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 	for i, sb := range blocks["service"] {
 		t.Services = append(t.Services, d.service(sb, fmt.Sprintf("%s.Services[%d]", path, i)))
 	}
+	if bs := blocks["lifecycle"]; len(bs) > 0 {
+		b := bs[0]
+		d.lc.set(path+".Lifecycle", d.at(b.TypeRange, "lifecycle"))
+		lattrs, _ := d.content(b.Body, "lifecycle")
+		t.Lifecycle = &specLifecycle{}
+		if s := d.str(lattrs["hook"], path+".Lifecycle.Hook", "lifecycle.hook"); s != nil {
+			t.Lifecycle.Hook = *s
+		}
+		if v := d.bool(lattrs["sidecar"], path+".Lifecycle.Sidecar", "lifecycle.sidecar"); v != nil {
+			t.Lifecycle.Sidecar = *v
+		}
+	}
 	if bs := blocks["dispatch_payload"]; len(bs) > 0 {
 		b := bs[0]
 		d.lc.set(path+".DispatchPayload", d.at(b.TypeRange, "dispatch_payload"))

@@ -46,6 +46,7 @@ var nomadBlockOf = map[reflect.Type]string{
 	reflect.TypeFor[api.SpreadTarget]():           "target",
 	reflect.TypeFor[api.ParameterizedJobConfig](): "parameterized",
 	reflect.TypeFor[api.DispatchPayloadConfig]():  "dispatch_payload",
+	reflect.TypeFor[api.TaskLifecycle]():          "lifecycle",
 	reflect.TypeFor[api.ScalingPolicy]():          "scaling",
 }
 
@@ -340,7 +341,7 @@ func TestUpdateGrammar(t *testing.T) {
 // wrong kind ("cannot be decoded").
 func TestUnsupportedZeroOfAnyKind(t *testing.T) {
 	const job = `{"ID":"x","AllAtOnce":0,"Multiregion":[],"Status":5,` +
-		`"TaskGroups":[{"Name":"a","Volumes":false,"Tasks":[{"Name":"t","Driver":"mock","Lifecycle":""}]}]}`
+		`"TaskGroups":[{"Name":"a","Volumes":false,"Tasks":[{"Name":"t","Driver":"mock","Vault":""}]}]}`
 	if _, warns, err := ParseAPIJob([]byte(job)); err != nil || len(warns) != 0 {
 		t.Fatalf("got %v %v", err, warns)
 	}

@@ -49,6 +49,12 @@ type specParameterized struct {
 	MetaOptional []string
 }
 
+// specLifecycle is a task's lifecycle block.
+type specLifecycle struct {
+	Hook    string
+	Sidecar bool
+}
+
 // specDispatchPayload is a task's dispatch_payload block.
 type specDispatchPayload struct {
 	File string
@@ -127,6 +133,7 @@ type specTask struct {
 	KillSignal    string
 	// DispatchPayload is the dispatch_payload block.
 	DispatchPayload *specDispatchPayload
+	Lifecycle       *specLifecycle
 	Templates       []*specTemplate
 }
 
@@ -329,5 +336,6 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specSpreadTarget]():    "target",
 	reflect.TypeFor[specParameterized]():   "parameterized",
 	reflect.TypeFor[specDispatchPayload](): "dispatch_payload",
+	reflect.TypeFor[specLifecycle]():       "lifecycle",
 	reflect.TypeFor[specScaling]():         "scaling",
 }

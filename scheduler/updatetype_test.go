@@ -48,6 +48,9 @@ func TestUpdateKindFor(t *testing.T) {
 		{"env", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Env["A"] = "2" }, UpdateDestructive},
 		{"resources", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Resources.MemoryMB = 512 }, UpdateDestructive},
 		{"user", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].User = "nobody" }, UpdateDestructive},
+		{"lifecycle", func(j *structs.Job) {
+			j.TaskGroups[0].Tasks[0].Lifecycle = &structs.TaskLifecycle{Hook: structs.TaskLifecycleHookPrestart}
+		}, UpdateDestructive},
 		{"service", func(j *structs.Job) {
 			j.TaskGroups[0].Services = []*structs.Service{{Name: "web", PortLabel: "http"}}
 		}, UpdateDestructive},

@@ -31,6 +31,9 @@ type Task struct {
 	LogConfig     *LogConfig
 	Leader        bool
 	ShutdownDelay time.Duration
+	// Lifecycle, when set, runs the task before, beside or after the
+	// group's main tasks (structs/lifecycle.go).
+	Lifecycle *TaskLifecycle `json:",omitempty"`
 	// DispatchPayload names the file a dispatched job's payload is
 	// written into, under the task's local directory.
 	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
@@ -53,6 +56,10 @@ func (t *Task) Copy() *Task {
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = copyMap(t.Meta)
+	if t.Lifecycle != nil {
+		l := *t.Lifecycle
+		c.Lifecycle = &l
+	}
 	if t.DispatchPayload != nil {
 		d := *t.DispatchPayload
 		c.DispatchPayload = &d

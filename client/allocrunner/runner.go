@@ -86,6 +86,9 @@ type AllocRunner struct {
 	group   *structs.TaskGroup
 	runners map[string]*taskrunner.TaskRunner
 	leader  string
+	// gates order the lifecycle tasks (lifecycle.go); nil when the group
+	// has none.
+	gates   *gates
 	tracker *health.Tracker
 	checks  []health.Check
 	// restarts restarts the tasks of failing checks (check_restart); nil
@@ -93,6 +96,9 @@ type AllocRunner struct {
 	restarts *health.RestartWatcher
 	// checksGate: the tracker decides on checks too.
 	checksGate bool
+	// gateChecks: the checks of prestart sidecars (check name → task),
+	// which the main tasks wait for.
+	gateChecks map[string]string
 	doneCh     chan struct{}
 
 	cancelChecks context.CancelFunc
@@ -105,9 +111,11 @@ type AllocRunner struct {
 
 	mu       sync.Mutex
 	states   map[string]*structs.TaskState
+	passing  map[string]bool // gateChecks that pass now
 	handles  map[string]*drivers.TaskHandle
 	health   *health.Result
 	exceeded bool // stopped at max_run_duration
+	kills    int  // calls of Kill, KillFor and max_run_duration's kill
 
 	emitMu sync.Mutex // orders OnUpdate calls and state file writes
 	// saved is what the state file holds, per task (under emitMu); see
@@ -147,6 +155,9 @@ func New(cfg Config) (*AllocRunner, error) {
 		names[i] = t.Name
 		if t.Leader {
 			ar.leader = t.Name
+		}
+		if !t.IsMain() {
+			ar.gates = newGates()
 		}
 	}
 	if err := ar.dir.Build(names); err != nil {
@@ -241,6 +252,9 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	if len(t.Templates) > 0 {
 		rc.Templates = ar.templates(t, env)
 	}
+	if ar.gates != nil {
+		rc.StartAfter, rc.WaitMessage = ar.gates.gateFor(t)
+	}
 	if prev != nil && prev.Handle != nil {
 		rc.Handle, rc.State = prev.Handle, prev.State
 		ar.handles[t.Name] = prev.Handle
@@ -265,7 +279,8 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	u := HealthStrategyFor(a, ar.group)
 	track := u != nil && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil)
 	ar.checksGate = track && u.HealthCheck == structs.UpdateHealthCheckChecks
-	if ar.checksGate || groupRestartsOnChecks(ar.group) {
+	ar.gateChecks = sidecarChecks(ar.group)
+	if ar.checksGate || groupRestartsOnChecks(ar.group) || len(ar.gateChecks) > 0 {
 		var err error
 		if err := ar.scriptChecksRunnable(); err != nil {
 			return err
@@ -278,10 +293,7 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 	if !track {
 		return nil
 	}
-	names := make([]string, 0, len(ar.group.Tasks))
-	for _, t := range ar.group.Tasks {
-		names = append(names, t.Name)
-	}
+	names, ephemeral := health.GroupTasks(ar.group)
 	var checkNames []string
 	if ar.checksGate {
 		// Checks with on_update = "ignore" run (and may restart their
@@ -289,7 +301,7 @@ func (ar *AllocRunner) setupHealth(env *taskenv.Env) error {
 		checkNames = health.DeploymentChecks(ar.checks)
 	}
 	tr, err := health.NewTracker(health.Config{
-		Strategy: u, Tasks: names, Checks: checkNames, Clock: ar.cfg.Clock, OnResult: ar.onHealth,
+		Strategy: u, Tasks: names, Ephemeral: ephemeral, Checks: checkNames, Clock: ar.cfg.Clock, OnResult: ar.onHealth,
 	})
 	if err != nil {
 		return err
@@ -328,6 +340,7 @@ func (ar *AllocRunner) Run() {
 		waitChecks = health.RunChecks(ctx, ar.cfg.Clock, ar.checks, ar.onCheck)
 	}
 	ar.armMaxRun()
+	ar.advanceLifecycle()
 	for _, tr := range ar.runners {
 		tr.Run()
 	}
@@ -373,26 +386,73 @@ func (ar *AllocRunner) maxRunExceeded() {
 		ar.mu.Lock()
 		ar.exceeded = true
 		ar.mu.Unlock()
-		for _, tr := range ar.runners {
-			tr.KillFor(structs.TaskKilling, structs.AllocMaxRunDurationExceeded)
-		}
+		ar.killTasks(structs.TaskKilling, structs.AllocMaxRunDurationExceeded)
 		ar.emit()
 	})
 }
 
-// Kill stops every task; Done closes once they are all dead.
-func (ar *AllocRunner) Kill() {
-	for _, tr := range ar.runners {
-		tr.Kill()
-	}
-}
+// Kill stops every task; Done closes once they are all dead. As Nomad's,
+// the main tasks (and ephemeral prestart and poststart tasks) are stopped
+// first, the sidecars once the main tasks are dead, and then the poststop
+// tasks run (to completion). A second Kill (a client shutting down while
+// they run, say) stops the poststop tasks too.
+func (ar *AllocRunner) Kill() { ar.killTasks("", "") }
 
 // KillFor is Kill with the event each task gets first (see
 // taskrunner.KillFor).
-func (ar *AllocRunner) KillFor(eventType, message string) {
-	for _, tr := range ar.runners {
-		tr.KillFor(eventType, message)
+func (ar *AllocRunner) KillFor(eventType, message string) { ar.killTasks(eventType, message) }
+
+// killTasks stops the tasks that stop with the allocation (see
+// stopsWithAlloc); every task from the second call on.
+func (ar *AllocRunner) killTasks(eventType, message string) {
+	ar.mu.Lock()
+	ar.kills++
+	again := ar.kills > 1
+	ar.mu.Unlock()
+	for _, t := range ar.group.Tasks {
+		if tr := ar.runners[t.Name]; tr != nil && (again || ar.stopsWithAlloc(t)) {
+			tr.KillFor(eventType, message)
+		}
 	}
+}
+
+// stopsWithAlloc reports whether a task is stopped at once when the
+// allocation is, a task fails or the leader dies: killedWithAlloc, and
+// the sidecars too in a group without main tasks (nothing else would
+// stop them).
+func (ar *AllocRunner) stopsWithAlloc(t *structs.Task) bool {
+	if killedWithAlloc(t) {
+		return true
+	}
+	return !t.IsHook(structs.TaskLifecycleHookPoststop) && !slices.ContainsFunc(ar.group.Tasks, (*structs.Task).IsMain)
+}
+
+// advanceLifecycle opens the lifecycle gates the tasks' states allow and,
+// once the main tasks are all dead, stops the sidecars (and any prestart
+// or poststart task left) with a "Main Tasks Dead" event.
+func (ar *AllocRunner) advanceLifecycle() {
+	if ar.gates == nil {
+		return
+	}
+	ar.mu.Lock()
+	unhealthy := map[string]bool{}
+	for check, task := range ar.gateChecks {
+		if !ar.passing[check] {
+			unhealthy[task] = true
+		}
+	}
+	p := lifecyclePhase(ar.group.Tasks, ar.states, unhealthy)
+	ar.mu.Unlock()
+	if p.mainDead {
+		ar.gates.sidecarsOnce.Do(func() {
+			for _, t := range ar.group.Tasks {
+				if tr := ar.runners[t.Name]; tr != nil && !t.IsMain() && !t.IsHook(structs.TaskLifecycleHookPoststop) {
+					tr.KillFor(structs.TaskMainDead, "Main tasks in the group died")
+				}
+			}
+		})
+	}
+	ar.gates.open(p)
 }
 
 // Detach stops the runners but leaves the tasks running, for a client
@@ -449,13 +509,14 @@ func (ar *AllocRunner) onTaskUpdate(u taskrunner.Update) {
 			if !u.State.Failed {
 				typ, msg = structs.TaskLeaderDead, fmt.Sprintf("Leader task %q is dead", u.Task)
 			}
-			for name, tr := range ar.runners {
-				if name != u.Task {
+			for _, t := range ar.group.Tasks {
+				if tr := ar.runners[t.Name]; tr != nil && t.Name != u.Task && ar.stopsWithAlloc(t) {
 					tr.KillFor(typ, msg)
 				}
 			}
 		})
 	}
+	ar.advanceLifecycle()
 	if ar.tracker != nil {
 		ar.tracker.TaskUpdated(u.Task, u.State)
 	}
@@ -516,6 +577,15 @@ func (ar *AllocRunner) onCheck(r health.CheckResult) {
 	}
 	ar.restarts.CheckResult(r)
 	ar.cfg.OnCheck(r)
+	if _, ok := ar.gateChecks[r.Name]; ok {
+		ar.mu.Lock()
+		if ar.passing == nil {
+			ar.passing = map[string]bool{}
+		}
+		ar.passing[r.Name] = r.Passing()
+		ar.mu.Unlock()
+		ar.advanceLifecycle()
+	}
 }
 
 // restartTask restarts a task whose check failed too often.

@@ -7,7 +7,9 @@
 //     interruption for min_healthy_time;
 //   - manual: the client never decides.
 //
-// A task that dies makes the allocation unhealthy at once; an allocation
+// A task that dies makes the allocation unhealthy at once, unless it is an
+// ephemeral lifecycle task (a prestart or poststart task that is not a
+// sidecar) that succeeded: such a task is healthy running or completed; an allocation
 // not healthy by healthy_deadline (counted from when the client starts
 // watching) is unhealthy. The decision is made once and reported at once.
 //
@@ -32,10 +34,13 @@ type Result struct {
 
 // taskObs is what is known of one task.
 type taskObs struct {
-	seen    bool
-	running bool
-	dead    bool
-	since   time.Time // start of the current uninterrupted run
+	// ephemeral: a prestart or poststart task that is not a sidecar.
+	ephemeral bool
+	seen      bool
+	running   bool
+	dead      bool
+	failed    bool
+	since     time.Time // start of the current uninterrupted run
 }
 
 // checkObs is what is known of one check.
@@ -60,7 +65,7 @@ type observation struct {
 // to look again (zero: only a new observation can change anything).
 func decide(o observation) (*Result, time.Time) {
 	for _, name := range sortedKeys(o.tasks) {
-		if t := o.tasks[name]; t.dead {
+		if t := o.tasks[name]; t.dead && (!t.ephemeral || t.failed) {
 			return &Result{Healthy: false, Timestamp: o.now, Reason: fmt.Sprintf("task %q died", name)}, time.Time{}
 		}
 	}
@@ -70,6 +75,9 @@ func decide(o observation) (*Result, time.Time) {
 	var since time.Time
 	ready := true
 	for _, t := range o.tasks {
+		if t.ephemeral && t.dead {
+			continue // completed successfully (a failure decided above)
+		}
 		if !t.seen || !t.running {
 			ready = false
 			break

@@ -20,6 +20,10 @@ type Config struct {
 	Strategy *structs.UpdateStrategy
 	// Tasks are the names of the tasks that must run.
 	Tasks []string
+	// Ephemeral are the names of tasks that may also have ended, if they
+	// succeeded: the prestart and poststart tasks that are not sidecars,
+	// as Nomad judges them (poststop tasks are not judged at all).
+	Ephemeral []string
 	// Checks are the names of the checks that must pass (mode checks).
 	Checks []string
 	Clock  clock.Clock
@@ -69,6 +73,9 @@ func NewTracker(cfg Config) (*Tracker, error) {
 	for _, n := range cfg.Tasks {
 		t.obs.tasks[n] = taskObs{}
 	}
+	for _, n := range cfg.Ephemeral {
+		t.obs.tasks[n] = taskObs{ephemeral: true}
+	}
 	for _, n := range cfg.Checks {
 		t.obs.checks[n] = checkObs{}
 	}
@@ -102,6 +109,7 @@ func (t *Tracker) TaskUpdated(name string, st *structs.TaskState) {
 	now := t.clock.Now()
 	o.seen = true
 	o.dead = st.State == structs.TaskStateDead
+	o.failed = st.Failed
 	running := st.State == structs.TaskStateRunning
 	switch {
 	case running && !st.StartedAt.IsZero():

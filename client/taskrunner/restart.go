@@ -35,11 +35,14 @@ type restartTracker struct {
 	since  time.Time // start of the current interval
 }
 
-func newRestartTracker(p *structs.RestartPolicy, jobType string) *restartTracker {
+// newRestartTracker applies p (nil: jobType's default); a task that runs
+// to completion (a batch job's, or an ephemeral lifecycle task of any job)
+// is not restarted after it succeeded.
+func newRestartTracker(p *structs.RestartPolicy, jobType string, ephemeral bool) *restartTracker {
 	if p == nil {
 		p = structs.DefaultRestartPolicy(jobType)
 	}
-	return &restartTracker{policy: *p, batch: structs.RunsToCompletion(jobType)}
+	return &restartTracker{policy: *p, batch: structs.RunsToCompletion(jobType) || ephemeral}
 }
 
 // next decides what follows a task's end. success is a clean exit (exit

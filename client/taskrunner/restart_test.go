@@ -60,7 +60,7 @@ func TestRestartTracker(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRestartTracker(tc.policy, tc.jobType)
+			r := newRestartTracker(tc.policy, tc.jobType, false)
 			for i, s := range tc.steps {
 				if got := r.next(s.success, t0.Add(s.at)); got != s.want {
 					t.Fatalf("step %d: got %+v, want %+v", i, got, s.want)
@@ -71,13 +71,28 @@ func TestRestartTracker(t *testing.T) {
 }
 
 func TestDefaultRestartPolicy(t *testing.T) {
-	r := newRestartTracker(nil, structs.JobTypeBatch)
+	r := newRestartTracker(nil, structs.JobTypeBatch, false)
 	if r.policy.Attempts != 3 || !r.batch {
 		t.Fatalf("batch default: %+v", r.policy)
 	}
 	// sysbatch takes batch's defaults, as Nomad's.
-	r = newRestartTracker(nil, structs.JobTypeSysBatch)
+	r = newRestartTracker(nil, structs.JobTypeSysBatch, false)
 	if r.policy != *structs.DefaultRestartPolicy(structs.JobTypeBatch) || !r.batch {
 		t.Fatalf("sysbatch default: %+v", r.policy)
+	}
+}
+
+// TestLifecycleEphemeralNotRestartedOnSuccess: a service job's prestart
+// (or poststart, poststop) task that is not a sidecar runs to completion,
+// as Nomad's; a failure still goes through the policy.
+func TestLifecycleEphemeralNotRestartedOnSuccess(t *testing.T) {
+	p := &structs.RestartPolicy{Attempts: 2, Delay: time.Second, Interval: time.Minute, Mode: structs.RestartPolicyModeFail}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := newRestartTracker(p, structs.JobTypeService, true)
+	if got := r.next(true, t0); got.restart || got.failed || got.reason != ReasonUnnecessary {
+		t.Fatalf("success: %+v", got)
+	}
+	if got := r.next(false, t0); !got.restart {
+		t.Fatalf("failure: %+v", got)
 	}
 }

@@ -46,6 +46,12 @@ type Config struct {
 	// the runner re-attaches instead of starting the task.
 	Handle *drivers.TaskHandle
 	State  *structs.TaskState
+	// StartAfter, when set, holds the task's first start until it is
+	// closed: the alloc runner's lifecycle ordering. While it waits the
+	// task stays pending, with a structs.TaskHookWaiting event saying
+	// WaitMessage; a kill ends the wait (the task never starts).
+	StartAfter  <-chan struct{}
+	WaitMessage string
 	// OnUpdate is called, from the runner's goroutine, after every change.
 	// It must not block for long, and must not call back into the runner.
 	OnUpdate func(Update)
@@ -107,7 +113,7 @@ func New(cfg Config) (*TaskRunner, error) {
 	}
 	tr := &TaskRunner{
 		cfg: cfg, clock: cfg.Clock,
-		restart:   newRestartTracker(cfg.RestartPolicy, cfg.JobType),
+		restart:   newRestartTracker(cfg.RestartPolicy, cfg.JobType, cfg.Task.IsEphemeral()),
 		killCh:    make(chan struct{}),
 		restartCh: make(chan restartRequest, 1),
 		detachCh:  make(chan struct{}),
@@ -350,6 +356,9 @@ func (tr *TaskRunner) run() {
 		}
 	} else {
 		tr.event(structs.TaskReceived, "Task received by client", nil)
+		if !tr.awaitStart() {
+			return
+		}
 	}
 	for {
 		if h == nil {
@@ -401,6 +410,31 @@ func (tr *TaskRunner) run() {
 		case waitDetached:
 			return
 		}
+	}
+}
+
+// awaitStart waits for Config.StartAfter; it reports false when the
+// runner is done instead (killed or detached meanwhile).
+func (tr *TaskRunner) awaitStart() bool {
+	ch := tr.cfg.StartAfter
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+	}
+	tr.event(structs.TaskHookWaiting, tr.cfg.WaitMessage, nil)
+	select {
+	case <-ch:
+		return true
+	case <-tr.killCh:
+		tr.killReason()
+		tr.finish(false, structs.TaskKilled, "Task killed before it started", nil)
+		return false
+	case <-tr.detachCh:
+		return false
 	}
 }
 

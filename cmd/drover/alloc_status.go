@@ -101,7 +101,7 @@ func printAllocStatus(w io.Writer, a *structs.Allocation) {
 		if st != nil && st.State != "" {
 			state = st.State
 		}
-		fmt.Fprintf(w, "\nTask %q is %q\n", name, state)
+		fmt.Fprintf(w, "\nTask %q%s is %q\n", name, lifecycleNote(a, name), state)
 		if r := a.AllocatedResources; r != nil && r.Tasks[name] != nil {
 			tr := r.Tasks[name]
 			fmt.Fprintln(w, "Task Resources:")
@@ -138,6 +138,23 @@ func printAllocStatus(w io.Writer, a *structs.Allocation) {
 
 // allocTaskNames returns the tasks of the allocation's group in the job's
 // order, then any other task it has a state for.
+// lifecycleNote is " (prestart)", " (poststart sidecar)"… for a lifecycle
+// task, as Nomad's alloc status writes it after the task's name.
+func lifecycleNote(a *structs.Allocation, task string) string {
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil {
+		return ""
+	}
+	t := tg.LookupTask(task)
+	if t == nil || t.IsMain() {
+		return ""
+	}
+	if t.IsSidecar() {
+		return " (" + t.Lifecycle.Hook + " sidecar)"
+	}
+	return " (" + t.Lifecycle.Hook + ")"
+}
+
 func allocTaskNames(a *structs.Allocation) []string {
 	var names []string
 	seen := map[string]bool{}
