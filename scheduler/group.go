@@ -123,6 +123,9 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 			destructive = append(destructive, h)
 		case UpdateInPlace:
 			inplace = append(inplace, h)
+		case UpdateRestart:
+			// Restarted in place, within the batch as a replacement.
+			destructive = append(destructive, h)
 		default:
 			du.Ignore++
 		}
@@ -184,11 +187,20 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		destructive, first, chosen = append(first, destructive...), nil, nil
 	}
 	var replace []*Placement
+	var restarts []*holder
 	for _, h := range first {
+		if h.kind == UpdateRestart {
+			restarts = append(restarts, h)
+			continue
+		}
 		replace = append(replace, replacePlacement(h, false))
 	}
 	surged := 0
 	for _, h := range chosen {
+		if h.kind == UpdateRestart {
+			restarts = append(restarts, h)
+			continue
+		}
 		s := surge > 0 && !h.down
 		if s {
 			surge--
@@ -207,7 +219,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		zp.zonePlacements(r, g, places, allocs)
 	}
 	du.DestructiveUpdate += uint64(len(replace))
-	du.Ignore += uint64(len(destructive) - len(replace))
+	du.Ignore += uint64(len(destructive) - len(replace) - len(restarts))
 	if waiting {
 		du.Ignore += uint64(len(inplace))
 		inplace = nil
@@ -261,10 +273,13 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	for _, p := range replace {
 		r.emit(tg, p)
 	}
+	for _, h := range restarts {
+		r.restartInPlace(h.alloc)
+	}
 	r.settleMoving(g)
 	if rolling {
 		// Once nothing budgeted is left, a healthy verdict needs no pass.
-		r.markAllPlaced(tg.Name, !canarying && !waiting && len(replace) == len(destructive) &&
+		r.markAllPlaced(tg.Name, !canarying && !waiting && len(replace)+len(restarts) == len(destructive) &&
 			surged == 0 && len(g.aside) == 0 && len(g.moving) == 0)
 	}
 }

@@ -79,6 +79,9 @@ type reconciler struct {
 	// gate, for a job that rolls its groups in order, names the groups
 	// that may start batches in this pass; nil: all may.
 	gate map[string]bool
+	// restart is the job restart the current deployment runs, nil when it
+	// rolls out a version (restart.go).
+	restart *structs.RestartSpec
 }
 
 type kindKey struct {
@@ -201,6 +204,12 @@ func (r *reconciler) pickDeployment() {
 		return
 	}
 	r.deployment = d
+	if d.Restart != nil {
+		// The restarted groups roll by the restart's strategy (its batch
+		// size and wait); allocs keep the job itself (r.in.Job).
+		r.restart = d.Restart
+		r.job = d.Restart.ApplyTo(r.job)
+	}
 }
 
 // groupState returns the current deployment's state for a group, or the
@@ -460,11 +469,17 @@ func (r *reconciler) updateKind(a *structs.Allocation) UpdateKind {
 	if a.Job == nil {
 		return UpdateDestructive
 	}
+	if r.restartPending(a) {
+		if r.restart.Reschedule {
+			return UpdateDestructive
+		}
+		return UpdateRestart
+	}
 	k := kindKey{a.Job.Version, a.Job.CreateIndex, a.TaskGroup}
 	if v, ok := r.kinds[k]; ok {
 		return v
 	}
-	v := UpdateKindFor(a.Job, r.job, a.TaskGroup)
+	v := UpdateKindFor(a.Job, r.in.Job, a.TaskGroup)
 	r.kinds[k] = v
 	return v
 }
@@ -478,7 +493,7 @@ func (r *reconciler) nodeLost(a *structs.Allocation) bool {
 // inplace records an in-place update of a to the job's version.
 func (r *reconciler) inplace(a *structs.Allocation) {
 	c := a.Copy()
-	c.Job = r.job
+	c.Job = r.in.Job
 	c.EvalID = r.in.EvalID
 	r.plan.InPlace = append(r.plan.InPlace, c)
 	r.plan.desired(a.TaskGroup).InPlaceUpdate++
