@@ -77,6 +77,15 @@ func Decide(obs Observation) Decision {
 	if desc, ok := cancelReason(obs); ok {
 		return Decision{Status: structs.DeploymentStatusCancelled, StatusDescription: desc}
 	}
+	if d.Restart != nil {
+		// A job restart rolls by its own batch size, wait and error
+		// action; until its first pass adds its groups it has nothing
+		// to decide (an empty restart is not a finished one).
+		obs.Job = d.Restart.ApplyTo(obs.Job)
+		if len(d.TaskGroups) == 0 {
+			return Decision{}
+		}
+	}
 	groups := viewGroups(obs)
 	byName := make(map[string]*groupView, len(groups))
 	for _, g := range groups {
@@ -510,6 +519,8 @@ func describeRunning(d *structs.Deployment, revert *uint64, order *groupWork) st
 func runningDescriptionWith(d *structs.Deployment, revert *uint64, group, earlier string, waits bool) string {
 	if !d.RequiresPromotion() {
 		switch {
+		case d.Restart != nil && !waits:
+			return structs.RestartDescription(d.Restart.Reschedule)
 		case revert != nil:
 			return structs.RollbackDescription(*revert)
 		case waits:
