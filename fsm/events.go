@@ -38,6 +38,9 @@ var eventTypes = map[MessageType]string{
 	DeploymentPromoteRequestType:            stream.TypeDeploymentPromotion,
 	DeploymentAllocHealthRequestType:        stream.TypeDeploymentAllocHealth,
 	JobStabilityRequestType:                 stream.TypeJobStability,
+	// A job restart's deployment and evaluation, as Nomad's stream shows
+	// a deployment a plan creates.
+	JobRestartRequestType: stream.TypePlanResult,
 }
 
 // publishes reports whether entries of type t have events.

@@ -221,6 +221,8 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		resp = added
 	case *structs.RootKeyDeleteRequest:
 		err = s.DeleteRootKeyTxn(txn, r)
+	case *structs.JobRestartRequest:
+		err = s.RestartJobTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

@@ -54,6 +54,15 @@ const (
 	RootKeyDeleteRequestType // structs.RootKeyDeleteRequest
 )
 
+// Message types from 30 on are numbered explicitly: branches add types in
+// parallel, each from its own range.
+const (
+	// JobRestartRequestType (structs.JobRestartRequest) starts a job
+	// restart. It never carries the ignore bit: a server that skipped it
+	// would not know the restart's deployment.
+	JobRestartRequestType MessageType = 30
+)
+
 var typeNames = map[MessageType]string{
 	NodeRegisterRequestType:                 "NodeRegister",
 	NodeUpdateStatusRequestType:             "NodeUpdateStatus",
@@ -81,6 +90,7 @@ var typeNames = map[MessageType]string{
 	VarApplyRequestType:                     "VarApply",
 	RootKeyUpsertRequestType:                "RootKeyUpsert",
 	RootKeyDeleteRequestType:                "RootKeyDelete",
+	JobRestartRequestType:                   "JobRestart",
 }
 
 // String names the type, for logs.
@@ -192,6 +202,8 @@ func newRequest(t MessageType) any {
 		return &structs.RootKeyUpsertRequest{}
 	case RootKeyDeleteRequestType:
 		return &structs.RootKeyDeleteRequest{}
+	case JobRestartRequestType:
+		return &structs.JobRestartRequest{}
 	}
 	return nil
 }
