@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -182,6 +183,8 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 	track := !e.killed && e.runner != nil && alloc.DesiredStatus == structs.AllocDesiredStatusRun &&
 		alloc.DeploymentID != "" && alloc.DeploymentID != e.runnerDep && alloc.DeploymentID != e.trackerDep &&
 		healthUndecided(alloc) && !terminal(e.last.ClientStatus)
+	restart := restartAsked(prev, alloc) && !e.killed && e.runner != nil &&
+		alloc.DesiredStatus == structs.AllocDesiredStatusRun && !terminal(e.last.ClientStatus)
 	e.mu.Unlock()
 
 	if changed {
@@ -199,12 +202,53 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 			e.runner.Kill()
 		}
 	}
-	if track {
+	switch {
+	case restart:
+		// A job restart in place: the tasks restart first, then the
+		// health of the restart's deployment is tracked from their new
+		// start, so that the old run never counts toward it.
+		go func() {
+			e.restartTasks(alloc.DesiredRestart)
+			if track {
+				e.trackHealth(alloc)
+			}
+		}()
+	case track:
 		e.trackHealth(alloc)
 	}
 	if changed && !stop {
 		// A new deployment has no health yet: say so at once.
 		e.report()
+	}
+}
+
+// restartAsked reports whether the servers' alloc asks for a restart in
+// place (structs.DesiredRestart) that its previous version did not: each
+// job restart restarts an alloc once, and a client that restores the
+// alloc from disk has the request it already acted on.
+func restartAsked(prev, alloc *structs.Allocation) bool {
+	want := alloc.DesiredRestart
+	if want == nil || want.DeploymentID == "" {
+		return false
+	}
+	return prev == nil || prev.DesiredRestart == nil || prev.DesiredRestart.DeploymentID != want.DeploymentID
+}
+
+// restartTasks restarts the tasks a job restart names (every running one
+// by default, every task with AllTasks), as `alloc restart` does: not
+// counted against the restart policy. A task that cannot restart is
+// logged; the health tracker then finds the alloc unhealthy.
+func (e *allocEntry) restartTasks(r *structs.DesiredRestart) {
+	e.a.logger.Info("restarting alloc for a job restart", "alloc_id", e.id, "deployment_id", r.DeploymentID, "tasks", r.Tasks)
+	var errs []error
+	if len(r.Tasks) == 0 {
+		errs = append(errs, e.runner.RestartTasks(e.a.ctx, "", r.AllTasks))
+	}
+	for _, t := range r.Tasks {
+		errs = append(errs, e.runner.RestartTasks(e.a.ctx, t, false))
+	}
+	if err := errors.Join(errs...); err != nil {
+		e.a.logger.Warn("job restart: restarting tasks", "alloc_id", e.id, "error", err)
 	}
 }
 
