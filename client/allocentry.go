@@ -37,12 +37,15 @@ type allocEntry struct {
 	// deployment, by the group's migrate block.
 	runnerMigrate bool
 	tracker       *health.Tracker
-	trackerDep    string
-	trackerRes    *health.Result
-	stopChecks    context.CancelFunc
-	failedAt      time.Time // when a failure without health was first reported
-	verdict       int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
-	verdictDep    string    // the deployment of the last report
+	// trackerSince: the in-place tracker ignores a task's run that
+	// started before it (a job restart's old run).
+	trackerSince time.Time
+	trackerDep   string
+	trackerRes   *health.Result
+	stopChecks   context.CancelFunc
+	failedAt     time.Time // when a failure without health was first reported
+	verdict      int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
+	verdictDep   string    // the deployment of the last report
 }
 
 // healthUndecided reports whether the servers have no health for alloc in
@@ -68,11 +71,13 @@ func (e *allocEntry) onRunnerUpdate(u allocrunner.Update) {
 	}
 	e.mu.Lock()
 	e.last = u
-	tr := e.tracker
+	tr, since := e.tracker, e.trackerSince
 	e.mu.Unlock()
 	if tr != nil {
 		for name, st := range u.TaskStates {
-			tr.TaskUpdated(name, st)
+			if !oldRun(st, since) {
+				tr.TaskUpdated(name, st)
+			}
 		}
 	}
 	e.report()
@@ -208,13 +213,14 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 		// health of the restart's deployment is tracked from their new
 		// start, so that the old run never counts toward it.
 		go func() {
+			since := e.a.clock.Now()
 			e.restartTasks(alloc.DesiredRestart)
 			if track {
-				e.trackHealth(alloc)
+				e.trackHealth(alloc, since)
 			}
 		}()
 	case track:
-		e.trackHealth(alloc)
+		e.trackHealth(alloc, time.Time{})
 	}
 	if changed && !stop {
 		// A new deployment has no health yet: say so at once.
@@ -261,8 +267,11 @@ func terminal(clientStatus string) bool {
 }
 
 // trackHealth starts a health tracker for the deployment alloc moved
-// into, fed by the runner's task states and the group's checks.
-func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
+// into, fed by the runner's task states and the group's checks. A task
+// that runs since before notBefore (a restart's old run, whose stop the
+// runner may not have reported yet) is not counted until it reports
+// again.
+func (e *allocEntry) trackHealth(alloc *structs.Allocation, notBefore time.Time) {
 	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
 	if tg == nil || tg.Update == nil || len(tg.Tasks) == 0 {
 		return
@@ -304,16 +313,23 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 	e.stopTracker()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
-	e.tracker, e.trackerDep, e.trackerRes, e.stopChecks = tr, dep, nil, cancel
+	e.tracker, e.trackerDep, e.trackerRes, e.stopChecks, e.trackerSince = tr, dep, nil, cancel, notBefore
 	states := e.last.TaskStates
 	e.mu.Unlock()
 	tr.Start()
 	for name, st := range states {
-		tr.TaskUpdated(name, st)
+		if !oldRun(st, notBefore) {
+			tr.TaskUpdated(name, st)
+		}
 	}
 	if len(checks) > 0 {
 		health.RunChecks(ctx, e.a.clock, checks, tr.CheckResult)
 	}
+}
+
+// oldRun reports a task state of a run that started before since.
+func oldRun(st *structs.TaskState, since time.Time) bool {
+	return st != nil && st.State == structs.TaskStateRunning && !since.IsZero() && st.StartedAt.Before(since)
 }
 
 func (e *allocEntry) onTrackerResult(dep string, r health.Result) {

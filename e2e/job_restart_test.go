@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
+)
+
+// The job restart tests (website/commands/job-restart.md) run `drover job
+// restart` against real agents with raw_exec tasks and sample the job's
+// allocs while it runs.
+
+// restartSample watches a job's allocs every 20ms while a restart runs:
+// the most slots out of service at once (an alloc not running, or not
+// known healthy) and every alloc ID seen.
+type restartSample struct {
+	stopCh  chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	worst   int
+	least   int // fewest serving
+	samples int
+	ids     map[string]bool
+}
+
+func sampleRestart(t testing.TB, c *apiclient.Client, jobID string, count int) *restartSample {
+	s := &restartSample{stopCh: make(chan struct{}), done: make(chan struct{}), least: count, ids: map[string]bool{}}
+	go func() {
+		defer close(s.done)
+		for {
+			select {
+			case <-s.stopCh:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			allocs, err := jobAllocs(t, c, jobID)
+			if err != nil {
+				continue
+			}
+			serving := 0
+			for _, a := range allocs {
+				if a.DesiredStatus != structs.AllocDesiredStatusRun {
+					continue
+				}
+				if running(a) && healthy(a) && a.TaskStates["main"] != nil && a.TaskStates["main"].State == structs.TaskStateRunning {
+					serving++
+				}
+			}
+			s.mu.Lock()
+			for _, a := range allocs {
+				s.ids[a.ID] = true
+			}
+			s.samples++
+			s.worst = max(s.worst, count-serving)
+			s.least = min(s.least, serving)
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
+
+func (s *restartSample) stop() *restartSample {
+	close(s.stopCh)
+	<-s.done
+	return s
+}
+
+// startedAt maps each running alloc of the job to its task's start.
+func startedAt(t testing.TB, c *apiclient.Client, jobID string) map[string]time.Time {
+	t.Helper()
+	out := map[string]time.Time{}
+	for _, a := range allocsOf(t, c, jobID) {
+		if a.DesiredStatus == structs.AllocDesiredStatusRun && running(a) && a.TaskStates["main"] != nil {
+			out[a.ID] = a.TaskStates["main"].StartedAt
+		}
+	}
+	return out
+}
+
+// userRestarts counts the "Restart Signaled" events of an alloc's task.
+func userRestarts(t testing.TB, c *apiclient.Client, id string) int {
+	t.Helper()
+	a, _, err := c.Allocations().Info(ctx(t), id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if st := a.TaskStates["main"]; st != nil {
+		for _, e := range st.Events {
+			if e.Type == structs.TaskRestartSignal {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestJobRestartInPlace: a 6-alloc job with max_parallel = 2 restarted in
+// place: every task's start time moves, once; never more than 2 allocs out
+// of service; the same alloc IDs; the command exits 0 when done.
+func TestJobRestartInPlace(t *testing.T) {
+	p := rolloutAgent(t)
+	c := p.client()
+	s := rolloutSpec{ID: "restart-inplace", Count: 6, Version: "1", Update: "      max_parallel = 2\n" + fastUpdate}
+	stopJobProcs(t, c, s.ID)
+	s.run(t, c)
+	waitRollout(t, c, s.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+	before := startedAt(t, c, s.ID)
+	if len(before) != 6 {
+		t.Fatalf("%d allocs running, want 6", len(before))
+	}
+
+	out, err := p.cli(t, "job", "restart", "-plan", s.ID)
+	if err != nil || strings.Count(out, "web[") != 6 || !strings.Contains(out, "Restart plan") {
+		t.Fatalf("job restart -plan: %v\n%s", err, out)
+	}
+	if deps, _, err := c.Jobs().Deployments(ctx(t), s.ID, true, nil); err != nil || len(deps) != 1 {
+		t.Fatalf("-plan wrote something: %d deployments, %v", len(deps), err)
+	}
+
+	av := sampleRestart(t, c, s.ID, 6)
+	out, err = p.cli(t, "job", "restart", "-yes", s.ID)
+	av.stop()
+	if err != nil || !strings.Contains(out, "successful") {
+		t.Fatalf("job restart: %v\n%s", err, out)
+	}
+	t.Logf("%d samples: at most %d allocs out of service", av.samples, av.worst)
+	if av.samples == 0 || av.worst > 2 {
+		t.Errorf("max_parallel 2 exceeded: %d allocs out of service at once (%d samples)", av.worst, av.samples)
+	}
+	after := startedAt(t, c, s.ID)
+	if len(after) != 6 {
+		t.Fatalf("%d allocs running after the restart, want 6", len(after))
+	}
+	for id, at := range before {
+		if !after[id].After(at) {
+			t.Errorf("alloc %s: started %s, then %s: not restarted", id, at, after[id])
+		}
+		if n := userRestarts(t, c, id); n != 1 {
+			t.Errorf("alloc %s restarted %d times, want once", id, n)
+		}
+	}
+	if len(av.ids) != 6 {
+		t.Errorf("%d alloc IDs seen, want the same 6", len(av.ids))
+	}
+	d, err := latestDeployment(t, c, s.ID)
+	if err != nil || d.Restart == nil || d.Status != structs.DeploymentStatusSuccessful {
+		t.Fatalf("the restart's deployment: %v %s", err, jsonString(d))
+	}
+	// A second restart with a bad input changes nothing.
+	for _, args := range [][]string{{"-group", "nope"}, {"-task", "nope"}, {"-batch-size", "0"}} {
+		out, err := p.cli(t, append(append([]string{"job", "restart", "-yes"}, args...), s.ID)...)
+		if err == nil || !strings.Contains(out, "nope") && !strings.Contains(out, "-batch-size") {
+			t.Errorf("job restart %v: %v\n%s", args, err, out)
+		}
+	}
+	if deps, _, _ := c.Jobs().Deployments(ctx(t), s.ID, true, nil); len(deps) != 2 {
+		t.Errorf("%d deployments after refused restarts, want 2", len(deps))
+	}
+}
+
+// TestJobRestartReschedule: with -reschedule and max_surge = 2 the allocs
+// are replaced, create before destroy: 6 new alloc IDs, and serving never
+// below 6.
+func TestJobRestartReschedule(t *testing.T) {
+	p := rolloutAgent(t)
+	c := p.client()
+	s := rolloutSpec{ID: "restart-resched", Count: 6, Version: "1", Update: "      max_parallel = 2\n      max_surge = 2\n" + fastUpdate}
+	stopJobProcs(t, c, s.ID)
+	s.run(t, c)
+	waitRollout(t, c, s.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+	before := startedAt(t, c, s.ID)
+
+	av := sampleRestart(t, c, s.ID, 6)
+	out, err := p.cli(t, "job", "restart", "-yes", "-reschedule", s.ID)
+	if err != nil || !strings.Contains(out, "successful") {
+		av.stop()
+		t.Fatalf("job restart -reschedule: %v\n%s", err, out)
+	}
+	// The last old allocs stop once their replacements are healthy.
+	eventually(t, 30*time.Second, "six new allocs running, no old one", func() error {
+		now := startedAt(t, c, s.ID)
+		for id := range now {
+			if _, old := before[id]; old {
+				return fmt.Errorf("old alloc %s still runs", id)
+			}
+		}
+		if len(now) != 6 {
+			return fmt.Errorf("%d running", len(now))
+		}
+		return nil
+	})
+	av.stop()
+	t.Logf("%d samples: at least %d serving", av.samples, av.least)
+	if av.least < 6 {
+		t.Errorf("serving dropped to %d, below count 6", av.least)
+	}
+}
