@@ -201,3 +201,141 @@ func TestJobRestartReschedule(t *testing.T) {
 		t.Errorf("serving dropped to %d, below count 6", av.least)
 	}
 }
+
+// restartsOf counts, per running alloc of the job, its task's "Restart
+// Signaled" events (a stub carries the task states).
+func restartsOf(t testing.TB, c *apiclient.Client, jobID string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, a := range allocsOf(t, c, jobID) {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		out[a.ID] = 0
+		if st := a.TaskStates["main"]; st != nil {
+			for _, e := range st.Events {
+				if e.Type == structs.TaskRestartSignal {
+					out[a.ID]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+func sumRestarts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// checkOnce checks that the same allocs as before run, each restarted
+// exactly once.
+func checkOnce(t testing.TB, before map[string]time.Time, after map[string]int) {
+	t.Helper()
+	if len(after) != len(before) {
+		t.Errorf("%d allocs after the restart, %d before", len(after), len(before))
+	}
+	for id := range before {
+		if n, ok := after[id]; !ok || n != 1 {
+			t.Errorf("alloc %s restarted %d times (present %t), want once", id, n, ok)
+		}
+	}
+}
+
+// detachedRestart starts a restart through the CLI without waiting and
+// returns its deployment ID.
+func detachedRestart(t testing.TB, p *agentProc, args ...string) string {
+	t.Helper()
+	out, err := p.cli(t, append([]string{"job", "restart", "-detach", "-verbose"}, args...)...)
+	if err != nil {
+		t.Fatalf("job restart -detach: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// TestJobRestartPauseResume: `deployment pause` mid-restart holds it (no
+// alloc restarts meanwhile) and `deployment resume` finishes it, each alloc
+// restarted once.
+func TestJobRestartPauseResume(t *testing.T) {
+	p := rolloutAgent(t)
+	c := p.client()
+	upd := `      max_parallel      = 1
+      health_check      = "task_states"
+      min_healthy_time  = "2s"
+      healthy_deadline  = "20s"
+      progress_deadline = "1m"`
+	s := rolloutSpec{ID: "restart-pause", Count: 4, Version: "1", Update: upd}
+	stopJobProcs(t, c, s.ID)
+	s.run(t, c)
+	waitRollout(t, c, s.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+	before := startedAt(t, c, s.ID)
+
+	id := detachedRestart(t, p, s.ID)
+	eventually(t, 30*time.Second, "a first alloc restarted", func() error {
+		if n := sumRestarts(restartsOf(t, c, s.ID)); n < 1 {
+			return fmt.Errorf("%d restarted", n)
+		}
+		return nil
+	})
+	if out, err := p.cli(t, "deployment", "pause", "-detach", id); err != nil {
+		t.Fatalf("pause: %v\n%s", err, out)
+	}
+	held := sumRestarts(restartsOf(t, c, s.ID))
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if n := sumRestarts(restartsOf(t, c, s.ID)); n != held {
+			t.Fatalf("paused, yet %d allocs restarted, %d at the pause", n, held)
+		}
+		if d := deploymentByID(t, c, id); d.Status != structs.DeploymentStatusPaused {
+			t.Fatalf("paused restart is %s", d.Status)
+		}
+	}
+	if out, err := p.cli(t, "deployment", "resume", "-detach", id); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	waitDeploymentByID(t, c, id, "the restart successful", 60*time.Second, func(d *structs.Deployment) error {
+		if d.Status != structs.DeploymentStatusSuccessful {
+			return fmt.Errorf("%s: %s", d.Status, d.StatusDescription)
+		}
+		return nil
+	})
+	checkOnce(t, before, restartsOf(t, c, s.ID))
+}
+
+// TestJobRestartSurvivesFailover: on three servers, the leader is killed
+// mid-restart; the new leader finishes it with each alloc restarted once.
+func TestJobRestartSurvivesFailover(t *testing.T) {
+	chaosCheck(t)
+	c := startChaosCluster(t)
+	upd := `      max_parallel      = 2
+      health_check      = "task_states"
+      min_healthy_time  = "2s"
+      healthy_deadline  = "20s"
+      progress_deadline = "1m"`
+	s := rolloutSpec{ID: "restart-failover", Count: 6, Version: "1", Update: upd}
+	stopJobProcs(t, c.api(), s.ID)
+	s.run(t, c.api())
+	waitRollout(t, c.api(), s.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+	before := startedAt(t, c.api(), s.ID)
+
+	id := detachedRestart(t, c.any(), s.ID)
+	eventually(t, 30*time.Second, "a first batch restarted", func() error {
+		if n := sumRestarts(restartsOf(t, c.api(), s.ID)); n < 2 {
+			return fmt.Errorf("%d restarted", n)
+		}
+		return nil
+	})
+	killed := c.killLeader()
+	leader := c.waitLeader(c.up())
+	t.Logf("killed %s; %s leads", killed.name, leader.name)
+	waitDeploymentByID(t, c.api(), id, "the restart successful", 90*time.Second, func(d *structs.Deployment) error {
+		if d.Status != structs.DeploymentStatusSuccessful {
+			return fmt.Errorf("%s: %s", d.Status, d.StatusDescription)
+		}
+		return nil
+	})
+	checkOnce(t, before, restartsOf(t, c.api(), s.ID))
+}
