@@ -339,3 +339,108 @@ func TestJobRestartSurvivesFailover(t *testing.T) {
 	})
 	checkOnce(t, before, restartsOf(t, c.api(), s.ID))
 }
+
+// restartTimes maps each alloc of the job that runs to when its task was
+// asked to restart (its "Restart Signaled" event) and when it was healthy
+// again, and its zone.
+type restartTime struct {
+	zone               string
+	restarted, healthy time.Time
+}
+
+func restartTimes(t testing.TB, c *apiclient.Client, jobID string) map[string]restartTime {
+	t.Helper()
+	out := map[string]restartTime{}
+	for _, a := range allocsOf(t, c, jobID) {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		rt := restartTime{zone: nodeZone(a.NodeName)}
+		if st := a.TaskStates["main"]; st != nil {
+			for _, e := range st.Events {
+				if e.Type == structs.TaskRestartSignal {
+					rt.restarted = time.Unix(0, e.Time)
+				}
+			}
+		}
+		if healthy(a) {
+			rt.healthy = a.DeploymentStatus.Timestamp
+		}
+		out[a.ID] = rt
+	}
+	return out
+}
+
+// TestJobRestartZones: over six clients in three zones, a restart in place
+// follows the update block's zones: fewest first (b, c, a), each zone
+// restarted only once the one before is healthy again. With a disruption
+// budget of 1 and on_failure = "pause", an alloc of zone c that cannot
+// start again pauses the restart at zone c, and zone a is left alone.
+func TestJobRestartZones(t *testing.T) {
+	t.Parallel()
+	server := startZoneCluster(t)
+	c := server.client()
+
+	t.Run("order", func(t *testing.T) {
+		t.Parallel()
+		spec := zoneSpec("restart-zones", []string{"disruption_budget = 1"}, "max_parallel = 2")
+		stopJobProcs(t, c, spec.ID)
+		spec.run(t, c)
+		waitRollout(t, c, spec.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+		before := startedAt(t, c, spec.ID)
+		out, err := server.cli(t, "job", "restart", "-yes", spec.ID)
+		if err != nil || !strings.Contains(out, "successful") {
+			t.Fatalf("job restart: %v\n%s", err, out)
+		}
+		d, err := latestDeployment(t, c, spec.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := zoneStates(webState(t, d)), doneZones("b", "c", "a"); got != want {
+			t.Errorf("restart zones %q, want %q", got, want)
+		}
+		checkOnce(t, before, restartsOf(t, c, spec.ID))
+		times := restartTimes(t, c, spec.ID)
+		order := []string{"b", "c", "a"}
+		for i := 1; i < len(order); i++ {
+			var lastHealthy, firstRestart time.Time
+			for _, rt := range times {
+				switch rt.zone {
+				case order[i-1]:
+					if rt.healthy.After(lastHealthy) {
+						lastHealthy = rt.healthy
+					}
+				case order[i]:
+					if firstRestart.IsZero() || rt.restarted.Before(firstRestart) {
+						firstRestart = rt.restarted
+					}
+				}
+			}
+			if firstRestart.Before(lastHealthy) {
+				t.Errorf("zone %s restarted from %s, before zone %s was healthy again at %s", order[i], firstRestart, order[i-1], lastHealthy)
+			}
+		}
+	})
+
+	t.Run("budget_pause", func(t *testing.T) {
+		t.Parallel()
+		spec := zoneSpec("restart-budget", []string{"disruption_budget = 1"}, "max_parallel = 2", `on_failure = "pause"`)
+		// A task of zone c runs once: started again, it fails.
+		spec.Script = `if [ "${meta.zone}" = c ] && [ -f "$NOMAD_TASK_DIR/ran" ]; then exit 1; fi; touch "$NOMAD_TASK_DIR/ran"; exec sleep 600`
+		stopJobProcs(t, c, spec.ID)
+		spec.run(t, c)
+		waitRollout(t, c, spec.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+		id := detachedRestart(t, server, spec.ID)
+		const want = "Deployment paused: 1 allocations failed in zone c, reaching its disruption budget 1"
+		d := waitDeploymentByID(t, c, id, "the restart paused at zone c", 60*time.Second, pausedWith(want))
+		if got := zoneStates(webState(t, d)); !strings.HasPrefix(got, "b 1/1/0/0 done, c 2/") || !strings.HasSuffix(got, "a 3/0/0/0 waiting") {
+			t.Errorf("restart zones %q", got)
+		}
+		time.Sleep(2 * time.Second)
+		for id, rt := range restartTimes(t, c, spec.ID) {
+			if rt.zone == "a" && !rt.restarted.IsZero() {
+				t.Errorf("alloc %s of zone a restarted while the restart is paused at zone c", id)
+			}
+		}
+	})
+}
