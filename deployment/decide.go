@@ -74,6 +74,11 @@ func Decide(obs Observation) Decision {
 	if d == nil || !d.Active() {
 		return Decision{}
 	}
+	if d.Restart != nil && structs.ScaledOnly(obs.Job, obs.LatestJob) {
+		// A scale during a restart: the restart goes on, by the new
+		// counts.
+		obs.Job = obs.LatestJob
+	}
 	if desc, ok := cancelReason(obs); ok {
 		return Decision{Status: structs.DeploymentStatusCancelled, StatusDescription: desc}
 	}
@@ -376,7 +381,7 @@ func cancelReason(obs Observation) (string, bool) {
 	if latest == nil || latest.Stop {
 		return structs.DeploymentStatusDescriptionStoppedJob, true
 	}
-	if latest.Version > d.JobVersion {
+	if latest.Version > d.JobVersion && (obs.Job == nil || latest.Version != obs.Job.Version) {
 		return structs.DeploymentStatusDescriptionNewerJob, true
 	}
 	if d.JobCreateIndex != 0 && latest.CreateIndex != 0 && latest.CreateIndex != d.JobCreateIndex {

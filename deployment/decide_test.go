@@ -387,6 +387,14 @@ func (sc *scenario) setLatest(t *testing.T, td *datadriven.TestData) error {
 		j.CreateIndex = 99
 		j.Version = 0
 		sc.obs.LatestJob = j
+	case td.HasArg("scaled"):
+		// A newer version whose groups' counts alone changed (job scale).
+		j := sc.obs.Job.Copy()
+		j.Version++
+		for _, tg := range j.TaskGroups {
+			tg.Count++
+		}
+		sc.obs.LatestJob = j
 	case td.HasArg("version"):
 		j := sc.obs.Job.Copy()
 		td.ScanArgs(t, "version", &j.Version)

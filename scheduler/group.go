@@ -103,6 +103,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		g.canaries = nil
 	}
 
+	r.settleRestarted(g) // restart.go
 	r.scaleDown(g)
 	r.settleAside(g)
 	// Not this group's turn (group_order): nothing starts.
@@ -244,6 +245,8 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 			}
 		}
 	}
+
+	r.restartTotal(tg) // restart.go
 
 	// Emit placements: replacements, canaries, new allocs, destructive.
 	for _, h := range g.holders {

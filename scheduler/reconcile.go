@@ -82,6 +82,10 @@ type reconciler struct {
 	// restart is the job restart the current deployment runs, nil when it
 	// rolls out a version (restart.go).
 	restart *structs.RestartSpec
+	// restartDone is the job's latest deployment when it is a finished
+	// restart with -reschedule: allocs it replaced by surge may still run
+	// beside their replacements (restart.go).
+	restartDone *structs.Deployment
 }
 
 type kindKey struct {
@@ -185,7 +189,7 @@ func (r *reconciler) pickDeployment() {
 	if d == nil {
 		return
 	}
-	if d.JobVersion != r.job.Version || d.JobCreateIndex != r.job.CreateIndex {
+	if (d.JobVersion != r.job.Version || d.JobCreateIndex != r.job.CreateIndex) && !r.restartScaled(d) {
 		if d.Active() {
 			r.plan.DeploymentUpdates = append(r.plan.DeploymentUpdates, DeploymentStatusUpdate{
 				DeploymentID: d.ID, Status: structs.DeploymentStatusCancelled,
@@ -201,6 +205,9 @@ func (r *reconciler) pickDeployment() {
 	case structs.DeploymentStatusFailed:
 		r.failed = true
 	default:
+		if d.Restart != nil && d.Restart.Reschedule && d.Status == structs.DeploymentStatusSuccessful {
+			r.restartDone = d
+		}
 		return
 	}
 	r.deployment = d

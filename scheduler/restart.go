@@ -21,7 +21,37 @@ func (r *reconciler) restartPending(a *structs.Allocation) bool {
 	if a.DeploymentID == d.ID || a.CreateIndex >= d.CreateIndex || a.ClientTerminalStatus() || a.IsCanary() {
 		return false
 	}
-	return a.Job != nil && a.Job.Version == r.in.Job.Version && a.Job.CreateIndex == r.in.Job.CreateIndex
+	// The restart's version, or a later one that only scaled it.
+	return a.Job != nil && (a.Job.Version == d.JobVersion || a.Job.Version == r.in.Job.Version) && a.Job.CreateIndex == r.in.Job.CreateIndex
+}
+
+// restartScaled reports whether d is a restart of an earlier version of
+// the job that differs from it in counts alone: a scale during a restart
+// leaves the restart running (structs.ScaledOnly).
+func (r *reconciler) restartScaled(d *structs.Deployment) bool {
+	if d.Restart == nil || !d.Active() {
+		return false
+	}
+	for _, a := range r.in.Allocs {
+		if a != nil && a.Job != nil && a.Job.Version == d.JobVersion && a.Job.CreateIndex == d.JobCreateIndex {
+			return structs.ScaledOnly(a.Job, r.job)
+		}
+	}
+	return false
+}
+
+// restartTotal keeps a restarted group's DesiredTotal at its count when a
+// scale changed it: the restart is done once that many allocs are in it
+// and healthy.
+func (r *reconciler) restartTotal(tg *structs.TaskGroup) {
+	if r.restart == nil || r.newStates[tg.Name] != nil || r.deployment == nil {
+		return
+	}
+	if s := r.deployment.TaskGroups[tg.Name]; s != nil && s.DesiredTotal != tg.Count {
+		c := s.Copy()
+		c.DesiredTotal = tg.Count
+		r.newStates[tg.Name] = c
+	}
 }
 
 // restartInPlace moves a into the restart's deployment with its health
@@ -43,4 +73,31 @@ func (r *reconciler) restartInPlace(a *structs.Allocation) {
 	}
 	r.plan.InPlace = append(r.plan.InPlace, c)
 	r.plan.desired(a.TaskGroup).InPlaceUpdate++
+}
+
+// settleRestarted stops, after a restart with -reschedule succeeded, each
+// alloc from before it that still runs beside its healthy replacement
+// (max_surge: the last batch's old allocs stop in the pass after the
+// restart's end). Both run the same version now, so without the finished
+// restart nothing would tell the old one from the new.
+func (r *reconciler) settleRestarted(g *groupPass) {
+	d := r.restartDone
+	if d == nil || !d.Restart.Restarts(g.tg.Name) {
+		return
+	}
+	replaced := map[int]bool{}
+	for _, h := range g.holders {
+		if h.live && h.alloc.DeploymentID == d.ID && h.alloc.IsHealthy() {
+			replaced[h.index] = true
+		}
+	}
+	kept := g.holders[:0]
+	for _, h := range g.holders {
+		if h.live && h.alloc.DeploymentID != d.ID && h.alloc.CreateIndex < d.CreateIndex && replaced[h.index] {
+			r.stop(h.alloc, structs.AllocUpdating, "")
+			continue
+		}
+		kept = append(kept, h)
+	}
+	g.holders = kept
 }

@@ -199,3 +199,66 @@ func TestRestartPlan(t *testing.T) {
 		t.Fatalf("the plan wrote a deployment")
 	}
 }
+
+// A scale during a restart leaves it running: the allocs the scale adds
+// join it without a restart, every old alloc is still restarted once, and
+// the restart ends successful with the new count.
+func TestRestartGoesOnThroughAScale(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	defer h.stop()
+	startRunning(t, h, 4, 1)
+	old := map[string]bool{}
+	for _, a := range allocsOf(h.store().Snapshot(), "web") {
+		old[a.ID] = true
+	}
+	resp, err := h.leader.RestartJob(h.ctx, RestartRequest{JobID: "web"})
+	must(t, err)
+	d := resp.DeploymentID
+	h.idle()
+	six := int64(6)
+	_, err = h.leader.ScaleJob(h.ctx, ScaleRequest{Namespace: structs.DefaultNamespace, JobID: "web", Group: "web", Count: &six})
+	must(t, err)
+	// Each step waits for the next batch (an alloc of the restart with
+	// its health unknown) or the end, then reports the batch healthy.
+	fresh := func(s *state.Snapshot) []*structs.Allocation {
+		var out []*structs.Allocation
+		for _, a := range allocsOf(s, "web") {
+			if a.DeploymentID == d && !a.IsHealthy() {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	for step := 0; step < 20; step++ {
+		h.waitFor("the next batch or the end", func(s *state.Snapshot) bool {
+			dep, _ := s.DeploymentByID(d)
+			return !dep.Active() || len(fresh(s)) > 0
+		})
+		snap := h.store().Snapshot()
+		if dep, _ := snap.DeploymentByID(d); dep.Status != structs.DeploymentStatusRunning {
+			if dep.Status != structs.DeploymentStatusSuccessful {
+				t.Fatalf("restart %s: %s\n%s", dep.Status, dep.StatusDescription, h.dump())
+			}
+			break
+		}
+		h.markHealthy(fresh(snap))
+	}
+	if dep, _ := h.store().Snapshot().DeploymentByID(d); dep.Status != structs.DeploymentStatusSuccessful {
+		t.Fatalf("restart %s after 20 batches\n%s", dep.Status, h.dump())
+	}
+	live := allocsOf(h.store().Snapshot(), "web")
+	if len(live) != 6 {
+		t.Fatalf("%d live allocs, want 6", len(live))
+	}
+	for _, a := range live {
+		switch {
+		case old[a.ID] && (a.DesiredRestart == nil || a.DesiredRestart.DeploymentID != d):
+			t.Errorf("old alloc %s was not restarted", a.ID)
+		case !old[a.ID] && a.DesiredRestart != nil:
+			t.Errorf("alloc %s, added by the scale, was restarted", a.ID)
+		case a.DeploymentID != d:
+			t.Errorf("alloc %s is not in the restart", a.ID)
+		}
+	}
+}

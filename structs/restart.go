@@ -129,6 +129,25 @@ func (s *RestartSpec) ApplyTo(job *Job) *Job {
 	return &c
 }
 
+// ScaledOnly reports whether later is a newer version of job that differs
+// from it in its groups' counts alone (a `job scale`): a restart of job
+// goes on through it, leaving the allocs the scale adds alone.
+func ScaledOnly(job, later *Job) bool {
+	if job == nil || later == nil || later.CreateIndex != job.CreateIndex || later.Version <= job.Version ||
+		len(later.TaskGroups) != len(job.TaskGroups) {
+		return false
+	}
+	c := later.Copy()
+	for _, tg := range c.TaskGroups {
+		old := job.LookupTaskGroup(tg.Name)
+		if old == nil {
+			return false
+		}
+		tg.Count = old.Count
+	}
+	return !job.SpecChanged(c)
+}
+
 // DesiredRestart asks an alloc's client to restart its tasks in place, once
 // per deployment: the client restarts them when DeploymentID is one it has
 // not acted on yet.
