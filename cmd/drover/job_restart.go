@@ -214,3 +214,20 @@ func printRestartPlan(w io.Writer, jobID string, plan []structs.RolloutBatch) {
 	}
 	tw.Flush()
 }
+
+// restartKind says what a restart's deployment does, for its status:
+// "in place, groups web, api" or "replaced (-reschedule), groups web".
+func restartKind(r *structs.RestartSpec) string {
+	kind := "in place"
+	if r.Reschedule {
+		kind = "replaced (-reschedule)"
+	}
+	out := kind + ", groups " + strings.Join(r.Groups, ", ")
+	if len(r.Tasks) > 0 {
+		out += ", tasks " + strings.Join(r.Tasks, ", ")
+	}
+	if r.BatchSize != nil {
+		out += ", batch size " + r.BatchSize.String()
+	}
+	return out
+}
