@@ -192,7 +192,9 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 		alloc.DesiredStatus == structs.AllocDesiredStatusRun && !terminal(e.last.ClientStatus)
 	e.mu.Unlock()
 
-	if changed {
+	if changed && !restart {
+		// A restart's alloc is saved once its tasks restarted: a client
+		// that stops before then finds the request again on restore.
 		if err := saveAlloc(e.dir, alloc); err != nil {
 			e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
 		}
@@ -215,6 +217,12 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 		go func() {
 			since := e.a.clock.Now()
 			e.restartTasks(alloc.DesiredRestart)
+			e.mu.Lock()
+			cur := e.alloc
+			e.mu.Unlock()
+			if err := saveAlloc(e.dir, cur); err != nil {
+				e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
+			}
 			if track {
 				e.trackHealth(alloc, since)
 			}
