@@ -20,11 +20,10 @@ import (
 // batch job with Reschedule, or while a deployment of the job is active;
 // 404 for an unknown job.
 //
-// It needs alloc-lifecycle in the namespace, as Nomad's job restart
-// (which restarts each alloc through the alloc restart endpoint); with
-// Reschedule also submit-job, as Nomad's -reschedule (which stops each
-// alloc with a reschedule through the alloc stop endpoint, and that needs
-// submit-job).
+// It needs alloc-lifecycle in the namespace, as Nomad's job restart,
+// with or without Reschedule: Nomad's CLI restarts each alloc through the
+// alloc restart endpoint, or with -reschedule stops it through the alloc
+// stop endpoint, and both need alloc-lifecycle (as drover's do).
 
 func init() {
 	for _, m := range []string{"PUT", "POST"} {
@@ -79,10 +78,6 @@ func (s *Server) jobRestart(w http.ResponseWriter, r *http.Request) (any, error)
 	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
-	}
-	if z := authzOf(r); body.Reschedule && z.enabled && (z.acl == nil || !z.acl.AllowNamespaceOp(o.Namespace, acl.NamespaceCapabilitySubmitJob)) {
-		return nil, Errorf(http.StatusForbidden, "%s: a restart with Reschedule also needs %s in namespace %q: %w",
-			ErrPermissionDenied, acl.NamespaceCapabilitySubmitJob, o.Namespace, ErrPermissionDenied)
 	}
 	rb, ok := s.backend.(JobRestartBackend)
 	if !ok {

@@ -59,8 +59,9 @@ func TestRestartHandler(t *testing.T) {
 	}
 }
 
-// A restart needs alloc-lifecycle; with Reschedule also submit-job.
-func TestRestartNeedsAllocLifecycleAndSubmitJobToReschedule(t *testing.T) {
+// A restart needs alloc-lifecycle, with Reschedule too (as Nomad's, whose
+// -reschedule stops allocs through the alloc stop endpoint).
+func TestRestartNeedsAllocLifecycle(t *testing.T) {
 	f := newACLFixture(t)
 	if _, _, err := f.b.Apply(context.Background(), fsm.ACLPolicyUpsertRequestType, &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{
 		{Name: "lifecycle", Rules: `namespace "default" { capabilities = ["alloc-lifecycle"] }`},
@@ -80,10 +81,10 @@ func TestRestartNeedsAllocLifecycleAndSubmitJobToReschedule(t *testing.T) {
 		want      int
 	}{
 		{"reader", `{}`, 403},
-		{"lifecycle", `{"Reschedule":true}`, 403},
+		{"reader", `{"Reschedule":true}`, 403},
 		// Past the check: this backend is not a server.
 		{"lifecycle", `{}`, 501},
-		{"writer", `{"Reschedule":true}`, 501},
+		{"lifecycle", `{"Reschedule":true}`, 501},
 	} {
 		code, body := f.do(t, c.who, "POST", "/v1/job/web/restart", c.body)
 		if code != c.want {
