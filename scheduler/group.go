@@ -207,7 +207,11 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 			surge--
 			surged++
 		}
-		replace = append(replace, replacePlacement(h, s))
+		p := replacePlacement(h, s)
+		if p.Replaces != "" {
+			p.ReplaceDescription = r.updatingDescription(h.alloc)
+		}
+		replace = append(replace, p)
 	}
 	destructive = append(first, destructive...)
 	if zp != nil {
@@ -365,7 +369,7 @@ func (r *reconciler) settleAside(g *groupPass) {
 	for _, a := range g.aside {
 		idx := a.Index()
 		if n := g.surged[idx]; !held[idx] || n != nil && n.IsHealthy() && !n.TerminalStatus() {
-			r.stop(a, structs.AllocUpdating, "")
+			r.stop(a, r.updatingDescription(a), "")
 			continue
 		}
 		kept = append(kept, a)

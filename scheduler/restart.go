@@ -94,10 +94,19 @@ func (r *reconciler) settleRestarted(g *groupPass) {
 	kept := g.holders[:0]
 	for _, h := range g.holders {
 		if h.live && h.alloc.DeploymentID != d.ID && h.alloc.CreateIndex < d.CreateIndex && replaced[h.index] {
-			r.stop(h.alloc, structs.AllocUpdating, "")
+			r.stop(h.alloc, structs.AllocRestartReplaced, "")
 			continue
 		}
 		kept = append(kept, h)
 	}
 	g.holders = kept
+}
+
+// updatingDescription is the desired description of an alloc replaced by
+// the job's version: a job restart's own when the restart replaces it.
+func (r *reconciler) updatingDescription(a *structs.Allocation) string {
+	if r.restartPending(a) {
+		return structs.AllocRestartReplaced
+	}
+	return structs.AllocUpdating
 }

@@ -167,6 +167,10 @@ func (r *DesiredRestart) Copy() *DesiredRestart {
 	return &c
 }
 
+// AllocRestartReplaced is the desired description of an alloc a job
+// restart with -reschedule replaced.
+const AllocRestartReplaced = "alloc is being replaced by a job restart"
+
 // RestartDescription is the running description of a job restart.
 func RestartDescription(reschedule bool) string {
 	if reschedule {
