@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -55,5 +56,70 @@ func TestJobRestartEntry(t *testing.T) {
 	}
 	if JobRestartRequestType.String() != "JobRestart" {
 		t.Fatal(JobRestartRequestType.String())
+	}
+}
+
+// A restart's deployment and the in-place marks of its allocs are the
+// same on every server that applies the same log, and survive a snapshot.
+func TestJobRestartIsDeterministicAndSnapshotted(t *testing.T) {
+	job := statetest.Job("web", 2)
+	node := statetest.Node("n1")
+	var entries [][]byte
+	add := func(mt MessageType, req any) { entries = append(entries, entry(t, mt, req)) }
+	add(NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	add(JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+	a := statetest.Alloc(job, node, "e0", "", 0)
+	add(ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e0", Job: job, AllocsPlaced: []*structs.Allocation{a}, UpdatedAt: 3})
+	add(JobRestartRequestType, &structs.JobRestartRequest{
+		Deployment: &structs.Deployment{ID: "r1", Namespace: "default", JobID: "web", JobCreateIndex: 2,
+			Status: structs.DeploymentStatusRunning, CreateTime: 4,
+			Restart: &structs.RestartSpec{Groups: []string{"web"}, BatchSize: structs.Percent(50), BatchWaitAsk: true, OnError: "ask"}},
+		Eval:      &structs.Evaluation{ID: "e1", Namespace: "default", JobID: "web", DeploymentID: "r1", Status: structs.EvalStatusPending},
+		UpdatedAt: 4,
+	})
+	marked := a.Copy()
+	marked.Job, marked.DeploymentID, marked.DeploymentStatus = nil, "r1", nil
+	marked.DesiredRestart = &structs.DesiredRestart{DeploymentID: "r1", Tasks: []string{"web"}}
+	add(ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e1", Job: job, AllocsUpdated: []*structs.Allocation{marked},
+		Deployment: &structs.Deployment{ID: "r1", Namespace: "default", JobID: "web", JobCreateIndex: 2,
+			TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 2, OnFailure: structs.OnFailurePause}}},
+		UpdatedAt: 5})
+	apply := func() *FSM {
+		f := newTestFSM(t)
+		for i, e := range entries {
+			if resp := f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: e}); resp != nil {
+				if err, ok := resp.(error); ok {
+					t.Fatalf("entry %d: %v", i+1, err)
+				}
+			}
+		}
+		return f
+	}
+	f, g := apply(), apply()
+	if a, b := dump(t, f), dump(t, g); a != b {
+		t.Fatalf("two servers differ:\n%s", firstDiff(a, b))
+	}
+	got, _ := snap(f).AllocByID(a.ID)
+	if got.DesiredRestart == nil || got.DesiredRestart.DeploymentID != "r1" || got.DeploymentID != "r1" {
+		t.Fatalf("alloc %+v", got)
+	}
+	var buf bytes.Buffer
+	fs, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.(*fsmSnapshot).write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	h := newTestFSM(t)
+	if err := h.Restore(nopCloser{bytes.NewReader(buf.Bytes())}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := dump(t, f), dump(t, h); a != b {
+		t.Fatalf("restored state differs:\n%s", firstDiff(a, b))
+	}
+	d, _ := snap(h).DeploymentByID("r1")
+	if d == nil || d.Restart == nil || !d.Restart.BatchWaitAsk || d.Restart.BatchSize.String() != "50%" || d.TaskGroups["web"] == nil {
+		t.Fatalf("restored restart %+v", d)
 	}
 }
