@@ -3,12 +3,14 @@ package fsm
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/state/statetest"
+	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -121,5 +123,31 @@ func TestJobRestartIsDeterministicAndSnapshotted(t *testing.T) {
 	d, _ := snap(h).DeploymentByID("r1")
 	if d == nil || d.Restart == nil || !d.Restart.BatchWaitAsk || d.Restart.BatchSize.String() != "50%" || d.TaskGroups["web"] == nil {
 		t.Fatalf("restored restart %+v", d)
+	}
+}
+
+// A restart's entry publishes its deployment and evaluation, as a plan's
+// does: the UI and `deployment status -monitor` learn of it from the
+// stream.
+func TestJobRestartPublishesItsDeployment(t *testing.T) {
+	f := newTestFSM(t)
+	buf := stream.NewBuffer(64)
+	f.SetEvents(buf)
+	sub := buf.Subscribe(stream.SubscribeRequest{Topics: map[stream.Topic][]string{stream.TopicAll: nil}, Namespace: "*"})
+	defer sub.Close()
+	job := statetest.Job("web", 1)
+	applyOK(t, f, 1, JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+	stored, _ := snap(f).JobByID("default", "web")
+	applyOK(t, f, 2, JobRestartRequestType, &structs.JobRestartRequest{
+		Deployment: &structs.Deployment{ID: "r1", Namespace: "default", JobID: "web", JobCreateIndex: stored.CreateIndex,
+			Status: structs.DeploymentStatusRunning, Restart: &structs.RestartSpec{Groups: []string{"web"}}},
+		Eval:      &structs.Evaluation{ID: "e1", Namespace: "default", JobID: "web", DeploymentID: "r1", Status: structs.EvalStatusPending},
+		UpdatedAt: 2,
+	})
+	got := strings.Join(drain(t, sub), "\n")
+	for _, want := range []string{"2 PlanResult Deployment:r1 web", "2 PlanResult Evaluation:e1 web"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("events lack %q:\n%s", want, got)
+		}
 	}
 }
