@@ -127,8 +127,7 @@ func TestJobRestartIsDeterministicAndSnapshotted(t *testing.T) {
 }
 
 // A restart's entry publishes its deployment and evaluation, as a plan's
-// does: the UI and `deployment status -monitor` learn of it from the
-// stream.
+// does: the event stream's readers (the UI among them) learn of it.
 func TestJobRestartPublishesItsDeployment(t *testing.T) {
 	f := newTestFSM(t)
 	buf := stream.NewBuffer(64)
