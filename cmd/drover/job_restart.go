@@ -121,7 +121,8 @@ func (f *restartFlags) id(id string) string {
 // follow redraws the restart's deployment until it ends. A pause after a
 // batch (-batch-wait ask) or on an error (-on-error ask) asks whether to
 // go on: yes resumes it; no leaves a batch pause as it is and fails an
-// error pause. Other pauses (an operator's) are waited out.
+// error pause. Other pauses (an operator's, the job's checkpoints) are
+// waited out.
 func (f *restartFlags) follow(ctx context.Context, m *evalMonitor, c *apiclient.Client, in io.Reader, id string) (int, error) {
 	table := &deploymentTable{out: m.out, tty: m.tty}
 	answers := bufio.NewReader(in)
@@ -142,8 +143,13 @@ func (f *restartFlags) follow(ctx context.Context, m *evalMonitor, c *apiclient.
 			fmt.Fprintf(m.out, "  ! Restart %q %s: %s\n", f.id(d.ID), d.Status, d.StatusDescription)
 			return exitDeploymentFailed, nil
 		}
+		// Only the pauses the flags asked for are questions; others (the
+		// job's own checkpoints, on_failure = "pause", an operator's)
+		// wait for `deployment resume`.
 		batchPause, errorPause := restartPause(d)
-		if !batchPause && !errorPause || d.ModifyIndex == asked || errorPause && f.onError != structs.RestartOnErrorAsk {
+		batchPause = batchPause && f.batchWait == "ask"
+		errorPause = errorPause && f.onError == structs.RestartOnErrorAsk
+		if !batchPause && !errorPause || d.ModifyIndex == asked {
 			continue
 		}
 		asked = d.ModifyIndex

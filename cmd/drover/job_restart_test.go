@@ -82,6 +82,11 @@ func TestJobRestartAsks(t *testing.T) {
 			restartDep(5, structs.DeploymentStatusPaused, structs.DeploymentStatusDescriptionPausedAllocations),
 			restartDep(6, structs.DeploymentStatusFailed, structs.DeploymentStatusDescriptionFailedByUser),
 		}, 1, "fail", "An allocation failed to restart"},
+		{"job checkpoint", "", nil, []*structs.Deployment{
+			restartDep(5, structs.DeploymentStatusPaused, checkpoint),
+			restartDep(6, structs.DeploymentStatusRunning, structs.RestartDescription(false)),
+			restartDep(7, structs.DeploymentStatusSuccessful, structs.DeploymentStatusDescriptionSuccessful),
+		}, 0, "", "successful"},
 		{"operator pause", "", nil, []*structs.Deployment{
 			restartDep(5, structs.DeploymentStatusPaused, structs.DeploymentStatusDescriptionPaused),
 			restartDep(6, structs.DeploymentStatusRunning, structs.RestartDescription(false)),
