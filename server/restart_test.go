@@ -167,6 +167,26 @@ func TestRestartRefusals(t *testing.T) {
 			t.Errorf("%+v: %v, want an invalid request saying %q", c.req, err, c.want)
 		}
 	}
+	// A batch job with -reschedule, a job with nothing running.
+	batch := testJob("etl", 1, 100)
+	batch.Type, batch.Update, batch.TaskGroups[0].Update = structs.JobTypeBatch, nil, nil
+	idle := testJob("idle", 0, 100)
+	for _, j := range []*structs.Job{batch, idle} {
+		_, err := h.leader.RegisterJob(h.ctx, j)
+		must(t, err)
+	}
+	h.idle()
+	for _, c := range []struct {
+		req  RestartRequest
+		want string
+	}{
+		{RestartRequest{JobID: "etl", Reschedule: true}, "-reschedule is not supported for batch jobs"},
+		{RestartRequest{JobID: "idle"}, `job "idle" has no running allocations to restart`},
+	} {
+		if _, err := h.leader.RestartJob(h.ctx, c.req); !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an invalid request saying %q", c.req, err, c.want)
+		}
+	}
 	if _, err := h.leader.RestartJob(h.ctx, RestartRequest{JobID: "nope"}); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("unknown job: %v", err)
 	}
