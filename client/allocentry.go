@@ -218,12 +218,16 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 			since := e.a.clock.Now()
 			e.restartTasks(alloc.DesiredRestart)
 			e.mu.Lock()
-			cur := e.alloc
+			cur, killed, collecting := e.alloc, e.killed, e.collecting
 			e.mu.Unlock()
+			if collecting {
+				// Dropped by the servers meanwhile: its directory goes.
+				return
+			}
 			if err := saveAlloc(e.dir, cur); err != nil {
 				e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
 			}
-			if track {
+			if track && !killed && cur.DeploymentID == alloc.DeploymentID {
 				e.trackHealth(alloc, since)
 			}
 		}()
