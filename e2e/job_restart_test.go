@@ -306,7 +306,10 @@ func TestJobRestartPauseResume(t *testing.T) {
 }
 
 // TestJobRestartSurvivesFailover: on three servers, the leader is killed
-// mid-restart; the new leader finishes it with each alloc restarted once.
+// mid-restart of two jobs, one in place and one with -reschedule and
+// max_surge; the new leader finishes both: each alloc of the first
+// restarted once, every alloc of the second replaced once (six new IDs,
+// none of the old left).
 func TestJobRestartSurvivesFailover(t *testing.T) {
 	chaosCheck(t)
 	c := startChaosCluster(t)
@@ -316,28 +319,58 @@ func TestJobRestartSurvivesFailover(t *testing.T) {
       healthy_deadline  = "20s"
       progress_deadline = "1m"`
 	s := rolloutSpec{ID: "restart-failover", Count: 6, Version: "1", Update: upd}
-	stopJobProcs(t, c.api(), s.ID)
-	s.run(t, c.api())
-	waitRollout(t, c.api(), s.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+	r := rolloutSpec{ID: "resched-failover", Count: 6, Version: "1", Update: "      max_surge = 2\n" + upd}
+	for _, j := range []rolloutSpec{s, r} {
+		stopJobProcs(t, c.api(), j.ID)
+		j.run(t, c.api())
+	}
+	for _, j := range []rolloutSpec{s, r} {
+		waitRollout(t, c.api(), j.ID, 0, structs.DeploymentStatusSuccessful, 60*time.Second)
+	}
 	before := startedAt(t, c.api(), s.ID)
+	old := startedAt(t, c.api(), r.ID)
 
 	id := detachedRestart(t, c.any(), s.ID)
-	eventually(t, 30*time.Second, "a first batch restarted", func() error {
+	rid := detachedRestart(t, c.any(), "-reschedule", r.ID)
+	eventually(t, 30*time.Second, "a first batch of each restarted", func() error {
 		if n := sumRestarts(restartsOf(t, c.api(), s.ID)); n < 2 {
-			return fmt.Errorf("%d restarted", n)
+			return fmt.Errorf("%d restarted in place", n)
+		}
+		replaced := 0
+		for _, a := range allocsOf(t, c.api(), r.ID) {
+			if _, was := old[a.ID]; !was {
+				replaced++
+			}
+		}
+		if replaced < 2 {
+			return fmt.Errorf("%d replacements", replaced)
 		}
 		return nil
 	})
 	killed := c.killLeader()
 	leader := c.waitLeader(c.up())
 	t.Logf("killed %s; %s leads", killed.name, leader.name)
-	waitDeploymentByID(t, c.api(), id, "the restart successful", 90*time.Second, func(d *structs.Deployment) error {
-		if d.Status != structs.DeploymentStatusSuccessful {
-			return fmt.Errorf("%s: %s", d.Status, d.StatusDescription)
+	for _, d := range []string{id, rid} {
+		waitDeploymentByID(t, c.api(), d, "the restart successful", 90*time.Second, func(d *structs.Deployment) error {
+			if d.Status != structs.DeploymentStatusSuccessful {
+				return fmt.Errorf("%s: %s", d.Status, d.StatusDescription)
+			}
+			return nil
+		})
+	}
+	checkOnce(t, before, restartsOf(t, c.api(), s.ID))
+	eventually(t, 30*time.Second, "six new allocs running, none of the old", func() error {
+		now := startedAt(t, c.api(), r.ID)
+		for a := range now {
+			if _, was := old[a]; was {
+				return fmt.Errorf("old alloc %s still runs", a)
+			}
+		}
+		if len(now) != 6 {
+			return fmt.Errorf("%d running", len(now))
 		}
 		return nil
 	})
-	checkOnce(t, before, restartsOf(t, c.api(), s.ID))
 }
 
 // restartTimes maps each alloc of the job that runs to when its task was
