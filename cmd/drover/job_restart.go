@@ -58,7 +58,7 @@ restart is monitored until it ends: exit 0 when successful, 1 otherwise.`,
 	addAddressFlag(cmd, &f.address)
 	fl.StringArrayVar(&f.groups, "group", nil, "restart only the allocations of this group (repeatable)")
 	fl.StringArrayVar(&f.tasks, "task", nil, "restart only this task (repeatable); groups without it are left alone")
-	fl.BoolVar(&f.allTasks, "all-tasks", false, "restart every task, lifecycle tasks that already ran included")
+	fl.BoolVar(&f.allTasks, "all-tasks", false, "restart every task, as alloc restart -all-tasks does")
 	fl.BoolVar(&f.reschedule, "reschedule", false, "replace the allocations by new placements instead of restarting them in place")
 	fl.StringVar(&f.batchSize, "batch-size", "", "allocations restarted at once, N or N% (default: the group's max_parallel)")
 	fl.StringVar(&f.batchWait, "batch-wait", "", `wait between batches, a duration, or "ask" to be asked (default: the group's stagger)`)
