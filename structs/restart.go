@@ -68,9 +68,10 @@ func (s *RestartSpec) Restarts(group string) bool {
 // UpdateFor returns the update strategy a group's restart runs by: the
 // group's own (every policy of it), with the restart's batch size, wait
 // and error action in place of max_parallel, stagger and on_failure. A
-// restart places no canaries and, in place, surges nothing; a group that
-// does not roll (max_parallel = 0) restarts one alloc at a time, as
-// Nomad's default batch size. count is the group's count.
+// restart places no canaries, never reverts (on_failure "revert" and
+// auto_revert fail it) and, in place, surges nothing; a group that does
+// not roll (max_parallel = 0) restarts one alloc at a time, as Nomad's
+// default batch size. count is the group's count.
 func (s *RestartSpec) UpdateFor(u *UpdateStrategy, count int) *UpdateStrategy {
 	if u == nil {
 		u = DefaultUpdateStrategy()
@@ -78,6 +79,12 @@ func (s *RestartSpec) UpdateFor(u *UpdateStrategy, count int) *UpdateStrategy {
 		u = u.Copy()
 	}
 	u.Canary, u.AutoPromote = 0, false
+	// A restart has no older version to go back to: a failure fails it
+	// (or pauses it), never reverts the job.
+	u.AutoRevert = false
+	if u.OnFailure == OnFailureRevert {
+		u.OnFailure = OnFailureFail
+	}
 	if !s.Reschedule {
 		u.MaxSurge = nil
 	}
@@ -102,9 +109,9 @@ func (s *RestartSpec) UpdateFor(u *UpdateStrategy, count int) *UpdateStrategy {
 	}
 	switch s.OnError {
 	case RestartOnErrorFail:
-		u.OnFailure, u.AutoRevert = OnFailureFail, false
+		u.OnFailure = OnFailureFail
 	case RestartOnErrorAsk:
-		u.OnFailure, u.AutoRevert = OnFailurePause, false
+		u.OnFailure = OnFailurePause
 	}
 	return u
 }
