@@ -141,3 +141,25 @@ var (
 	_ httpapi.OperatorBackend      = (*Agent)(nil)
 	_ httpapi.ClientBackend        = (*Agent)(nil)
 )
+
+// RestartJob starts a job restart, or answers its plan
+// (httpapi.JobRestartBackend): an invalid request is a 400, a change of the
+// job in between a 409, an unknown job a 404.
+func (a *Agent) RestartJob(ctx context.Context, req httpapi.RestartRequest) (*httpapi.RestartResponse, error) {
+	r, err := a.leader.RestartJob(ctx, server.RestartRequest{
+		Namespace: req.Namespace, JobID: req.JobID, Groups: req.Groups, Tasks: req.Tasks, AllTasks: req.AllTasks,
+		Reschedule: req.Reschedule, BatchSize: req.BatchSize, BatchWait: req.BatchWait, BatchWaitAsk: req.BatchWaitAsk,
+		OnError: req.OnError, Plan: req.Plan,
+	})
+	switch {
+	case errors.Is(err, server.ErrInvalidRequest):
+		return nil, httpapi.Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), "server: invalid request: "))
+	case errors.Is(err, server.ErrRestartConflict):
+		return nil, httpapi.Errorf(http.StatusConflict, "%v", err)
+	case err != nil:
+		return nil, err
+	}
+	return &httpapi.RestartResponse{
+		DeploymentID: r.DeploymentID, EvalID: r.EvalID, EvalCreateIndex: r.EvalCreateIndex, RestartPlan: r.RestartPlan, Index: r.Index,
+	}, nil
+}

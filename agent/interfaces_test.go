@@ -31,11 +31,12 @@ var (
 	_ httpapi.PeriodicBackend      = (*Agent)(nil)
 	_ httpapi.NodeDrainBackend     = (*Agent)(nil)
 	_ httpapi.DispatchBackend      = (*Agent)(nil)
+	_ httpapi.JobRestartBackend    = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "JobDeregisterBackend", "JobRegisterBackend",
+	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "JobDeregisterBackend", "JobRegisterBackend", "JobRestartBackend",
 	"JobScaleBackend", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 

@@ -95,3 +95,38 @@ func (j *Jobs) Dispatch(ctx context.Context, id string, req *DispatchRequest) (*
 	}
 	return &out, nil
 }
+
+// RestartRequest is the body of a job restart (PUT /v1/job/{id}/restart).
+type RestartRequest struct {
+	Groups     []string `json:",omitempty"`
+	Tasks      []string `json:",omitempty"`
+	AllTasks   bool     `json:",omitempty"`
+	Reschedule bool     `json:",omitempty"`
+	// BatchSize is "N" or "N%"; "" follows max_parallel.
+	BatchSize string `json:",omitempty"`
+	// BatchWait is a duration ("30s") or "ask"; "" follows the stagger.
+	BatchWait string `json:",omitempty"`
+	// OnError is "ask" or "fail"; "" follows on_failure.
+	OnError string `json:",omitempty"`
+	Plan    bool   `json:",omitempty"`
+}
+
+// RestartResponse answers a job restart: its deployment and evaluation,
+// or with Plan the batches it would run.
+type RestartResponse struct {
+	DeploymentID    string
+	EvalID          string
+	EvalCreateIndex uint64
+	RestartPlan     []structs.RolloutBatch
+	Index           uint64
+}
+
+// Restart starts a restart of the job as a deployment of its current
+// version, or with req.Plan answers its batches and writes nothing.
+func (j *Jobs) Restart(ctx context.Context, id string, req *RestartRequest) (*RestartResponse, error) {
+	var out RestartResponse
+	if _, err := j.c.Post(ctx, "/v1/job/"+url.PathEscape(id)+"/restart", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -36,12 +37,15 @@ type allocEntry struct {
 	// deployment, by the group's migrate block.
 	runnerMigrate bool
 	tracker       *health.Tracker
-	trackerDep    string
-	trackerRes    *health.Result
-	stopChecks    context.CancelFunc
-	failedAt      time.Time // when a failure without health was first reported
-	verdict       int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
-	verdictDep    string    // the deployment of the last report
+	// trackerSince: the in-place tracker ignores a task's run that
+	// started before it (a job restart's old run).
+	trackerSince time.Time
+	trackerDep   string
+	trackerRes   *health.Result
+	stopChecks   context.CancelFunc
+	failedAt     time.Time // when a failure without health was first reported
+	verdict      int8      // health in the last report: 0 none, 1 healthy, 2 unhealthy
+	verdictDep   string    // the deployment of the last report
 	// checks holds the latest result of each check, by check name
 	// (service/check), for AllocChecks.
 	checks map[string]health.CheckResult
@@ -80,11 +84,13 @@ func (e *allocEntry) onRunnerUpdate(u allocrunner.Update) {
 	}
 	e.mu.Lock()
 	e.last = u
-	tr := e.tracker
+	tr, since := e.tracker, e.trackerSince
 	e.mu.Unlock()
 	if tr != nil {
 		for name, st := range u.TaskStates {
-			tr.TaskUpdated(name, st)
+			if !oldRun(st, since) {
+				tr.TaskUpdated(name, st)
+			}
 		}
 	}
 	e.report()
@@ -195,9 +201,13 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 	track := !e.killed && e.runner != nil && alloc.DesiredStatus == structs.AllocDesiredStatusRun &&
 		alloc.DeploymentID != "" && alloc.DeploymentID != e.runnerDep && alloc.DeploymentID != e.trackerDep &&
 		healthUndecided(alloc) && !terminal(e.last.ClientStatus)
+	restart := restartAsked(prev, alloc) && !e.killed && e.runner != nil &&
+		alloc.DesiredStatus == structs.AllocDesiredStatusRun && !terminal(e.last.ClientStatus)
 	e.mu.Unlock()
 
-	if changed {
+	if changed && !restart {
+		// A restart's alloc is saved once its tasks restarted: a client
+		// that stops before then finds the request again on restore.
 		if err := saveAlloc(e.dir, alloc); err != nil {
 			e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
 		}
@@ -212,12 +222,64 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 			e.runner.Kill()
 		}
 	}
-	if track {
-		e.trackHealth(alloc)
+	switch {
+	case restart:
+		// A job restart in place: the tasks restart first, then the
+		// health of the restart's deployment is tracked from their new
+		// start, so that the old run never counts toward it.
+		go func() {
+			since := e.a.clock.Now()
+			e.restartTasks(alloc.DesiredRestart)
+			e.mu.Lock()
+			cur, killed, collecting := e.alloc, e.killed, e.collecting
+			e.mu.Unlock()
+			if collecting {
+				// Dropped by the servers meanwhile: its directory goes.
+				return
+			}
+			if err := saveAlloc(e.dir, cur); err != nil {
+				e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
+			}
+			if track && !killed && cur.DeploymentID == alloc.DeploymentID {
+				e.trackHealth(alloc, since)
+			}
+		}()
+	case track:
+		e.trackHealth(alloc, time.Time{})
 	}
 	if changed && !stop {
 		// A new deployment has no health yet: say so at once.
 		e.report()
+	}
+}
+
+// restartAsked reports whether the servers' alloc asks for a restart in
+// place (structs.DesiredRestart) that its previous version did not: each
+// job restart restarts an alloc once, and a client that restores the
+// alloc from disk has the request it already acted on.
+func restartAsked(prev, alloc *structs.Allocation) bool {
+	want := alloc.DesiredRestart
+	if want == nil || want.DeploymentID == "" {
+		return false
+	}
+	return prev == nil || prev.DesiredRestart == nil || prev.DesiredRestart.DeploymentID != want.DeploymentID
+}
+
+// restartTasks restarts the tasks a job restart names (every running one
+// by default, every task with AllTasks), as `alloc restart` does: not
+// counted against the restart policy. A task that cannot restart is
+// logged; the health tracker then finds the alloc unhealthy.
+func (e *allocEntry) restartTasks(r *structs.DesiredRestart) {
+	e.a.logger.Info("restarting alloc for a job restart", "alloc_id", e.id, "deployment_id", r.DeploymentID, "tasks", r.Tasks)
+	var errs []error
+	if len(r.Tasks) == 0 {
+		errs = append(errs, e.runner.RestartTasks(e.a.ctx, "", r.AllTasks))
+	}
+	for _, t := range r.Tasks {
+		errs = append(errs, e.runner.RestartTasks(e.a.ctx, t, false))
+	}
+	if err := errors.Join(errs...); err != nil {
+		e.a.logger.Warn("job restart: restarting tasks", "alloc_id", e.id, "error", err)
 	}
 }
 
@@ -230,8 +292,11 @@ func terminal(clientStatus string) bool {
 }
 
 // trackHealth starts a health tracker for the deployment alloc moved
-// into, fed by the runner's task states and the group's checks.
-func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
+// into, fed by the runner's task states and the group's checks. A task
+// that runs since before notBefore (a restart's old run, whose stop the
+// runner may not have reported yet) is not counted until it reports
+// again.
+func (e *allocEntry) trackHealth(alloc *structs.Allocation, notBefore time.Time) {
 	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
 	if tg == nil || tg.Update == nil || len(tg.Tasks) == 0 {
 		return
@@ -268,12 +333,14 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 	e.stopTracker()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.mu.Lock()
-	e.tracker, e.trackerDep, e.trackerRes, e.stopChecks = tr, dep, nil, cancel
+	e.tracker, e.trackerDep, e.trackerRes, e.stopChecks, e.trackerSince = tr, dep, nil, cancel, notBefore
 	states := e.last.TaskStates
 	e.mu.Unlock()
 	tr.Start()
 	for name, st := range states {
-		tr.TaskUpdated(name, st)
+		if !oldRun(st, notBefore) {
+			tr.TaskUpdated(name, st)
+		}
 	}
 	if len(checks) > 0 {
 		health.RunChecks(ctx, e.a.clock, checks, func(r health.CheckResult) {
@@ -281,6 +348,11 @@ func (e *allocEntry) trackHealth(alloc *structs.Allocation) {
 			tr.CheckResult(r)
 		})
 	}
+}
+
+// oldRun reports a task state of a run that started before since.
+func oldRun(st *structs.TaskState, since time.Time) bool {
+	return st != nil && st.State == structs.TaskStateRunning && !since.IsZero() && st.StartedAt.Before(since)
 }
 
 func (e *allocEntry) onTrackerResult(dep string, r health.Result) {

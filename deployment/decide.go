@@ -74,8 +74,22 @@ func Decide(obs Observation) Decision {
 	if d == nil || !d.Active() {
 		return Decision{}
 	}
+	if d.Restart != nil && structs.ScaledOnly(obs.Job, obs.LatestJob) {
+		// A scale during a restart: the restart goes on, by the new
+		// counts.
+		obs.Job = obs.LatestJob
+	}
 	if desc, ok := cancelReason(obs); ok {
 		return Decision{Status: structs.DeploymentStatusCancelled, StatusDescription: desc}
+	}
+	if d.Restart != nil {
+		// A job restart rolls by its own batch size, wait and error
+		// action; until its first pass adds its groups it has nothing
+		// to decide (an empty restart is not a finished one).
+		obs.Job = d.Restart.ApplyTo(obs.Job)
+		if len(d.TaskGroups) == 0 {
+			return Decision{}
+		}
 	}
 	groups := viewGroups(obs)
 	byName := make(map[string]*groupView, len(groups))
@@ -367,7 +381,7 @@ func cancelReason(obs Observation) (string, bool) {
 	if latest == nil || latest.Stop {
 		return structs.DeploymentStatusDescriptionStoppedJob, true
 	}
-	if latest.Version > d.JobVersion {
+	if latest.Version > d.JobVersion && (obs.Job == nil || latest.Version != obs.Job.Version) {
 		return structs.DeploymentStatusDescriptionNewerJob, true
 	}
 	if d.JobCreateIndex != 0 && latest.CreateIndex != 0 && latest.CreateIndex != d.JobCreateIndex {
@@ -510,6 +524,8 @@ func describeRunning(d *structs.Deployment, revert *uint64, order *groupWork) st
 func runningDescriptionWith(d *structs.Deployment, revert *uint64, group, earlier string, waits bool) string {
 	if !d.RequiresPromotion() {
 		switch {
+		case d.Restart != nil && !waits:
+			return structs.RestartDescription(d.Restart.Reschedule)
 		case revert != nil:
 			return structs.RollbackDescription(*revert)
 		case waits:

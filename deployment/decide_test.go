@@ -62,6 +62,21 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		td.ScanArgs(t, "index", &idx)
 		sc.obs.LatestEvalIndex = idx
 		return "", nil
+	case "restart":
+		// restart groups=web[,api] [reschedule] [batch-size=N] [wait-ask]
+		// [on-error=fail|ask]: the deployment is a job restart.
+		spec := &structs.RestartSpec{Reschedule: td.HasArg("reschedule"), BatchWaitAsk: td.HasArg("wait-ask")}
+		var groups string
+		td.ScanArgs(t, "groups", &groups)
+		spec.Groups = strings.Split(groups, ",")
+		if td.HasArg("batch-size") {
+			var n int
+			td.ScanArgs(t, "batch-size", &n)
+			spec.BatchSize = structs.Count(n)
+		}
+		td.MaybeScanArgs(t, "on-error", &spec.OnError)
+		sc.obs.Deployment.Restart = spec
+		return "", nil
 	case "group-order":
 		return "", sc.setGroupOrder(t, td)
 	case "decide":
@@ -371,6 +386,14 @@ func (sc *scenario) setLatest(t *testing.T, td *datadriven.TestData) error {
 		j := sc.obs.Job.Copy()
 		j.CreateIndex = 99
 		j.Version = 0
+		sc.obs.LatestJob = j
+	case td.HasArg("scaled"):
+		// A newer version whose groups' counts alone changed (job scale).
+		j := sc.obs.Job.Copy()
+		j.Version++
+		for _, tg := range j.TaskGroups {
+			tg.Count++
+		}
 		sc.obs.LatestJob = j
 	case td.HasArg("version"):
 		j := sc.obs.Job.Copy()

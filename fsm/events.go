@@ -39,6 +39,9 @@ var eventTypes = map[MessageType]string{
 	DeploymentAllocHealthRequestType:        stream.TypeDeploymentAllocHealth,
 	JobStabilityRequestType:                 stream.TypeJobStability,
 	ServiceRegistrationDeleteRequestType:    stream.TypeServiceDeregistration,
+	// A job restart's deployment and evaluation, as Nomad's stream shows
+	// a deployment a plan creates.
+	JobRestartRequestType: stream.TypePlanResult,
 }
 
 // publishes reports whether entries of type t have events.

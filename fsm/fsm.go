@@ -224,6 +224,8 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.DeleteRootKeyTxn(txn, r)
 	case *structs.ServiceRegistrationDeleteRequest:
 		err = s.DeleteServiceRegistrationTxn(txn, r)
+	case *structs.JobRestartRequest:
+		err = s.RestartJobTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

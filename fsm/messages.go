@@ -58,6 +58,15 @@ const (
 	ServiceRegistrationDeleteRequestType // structs.ServiceRegistrationDeleteRequest
 )
 
+// Message types from 30 on are numbered explicitly: branches add types in
+// parallel, each from its own range.
+const (
+	// JobRestartRequestType (structs.JobRestartRequest) starts a job
+	// restart. It never carries the ignore bit: a server that skipped it
+	// would not know the restart's deployment.
+	JobRestartRequestType MessageType = 30
+)
+
 var typeNames = map[MessageType]string{
 	NodeRegisterRequestType:                 "NodeRegister",
 	NodeUpdateStatusRequestType:             "NodeUpdateStatus",
@@ -86,6 +95,7 @@ var typeNames = map[MessageType]string{
 	RootKeyUpsertRequestType:                "RootKeyUpsert",
 	RootKeyDeleteRequestType:                "RootKeyDelete",
 	ServiceRegistrationDeleteRequestType:    "ServiceRegistrationDelete",
+	JobRestartRequestType:                   "JobRestart",
 }
 
 // String names the type, for logs.
@@ -199,6 +209,8 @@ func newRequest(t MessageType) any {
 		return &structs.RootKeyDeleteRequest{}
 	case ServiceRegistrationDeleteRequestType:
 		return &structs.ServiceRegistrationDeleteRequest{}
+	case JobRestartRequestType:
+		return &structs.JobRestartRequest{}
 	}
 	return nil
 }

@@ -103,6 +103,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		g.canaries = nil
 	}
 
+	r.settleRestarted(g) // restart.go
 	r.scaleDown(g)
 	r.settleAside(g)
 	// Not this group's turn (group_order): nothing starts.
@@ -123,6 +124,9 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 			destructive = append(destructive, h)
 		case UpdateInPlace:
 			inplace = append(inplace, h)
+		case UpdateRestart:
+			// Restarted in place, within the batch as a replacement.
+			destructive = append(destructive, h)
 		default:
 			du.Ignore++
 		}
@@ -184,17 +188,30 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		destructive, first, chosen = append(first, destructive...), nil, nil
 	}
 	var replace []*Placement
+	var restarts []*holder
 	for _, h := range first {
+		if h.kind == UpdateRestart {
+			restarts = append(restarts, h)
+			continue
+		}
 		replace = append(replace, replacePlacement(h, false))
 	}
 	surged := 0
 	for _, h := range chosen {
+		if h.kind == UpdateRestart {
+			restarts = append(restarts, h)
+			continue
+		}
 		s := surge > 0 && !h.down
 		if s {
 			surge--
 			surged++
 		}
-		replace = append(replace, replacePlacement(h, s))
+		p := replacePlacement(h, s)
+		if p.Replaces != "" {
+			p.ReplaceDescription = r.updatingDescription(h.alloc)
+		}
+		replace = append(replace, p)
 	}
 	destructive = append(first, destructive...)
 	if zp != nil {
@@ -207,7 +224,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 		zp.zonePlacements(r, g, places, allocs)
 	}
 	du.DestructiveUpdate += uint64(len(replace))
-	du.Ignore += uint64(len(destructive) - len(replace))
+	du.Ignore += uint64(len(destructive) - len(replace) - len(restarts))
 	if waiting {
 		du.Ignore += uint64(len(inplace))
 		inplace = nil
@@ -232,6 +249,8 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 			}
 		}
 	}
+
+	r.restartTotal(tg) // restart.go
 
 	// Emit placements: replacements, canaries, new allocs, destructive.
 	for _, h := range g.holders {
@@ -261,10 +280,13 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	for _, p := range replace {
 		r.emit(tg, p)
 	}
+	for _, h := range restarts {
+		r.restartInPlace(h.alloc)
+	}
 	r.settleMoving(g)
 	if rolling {
 		// Once nothing budgeted is left, a healthy verdict needs no pass.
-		r.markAllPlaced(tg.Name, !canarying && !waiting && len(replace) == len(destructive) &&
+		r.markAllPlaced(tg.Name, !canarying && !waiting && len(replace)+len(restarts) == len(destructive) &&
 			surged == 0 && len(g.aside) == 0 && len(g.moving) == 0)
 	}
 }
@@ -347,7 +369,7 @@ func (r *reconciler) settleAside(g *groupPass) {
 	for _, a := range g.aside {
 		idx := a.Index()
 		if n := g.surged[idx]; !held[idx] || n != nil && n.IsHealthy() && !n.TerminalStatus() {
-			r.stop(a, structs.AllocUpdating, "")
+			r.stop(a, r.updatingDescription(a), "")
 			continue
 		}
 		kept = append(kept, a)

@@ -29,6 +29,7 @@ import (
 //	      [canary] [finished=30s] [reschedule] [force] [migrate] [events=0s:5s,...] [followup=E] [next=A]
 //	      [health_at=20s]                                  (also on allocs: when health was set)
 //	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted] [checkpoints_reached=N]
+//	           [restart=inplace|reschedule [batch_size=N|N%] [wait_ask]]  (a job restart, created at index 100)
 //	           [zones=a:rolling:2[:failed],b:waiting:3]
 //	           [groups=db:2:done,api:2:rolling]              (several groups: name:total:state, Order in that order)
 //	clear                                                (drops all allocs)
@@ -438,6 +439,27 @@ func testDeployment(t testing.TB, m map[string]string) *structs.Deployment {
 		group = "web"
 	}
 	_, promoted := m["promoted"]
+	if kind, ok := m["restart"]; ok {
+		// A job restart: created at index 100 (after every test alloc),
+		// with no group states until a pass adds them, unless total= says
+		// the group joined.
+		spec := &structs.RestartSpec{Groups: strings.Split(group, "+"), Reschedule: kind == "reschedule"}
+		if b := m["batch_size"]; b != "" {
+			a, err := structs.ParseAmount(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec.BatchSize = &a
+		}
+		_, spec.BatchWaitAsk = m["wait_ask"]
+		d := &structs.Deployment{ID: m["id"], Namespace: structs.DefaultNamespace, JobID: "example", JobVersion: v, JobCreateIndex: 1,
+			Status: status, CreateIndex: 100, Restart: spec, TaskGroups: map[string]*structs.DeploymentState{}}
+		if _, ok := m["total"]; ok {
+			d.TaskGroups[group] = &structs.DeploymentState{DesiredTotal: atoi(t, m["total"], 0),
+				CheckpointsReached: atoi(t, m["checkpoints_reached"], 0), Zones: testZones(t, m["zones"])}
+		}
+		return d
+	}
 	if gs := m["groups"]; gs != "" {
 		d := &structs.Deployment{ID: m["id"], Namespace: structs.DefaultNamespace, JobID: "example", JobVersion: v, JobCreateIndex: 1,
 			Status: status, TaskGroups: map[string]*structs.DeploymentState{}}

@@ -100,7 +100,7 @@ func checkPlan(in Input, p *Plan) error {
 			}
 			add(a.Index(), a.IsCanary() && a.DeploymentID != "" && in.Deployment != nil &&
 				a.DeploymentID == in.Deployment.ID && !in.Deployment.TaskGroups[tg.Name].Promoted,
-				a.Job != nil && UpdateKindFor(a.Job, in.Job, tg.Name) == UpdateDestructive,
+				a.Job != nil && UpdateKindFor(a.Job, in.Job, tg.Name) == UpdateDestructive || restartOld(in, a),
 				a.DesiredTransition.ShouldMigrate() && !structs.PerNode(in.Job.Type), a.NodeID)
 		}
 		for _, pl := range p.Place {
@@ -160,4 +160,12 @@ func sysbatchOnce(in Input, p *Plan, group string) error {
 		}
 	}
 	return nil
+}
+
+// restartOld reports an alloc a job restart with -reschedule has yet to
+// replace: it may run beside its surge replacement as an old version's.
+func restartOld(in Input, a *structs.Allocation) bool {
+	d := in.Deployment
+	return d != nil && d.Restart != nil && d.Restart.Reschedule && d.Restart.Restarts(a.TaskGroup) &&
+		a.DeploymentID != d.ID && a.CreateIndex < d.CreateIndex
 }

@@ -219,6 +219,9 @@ func (p *Plan) String() string {
 		if a.DeploymentID != "" {
 			fmt.Fprintf(&b, " deployment=%s", a.DeploymentID)
 		}
+		if a.DesiredRestart != nil {
+			b.WriteString(" restart")
+		}
 		b.WriteByte('\n')
 	}
 	for _, e := range p.FollowupEvals {

@@ -79,6 +79,13 @@ type reconciler struct {
 	// gate, for a job that rolls its groups in order, names the groups
 	// that may start batches in this pass; nil: all may.
 	gate map[string]bool
+	// restart is the job restart the current deployment runs, nil when it
+	// rolls out a version (restart.go).
+	restart *structs.RestartSpec
+	// restartDone is the job's latest deployment when it is a finished
+	// restart with -reschedule: allocs it replaced by surge may still run
+	// beside their replacements (restart.go).
+	restartDone *structs.Deployment
 }
 
 type kindKey struct {
@@ -182,7 +189,7 @@ func (r *reconciler) pickDeployment() {
 	if d == nil {
 		return
 	}
-	if d.JobVersion != r.job.Version || d.JobCreateIndex != r.job.CreateIndex {
+	if (d.JobVersion != r.job.Version || d.JobCreateIndex != r.job.CreateIndex) && !r.restartScaled(d) {
 		if d.Active() {
 			r.plan.DeploymentUpdates = append(r.plan.DeploymentUpdates, DeploymentStatusUpdate{
 				DeploymentID: d.ID, Status: structs.DeploymentStatusCancelled,
@@ -198,9 +205,18 @@ func (r *reconciler) pickDeployment() {
 	case structs.DeploymentStatusFailed:
 		r.failed = true
 	default:
+		if d.Restart != nil && d.Restart.Reschedule && d.Status == structs.DeploymentStatusSuccessful {
+			r.restartDone = d
+		}
 		return
 	}
 	r.deployment = d
+	if d.Restart != nil {
+		// The restarted groups roll by the restart's strategy (its batch
+		// size and wait); allocs keep the job itself (r.in.Job).
+		r.restart = d.Restart
+		r.job = d.Restart.ApplyTo(r.job)
+	}
 }
 
 // groupState returns the current deployment's state for a group, or the
@@ -460,11 +476,17 @@ func (r *reconciler) updateKind(a *structs.Allocation) UpdateKind {
 	if a.Job == nil {
 		return UpdateDestructive
 	}
+	if r.restartPending(a) {
+		if r.restart.Reschedule {
+			return UpdateDestructive
+		}
+		return UpdateRestart
+	}
 	k := kindKey{a.Job.Version, a.Job.CreateIndex, a.TaskGroup}
 	if v, ok := r.kinds[k]; ok {
 		return v
 	}
-	v := UpdateKindFor(a.Job, r.job, a.TaskGroup)
+	v := UpdateKindFor(a.Job, r.in.Job, a.TaskGroup)
 	r.kinds[k] = v
 	return v
 }
@@ -478,7 +500,7 @@ func (r *reconciler) nodeLost(a *structs.Allocation) bool {
 // inplace records an in-place update of a to the job's version.
 func (r *reconciler) inplace(a *structs.Allocation) {
 	c := a.Copy()
-	c.Job = r.job
+	c.Job = r.in.Job
 	c.EvalID = r.in.EvalID
 	r.plan.InPlace = append(r.plan.InPlace, c)
 	r.plan.desired(a.TaskGroup).InPlaceUpdate++

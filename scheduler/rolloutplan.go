@@ -139,7 +139,8 @@ func (s *planSim) batches(p *Plan) []structs.RolloutBatch {
 	byKey := map[key]*structs.RolloutBatch{}
 	for _, pl := range p.Place {
 		old := prev[pl.PreviousAlloc]
-		replaces := old != nil && !pl.Reschedule && (old.Job == nil || old.Job.Version != s.job.Version || old.Job.CreateIndex != s.job.CreateIndex)
+		replaces := old != nil && !pl.Reschedule && (old.Job == nil || old.Job.Version != s.job.Version || old.Job.CreateIndex != s.job.CreateIndex ||
+			s.restarting(old))
 		first := pl.PreviousAlloc == "" && !pl.Canary && !s.hadVersion(pl.TaskGroup)
 		if !replaces && !first && !pl.Canary {
 			continue
@@ -153,6 +154,24 @@ func (s *planSim) batches(p *Plan) []structs.RolloutBatch {
 		}
 		b.Allocs = append(b.Allocs, pl.Name)
 		b.Surge = b.Surge || pl.Surge
+	}
+	for _, c := range p.InPlace {
+		// A job restart in place: its batch restarts these allocs.
+		if c.DesiredRestart == nil {
+			continue
+		}
+		zone := c.Zone
+		if tg := s.view().LookupTaskGroup(c.TaskGroup); zone == "" && tg != nil && tg.Update != nil && tg.Update.Zones != nil {
+			zone = structs.ZoneOf(s.nodes[c.NodeID], tg.Update.Zones.Attribute)
+		}
+		k := key{c.TaskGroup, zone}
+		b := byKey[k]
+		if b == nil {
+			b = &structs.RolloutBatch{Group: c.TaskGroup, Zone: zone}
+			byKey[k] = b
+			keys = append(keys, k)
+		}
+		b.Allocs = append(b.Allocs, c.Name)
 	}
 	// In the zones' rollout order within a group, groups in job order.
 	order := s.job.GroupRolloutOrder()
@@ -192,6 +211,22 @@ func (s *planSim) batches(p *Plan) []structs.RolloutBatch {
 		out = append(out, *b)
 	}
 	return out
+}
+
+// restarting reports whether a is an alloc a job restart has yet to reach
+// (a pass replacing it replaces it for the restart).
+func (s *planSim) restarting(a *structs.Allocation) bool {
+	d := s.in.Deployment
+	return d != nil && d.Restart != nil && d.Restart.Restarts(a.TaskGroup) && a.DeploymentID != d.ID
+}
+
+// view is the job as the rollout runs it: a job restart's batch size and
+// wait in place of the update block's.
+func (s *planSim) view() *structs.Job {
+	if d := s.in.Deployment; d != nil && d.Restart != nil {
+		return d.Restart.ApplyTo(s.job)
+	}
+	return s.job
 }
 
 // hadVersion reports whether some alloc of the group ran an older version
@@ -330,7 +365,7 @@ func (s *planSim) settle(out []structs.RolloutBatch, last map[string]int) bool {
 			out[i].PauseAfter = why
 		}
 	}
-	for _, tg := range s.job.TaskGroups {
+	for _, tg := range s.view().TaskGroups {
 		if tg == nil || tg.Update == nil {
 			continue
 		}

@@ -18,6 +18,9 @@ const (
 	UpdateInPlace
 	// UpdateDestructive: the alloc is replaced by a new one.
 	UpdateDestructive
+	// UpdateRestart: a job restart in place has yet to reach the alloc
+	// (restart.go); it counts against the batch as a replacement does.
+	UpdateRestart
 )
 
 func (k UpdateKind) String() string {
@@ -26,6 +29,8 @@ func (k UpdateKind) String() string {
 		return "in-place"
 	case UpdateDestructive:
 		return "destructive"
+	case UpdateRestart:
+		return "restart"
 	}
 	return "none"
 }

@@ -76,12 +76,15 @@ type Allocation struct {
 	// Zone (drover) is, for a group that rolls out by zones, the zone of
 	// the alloc's node (structs.ZoneOf of the group's zones attribute),
 	// stamped when it is placed.
-	Zone             string `json:",omitempty"`
-	CreateIndex      uint64 `codec:",omitempty"`
-	ModifyIndex      uint64 `codec:",omitempty"`
-	AllocModifyIndex uint64 `codec:",omitempty"`
-	CreateTime       int64  `codec:",omitempty"`
-	ModifyTime       int64  `codec:",omitempty"`
+	Zone string `json:",omitempty"`
+	// DesiredRestart (drover), set by a job restart in place, asks the
+	// client to restart the alloc's tasks once for that deployment.
+	DesiredRestart   *DesiredRestart `json:",omitempty"`
+	CreateIndex      uint64          `codec:",omitempty"`
+	ModifyIndex      uint64          `codec:",omitempty"`
+	AllocModifyIndex uint64          `codec:",omitempty"`
+	CreateTime       int64           `codec:",omitempty"`
+	ModifyTime       int64           `codec:",omitempty"`
 }
 
 // AllocName returns the name of a group's index-th allocation.
@@ -160,6 +163,7 @@ func (a *Allocation) Copy() *Allocation {
 		}
 	}
 	c.DeploymentStatus = a.DeploymentStatus.Copy()
+	c.DesiredRestart = a.DesiredRestart.Copy()
 	c.RescheduleTracker = a.RescheduleTracker.Copy()
 	if a.AllocStates != nil {
 		c.AllocStates = make([]*AllocState, len(a.AllocStates))

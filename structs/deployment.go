@@ -84,7 +84,14 @@ type Deployment struct {
 	// ResumeAt is when a checkpoint pause resumes by itself
 	// (checkpoint_delay); zero when it waits for an operator.
 	ResumeAt time.Time
+
+	// Restart, when set, makes the deployment a restart of its job
+	// version (`job restart`, structs/restart.go) rather than its rollout.
+	Restart *RestartSpec `json:",omitempty"`
 }
+
+// IsRestart reports whether the deployment restarts its job version.
+func (d *Deployment) IsRestart() bool { return d != nil && d.Restart != nil }
 
 // Active reports whether the deployment is still running or paused.
 func (d *Deployment) Active() bool {
@@ -147,6 +154,7 @@ func (d *Deployment) Copy() *Deployment {
 		v := *d.RevertOf
 		c.RevertOf = &v
 	}
+	c.Restart = d.Restart.Copy()
 	if d.TaskGroups != nil {
 		c.TaskGroups = make(map[string]*DeploymentState, len(d.TaskGroups))
 		for k, v := range d.TaskGroups {

@@ -394,6 +394,9 @@ func renderDeployment(d *structs.Deployment) string {
 		{"Status", d.Status},
 		{"Description", d.StatusDescription},
 	}
+	if r := d.Restart; r != nil {
+		kv = append(kv, [2]string{"Restart", restartKind(r)})
+	}
 	if d.Status == structs.DeploymentStatusPaused {
 		// A pause (an operator's, a checkpoint's, a failure's) waits for
 		// someone: say what continues it.

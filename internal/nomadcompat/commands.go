@@ -92,7 +92,7 @@ var Commands = []Command{
 	{"job periodic force", Supported, ""},
 	{"job plan", Supported, ""},
 	{"job promote", Supported, ""},
-	{"job restart", NotSupported, ""},
+	{"job restart", Supported, "on the servers, as a deployment under the job's `update` block; `-plan` prints the batches"},
 	{"job revert", Supported, ""},
 	{"job run", Supported, ""},
 	{"job scale", Supported, ""},
