@@ -276,6 +276,7 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 		}
 		t.DispatchPayload = &structs.DispatchPayloadConfig{File: dp.File}
 	}
+	t.Artifacts = b.artifacts(path, at.Artifacts) // build_artifact.go
 	t.Constraints = b.constraints(path+".Constraints", at.Constraints)
 	t.Affinities = b.affinities(path+".Affinities", j.Type, at.Affinities)
 	t.Resources = b.resources(path+".Resources", at.Resources)

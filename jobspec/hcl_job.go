@@ -179,7 +179,27 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 			t.DispatchPayload.File = *s
 		}
 	}
+	for i, ab := range blocks["artifact"] {
+		t.Artifacts = append(t.Artifacts, d.artifact(ab, fmt.Sprintf("%s.Artifacts[%d]", path, i)))
+	}
 	return t
+}
+
+func (d *decoder) artifact(b *hclsyntax.Block, path string) *specArtifact {
+	d.lc.set(path, d.at(b.TypeRange, "artifact"))
+	attrs, blocks := d.content(b.Body, "artifact")
+	a := &specArtifact{
+		GetterSource:   d.str(attrs["source"], path+".GetterSource", "artifact.source"),
+		GetterOptions:  d.strMap(attrs, blocks, "options", path+".GetterOptions", "artifact.options"),
+		GetterHeaders:  d.strMap(attrs, blocks, "headers", path+".GetterHeaders", "artifact.headers"),
+		GetterMode:     d.str(attrs["mode"], path+".GetterMode", "artifact.mode"),
+		GetterInsecure: d.bool(attrs["insecure"], path+".GetterInsecure", "artifact.insecure"),
+		RelativeDest:   d.str(attrs["destination"], path+".RelativeDest", "artifact.destination"),
+	}
+	if v := d.bool(attrs["chown"], path+".Chown", "artifact.chown"); v != nil {
+		a.Chown = *v
+	}
+	return a
 }
 
 func (d *decoder) parameterized(b *hclsyntax.Block, path string) *specParameterized {

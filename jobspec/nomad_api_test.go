@@ -43,6 +43,7 @@ var nomadBlockOf = map[reflect.Type]string{
 	reflect.TypeFor[api.SpreadTarget]():           "target",
 	reflect.TypeFor[api.ParameterizedJobConfig](): "parameterized",
 	reflect.TypeFor[api.DispatchPayloadConfig]():  "dispatch_payload",
+	reflect.TypeFor[api.TaskArtifact]():           "artifact",
 	reflect.TypeFor[api.ScalingPolicy]():          "scaling",
 }
 

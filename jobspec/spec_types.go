@@ -49,6 +49,17 @@ type specParameterized struct {
 	MetaOptional []string
 }
 
+// specArtifact is a task's artifact block.
+type specArtifact struct {
+	GetterSource   *string
+	GetterOptions  map[string]string
+	GetterHeaders  map[string]string
+	GetterMode     *string
+	GetterInsecure *bool
+	RelativeDest   *string
+	Chown          bool
+}
+
 // specDispatchPayload is a task's dispatch_payload block.
 type specDispatchPayload struct {
 	File string
@@ -127,6 +138,7 @@ type specTask struct {
 	KillSignal    string
 	// DispatchPayload is the dispatch_payload block.
 	DispatchPayload *specDispatchPayload
+	Artifacts       []*specArtifact
 }
 
 // specResources is a task's resources block.
@@ -287,5 +299,6 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specSpreadTarget]():    "target",
 	reflect.TypeFor[specParameterized]():   "parameterized",
 	reflect.TypeFor[specDispatchPayload](): "dispatch_payload",
+	reflect.TypeFor[specArtifact]():        "artifact",
 	reflect.TypeFor[specScaling]():         "scaling",
 }

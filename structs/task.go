@@ -34,6 +34,8 @@ type Task struct {
 	// DispatchPayload names the file a dispatched job's payload is
 	// written into, under the task's local directory.
 	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
+	// Artifacts are fetched into the task's directory before it starts.
+	Artifacts []*TaskArtifact `json:",omitempty"`
 }
 
 // Copy returns a deep copy of the task.
@@ -50,6 +52,7 @@ func (t *Task) Copy() *Task {
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = copyMap(t.Meta)
+	c.Artifacts = copyArtifacts(t.Artifacts)
 	if t.DispatchPayload != nil {
 		d := *t.DispatchPayload
 		c.DispatchPayload = &d
