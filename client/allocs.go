@@ -234,6 +234,7 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 		ar, err := allocrunner.New(allocrunner.Config{
 			Alloc: alloc, Node: a.node, DataDir: a.cfg.DataDir, Drivers: a.drivers,
 			Clock: a.clock, HostEnv: a.cfg.HostEnv, OnUpdate: e.onRunnerUpdate,
+			ArtifactLimits: a.cfg.ArtifactLimits,
 		})
 		e.runner, e.setupErr = ar, err
 	}

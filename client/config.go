@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/docker"
 	"github.com/droverhq/drover/drivers/mock"
@@ -88,6 +89,9 @@ type Config struct {
 	// HostEnv is the lowest layer of every task's environment; it
 	// defaults to the client's PATH.
 	HostEnv map[string]string
+	// ArtifactLimits is the agent's client artifact block (nil: Nomad's
+	// defaults).
+	ArtifactLimits *taskrunner.ArtifactLimits
 	// AllocWait bounds one blocking query (DefaultAllocWait).
 	AllocWait time.Duration
 	// RetryInterval is the first pause after a failed call to the servers

@@ -42,6 +42,9 @@ type Config struct {
 	Clock   clock.Clock
 	// HostEnv is the lowest layer of every task's environment.
 	HostEnv map[string]string
+	// ArtifactLimits bound every task's artifact downloads (nil: the
+	// defaults of taskrunner.DefaultArtifactLimits).
+	ArtifactLimits *taskrunner.ArtifactLimits
 	// OnUpdate receives the allocation's state after every change, one
 	// call at a time. It must not block for long.
 	OnUpdate func(Update)
@@ -216,6 +219,7 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	rc := taskrunner.Config{
 		Task: t, JobType: a.Job.Type, Driver: d, TaskConfig: tc, RestartPolicy: policy,
 		Clock: ar.cfg.Clock, OnUpdate: ar.onTaskUpdate,
+		Artifacts: interpolateArtifacts(t.Artifacts, env), ArtifactLimits: ar.cfg.ArtifactLimits,
 	}
 	if prev != nil && prev.Handle != nil {
 		rc.Handle, rc.State = prev.Handle, prev.State

@@ -46,6 +46,11 @@ type Config struct {
 	// the runner re-attaches instead of starting the task.
 	Handle *drivers.TaskHandle
 	State  *structs.TaskState
+	// Artifacts, already interpolated, are fetched into the task's
+	// directory before its first start (artifacts.go), within
+	// ArtifactLimits (nil: DefaultArtifactLimits).
+	Artifacts      []*structs.TaskArtifact
+	ArtifactLimits *ArtifactLimits
 	// OnUpdate is called, from the runner's goroutine, after every change.
 	// It must not block for long, and must not call back into the runner.
 	OnUpdate func(Update)
@@ -71,6 +76,8 @@ type TaskRunner struct {
 	handle   *drivers.TaskHandle
 	killType string // event KillFor asked for, until recorded
 	killMsg  string
+
+	artifactsFetched bool // the runner's goroutine alone
 }
 
 // New checks the config and returns a runner that has not started.
@@ -315,6 +322,11 @@ func (tr *TaskRunner) run() {
 				tr.killReason()
 				tr.finish(false, structs.TaskKilled, "Task killed before it started", nil)
 				return
+			}
+			if ok, done := tr.prestartArtifacts(); done {
+				return
+			} else if !ok {
+				continue
 			}
 			var err error
 			if h, err = tr.start(); err != nil {
