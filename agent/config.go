@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/config"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsutil"
@@ -136,6 +137,9 @@ type Config struct {
 	MemoryTotalMB  int64
 	MinDynamicPort int
 	MaxDynamicPort int
+	// ArtifactLimits is the client's artifact block (nil: Nomad's
+	// defaults).
+	ArtifactLimits *taskrunner.ArtifactLimits
 
 	Logger hclog.Logger
 }
@@ -201,10 +205,22 @@ func FromConfig(c *config.Config) Config {
 		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),
 		MinDynamicPort: c.Client.MinDynamicPort,
 		MaxDynamicPort: c.Client.MaxDynamicPort,
+		ArtifactLimits: artifactLimits(c.Client.Artifact),
 	}
 	if c.Dev {
 		// The dev client talks to its own server, wherever it listens.
 		out.Servers = nil
 	}
 	return out
+}
+
+// artifactLimits turns the checked artifact block into the client's
+// limits.
+func artifactLimits(a config.ClientArtifact) *taskrunner.ArtifactLimits {
+	maxSize, _ := config.ParseSize(a.HTTPMaxSize)
+	unpacked, _ := config.ParseSize(a.DecompressionSizeLimit)
+	return &taskrunner.ArtifactLimits{
+		HTTPReadTimeout: a.HTTPReadTimeout, HTTPMaxSize: maxSize,
+		DecompressionFileCountLimit: a.DecompressionFileCountLimit, DecompressionSizeLimit: unpacked,
+	}
 }

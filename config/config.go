@@ -189,7 +189,26 @@ type Client struct {
 	NetworkInterface string
 	MinDynamicPort   int
 	MaxDynamicPort   int
+	// Artifact bounds the artifacts the client fetches for tasks.
+	Artifact ClientArtifact
 }
+
+// ClientArtifact is the client's artifact block, as Nomad's. The sizes
+// are written as Nomad writes them ("100GB", "512MiB"); see ParseSize.
+type ClientArtifact struct {
+	HTTPReadTimeout             time.Duration
+	HTTPMaxSize                 string
+	DecompressionFileCountLimit int
+	DecompressionSizeLimit      string
+}
+
+// Nomad's defaults of the client's artifact block.
+const (
+	DefaultArtifactHTTPReadTimeout   = 30 * time.Minute
+	DefaultArtifactHTTPMaxSize       = "100GB"
+	DefaultArtifactFileCountLimit    = 4096
+	DefaultArtifactDecompressionSize = "100GB"
+)
 
 // ACL is Nomad's acl block.
 type ACL struct {
@@ -332,6 +351,10 @@ func Default() *Config {
 			NodePool:       DefaultNodePool,
 			MinDynamicPort: DefaultMinDynamicPort,
 			MaxDynamicPort: DefaultMaxDynamicPort,
+			Artifact: ClientArtifact{
+				HTTPReadTimeout: DefaultArtifactHTTPReadTimeout, HTTPMaxSize: DefaultArtifactHTTPMaxSize,
+				DecompressionFileCountLimit: DefaultArtifactFileCountLimit, DecompressionSizeLimit: DefaultArtifactDecompressionSize,
+			},
 		},
 	}
 }

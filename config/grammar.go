@@ -9,6 +9,7 @@ import (
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
 	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
+	"client.artifact": true,
 }
 
 // labelled are the blocks that take one label, which names them:
@@ -157,7 +158,6 @@ var unsupported = map[string]foreign{
 	"client.bridge_network_name":      {false, false, "there is no bridge networking"},
 	"client.bridge_network_subnet":    {false, false, "there is no bridge networking"},
 	"client.template":                 {true, false, "there are no template blocks"},
-	"client.artifact":                 {true, false, "there are no artifact blocks"},
 	"client.node_max_allocs":          {false, true, "allocations per node are not capped"},
 	"client.consul":                   {true, true, "there is no Consul integration"},
 	"client.vault":                    {true, true, "there is no Vault integration"},

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-cleanhttp"
@@ -61,10 +64,15 @@ func (e *ArtifactError) Unwrap() error { return e.Err }
 // taskDir: over http(s) (with its headers), git or from a local file,
 // checked against its checksum option and unpacked by its type unless its
 // archive option says false. The first failure stops it and is returned
-// as an *ArtifactError.
-func FetchArtifacts(ctx context.Context, taskDir string, as []*structs.TaskArtifact, lim ArtifactLimits) error {
+// as an *ArtifactError. An artifact with chown is given to user (the
+// task's; nothing is changed when it is "").
+func FetchArtifacts(ctx context.Context, taskDir, user string, as []*structs.TaskArtifact, lim ArtifactLimits) error {
 	for _, a := range as {
-		if err := fetchArtifact(ctx, taskDir, a, lim); err != nil {
+		err := fetchArtifact(ctx, taskDir, a, lim)
+		if err == nil && a.Chown && user != "" {
+			err = chownTree(artifactDst(taskDir, a), user)
+		}
+		if err != nil {
 			return &ArtifactError{Source: a.GetterSource, Err: err}
 		}
 	}
@@ -79,7 +87,7 @@ func fetchArtifact(ctx context.Context, taskDir string, a *structs.TaskArtifact,
 	if !structs.ArtifactDestInside(dest) {
 		return fmt.Errorf("%w: %q", ErrArtifactDestination, dest)
 	}
-	dst := filepath.Join(taskDir, filepath.Clean("/"+dest))
+	dst := artifactDst(taskDir, a)
 	src, err := artifactSource(a)
 	if err != nil {
 		return err
@@ -121,6 +129,31 @@ func fetchArtifact(ctx context.Context, taskDir string, a *structs.TaskArtifact,
 		Umask: 0o022, DisableSymlinks: true,
 	})
 	return err
+}
+
+func artifactDst(taskDir string, a *structs.TaskArtifact) string {
+	dest := a.RelativeDest
+	if dest == "" {
+		dest = structs.DefaultArtifactDest
+	}
+	return filepath.Join(taskDir, filepath.Clean("/"+dest))
+}
+
+// chownTree gives dst and everything under it to the named user and its
+// primary group, as Nomad's chown option.
+func chownTree(dst, name string) error {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("chown: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return filepath.WalkDir(dst, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
 }
 
 // ErrArtifactTooLarge: an HTTP download is larger than the client's
@@ -207,7 +240,7 @@ func (tr *TaskRunner) prestartArtifacts() (ok, done bool) {
 	if tr.cfg.ArtifactLimits != nil {
 		lim = *tr.cfg.ArtifactLimits
 	}
-	err := FetchArtifacts(tr.ctx, tr.cfg.TaskConfig.TaskDir, tr.cfg.Artifacts, lim)
+	err := FetchArtifacts(tr.ctx, tr.cfg.TaskConfig.TaskDir, tr.cfg.Task.User, tr.cfg.Artifacts, lim)
 	if err == nil {
 		tr.artifactsFetched = true
 		return true, false

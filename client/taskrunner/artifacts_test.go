@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -127,6 +128,8 @@ func TestFetchArtifacts(t *testing.T) {
 			files: map[string]string{"local/bin/tool": string(script)}},
 		{name: "headers", a: structs.TaskArtifact{GetterSource: url + "/headers", GetterHeaders: map[string]string{"X-Token": "secret"}},
 			files: map[string]string{"local/headers": "ok"}},
+		{name: "chown to nobody", a: structs.TaskArtifact{GetterSource: url + "/run.sh", Chown: true, RelativeDest: "local/owned"},
+			files: map[string]string{"local/owned/run.sh": string(script)}},
 		{name: "destination outside", a: structs.TaskArtifact{GetterSource: url + "/run.sh", RelativeDest: "../../etc"}, err: "escapes the task directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,7 +141,7 @@ func TestFetchArtifacts(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			a := c.a
-			err := FetchArtifacts(ctx, dir, []*structs.TaskArtifact{&a}, l)
+			err := FetchArtifacts(ctx, dir, "", []*structs.TaskArtifact{&a}, l)
 			if c.err != "" {
 				var ae *ArtifactError
 				if err == nil || !errors.As(err, &ae) || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), a.GetterSource) {
@@ -148,6 +151,16 @@ func TestFetchArtifacts(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if a.Chown && os.Geteuid() == 0 {
+				// Run as root, the test can give the files away.
+				if err := FetchArtifacts(ctx, dir, "nobody", []*structs.TaskArtifact{&a}, l); err != nil {
+					t.Fatal(err)
+				}
+				fi, _ := os.Stat(filepath.Join(dir, "local/owned/run.sh"))
+				if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid == 0 {
+					t.Fatalf("run.sh still belongs to root")
+				}
 			}
 			for p, want := range c.files {
 				got, err := os.ReadFile(filepath.Join(dir, p))
