@@ -2,6 +2,7 @@ package taskrunner
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -113,7 +114,7 @@ func fetchArtifact(ctx context.Context, taskDir string, a *structs.TaskArtifact,
 				Header:                header,
 				ReadTimeout:           lim.HTTPReadTimeout,
 				HeadFirstTimeout:      lim.HTTPReadTimeout,
-				Client:                limitedHTTPClient(lim.HTTPMaxSize),
+				Client:                artifactHTTPClient(lim.HTTPMaxSize, a.GetterInsecure),
 				XTerraformGetDisabled: true,
 			},
 			&getter.FileGetter{},
@@ -161,10 +162,14 @@ func chownTree(dst, name string) error {
 // without an error; drover fails the download instead.
 var ErrArtifactTooLarge = errors.New("artifact exceeds the client's http_max_size")
 
-// limitedHTTPClient fails every response body longer than max bytes (0:
-// no limit).
-func limitedHTTPClient(max int64) *http.Client {
+// artifactHTTPClient fails every response body longer than max bytes (0:
+// no limit); insecure skips the server's certificate check, as Nomad's
+// artifact insecure option.
+func artifactHTTPClient(max int64, insecure bool) *http.Client {
 	c := cleanhttp.DefaultClient()
+	if insecure {
+		c.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+	}
 	if max > 0 {
 		c.Transport = &limitTransport{base: c.Transport, max: max}
 	}

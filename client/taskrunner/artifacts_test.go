@@ -215,3 +215,24 @@ func TestArtifactFailureRestartPolicy(t *testing.T) {
 		}
 	})
 }
+
+// insecure skips the check of an HTTPS server's certificate; without it
+// a self-signed server is refused.
+func TestArtifactInsecure(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("tls")) }))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a := &structs.TaskArtifact{GetterSource: srv.URL + "/f", GetterMode: "file", RelativeDest: "local/f"}
+	if err := FetchArtifacts(ctx, t.TempDir(), "", []*structs.TaskArtifact{a}, DefaultArtifactLimits()); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("self-signed server without insecure: %v", err)
+	}
+	a.GetterInsecure = true
+	dir := t.TempDir()
+	if err := FetchArtifacts(ctx, dir, "", []*structs.TaskArtifact{a}, DefaultArtifactLimits()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "local/f")); string(b) != "tls" {
+		t.Fatalf("fetched %q", b)
+	}
+}
