@@ -49,6 +49,22 @@ type specParameterized struct {
 	MetaOptional []string
 }
 
+// specVolume is a group's volume block.
+type specVolume struct {
+	Name     string
+	Type     string
+	Source   string
+	ReadOnly bool
+	PerAlloc bool
+}
+
+// specVolumeMount is a task's volume_mount block.
+type specVolumeMount struct {
+	Volume      *string
+	Destination *string
+	ReadOnly    *bool
+}
+
 // specArtifact is a task's artifact block.
 type specArtifact struct {
 	GetterSource   *string
@@ -105,6 +121,7 @@ type specGroup struct {
 	ShutdownDelay    *time.Duration
 	MaxRunDuration   *time.Duration
 	Scaling          *specScaling
+	Volumes          map[string]*specVolume
 	// The disconnect block's forms before Nomad 1.8.
 	StopAfterClientDisconnect *time.Duration
 	MaxClientDisconnect       *time.Duration
@@ -139,6 +156,7 @@ type specTask struct {
 	// DispatchPayload is the dispatch_payload block.
 	DispatchPayload *specDispatchPayload
 	Artifacts       []*specArtifact
+	VolumeMounts    []*specVolumeMount
 }
 
 // specResources is a task's resources block.
@@ -300,5 +318,7 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specParameterized]():   "parameterized",
 	reflect.TypeFor[specDispatchPayload](): "dispatch_payload",
 	reflect.TypeFor[specArtifact]():        "artifact",
+	reflect.TypeFor[specVolume]():          "volume",
+	reflect.TypeFor[specVolumeMount]():     "volume_mount",
 	reflect.TypeFor[specScaling]():         "scaling",
 }

@@ -36,6 +36,8 @@ type Task struct {
 	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
 	// Artifacts are fetched into the task's directory before it starts.
 	Artifacts []*TaskArtifact `json:",omitempty"`
+	// VolumeMounts mount the group's volumes into the task.
+	VolumeMounts []*VolumeMount `json:",omitempty"`
 }
 
 // Copy returns a deep copy of the task.
@@ -53,6 +55,7 @@ func (t *Task) Copy() *Task {
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = copyMap(t.Meta)
 	c.Artifacts = copyArtifacts(t.Artifacts)
+	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	if t.DispatchPayload != nil {
 		d := *t.DispatchPayload
 		c.DispatchPayload = &d
