@@ -140,6 +140,8 @@ type Config struct {
 	// ArtifactLimits is the client's artifact block (nil: Nomad's
 	// defaults).
 	ArtifactLimits *taskrunner.ArtifactLimits
+	// HostVolumes are the client's host_volume blocks, by name.
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 
 	Logger hclog.Logger
 }
@@ -206,6 +208,12 @@ func FromConfig(c *config.Config) Config {
 		MinDynamicPort: c.Client.MinDynamicPort,
 		MaxDynamicPort: c.Client.MaxDynamicPort,
 		ArtifactLimits: artifactLimits(c.Client.Artifact),
+	}
+	for name, hv := range c.Client.HostVolumes {
+		if out.HostVolumes == nil {
+			out.HostVolumes = map[string]*structs.ClientHostVolumeConfig{}
+		}
+		out.HostVolumes[name] = &structs.ClientHostVolumeConfig{Name: name, Path: hv.Path, ReadOnly: hv.ReadOnly}
 	}
 	if c.Dev {
 		// The dev client talks to its own server, wherever it listens.

@@ -34,3 +34,24 @@ func TestClientArtifact(t *testing.T) {
 		}
 	}
 }
+
+// host_volume blocks: every one by its name, and a later file's block of
+// a name replaces an earlier one's.
+func TestClientHostVolumes(t *testing.T) {
+	a, _, err := Parse("a.hcl", []byte("client {\n  host_volume \"data\" {\n    path = \"/srv/data\"\n  }\n  host_volume \"certs\" {\n    path      = \"/etc/ssl/certs\"\n    read_only = true\n  }\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := Parse("b.json", []byte(`{"client": {"host_volume": {"data": {"path": "/mnt/data"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Default().Merge(a).Merge(b)
+	hv := c.Client.HostVolumes
+	if len(hv) != 2 || hv["data"].Path != "/mnt/data" || hv["data"].ReadOnly || hv["certs"].Path != "/etc/ssl/certs" || !hv["certs"].ReadOnly {
+		t.Fatalf("host volumes %+v", hv)
+	}
+	if a.Client.HostVolumes["data"].Path != "/srv/data" {
+		t.Fatalf("Merge changed its input: %+v", a.Client.HostVolumes)
+	}
+}

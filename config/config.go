@@ -191,6 +191,8 @@ type Client struct {
 	MaxDynamicPort   int
 	// Artifact bounds the artifacts the client fetches for tasks.
 	Artifact ClientArtifact
+	// HostVolumes are the client's host_volume blocks, by name.
+	HostVolumes map[string]HostVolume
 }
 
 // ClientArtifact is the client's artifact block, as Nomad's. The sizes

@@ -208,6 +208,11 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	if len(ar.group.Networks) > 0 && ar.group.Networks[0].Mode != "" {
 		tc.NetworkMode = ar.group.Networks[0].Mode
 	}
+	mounts, err := taskMounts(ar.group, a.Index(), t, ar.cfg.Node) // volumes.go
+	if err != nil {
+		return nil, err
+	}
+	tc.Mounts = mounts
 	if a.AllocatedResources != nil {
 		tc.Resources = a.AllocatedResources.Tasks[t.Name]
 		tc.Ports = slices.Clone(a.AllocatedResources.Shared.Ports)
