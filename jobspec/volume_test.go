@@ -68,3 +68,24 @@ func TestVolumeErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkRule(t, "v.hcl", c) })
 	}
 }
+
+// The API JSON of a job with artifacts and host volumes reads back as the
+// same job, as drover job inspect's output must.
+func TestVolumesAndArtifactsAPIJSONRoundTrip(t *testing.T) {
+	src := groupVolumes("    volume \"d\" {\n      type = \"host\"\n      source = \"d\"\n      per_alloc = true\n    }",
+		"      volume_mount {\n        volume = \"d\"\n        destination = \"/d\"\n        read_only = true\n      }\n      artifact {\n        source = \"http://127.0.0.1/a.tgz\"\n        options { archive = \"false\" }\n      }")
+	j, _, err := Parse("v.hcl", []byte(src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(j)
+	back, _, err := ParseAPIJob(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(j.TaskGroups[0])
+	got, _ := json.Marshal(back.TaskGroups[0])
+	if string(got) != string(want) {
+		t.Fatalf("round trip\n got %s\nwant %s", got, want)
+	}
+}
