@@ -58,9 +58,13 @@ func checkChecksum(c string) error {
 	if !ok {
 		return fmt.Errorf("must be written type:value, as \"sha256:<hex>\" (got %q)", c)
 	}
+	if typ == "file" {
+		// go-getter reads the checksum from a checksums file at that URL.
+		return nil
+	}
 	n, known := checksumLen[typ]
 	if !known {
-		return fmt.Errorf("unknown type %q (md5, sha1, sha256 or sha512)", typ)
+		return fmt.Errorf("unknown type %q (md5, sha1, sha256, sha512, or file: a checksums file's URL)", typ)
 	}
 	if _, err := hex.DecodeString(sum); err != nil || len(sum) != n {
 		return fmt.Errorf("a %s checksum is %d hex digits (got %q)", typ, n, sum)
