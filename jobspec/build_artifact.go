@@ -49,9 +49,10 @@ func (b *builder) artifacts(path string, as []*specArtifact) []*structs.TaskArti
 }
 
 // checkChecksum checks a checksum option's "type:hex" form; a value with
-// an interpolation is checked by the client, once it is filled in.
+// an interpolation is checked by the client, once it is filled in, and an
+// empty one checks nothing (as go-getter reads it).
 func checkChecksum(c string) error {
-	if strings.Contains(c, "${") {
+	if c == "" || strings.Contains(c, "${") {
 		return nil
 	}
 	typ, sum, ok := strings.Cut(c, ":")
