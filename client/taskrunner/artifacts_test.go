@@ -236,3 +236,49 @@ func TestArtifactInsecure(t *testing.T) {
 		t.Fatalf("fetched %q", b)
 	}
 }
+
+// A kill while an artifact downloads stops the download: the task ends
+// killed at once, never started, without waiting for the read timeout.
+func TestKillDuringArtifactDownload(t *testing.T) {
+	url := artifactServer(t, nil)
+	d := mock.New(mock.Options{})
+	task := &structs.Task{Name: "web", Driver: "mock", KillTimeout: time.Second}
+	tr, err := New(Config{
+		Task: task, JobType: structs.JobTypeService, Driver: d,
+		TaskConfig: &drivers.TaskConfig{AllocID: "a1", TaskName: "web", TaskDir: t.TempDir()},
+		Artifacts:  []*structs.TaskArtifact{{GetterSource: url + "/slow"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Run()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(eventList(tr), structs.TaskDownloadingArtifacts) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no download began: %s", eventList(tr))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	began := time.Now()
+	tr.Kill()
+	select {
+	case <-tr.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the runner did not end within 5s of the kill")
+	}
+	st := tr.State()
+	if st.State != structs.TaskStateDead || !st.StartedAt.IsZero() || !strings.HasSuffix(eventList(tr), structs.TaskKilled) {
+		t.Fatalf("state %s started %v events %s", st.State, st.StartedAt, eventList(tr))
+	}
+	if time.Since(began) > 3*time.Second {
+		t.Fatalf("the kill waited %s for the download", time.Since(began))
+	}
+}
+
+func eventList(tr *TaskRunner) string {
+	var out []string
+	for _, e := range tr.State().Events {
+		out = append(out, e.Type)
+	}
+	return strings.Join(out, ",")
+}

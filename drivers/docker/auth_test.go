@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -71,4 +72,19 @@ func TestPullWithRegistryAuth(t *testing.T) {
 		t.Fatalf("a password is in the driver's log:\n%s", s)
 	}
 	t.Logf("driver log:\n%s", logs.String())
+}
+
+// authRefused tells the registry's refusals of credentials from other
+// pull failures, so that auth_soft_fail retries only those.
+func TestAuthRefused(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"Head \"http://127.0.0.1:5000/v2/x/manifests/1\": unauthorized: authentication required": true,
+		"pull access denied for x, repository does not exist or may require 'docker login'":      true,
+		"manifest for x:1 not found: manifest unknown":                                           false,
+		"dial tcp 127.0.0.1:5000: connect: connection refused":                                   false,
+	} {
+		if got := authRefused(errors.New(msg)); got != want {
+			t.Errorf("authRefused(%q) = %v, want %v", msg, got, want)
+		}
+	}
 }
