@@ -255,7 +255,8 @@ func (tr *TaskRunner) prestartArtifacts() (ok, done bool) {
 		tr.finish(false, structs.TaskKilled, "Task killed while downloading artifacts", nil)
 		return false, true
 	}
-	tr.event(structs.TaskArtifactDownloadFailed, err.Error(), func(e *structs.TaskEvent) {
+	// As Nomad words it: the event's description wraps DownloadError.
+	tr.event(structs.TaskArtifactDownloadFailed, "Failed to download artifacts: "+err.Error(), func(e *structs.TaskEvent) {
 		e.SetExtra().DownloadError = err.Error()
 	})
 	return false, tr.decide(false)
