@@ -232,12 +232,14 @@ func artifactSource(a *structs.TaskArtifact) (string, error) {
 
 // prestartArtifacts is the task's artifact step before its first start:
 // it fetches the artifacts once (a restart after a success does not
-// fetch them again, as Nomad's hook) and reports whether the task may
-// start. A failure is a "Failed Artifact Download" event naming the
+// fetch them again, as Nomad's hook; nor does one after a client restart,
+// when the persisted state says the task started, which it did only
+// after they were fetched) and reports whether the task may start. A failure is a "Failed Artifact Download" event naming the
 // artifact and the reason, and the restart policy decides what follows;
 // done says the runner is finished.
 func (tr *TaskRunner) prestartArtifacts() (ok, done bool) {
-	if len(tr.cfg.Artifacts) == 0 || tr.artifactsFetched {
+	if len(tr.cfg.Artifacts) == 0 || tr.artifactsFetched ||
+		tr.cfg.State != nil && !tr.cfg.State.StartedAt.IsZero() {
 		return true, false
 	}
 	tr.event(structs.TaskDownloadingArtifacts, "Client is downloading artifacts", nil)
