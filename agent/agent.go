@@ -283,7 +283,8 @@ func (a *Agent) openClient() error {
 		ServerAPI:      api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.advertiseHTTP(),
 		CPUTotalMHz: a.cfg.CPUTotalMHz, MemoryTotalMB: a.cfg.MemoryTotalMB,
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
-		Templates: a.cfg.Templates,
+		Templates:      a.cfg.Templates,
+		ArtifactLimits: a.cfg.ArtifactLimits, HostVolumes: a.cfg.HostVolumes,
 	})
 	if err != nil {
 		return err

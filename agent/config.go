@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/client/template"
 	"github.com/droverhq/drover/config"
 	"github.com/droverhq/drover/structs"
@@ -139,6 +140,11 @@ type Config struct {
 	MaxDynamicPort int
 	// Templates are the client's template settings (client.template).
 	Templates template.Settings
+	// ArtifactLimits is the client's artifact block (nil: Nomad's
+	// defaults).
+	ArtifactLimits *taskrunner.ArtifactLimits
+	// HostVolumes are the client's host_volume blocks, by name.
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 
 	Logger hclog.Logger
 }
@@ -205,6 +211,13 @@ func FromConfig(c *config.Config) Config {
 		MinDynamicPort: c.Client.MinDynamicPort,
 		MaxDynamicPort: c.Client.MaxDynamicPort,
 		Templates:      templateSettings(c),
+		ArtifactLimits: artifactLimits(c.Client.Artifact),
+	}
+	for name, hv := range c.Client.HostVolumes {
+		if out.HostVolumes == nil {
+			out.HostVolumes = map[string]*structs.ClientHostVolumeConfig{}
+		}
+		out.HostVolumes[name] = &structs.ClientHostVolumeConfig{Name: name, Path: hv.Path, ReadOnly: hv.ReadOnly}
 	}
 	if c.Dev {
 		// The dev client talks to its own server, wherever it listens.
@@ -247,4 +260,15 @@ func templateSettings(c *config.Config) template.Settings {
 	s.Wait = wait("client.template.wait", t.Wait, template.DefaultSettings().Wait)
 	s.WaitBounds = wait("client.template.wait_bounds", t.WaitBounds, nil)
 	return s
+}
+
+// artifactLimits turns the checked artifact block into the client's
+// limits.
+func artifactLimits(a config.ClientArtifact) *taskrunner.ArtifactLimits {
+	maxSize, _ := config.ParseSize(a.HTTPMaxSize)
+	unpacked, _ := config.ParseSize(a.DecompressionSizeLimit)
+	return &taskrunner.ArtifactLimits{
+		HTTPReadTimeout: a.HTTPReadTimeout, HTTPMaxSize: maxSize,
+		DecompressionFileCountLimit: a.DecompressionFileCountLimit, DecompressionSizeLimit: unpacked,
+	}
 }

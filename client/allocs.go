@@ -234,7 +234,7 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 		ar, err := allocrunner.New(allocrunner.Config{
 			Alloc: alloc, Node: a.node, DataDir: a.cfg.DataDir, Drivers: a.drivers,
 			Clock: a.clock, HostEnv: a.cfg.HostEnv, OnUpdate: e.onRunnerUpdate, OnCheck: e.recordCheck,
-			Templates: a.templates,
+			Templates: a.templates, ArtifactLimits: a.cfg.ArtifactLimits,
 		})
 		e.runner, e.setupErr = ar, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/docker"
 	"github.com/droverhq/drover/drivers/mock"
@@ -89,6 +90,13 @@ type Config struct {
 	// HostEnv is the lowest layer of every task's environment; it
 	// defaults to the client's PATH.
 	HostEnv map[string]string
+	// ArtifactLimits is the agent's client artifact block (nil: Nomad's
+	// defaults).
+	ArtifactLimits *taskrunner.ArtifactLimits
+	// HostVolumes are the client's host_volume blocks, by name: reported
+	// on the node (Node.HostVolumes) and mounted into tasks that ask.
+	// Each path must be an existing directory.
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 	// AllocWait bounds one blocking query (DefaultAllocWait).
 	AllocWait time.Duration
 	// RetryInterval is the first pause after a failed call to the servers
@@ -129,6 +137,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.NodePool == "" {
 		c.NodePool = structs.DefaultNodePool
+	}
+	for name, hv := range c.HostVolumes {
+		if fi, err := os.Stat(hv.Path); err != nil || !fi.IsDir() {
+			return c, errors.Join(ErrInvalidConfig, fmt.Errorf("host_volume %q: path %q is not a directory on this host", name, hv.Path))
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()

@@ -90,7 +90,20 @@ func buildNode(cfg Config, id string) *structs.Node {
 		Attributes: fp.Attributes, Meta: maps.Clone(cfg.Meta),
 		NodeResources: fp.Resources, ReservedResources: &structs.NodeReservedResources{},
 		Drivers:               fp.Drivers,
+		HostVolumes:           hostVolumes(cfg.HostVolumes),
 		SchedulingEligibility: structs.NodeSchedulingEligible,
 		Status:                structs.NodeStatusReady,
 	}
+}
+
+// hostVolumes copies the configured host volumes for the node.
+func hostVolumes(m map[string]*structs.ClientHostVolumeConfig) map[string]*structs.ClientHostVolumeConfig {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]*structs.ClientHostVolumeConfig, len(m))
+	for name, hv := range m {
+		out[name] = &structs.ClientHostVolumeConfig{Name: name, Path: hv.Path, ReadOnly: hv.ReadOnly}
+	}
+	return out
 }

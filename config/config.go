@@ -189,6 +189,10 @@ type Client struct {
 	NetworkInterface string
 	MinDynamicPort   int
 	MaxDynamicPort   int
+	// Artifact bounds the artifacts the client fetches for tasks.
+	Artifact ClientArtifact
+	// HostVolumes are the client's host_volume blocks, by name.
+	HostVolumes map[string]HostVolume
 	// Template is the client's template block: how tasks' templates are
 	// rendered.
 	Template ClientTemplate
@@ -220,6 +224,23 @@ type TemplateRetry struct {
 	Attempts            int
 	Backoff, MaxBackoff time.Duration
 }
+
+// ClientArtifact is the client's artifact block, as Nomad's. The sizes
+// are written as Nomad writes them ("100GB", "512MiB"); see ParseSize.
+type ClientArtifact struct {
+	HTTPReadTimeout             time.Duration
+	HTTPMaxSize                 string
+	DecompressionFileCountLimit int
+	DecompressionSizeLimit      string
+}
+
+// Nomad's defaults of the client's artifact block.
+const (
+	DefaultArtifactHTTPReadTimeout   = 30 * time.Minute
+	DefaultArtifactHTTPMaxSize       = "100GB"
+	DefaultArtifactFileCountLimit    = 4096
+	DefaultArtifactDecompressionSize = "100GB"
+)
 
 // ACL is Nomad's acl block.
 type ACL struct {
@@ -362,6 +383,10 @@ func Default() *Config {
 			NodePool:       DefaultNodePool,
 			MinDynamicPort: DefaultMinDynamicPort,
 			MaxDynamicPort: DefaultMaxDynamicPort,
+			Artifact: ClientArtifact{
+				HTTPReadTimeout: DefaultArtifactHTTPReadTimeout, HTTPMaxSize: DefaultArtifactHTTPMaxSize,
+				DecompressionFileCountLimit: DefaultArtifactFileCountLimit, DecompressionSizeLimit: DefaultArtifactDecompressionSize,
+			},
 		},
 	}
 }

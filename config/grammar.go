@@ -9,12 +9,12 @@ import (
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
 	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
-	"client.template": true, "client.template.wait": true, "client.template.wait_bounds": true, "client.template.nomad_retry": true,
+	"client.template": true, "client.template.wait": true, "client.template.wait_bounds": true, "client.template.nomad_retry": true, "client.artifact": true, "client.host_volume": true,
 }
 
 // labelled are the blocks that take one label, which names them:
 // plugin "raw_exec" { ... } is the block at path plugin.raw_exec.
-var labelled = map[string]bool{"plugin": true}
+var labelled = map[string]bool{"plugin": true, "client.host_volume": true}
 
 // aliases are Nomad's names for drover's fields: Nomad's RPC port and
 // address are the ones drover gives Raft.
@@ -136,7 +136,6 @@ var unsupported = map[string]foreign{
 	"client.alloc_mounts_dir":            {false, false, "allocation directories live under data_dir"},
 	"client.server_join":                 {true, true, "use client.servers"},
 	"client.reserved":                    {true, true, "no resources are reserved; the whole node is schedulable"},
-	"client.host_volume":                 {true, true, "there are no host volumes"},
 	"client.host_network":                {true, true, "there are no host networks"},
 	"client.drain_on_shutdown":           {true, true, "a client does not drain itself when it stops"},
 	"client.chroot_env":                  {false, false, "raw_exec tasks are not chrooted"},
@@ -157,13 +156,12 @@ var unsupported = map[string]foreign{
 	"client.cni_config_dir":              {false, false, "there is no CNI networking"},
 	"client.bridge_network_name":         {false, false, "there is no bridge networking"},
 	"client.bridge_network_subnet":       {false, false, "there is no bridge networking"},
-	"client.template.consul_retry":       {true, false, "there is no Consul integration"},
-	"client.template.vault_retry":        {true, false, "there is no Vault integration"},
-	"client.template.function_blacklist": {false, true, "write function_denylist"},
-	"client.artifact":                    {true, false, "there are no artifact blocks"},
 	"client.node_max_allocs":             {false, true, "allocations per node are not capped"},
 	"client.consul":                      {true, true, "there is no Consul integration"},
 	"client.vault":                       {true, true, "there is no Vault integration"},
+	"client.template.consul_retry":       {true, false, "there is no Consul integration"},
+	"client.template.vault_retry":        {true, false, "there is no Vault integration"},
+	"client.template.function_blacklist": {false, true, "write function_denylist"},
 }
 
 // join makes the path of name inside block.

@@ -18,6 +18,12 @@ func (c *Config) Merge(other *Config) *Config {
 		return out
 	}
 	out.Dev = out.Dev || other.Dev
+	for name, hv := range other.Client.HostVolumes {
+		if out.Client.HostVolumes == nil {
+			out.Client.HostVolumes = map[string]HostVolume{}
+		}
+		out.Client.HostVolumes[name] = hv
+	}
 	for _, path := range other.setPaths() {
 		f := fieldByPath[path]
 		if f == nil {
@@ -56,6 +62,12 @@ func (c *Config) clone() *Config {
 	out.Client.Servers = append([]string(nil), c.Client.Servers...)
 	out.Client.Meta = cloneMap(c.Client.Meta)
 	out.Client.Options = cloneMap(c.Client.Options)
+	if c.Client.HostVolumes != nil {
+		out.Client.HostVolumes = make(map[string]HostVolume, len(c.Client.HostVolumes))
+		for k, v := range c.Client.HostVolumes {
+			out.Client.HostVolumes[k] = v
+		}
+	}
 	out.set, out.at = nil, nil
 	for p := range c.set {
 		out.mark(p, c.at[p])

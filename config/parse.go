@@ -180,6 +180,10 @@ func (d *decoder) body(body hcl.Body, block string) {
 			d.field(f, it, path)
 			continue
 		}
+		if path == "client.host_volume" {
+			d.hostVolume(it) // host_volume.go
+			continue
+		}
 		if labelled[path] && it.block != nil {
 			d.labelledBlock(it, path, seenBlock)
 			continue

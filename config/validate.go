@@ -219,6 +219,20 @@ func (v *validator) client() {
 		}
 	}
 	v.clientTemplate(&c.Template)
+	a := c.Artifact
+	if a.HTTPReadTimeout < 0 {
+		v.errorf("client.artifact.http_read_timeout", "client.artifact.http_read_timeout must not be negative (got %s)", a.HTTPReadTimeout)
+	}
+	if a.DecompressionFileCountLimit < 0 {
+		v.errorf("client.artifact.decompression_file_count_limit", "client.artifact.decompression_file_count_limit must not be negative (got %d)", a.DecompressionFileCountLimit)
+	}
+	for _, p := range []struct{ path, s string }{
+		{"client.artifact.http_max_size", a.HTTPMaxSize}, {"client.artifact.decompression_size_limit", a.DecompressionSizeLimit},
+	} {
+		if _, err := ParseSize(p.s); err != nil {
+			v.errorf(p.path, "%s: %v", p.path, err)
+		}
+	}
 	v.port("client.min_dynamic_port", c.MinDynamicPort)
 	v.port("client.max_dynamic_port", c.MaxDynamicPort)
 	if c.MinDynamicPort >= c.MaxDynamicPort {

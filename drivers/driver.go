@@ -145,6 +145,17 @@ type TaskConfig struct {
 	// KillTimeout and KillSignal are the task's defaults for Stop.
 	KillTimeout time.Duration
 	KillSignal  string
+	// Mounts are the task's volume_mount blocks, resolved to the client's
+	// host volumes. Drivers with filesystem isolation bind them; raw_exec
+	// ignores them, as Nomad's (its task sees the host's filesystem).
+	Mounts []MountConfig `json:",omitempty"`
+}
+
+// MountConfig is one host path a task sees at TaskPath.
+type MountConfig struct {
+	TaskPath string
+	HostPath string
+	Readonly bool
 }
 
 // HandleVersion is the version of the TaskHandle encoding.

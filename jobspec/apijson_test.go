@@ -57,8 +57,8 @@ func TestParseAPIJobErrors(t *testing.T) {
 		name, json string
 		want       []string
 	}{
-		{"unsupported set", `{"ID":"x","TaskGroups":[{"Name":"a","Volumes":{"d":{"Type":"host"}},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
-			[]string{"Job.TaskGroups[0].Volumes: not supported by drover"}},
+		{"unsupported set", `{"ID":"x","TaskGroups":[{"Name":"a","Volumes":{"d":{"Type":"csi","Source":"d","AccessMode":"single-node-writer"}},"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,
+			[]string{"Job.TaskGroups[0].Volumes.d.AccessMode: not supported by drover"}},
 		{"unsupported empty is fine", `{"ID":"x","Affinities":[],"Periodic":null,"TaskGroups":[{"Name":"a","Volumes":{},"Scaling":null,"Tasks":[{"Name":"t","Driver":"mock","Artifacts":null,"Lifecycle":null}]}]}`,
 			nil},
 		{"unknown field", `{"ID":"x","TaskGroups":[{"Name":"a","Cuont":2,"Tasks":[{"Name":"t","Driver":"mock"}]}]}`,

@@ -204,6 +204,7 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 	if len(atg.Tasks) == 0 {
 		b.err(path+".Tasks", "%q has no tasks", tg.Name)
 	}
+	tg.Volumes = b.volumes(path, atg.Volumes) // build_volume.go
 	names := map[string]string{}
 	leaders := 0
 	for i, at := range atg.Tasks {
@@ -283,6 +284,8 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 		}
 		t.Lifecycle = &structs.TaskLifecycle{Hook: l.Hook, Sidecar: l.Sidecar}
 	}
+	t.Artifacts = b.artifacts(path, at.Artifacts) // build_artifact.go
+	t.VolumeMounts = b.volumeMounts(path, tg, at.VolumeMounts)
 	t.Constraints = b.constraints(path+".Constraints", at.Constraints)
 	t.Affinities = b.affinities(path+".Affinities", j.Type, at.Affinities)
 	t.Resources = b.resources(path+".Resources", at.Resources)

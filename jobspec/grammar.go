@@ -96,7 +96,7 @@ var grammar = map[string][]element{
 		{"affinity", "Affinities", block, supported, ""},
 		{"task", "Tasks", block, supported, ""},
 		{"spread", "Spreads", block, supported, ""},
-		{"volume", "Volumes", block, refused, "no host or CSI volumes"},
+		{"volume", "Volumes", block, supported, `host volumes; type = "csi" is refused`},
 		{"restart", "RestartPolicy", block, supported, ""},
 		{"disconnect", "Disconnect", block, supported, ""},
 		{"reschedule", "ReschedulePolicy", block, supported, ""},
@@ -129,12 +129,12 @@ var grammar = map[string][]element{
 		{"meta", "Meta", block, supported, ""},
 		{"kill_timeout", "KillTimeout", attr, supported, ""},
 		{"logs", "LogConfig", block, supported, ""},
-		{"artifact", "Artifacts", block, refused, "artifacts are not downloaded"},
+		{"artifact", "Artifacts", block, supported, ""},
 		{"vault", "Vault", block, refused, "no Vault integration"},
 		{"consul", "Consul", block, ignored, "no Consul"},
 		{"template", "Templates", block, supported, "rendered by the client; Consul and Vault functions are refused"},
 		{"dispatch_payload", "DispatchPayload", block, supported, ""},
-		{"volume_mount", "VolumeMounts", block, refused, "no volumes"},
+		{"volume_mount", "VolumeMounts", block, supported, "docker bind-mounts the volume; raw_exec ignores it, as Nomad's"},
 		{"csi_plugin", "CSIPluginConfig", block, refused, "no CSI"},
 		{"leader", "Leader", attr, supported, ""},
 		{"shutdown_delay", "ShutdownDelay", attr, supported, ""},
@@ -335,6 +335,33 @@ var grammar = map[string][]element{
 		{"meta_required", "MetaRequired", attr, supported, ""},
 		{"meta_optional", "MetaOptional", attr, supported, ""},
 	},
+	"volume": {
+		{"", "Name", attr, supported, ""},
+		{"type", "Type", attr, supported, `"host"; "csi" is refused: no CSI volumes`},
+		{"source", "Source", attr, supported, ""},
+		{"read_only", "ReadOnly", attr, supported, ""},
+		{"sticky", "Sticky", attr, refused, "no dynamic host volumes"},
+		{"access_mode", "AccessMode", attr, refused, "no CSI volumes"},
+		{"attachment_mode", "AttachmentMode", attr, refused, "no CSI volumes"},
+		{"mount_options", "MountOptions", block, refused, "no CSI volumes"},
+		{"per_alloc", "PerAlloc", attr, supported, ""},
+	},
+	"volume_mount": {
+		{"volume", "Volume", attr, supported, ""},
+		{"destination", "Destination", attr, supported, ""},
+		{"read_only", "ReadOnly", attr, supported, ""},
+		{"propagation_mode", "PropagationMode", attr, refused, `bind mounts are always "private"`},
+		{"selinux_label", "SELinuxLabel", attr, ignored, "no SELinux relabelling"},
+	},
+	"artifact": {
+		{"source", "GetterSource", attr, supported, ""},
+		{"options", "GetterOptions", block, supported, ""},
+		{"headers", "GetterHeaders", block, supported, ""},
+		{"mode", "GetterMode", attr, supported, ""},
+		{"insecure", "GetterInsecure", attr, supported, ""},
+		{"destination", "RelativeDest", attr, supported, "must stay inside the task's directory"},
+		{"chown", "Chown", attr, supported, ""},
+	},
 	"dispatch_payload": {
 		{"file", "File", attr, supported, ""},
 	},
@@ -399,8 +426,12 @@ func init() {
 // when it canonicalizes a job). They are accepted silently. Keyed by block
 // and JSON name.
 var nomadDefaults = map[string]string{
-	"check.AddressMode": "host",
-	"service.Cluster":   "default",
+	"service.OnUpdate":             "require_healthy",
+	"volume_mount.PropagationMode": "private",
+	"check.OnUpdate":               "require_healthy",
+	"service.AddressMode":          "auto",
+	"check.AddressMode":            "host",
+	"service.Cluster":              "default",
 }
 
 // isNomadDefault reports whether value is the harmless default of the

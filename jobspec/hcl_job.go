@@ -112,6 +112,17 @@ func (d *decoder) group(b *hclsyntax.Block, path string) *specGroup {
 	if bs := blocks["scaling"]; len(bs) > 0 {
 		tg.Scaling = d.scaling(bs[0], path+".Scaling")
 	}
+	for _, vb := range blocks["volume"] {
+		if tg.Volumes == nil {
+			tg.Volumes = map[string]*specVolume{}
+		}
+		name := vb.Labels[0]
+		if _, dup := tg.Volumes[name]; dup {
+			d.r.errorf(d.at(vb.LabelRanges[0], "volume"), "duplicate volume %q in group", name)
+			continue
+		}
+		tg.Volumes[name] = d.volume(vb, path+".Volumes."+name)
+	}
 	for i, tb := range blocks["task"] {
 		tg.Tasks = append(tg.Tasks, d.task(tb, fmt.Sprintf("%s.Tasks[%d]", path, i)))
 	}
@@ -194,7 +205,37 @@ func (d *decoder) task(b *hclsyntax.Block, path string) *specTask {
 	for i, tb := range blocks["template"] {
 		t.Templates = append(t.Templates, d.template(tb, fmt.Sprintf("%s.Templates[%d]", path, i)))
 	}
+	for i, vb := range blocks["volume_mount"] {
+		p := fmt.Sprintf("%s.VolumeMounts[%d]", path, i)
+		d.lc.set(p, d.at(vb.TypeRange, "volume_mount"))
+		vattrs, _ := d.content(vb.Body, "volume_mount")
+		t.VolumeMounts = append(t.VolumeMounts, &specVolumeMount{
+			Volume:      d.str(vattrs["volume"], p+".Volume", "volume_mount.volume"),
+			Destination: d.str(vattrs["destination"], p+".Destination", "volume_mount.destination"),
+			ReadOnly:    d.bool(vattrs["read_only"], p+".ReadOnly", "volume_mount.read_only"),
+		})
+	}
+	for i, ab := range blocks["artifact"] {
+		t.Artifacts = append(t.Artifacts, d.artifact(ab, fmt.Sprintf("%s.Artifacts[%d]", path, i)))
+	}
 	return t
+}
+
+func (d *decoder) artifact(b *hclsyntax.Block, path string) *specArtifact {
+	d.lc.set(path, d.at(b.TypeRange, "artifact"))
+	attrs, blocks := d.content(b.Body, "artifact")
+	a := &specArtifact{
+		GetterSource:   d.str(attrs["source"], path+".GetterSource", "artifact.source"),
+		GetterOptions:  d.strMap(attrs, blocks, "options", path+".GetterOptions", "artifact.options"),
+		GetterHeaders:  d.strMap(attrs, blocks, "headers", path+".GetterHeaders", "artifact.headers"),
+		GetterMode:     d.str(attrs["mode"], path+".GetterMode", "artifact.mode"),
+		GetterInsecure: d.bool(attrs["insecure"], path+".GetterInsecure", "artifact.insecure"),
+		RelativeDest:   d.str(attrs["destination"], path+".RelativeDest", "artifact.destination"),
+	}
+	if v := d.bool(attrs["chown"], path+".Chown", "artifact.chown"); v != nil {
+		a.Chown = *v
+	}
+	return a
 }
 
 func (d *decoder) parameterized(b *hclsyntax.Block, path string) *specParameterized {
@@ -450,4 +491,24 @@ func (d *decoder) spreads(bs []*hclsyntax.Block, path string) []*specSpread {
 		out = append(out, s)
 	}
 	return out
+}
+
+func (d *decoder) volume(b *hclsyntax.Block, path string) *specVolume {
+	d.lc.set(path, d.at(b.TypeRange, "volume"))
+	d.lc.set(path+".Name", d.at(b.LabelRanges[0], "volume"))
+	attrs, _ := d.content(b.Body, "volume")
+	v := &specVolume{Name: b.Labels[0]}
+	if s := d.str(attrs["type"], path+".Type", "volume.type"); s != nil {
+		v.Type = *s
+	}
+	if s := d.str(attrs["source"], path+".Source", "volume.source"); s != nil {
+		v.Source = *s
+	}
+	if x := d.bool(attrs["read_only"], path+".ReadOnly", "volume.read_only"); x != nil {
+		v.ReadOnly = *x
+	}
+	if x := d.bool(attrs["per_alloc"], path+".PerAlloc", "volume.per_alloc"); x != nil {
+		v.PerAlloc = *x
+	}
+	return v
 }

@@ -47,6 +47,9 @@ var nomadBlockOf = map[reflect.Type]string{
 	reflect.TypeFor[api.ParameterizedJobConfig](): "parameterized",
 	reflect.TypeFor[api.DispatchPayloadConfig]():  "dispatch_payload",
 	reflect.TypeFor[api.TaskLifecycle]():          "lifecycle",
+	reflect.TypeFor[api.TaskArtifact]():           "artifact",
+	reflect.TypeFor[api.VolumeRequest]():          "volume",
+	reflect.TypeFor[api.VolumeMount]():            "volume_mount",
 	reflect.TypeFor[api.ScalingPolicy]():          "scaling",
 }
 
@@ -341,7 +344,7 @@ func TestUpdateGrammar(t *testing.T) {
 // wrong kind ("cannot be decoded").
 func TestUnsupportedZeroOfAnyKind(t *testing.T) {
 	const job = `{"ID":"x","AllAtOnce":0,"Multiregion":[],"Status":5,` +
-		`"TaskGroups":[{"Name":"a","Volumes":false,"Tasks":[{"Name":"t","Driver":"mock","Vault":""}]}]}`
+		`"TaskGroups":[{"Name":"a","PreventRescheduleOnLost":0,"Tasks":[{"Name":"t","Driver":"mock","Vault":""}]}]}`
 	if _, warns, err := ParseAPIJob([]byte(job)); err != nil || len(warns) != 0 {
 		t.Fatalf("got %v %v", err, warns)
 	}

@@ -55,6 +55,33 @@ type specLifecycle struct {
 	Sidecar bool
 }
 
+// specVolume is a group's volume block.
+type specVolume struct {
+	Name     string
+	Type     string
+	Source   string
+	ReadOnly bool
+	PerAlloc bool
+}
+
+// specVolumeMount is a task's volume_mount block.
+type specVolumeMount struct {
+	Volume      *string
+	Destination *string
+	ReadOnly    *bool
+}
+
+// specArtifact is a task's artifact block.
+type specArtifact struct {
+	GetterSource   *string
+	GetterOptions  map[string]string
+	GetterHeaders  map[string]string
+	GetterMode     *string
+	GetterInsecure *bool
+	RelativeDest   *string
+	Chown          bool
+}
+
 // specDispatchPayload is a task's dispatch_payload block.
 type specDispatchPayload struct {
 	File string
@@ -100,6 +127,7 @@ type specGroup struct {
 	ShutdownDelay    *time.Duration
 	MaxRunDuration   *time.Duration
 	Scaling          *specScaling
+	Volumes          map[string]*specVolume
 	// The disconnect block's forms before Nomad 1.8.
 	StopAfterClientDisconnect *time.Duration
 	MaxClientDisconnect       *time.Duration
@@ -133,6 +161,8 @@ type specTask struct {
 	KillSignal    string
 	// DispatchPayload is the dispatch_payload block.
 	DispatchPayload *specDispatchPayload
+	Artifacts       []*specArtifact
+	VolumeMounts    []*specVolumeMount
 	Lifecycle       *specLifecycle
 	Templates       []*specTemplate
 }
@@ -337,5 +367,8 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specParameterized]():   "parameterized",
 	reflect.TypeFor[specDispatchPayload](): "dispatch_payload",
 	reflect.TypeFor[specLifecycle]():       "lifecycle",
+	reflect.TypeFor[specArtifact]():        "artifact",
+	reflect.TypeFor[specVolume]():          "volume",
+	reflect.TypeFor[specVolumeMount]():     "volume_mount",
 	reflect.TypeFor[specScaling]():         "scaling",
 }

@@ -74,7 +74,7 @@ func rules() []rule {
 		{"restart delay times attempts", jobWith("", "    restart {\n      attempts = 3\n      delay = \"1m\"\n      interval = \"2m\"\n    }"), "restart.delay", 6, "restart.delay times 3 attempts exceeds the interval (3 × 1m0s > 2m0s)", false},
 		{"two leaders", "job \"j\" {\n  group \"g\" {\n    task \"a\" {\n      driver = \"mock\"\n      leader = true\n    }\n    task \"b\" {\n      driver = \"mock\"\n      leader = true\n    }\n  }\n}\n", "task.leader", 9, "task.leader may be set on one task of a group only", false},
 		{"unsupported attribute set to true", jobWith("  all_at_once = true", ""), "job.all_at_once", 2, "job.all_at_once is not supported by drover and is ignored", true},
-		{"unsupported block", jobWith("", "    volume \"data\" {\n      type = \"host\"\n    }"), "group.volume", 4, "group.volume is not supported by drover", false},
+		{"unsupported block", jobWith("", "    volume \"data\" {\n      type = \"host\"\n      source = \"d\"\n      mount_options { fs_type = \"ext4\" }\n    }"), "volume.mount_options", 7, "volume.mount_options is not supported by drover", false},
 		{"unsupported attribute", jobWith("", "    prevent_reschedule_on_lost = true"), "group.prevent_reschedule_on_lost", 4, "group.prevent_reschedule_on_lost is not supported by drover", false},
 		{"ignored block warns", jobWith("  ui {\n    description = \"x\"\n  }", ""), "job.ui", 2, "job.ui is not supported by drover and is ignored", true},
 		{"required variable", "variable \"v\" {\n  type = string\n}\n" + jobWith("", ""), "variable", 1, `variable "v" is required`, false},

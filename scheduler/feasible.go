@@ -95,6 +95,9 @@ func nodeFeasible(cs []*structs.Constraint, tg *structs.TaskGroup, n *structs.No
 	if !driversOK(tg, n) {
 		return false, reasonMissingDrivers
 	}
+	if !hasPerAllocVolume(tg) && !hostVolumesOK(tg, 0, n) {
+		return false, ReasonMissingHostVolumes
+	}
 	return true, ""
 }
 

@@ -134,6 +134,9 @@ type groupCtx struct {
 	// caches each node's zone under it ("\x00" when not yet resolved).
 	zoneAttr string
 	zones    []string
+	// perAlloc: a per_alloc host volume makes feasibility depend on the
+	// allocation's index, so it is checked per placement (hostvolume.go).
+	perAlloc bool
 }
 
 // ReasonZone is the AllocationMetric.ConstraintFiltered key of nodes left
@@ -336,6 +339,7 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 	g.distinctJob = hasDistinctHosts(job.Constraints)
 	g.distinctTG = hasDistinctHosts(tg.Constraints)
 	g.distinct, g.namespace = distinctProperties(job, tg), job.Namespace
+	g.perAlloc = hasPerAllocVolume(tg)
 	for _, sp := range append(append([]*structs.Spread{}, job.Spreads...), tg.Spreads...) {
 		if sp == nil {
 			continue
@@ -355,7 +359,7 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 // check evaluates one node for the group: feasibility (cached), distinct
 // hosts and fit. It returns false with the metric updated when the node is
 // out.
-func (p *Placer) check(g *groupCtx, i int, m *structs.AllocationMetric) bool {
+func (p *Placer) check(g *groupCtx, pl Placement, i int, m *structs.AllocationMetric) bool {
 	ns := p.nodes[i]
 	m.NodesEvaluated++
 	if g.feas[i] == 0 {
@@ -368,6 +372,10 @@ func (p *Placer) check(g *groupCtx, i int, m *structs.AllocationMetric) bool {
 	}
 	if g.feas[i] == 2 {
 		filter(m, g.reasons[i])
+		return false
+	}
+	if g.perAlloc && !hostVolumesOK(g.tg, pl.Index, ns.node) {
+		filter(m, ReasonMissingHostVolumes)
 		return false
 	}
 	if !p.usable(i) {
@@ -422,7 +430,7 @@ func (p *Placer) search(g *groupCtx, pl Placement, pool []int, cursor, limit int
 		if cursor == n {
 			cursor = 0
 		}
-		if !g.inZone(p, pl, i, m) || !p.check(g, i, m) {
+		if !g.inZone(p, pl, i, m) || !p.check(g, pl, i, m) {
 			continue
 		}
 		found++
@@ -449,7 +457,7 @@ func (p *Placer) pinned(job *structs.Job, g *groupCtx, pl Placement, m *structs.
 		filter(m, "node not ready or not in pool")
 		return -1
 	}
-	if !g.inZone(p, pl, i, m) || !p.check(g, i, m) {
+	if !g.inZone(p, pl, i, m) || !p.check(g, pl, i, m) {
 		return -1
 	}
 	return i

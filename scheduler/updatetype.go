@@ -103,7 +103,8 @@ func taskDestructive(a, b *structs.Task) bool {
 		!equalJSON(a.Config, b.Config) || !equalJSON(a.Env, b.Env) ||
 		!equalJSON(a.Resources, b.Resources) || !equalJSON(a.Services, b.Services) ||
 		!equalJSON(a.Constraints, b.Constraints) || !equalJSON(a.Affinities, b.Affinities) ||
-		!reflect.DeepEqual(a.LogConfig, b.LogConfig) || !equalJSON(a.Templates, b.Templates) || !reflect.DeepEqual(a.Lifecycle, b.Lifecycle)
+		!reflect.DeepEqual(a.LogConfig, b.LogConfig) || !equalJSON(a.Templates, b.Templates) || !reflect.DeepEqual(a.Lifecycle, b.Lifecycle) ||
+		!equalJSON(a.Artifacts, b.Artifacts)
 }
 
 func equalStrings(a, b []string) bool {

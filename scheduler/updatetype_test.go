@@ -74,6 +74,9 @@ func TestUpdateKindFor(t *testing.T) {
 		{"config number int vs float", func(j *structs.Job) {
 			j.TaskGroups[0].Tasks[0].Config["n"] = 1
 		}, UpdateDestructive},
+		{"artifact", func(j *structs.Job) {
+			j.TaskGroups[0].Tasks[0].Artifacts = []*structs.TaskArtifact{{GetterSource: "http://127.0.0.1/app.tar.gz", GetterMode: "any", RelativeDest: "local/"}}
+		}, UpdateDestructive},
 		{"env removed", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Env = nil }, UpdateDestructive},
 		{"template", func(j *structs.Job) {
 			j.TaskGroups[0].Tasks[0].Templates = []*structs.Template{{DestPath: "local/a", EmbeddedTmpl: "x"}}

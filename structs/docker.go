@@ -31,7 +31,31 @@ type DockerConfig struct {
 	Init             bool
 	ReadonlyRootfs   bool
 	ImagePullTimeout time.Duration
+	// Auth are the registry credentials the image is pulled with (nil:
+	// none); AuthSoftFail pulls without them when they are refused.
+	Auth         *DockerAuth
+	AuthSoftFail bool
 }
+
+// DockerAuth is a docker task's auth block, as Nomad's. Its Password is
+// a secret: it is never logged, and a DockerAuth prints without it.
+type DockerAuth struct {
+	Username      string
+	Password      string
+	Email         string
+	ServerAddress string
+}
+
+// String shows the credentials without the password.
+func (a *DockerAuth) String() string {
+	if a == nil {
+		return "<none>"
+	}
+	return fmt.Sprintf("{username %q server %q}", a.Username, a.ServerAddress)
+}
+
+// GoString is String, so that %#v hides the password too.
+func (a *DockerAuth) GoString() string { return a.String() }
 
 // DockerMount is one mount block.
 type DockerMount struct {
@@ -73,14 +97,15 @@ func (e ConfigError) Error() string { return e.Key + " " + e.Msg }
 var dockerKeys = []string{
 	"image", "command", "args", "entrypoint", "ports", "network_mode", "labels",
 	"volumes", "mount", "force_pull", "work_dir", "hostname", "init",
-	"readonly_rootfs", "image_pull_timeout",
+	"readonly_rootfs", "image_pull_timeout", "auth", "auth_soft_fail",
 }
+
+// authKeys are the keys of a docker auth block.
+var authKeys = []string{"username", "password", "email", "server_address"}
 
 // dockerRefused are Nomad's docker config keys drover does not run, and
 // why. Ignoring them would change what the container does.
 var dockerRefused = map[string]string{
-	"auth":                     "images are not pulled with credentials",
-	"auth_soft_fail":           "images are not pulled with credentials",
 	"load":                     "images are not loaded from archives",
 	"port_map":                 "write ports = [\"label\"] and the port's to in the group network",
 	"mounts":                   "write mount blocks",
@@ -167,6 +192,10 @@ func ParseDockerConfig(m map[string]any) (*DockerConfig, []ConfigError) {
 			c.Init = p.boolean(k, v)
 		case "readonly_rootfs":
 			c.ReadonlyRootfs = p.boolean(k, v)
+		case "auth":
+			c.Auth = p.auth(k, v)
+		case "auth_soft_fail":
+			c.AuthSoftFail = p.boolean(k, v)
 		case "image_pull_timeout":
 			if d := p.duration(k, v); d > 0 {
 				c.ImagePullTimeout = d
@@ -553,4 +582,37 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// auth reads an auth block (one block, as Nomad's).
+func (p *dockerParser) auth(key string, v any) *DockerAuth {
+	bs := p.blocks(key, v)
+	if len(bs) == 0 {
+		return nil
+	}
+	if len(bs) > 1 {
+		p.errf(key, "is one block (got %d)", len(bs))
+	}
+	a := &DockerAuth{}
+	ks := make([]string, 0, len(bs[0]))
+	for k := range bs[0] {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		e := bs[0][k]
+		switch k {
+		case "username":
+			a.Username = p.str(key+".username", e)
+		case "password":
+			a.Password = p.str(key+".password", e)
+		case "email":
+			a.Email = p.str(key+".email", e)
+		case "server_address":
+			a.ServerAddress = p.str(key+".server_address", e)
+		default:
+			p.errf(key+"."+k, "is not an option of the auth block%s", closest(k, authKeys))
+		}
+	}
+	return a
 }

@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -49,7 +50,8 @@ func TestParseDockerConfig(t *testing.T) {
 		{map[string]any{"image": "x", "args": "a b"}, "args", "must be a list of strings (got a string)"},
 		{map[string]any{"image": "x", "args": []any{1}}, "args[0]", "must be a string (got a number)"},
 		{map[string]any{"image": "x", "commnd": "y"}, "commnd", "is not a docker driver option (did you mean command?)"},
-		{map[string]any{"image": "x", "auth": []any{}}, "auth", "is not supported by drover"},
+		{map[string]any{"image": "x", "load": "a.tar"}, "load", "is not supported by drover"},
+		{map[string]any{"image": "x", "auth": []any{map[string]any{"user": "u"}}}, "auth.user", "is not an option of the auth block"},
 		{map[string]any{"image": "x", "volumes": []any{"a:relative"}}, "volumes[0]", "target must be an absolute path"},
 		{map[string]any{"image": "x", "volumes": []any{"a:/b:z"}}, "volumes[0]", "mode must be ro or rw"},
 		{map[string]any{"image": "x", "volumes": []any{"../../a:/b"}}, "volumes[0]", "leaves the allocation's directory"},
@@ -79,6 +81,23 @@ func TestRelativeSourceEscapes(t *testing.T) {
 	} {
 		if got := RelativeSourceEscapes(src); got != want {
 			t.Errorf("RelativeSourceEscapes(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
+
+// An auth block's credentials; the password never prints.
+func TestDockerAuth(t *testing.T) {
+	c, errs := ParseDockerConfig(map[string]any{"image": "127.0.0.1:5000/app:1", "auth_soft_fail": true,
+		"auth": []any{map[string]any{"username": "u", "password": "s3cret", "server_address": "127.0.0.1:5000"}}})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if c.Auth == nil || c.Auth.Username != "u" || c.Auth.Password != "s3cret" || c.Auth.ServerAddress != "127.0.0.1:5000" || !c.AuthSoftFail {
+		t.Fatalf("auth %+v soft %v", *c.Auth, c.AuthSoftFail)
+	}
+	for _, s := range []string{fmt.Sprint(c.Auth), fmt.Sprintf("%v %+v %#v %s", c.Auth, c.Auth, c.Auth, c.Auth)} {
+		if strings.Contains(s, "s3cret") {
+			t.Fatalf("the password printed: %s", s)
 		}
 	}
 }

@@ -5,12 +5,14 @@ import "time"
 // TaskGroup is a set of tasks placed together on one node; Count copies of
 // it run. Each copy is one allocation named "job.group[index]".
 type TaskGroup struct {
-	Name             string
-	Count            int
-	Constraints      []*Constraint `json:",omitempty"`
-	Affinities       []*Affinity   `json:",omitempty"`
-	Spreads          []*Spread     `json:",omitempty"`
-	Tasks            []*Task
+	Name        string
+	Count       int
+	Constraints []*Constraint `json:",omitempty"`
+	Affinities  []*Affinity   `json:",omitempty"`
+	Spreads     []*Spread     `json:",omitempty"`
+	Tasks       []*Task
+	// Volumes are the group's volume blocks, by name (host volumes).
+	Volumes          map[string]*VolumeRequest `json:",omitempty"`
 	RestartPolicy    *RestartPolicy
 	ReschedulePolicy *ReschedulePolicy
 	EphemeralDisk    *EphemeralDisk
@@ -60,6 +62,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Constraints = copyConstraints(tg.Constraints)
 	c.Affinities = copyAffinities(tg.Affinities)
 	c.Spreads = copySpreads(tg.Spreads)
+	c.Volumes = copyVolumes(tg.Volumes)
 	if tg.Tasks != nil {
 		c.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {

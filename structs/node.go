@@ -33,6 +33,8 @@ type Node struct {
 	NodeResources     *NodeResources
 	ReservedResources *NodeReservedResources
 	Drivers           map[string]*DriverInfo
+	// HostVolumes are the host volumes the client offers, by name.
+	HostVolumes map[string]*ClientHostVolumeConfig `json:",omitempty"`
 	// Drain is set while DrainStrategy is (Nomad's older field).
 	Drain bool
 	// DrainStrategy is the node's drain in progress, nil when none.
@@ -68,6 +70,7 @@ func (n *Node) Copy() *Node {
 	c := *n
 	c.Attributes = copyMap(n.Attributes)
 	c.Meta = copyMap(n.Meta)
+	c.HostVolumes = copyHostVolumes(n.HostVolumes)
 	c.DrainStrategy = n.DrainStrategy.Copy()
 	c.LastDrain = n.LastDrain.Copy()
 	if n.Events != nil {

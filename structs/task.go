@@ -40,6 +40,10 @@ type Task struct {
 	// Templates are rendered into the task's directory before it starts
 	// (template.go).
 	Templates []*Template `json:",omitempty"`
+	// Artifacts are fetched into the task's directory before it starts.
+	Artifacts []*TaskArtifact `json:",omitempty"`
+	// VolumeMounts mount the group's volumes into the task.
+	VolumeMounts []*VolumeMount `json:",omitempty"`
 }
 
 // Copy returns a deep copy of the task.
@@ -60,6 +64,8 @@ func (t *Task) Copy() *Task {
 		l := *t.Lifecycle
 		c.Lifecycle = &l
 	}
+	c.Artifacts = copyArtifacts(t.Artifacts)
+	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	if t.DispatchPayload != nil {
 		d := *t.DispatchPayload
 		c.DispatchPayload = &d

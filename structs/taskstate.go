@@ -23,6 +23,11 @@ const (
 	TaskSetupFailure     = "Setup Failure"
 	TaskSiblingFailed    = "Sibling Task Failed"
 	TaskFailedValidation = "Failed Validation"
+	// TaskDownloadingArtifacts and TaskArtifactDownloadFailed: the client
+	// fetches a task's artifacts, and one of them failed (the event's
+	// DownloadError says which and why).
+	TaskDownloadingArtifacts   = "Downloading Artifacts"
+	TaskArtifactDownloadFailed = "Failed Artifact Download"
 	// TaskRestartSignal: something asked for a restart (a failing check
 	// with check_restart, or a user: TaskRestartUserRequested).
 	TaskRestartSignal = "Restart Signaled"
@@ -95,6 +100,7 @@ type TaskEventExtra struct {
 	TaskSignal       string `json:",omitempty"`
 	TaskSignalReason string `json:",omitempty"`
 	DriverError      string `json:",omitempty"`
+	DownloadError    string `json:",omitempty"`
 }
 
 // Extra returns a copy of the event's extra fields, the zero ones when it

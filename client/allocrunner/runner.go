@@ -43,6 +43,9 @@ type Config struct {
 	Clock   clock.Clock
 	// HostEnv is the lowest layer of every task's environment.
 	HostEnv map[string]string
+	// ArtifactLimits bound every task's artifact downloads (nil: the
+	// defaults of taskrunner.DefaultArtifactLimits).
+	ArtifactLimits *taskrunner.ArtifactLimits
 	// OnUpdate receives the allocation's state after every change, one
 	// call at a time. It must not block for long.
 	OnUpdate func(Update)
@@ -237,6 +240,11 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	if len(ar.group.Networks) > 0 && ar.group.Networks[0].Mode != "" {
 		tc.NetworkMode = ar.group.Networks[0].Mode
 	}
+	mounts, err := taskMounts(ar.group, a.Index(), t, ar.cfg.Node) // volumes.go
+	if err != nil {
+		return nil, err
+	}
+	tc.Mounts = mounts
 	if a.AllocatedResources != nil {
 		tc.Resources = a.AllocatedResources.Tasks[t.Name]
 		tc.Ports = slices.Clone(a.AllocatedResources.Shared.Ports)
@@ -248,6 +256,7 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	rc := taskrunner.Config{
 		Task: t, JobType: a.Job.Type, Driver: d, TaskConfig: tc, RestartPolicy: policy,
 		Clock: ar.cfg.Clock, OnUpdate: ar.onTaskUpdate,
+		Artifacts: interpolateArtifacts(t.Artifacts, env), ArtifactLimits: ar.cfg.ArtifactLimits,
 	}
 	if len(t.Templates) > 0 {
 		rc.Templates = ar.templates(t, env)

@@ -52,6 +52,11 @@ type Config struct {
 	// WaitMessage; a kill ends the wait (the task never starts).
 	StartAfter  <-chan struct{}
 	WaitMessage string
+	// Artifacts, already interpolated, are fetched into the task's
+	// directory before its first start (artifacts.go), within
+	// ArtifactLimits (nil: DefaultArtifactLimits).
+	Artifacts      []*structs.TaskArtifact
+	ArtifactLimits *ArtifactLimits
 	// OnUpdate is called, from the runner's goroutine, after every change.
 	// It must not block for long, and must not call back into the runner.
 	OnUpdate func(Update)
@@ -98,6 +103,8 @@ type TaskRunner struct {
 	killMsg  string
 	// killFails: the kill fails the task (Fail).
 	killFails bool
+
+	artifactsFetched bool // the runner's goroutine alone
 }
 
 // New checks the config and returns a runner that has not started.
@@ -366,6 +373,11 @@ func (tr *TaskRunner) run() {
 				tr.killReason()
 				tr.finish(false, structs.TaskKilled, "Task killed before it started", nil)
 				return
+			}
+			if ok, done := tr.prestartArtifacts(); done {
+				return
+			} else if !ok {
+				continue
 			}
 			var err error
 			if h, err = tr.start(); err != nil {

@@ -205,6 +205,11 @@ func mounts(h *container.HostConfig, cfg *drivers.TaskConfig, dc *structs.Docker
 			filepath.Join(cfg.TaskDir, "local")+":"+ContainerTaskDir,
 			filepath.Join(cfg.TaskDir, "secrets")+":"+ContainerSecretsDir)
 	}
+	// Host volumes (volume_mount): the client resolved them to paths it
+	// offers in host_volume blocks, so they need no docker.volumes.enabled.
+	for _, m := range cfg.Mounts {
+		h.Mounts = append(h.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.HostPath, Target: m.TaskPath, ReadOnly: m.Readonly})
+	}
 	for i, v := range dc.Volumes {
 		src, dst, ro, err := structs.ParseDockerVolume(v)
 		if err != nil {

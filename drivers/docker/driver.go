@@ -28,6 +28,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
 	"github.com/hashicorp/go-hclog"
 
@@ -274,12 +275,13 @@ func (d *Driver) ensureImage(ctx context.Context, dc *structs.DockerConfig) erro
 	if err == nil {
 		why = "force_pull is set"
 	}
-	rc, err := d.client.ImagePull(pctx, dc.Image, image.PullOptions{})
-	if err == nil {
-		// The pull runs as long as its progress stream is read; an error
-		// in the stream is the pull's.
-		err = pullErr(rc)
-		rc.Close()
+	err = d.pull(pctx, dc.Image, dc.Auth)
+	if err != nil && dc.Auth != nil && dc.AuthSoftFail && authRefused(err) && pctx.Err() == nil {
+		// As Nomad's auth_soft_fail: carry on without the credentials.
+		// The password is never logged.
+		d.logger.Warn("registry refused the image's credentials; pulling without them (auth_soft_fail)",
+			"image", dc.Image, "username", dc.Auth.Username, "error", err)
+		err = d.pull(pctx, dc.Image, nil)
 	}
 	if err != nil {
 		if pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
@@ -288,6 +290,38 @@ func (d *Driver) ensureImage(ctx context.Context, dc *structs.DockerConfig) erro
 		return fmt.Errorf("failed to pull image %q (%s): %w", dc.Image, why, err)
 	}
 	return nil
+}
+
+// pull pulls the image, with auth's credentials in the X-Registry-Auth
+// header when auth is set.
+func (d *Driver) pull(ctx context.Context, ref string, auth *structs.DockerAuth) error {
+	var opts image.PullOptions
+	if auth != nil {
+		enc, err := registry.EncodeAuthConfig(registry.AuthConfig{
+			Username: auth.Username, Password: auth.Password, Email: auth.Email, ServerAddress: auth.ServerAddress,
+		})
+		if err != nil {
+			return err
+		}
+		opts.RegistryAuth = enc
+	}
+	rc, err := d.client.ImagePull(ctx, ref, opts)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	// The pull runs as long as its progress stream is read; an error in
+	// the stream is the pull's.
+	return pullErr(rc)
+}
+
+// authRefused reports whether a pull failed on its credentials.
+func authRefused(err error) bool {
+	if cerrdefs.IsUnauthorized(err) || cerrdefs.IsPermissionDenied(err) {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "unauthorized") || strings.Contains(s, "authentication required") || strings.Contains(s, "denied")
 }
 
 // pullErr reads a pull's progress stream (one JSON message after

@@ -10,8 +10,8 @@ job "bad" {
     count = -1
     task "t" {
       kill_timeout = "5 seconds"
-      artifact {
-        source = "https://example.com/x"
+      vault {
+        role = "app"
       }
     }
   }
