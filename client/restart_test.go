@@ -18,9 +18,11 @@ import (
 // These tests use real parts: HTTP on 127.0.0.1 and real processes. They
 // poll, bounded in time.
 
+// waitFor polls cond for up to 90s: a container's start on a loaded
+// machine (other packages' tests share the docker daemon) took over 30s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
