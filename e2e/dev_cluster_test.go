@@ -24,36 +24,8 @@ func TestServersFromConfigFilesAndAClientRunAJob(t *testing.T) {
 		t.Skip("runs four agent processes")
 	}
 	dir := t.TempDir()
-	type srv struct{ name, http, raft string }
-	servers := make([]srv, 3)
-	var joins []string
-	for i := range servers {
-		servers[i] = srv{fmt.Sprintf("s%d", i+1), loopback.Addr(t), loopback.Addr(t)}
-		joins = append(joins, fmt.Sprintf("%q", servers[i].http))
-	}
-	procs := make([]*agentProc, 3)
-	for i, s := range servers {
-		cfg := filepath.Join(dir, s.name+".hcl")
-		writeFile(t, cfg, fmt.Sprintf(`
-name      = %q
-data_dir  = %q
-bind_addr = "127.0.0.1"
-log_level = "debug"
-ports {
-  http = %s
-  raft = %s
-}
-server {
-  enabled          = true
-  bootstrap_expect = 3
-  retry_join       = [%s]
-}
-`, s.name, filepath.Join(dir, s.name), port(s.http), port(s.raft), strings.Join(joins, ", ")))
-		procs[i] = startAgentProc(t, s.name, s.http, "-config", cfg)
-	}
-
+	procs, addrs := startThreeServers(t, dir, `log_level = "debug"`)
 	clientHTTP := loopback.Addr(t)
-	addrs := []string{servers[0].http, servers[1].http, servers[2].http}
 	cl := startAgentProc(t, "c1", clientHTTP, "-client", "-data-dir", filepath.Join(dir, "c1"),
 		"-servers", strings.Join(addrs, ","), "-http-addr", clientHTTP, "-node", "c1", "-log-level", "debug")
 	procs[0].waitNodeReady(1)
@@ -175,4 +147,40 @@ func killAllocProcs(allocID string) {
 	for _, pid := range taskProcs()[allocID] {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+}
+
+// startThreeServers runs three server agents from config files in dir
+// (extra is added to each file) and returns them with their HTTP
+// addresses.
+func startThreeServers(t *testing.T, dir, extra string) ([]*agentProc, []string) {
+	t.Helper()
+	type srv struct{ name, http, raft string }
+	servers := make([]srv, 3)
+	var joins, addrs []string
+	for i := range servers {
+		servers[i] = srv{fmt.Sprintf("s%d", i+1), loopback.Addr(t), loopback.Addr(t)}
+		joins = append(joins, fmt.Sprintf("%q", servers[i].http))
+		addrs = append(addrs, servers[i].http)
+	}
+	procs := make([]*agentProc, 3)
+	for i, s := range servers {
+		cfg := filepath.Join(dir, s.name+".hcl")
+		writeFile(t, cfg, fmt.Sprintf(`
+name      = %q
+data_dir  = %q
+bind_addr = "127.0.0.1"
+%s
+ports {
+  http = %s
+  raft = %s
+}
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  retry_join       = [%s]
+}
+`, s.name, filepath.Join(dir, s.name), extra, port(s.http), port(s.raft), strings.Join(joins, ", ")))
+		procs[i] = startAgentProc(t, s.name, s.http, "-config", cfg)
+	}
+	return procs, addrs
 }

@@ -156,33 +156,7 @@ func TestTemplateVariablesAndServicesOnThreeServers(t *testing.T) {
 		t.Skip("runs four agent processes")
 	}
 	dir := t.TempDir()
-	var joins, addrs []string
-	type srv struct{ name, http, raft string }
-	servers := make([]srv, 3)
-	for i := range servers {
-		servers[i] = srv{fmt.Sprintf("s%d", i+1), loopback.Addr(t), loopback.Addr(t)}
-		joins = append(joins, fmt.Sprintf("%q", servers[i].http))
-		addrs = append(addrs, servers[i].http)
-	}
-	procs := make([]*agentProc, 3)
-	for i, s := range servers {
-		cfg := filepath.Join(dir, s.name+".hcl")
-		writeFile(t, cfg, fmt.Sprintf(`
-name      = %q
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %s
-  raft = %s
-}
-server {
-  enabled          = true
-  bootstrap_expect = 3
-  retry_join       = [%s]
-}
-`, s.name, filepath.Join(dir, s.name), port(s.http), port(s.raft), strings.Join(joins, ", ")))
-		procs[i] = startAgentProc(t, s.name, s.http, "-config", cfg)
-	}
+	procs, addrs := startThreeServers(t, dir, "")
 	clientHTTP := loopback.Addr(t)
 	startAgentProc(t, "c1", clientHTTP, "-client", "-data-dir", filepath.Join(dir, "c1"),
 		"-servers", strings.Join(addrs, ","), "-http-addr", clientHTTP, "-node", "c1")
