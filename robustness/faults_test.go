@@ -15,7 +15,7 @@ import (
 // from the start of the schedule, and for how long.
 type fault struct {
 	Kind   string        // "partition", "pause", "kill"
-	Target string        // "leader" or "follower"
+	Target string        // "leader", "follower", or a server's name ("s1")
 	At     time.Duration // from the start of the schedule
 	For    time.Duration // how long until healed (kill: until restarted)
 }
@@ -24,12 +24,16 @@ func (f fault) String() string {
 	return fmt.Sprintf("%s %s at %v for %v", f.Kind, f.Target, f.At, f.For)
 }
 
-// smokeSchedule is the short form run by go test (make test).
+// smokeSchedule is the short form run by go test (make test): each
+// server cut off in turn for 20 s (one of them is the leader, one the
+// client's server: the rollout must go on meanwhile), then a follower
+// paused and the leader killed.
 var smokeSchedule = []fault{
-	{Kind: "partition", Target: "follower", At: 2 * time.Second, For: 10 * time.Second},
-	{Kind: "partition", Target: "leader", At: 20 * time.Second, For: 10 * time.Second},
-	{Kind: "pause", Target: "follower", At: 38 * time.Second, For: 5 * time.Second},
-	{Kind: "kill", Target: "leader", At: 48 * time.Second, For: 3 * time.Second},
+	{Kind: "partition", Target: "s1", At: 2 * time.Second, For: 20 * time.Second},
+	{Kind: "partition", Target: "s2", At: 27 * time.Second, For: 20 * time.Second},
+	{Kind: "partition", Target: "s3", At: 52 * time.Second, For: 20 * time.Second},
+	{Kind: "pause", Target: "follower", At: 77 * time.Second, For: 5 * time.Second},
+	{Kind: "kill", Target: "leader", At: 86 * time.Second, For: 3 * time.Second},
 }
 
 // randomSchedule fills d with faults drawn from seed: the same seed gives
@@ -54,6 +58,11 @@ func randomSchedule(seed int64, d time.Duration) []fault {
 
 // pick returns the server a fault targets.
 func (c *cluster) pick(target string) *server {
+	for _, s := range c.servers {
+		if s.name == target {
+			return s
+		}
+	}
 	l := c.waitLeader(60 * time.Second)
 	if target == "leader" {
 		return l
@@ -124,14 +133,25 @@ func (c *cluster) inject(t testing.TB, f fault) func() {
 	return nil
 }
 
-// run plays the schedule and returns once every fault healed.
-func (c *cluster) run(t testing.TB, schedule []fault) {
+// window is when a fault was in place.
+type window struct {
+	fault    fault
+	from, to time.Time
+}
+
+// run plays the schedule and returns once every fault healed, with when
+// each was in place.
+func (c *cluster) run(t testing.TB, schedule []fault) []window {
 	start := time.Now()
+	var out []window
 	for _, f := range schedule {
 		time.Sleep(time.Until(start.Add(f.At)))
 		heal := c.inject(t, f)
+		from := time.Now()
 		time.Sleep(f.For)
 		heal()
+		out = append(out, window{fault: f, from: from, to: time.Now()})
 		t.Logf("healed: %s", f)
 	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,28 +60,43 @@ func runScenario(t *testing.T, schedule []fault) {
 	h := &history{t0: time.Now()}
 	wctx, stop := context.WithCancel(ctx)
 	wg := workload(wctx, c, h, 250*time.Millisecond, t)
-	// The next version's rollout runs through the faults.
-	go func() {
-		for i := 0; wctx.Err() == nil; i++ {
-			rctx, cancel := context.WithTimeout(wctx, 15*time.Second)
-			_, err := c.servers[i%3].api().Jobs().Register(rctx, rollJob(t, 2))
-			cancel()
-			if err == nil {
-				return
-			}
-			sleepCtx(wctx, time.Second)
-		}
-	}()
+	// Rollouts run one after another through the faults: each new
+	// version once the previous one's deployment is successful.
+	rolls := &rollouts{}
+	rdone := make(chan struct{})
+	go func() { defer close(rdone); rolls.run(wctx, t, c) }()
 	start := time.Now()
-	c.run(t, schedule)
+	windows := c.run(t, schedule)
 	healed := time.Now()
 	time.Sleep(3 * time.Second)
 	stop()
 	wg.Wait()
+	<-rdone
 
 	c.waitLeader(60 * time.Second)
-	d := waitDeployment(t, c, 1, 120*time.Second)
-	t.Logf("rollout of version 2 finished %v after the last heal (deployment %s)", time.Since(healed).Round(time.Second), d)
+	lastVersion := rolls.registered()
+	d := waitDeployment(t, c, lastVersion, 120*time.Second)
+	t.Logf("rollouts: %d finished during the faults; version %d's finished %v after the last heal (deployment %s)",
+		len(rolls.finishedAt()), lastVersion, time.Since(healed).Round(time.Second), d)
+	// A partition that lasts well beyond the client's move to another
+	// server (a heartbeat, then the 5 s hold) must not stop the rollout:
+	// whichever server the client talked to, one rollout finishes while
+	// it is cut off. Before the client left a server that cannot reach
+	// the leader, the rollout waited for the whole partition.
+	for _, w := range windows {
+		if w.fault.Kind != "partition" || w.to.Sub(w.from) < 20*time.Second {
+			continue
+		}
+		n := 0
+		for _, at := range rolls.finishedAt() {
+			if at.After(w.from) && at.Before(w.to) {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("no rollout finished during %s", w.fault)
+		}
+	}
 
 	acked, attempted, reads := h.check(t, c.dir)
 	last := h.lastAcked()
@@ -100,6 +116,74 @@ func runScenario(t *testing.T, schedule []fault) {
 		len(schedule), time.Since(start).Round(time.Second), acked, attempted, reads, last)
 }
 
+// rollouts registers job roll's versions one after another, each once the
+// previous one's deployment is successful, and notes when each finished.
+type rollouts struct {
+	mu       sync.Mutex
+	version  uint64 // the job version last registered (0: the first)
+	finished []time.Time
+}
+
+func (r *rollouts) registered() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.version
+}
+
+func (r *rollouts) finishedAt() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Time(nil), r.finished...)
+}
+
+func (r *rollouts) run(ctx context.Context, t *testing.T, c *cluster) {
+	for i := 0; ctx.Err() == nil; i++ {
+		v := r.registered()
+		// Register the next version through any server that takes it.
+		rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		resp, err := c.servers[i%3].api().Jobs().Register(rctx, rollJob(t, int(v)+2))
+		cancel()
+		if err != nil {
+			sleepCtx(ctx, time.Second)
+			continue
+		}
+		r.mu.Lock()
+		r.version = v + 1
+		r.mu.Unlock()
+		_ = resp
+		for ctx.Err() == nil {
+			if deploymentDone(c, v+1) {
+				r.mu.Lock()
+				r.finished = append(r.finished, time.Now())
+				r.mu.Unlock()
+				break
+			}
+			sleepCtx(ctx, 500*time.Millisecond)
+		}
+	}
+}
+
+// deploymentDone reports whether job roll's version has a successful
+// deployment, read from the leader through any server that reaches it (a
+// cut-off one answers "No cluster leader").
+func deploymentDone(c *cluster, version uint64) bool {
+	for _, s := range c.servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+		ds, _, err := s.api().Deployments().List(ctx, nil)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, d := range ds {
+			if d.JobID == "roll" && d.JobVersion == version && d.Status == "successful" {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
 // waitDeployment waits until the deployment of job roll's version (0 for
 // the first registration) is successful on the leader, and returns its ID
 // and status.
@@ -111,7 +195,7 @@ func waitDeployment(t *testing.T, c *cluster, version uint64, d time.Duration) s
 		if l == nil {
 			return false
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 		defer cancel()
 		ds, _, err := l.api().Deployments().List(ctx, nil)
 		if err != nil {
