@@ -110,9 +110,8 @@ func (c *cluster) partition(s *server) (func(), error) {
 	return heal, nil
 }
 
-// inject runs f and returns its heal.
-func (c *cluster) inject(t testing.TB, f fault) func() {
-	s := c.pick(f.Target)
+// inject runs f on s and returns its heal.
+func (c *cluster) inject(t testing.TB, f fault, s *server) func() {
 	t.Logf("fault: %s (%s)", f, s.name)
 	switch f.Kind {
 	case "partition":
@@ -136,6 +135,7 @@ func (c *cluster) inject(t testing.TB, f fault) func() {
 // window is when a fault was in place.
 type window struct {
 	fault    fault
+	server   string
 	from, to time.Time
 }
 
@@ -146,11 +146,12 @@ func (c *cluster) run(t testing.TB, schedule []fault) []window {
 	var out []window
 	for _, f := range schedule {
 		time.Sleep(time.Until(start.Add(f.At)))
-		heal := c.inject(t, f)
+		s := c.pick(f.Target)
+		heal := c.inject(t, f, s)
 		from := time.Now()
 		time.Sleep(f.For)
 		heal()
-		out = append(out, window{fault: f, from: from, to: time.Now()})
+		out = append(out, window{fault: f, server: s.name, from: from, to: time.Now()})
 		t.Logf("healed: %s", f)
 	}
 	return out

@@ -83,13 +83,15 @@ type op struct {
 	Call   int64
 	Return int64  // math.MaxInt64: a write whose outcome is unknown
 	Err    string `json:",omitempty"`
+	Took   int64  // nanoseconds from call to answer or error
 }
 
 // history is what the workload's clients did, in the order they did it.
 type history struct {
-	mu  sync.Mutex
-	ops []op
-	t0  time.Time
+	mu          sync.Mutex
+	ops         []op
+	failedReads []op
+	t0          time.Time
 }
 
 func (h *history) add(o op) {
@@ -137,7 +139,7 @@ func workload(ctx context.Context, c *cluster, h *history, period time.Duration,
 			_, err := s.api().Jobs().Register(rctx, job)
 			ret := h.now()
 			cancel()
-			o := op{Client: 0, Server: s.name, Write: true, V: i, Call: call, Return: ret}
+			o := op{Client: 0, Server: s.name, Write: true, V: i, Call: call, Return: ret, Took: ret - call}
 			if err != nil {
 				o.Return, o.Err = math.MaxInt64, err.Error()
 			}
@@ -156,10 +158,16 @@ func workload(ctx context.Context, c *cluster, h *history, period time.Duration,
 			cancel()
 			switch {
 			case apiclient.IsNotFound(err):
-				h.add(op{Client: 1, Server: s.name, V: 0, Call: call, Return: ret})
+				h.add(op{Client: 1, Server: s.name, V: 0, Call: call, Return: ret, Took: ret - call})
 			case err == nil:
 				v, _ := strconv.Atoi(job.Meta["v"])
-				h.add(op{Client: 1, Server: s.name, V: v, Call: call, Return: ret})
+				h.add(op{Client: 1, Server: s.name, V: v, Call: call, Return: ret, Took: ret - call})
+			default:
+				// A failed read tells nothing of the register, but how
+				// long it took is checked (slow).
+				h.mu.Lock()
+				h.failedReads = append(h.failedReads, op{Client: 1, Server: s.name, Call: call, Return: ret, Took: ret - call, Err: err.Error()})
+				h.mu.Unlock()
 			}
 			sleepCtx(ctx, period)
 		}
@@ -204,6 +212,33 @@ func (h *history) check(t testing.TB, dir string) (acked, attempted, reads int) 
 		t.Logf("the linearizability check timed out over %d operations", len(ops))
 	}
 	return acked, attempted, reads
+}
+
+// slow returns the requests that took longer than d, leaving out those
+// sent to a server while it was paused (which answers nothing until it
+// goes on): a server cut off from the leader must answer within its hold
+// and a little more, never hang.
+func (h *history) slow(d time.Duration, windows []window) []op {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []op
+	for _, o := range append(append([]op(nil), h.ops...), h.failedReads...) {
+		took := time.Duration(o.Took)
+		if took <= d {
+			continue
+		}
+		call := h.t0.Add(time.Duration(o.Call))
+		paused := false
+		for _, w := range windows {
+			if w.fault.Kind == "pause" && w.server == o.Server && !call.Add(took).Before(w.from) && call.Before(w.to) {
+				paused = true
+			}
+		}
+		if !paused {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // lastAcked returns the highest value of an acknowledged write.
