@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/agext/levenshtein v1.2.1
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/chromedp/chromedp v0.23.0
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/containerd/errdefs v1.0.0

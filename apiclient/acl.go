@@ -108,7 +108,7 @@ func (c *Client) ACLTokenDelete(ctx context.Context, accessor string) error {
 // secret; see WithToken).
 func (n *NodeClient) ResolveACL(ctx context.Context, secret string) (*structs.ACLResolveResponse, error) {
 	var out structs.ACLResolveResponse
-	err := n.try(ctx, func(c *Client) error {
+	err := n.try(ctx, nil, func(ctx context.Context, c *Client) error {
 		_, err := c.Put(ctx, "/v1/internal/acl/resolve", &structs.ACLResolveRequest{SecretID: secret}, &out)
 		return err
 	})
@@ -124,7 +124,7 @@ func (n *NodeClient) ResolveACL(ctx context.Context, secret string) (*structs.AC
 // group when none is (PUT /v1/internal/alloc/{id}/identity).
 func (n *NodeClient) AllocIdentities(ctx context.Context, allocID string, tasks []string) (*structs.AllocIdentityResponse, error) {
 	var out structs.AllocIdentityResponse
-	err := n.try(ctx, func(c *Client) error {
+	err := n.try(ctx, nil, func(ctx context.Context, c *Client) error {
 		_, err := c.Put(ctx, "/v1/internal/alloc/"+url.PathEscape(allocID)+"/identity", &structs.AllocIdentityRequest{Tasks: tasks}, &out)
 		return err
 	})

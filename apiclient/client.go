@@ -95,6 +95,9 @@ type QueryMeta struct {
 	LastIndex   uint64
 	KnownLeader bool
 	LastContact time.Duration
+	// noLeader: the answer said X-Nomad-KnownLeader: false (a server
+	// that leaves the header out says nothing either way).
+	noLeader bool
 }
 
 func (q *QueryOptions) values() url.Values {
@@ -218,6 +221,7 @@ func parseMeta(h http.Header) *QueryMeta {
 	m := &QueryMeta{}
 	m.LastIndex, _ = strconv.ParseUint(h.Get("X-Nomad-Index"), 10, 64)
 	m.KnownLeader = h.Get("X-Nomad-KnownLeader") == "true"
+	m.noLeader = h.Get("X-Nomad-KnownLeader") == "false"
 	if ms, err := strconv.ParseInt(h.Get("X-Nomad-LastContact"), 10, 64); err == nil {
 		m.LastContact = time.Duration(ms) * time.Millisecond
 	}

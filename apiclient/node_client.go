@@ -39,6 +39,10 @@ type NodeClient struct {
 	cur int
 	// failed holds, for each server, when a call to it last failed.
 	failed []time.Time
+	// moved is closed, and replaced, whenever cur changes.
+	moved chan struct{}
+	// attemptTimeout is AttemptTimeout; tests shorten it.
+	attemptTimeout time.Duration
 
 	// jsonReports is set once a server refused a report in MessagePack
 	// (one older than that encoding): reports go in JSON from then on.
@@ -66,13 +70,17 @@ func NewNodeClient(addrs []string) (*NodeClient, error) {
 // init prepares n once its clients are set.
 func (n *NodeClient) init() {
 	n.failed = make([]time.Time, len(n.clients))
+	n.moved = make(chan struct{})
+	if n.attemptTimeout == 0 {
+		n.attemptTimeout = AttemptTimeout
+	}
 }
 
 // Fork returns a NodeClient over the same servers and connection pool
 // with a current server of its own, picked at random: many agents in one
 // process (a fleet simulator) each fork one client.
 func (n *NodeClient) Fork() *NodeClient {
-	f := &NodeClient{clients: n.clients}
+	f := &NodeClient{clients: n.clients, attemptTimeout: n.attemptTimeout}
 	f.jsonReports.Store(n.jsonReports.Load())
 	f.init()
 	f.cur = rand.IntN(len(f.clients))
@@ -95,10 +103,10 @@ func (n *NodeClient) Rebalance() {
 		}
 	}
 	if len(ok) == 0 {
-		n.cur = rand.IntN(len(n.clients))
+		n.setCur(rand.IntN(len(n.clients)))
 		return
 	}
-	n.cur = ok[rand.IntN(len(ok))]
+	n.setCur(ok[rand.IntN(len(ok))])
 }
 
 // Current returns the address of the server calls go to first.
@@ -123,7 +131,7 @@ type NodeHeartbeatResponse struct {
 // (PUT /v1/internal/node/register).
 func (n *NodeClient) Register(ctx context.Context, node *structs.Node) (*NodeRegisterResponse, error) {
 	var out NodeRegisterResponse
-	err := n.try(ctx, func(c *Client) error {
+	err := n.try(ctx, nil, func(ctx context.Context, c *Client) error {
 		_, err := c.Put(ctx, "/v1/internal/node/register", &structs.NodeRegisterRequest{Node: node}, &out)
 		return err
 	})
@@ -138,7 +146,7 @@ func (n *NodeClient) Register(ctx context.Context, node *structs.Node) (*NodeReg
 // IsNotFound reports it, and the node should register again.
 func (n *NodeClient) Heartbeat(ctx context.Context, nodeID string) (*NodeHeartbeatResponse, error) {
 	var out NodeHeartbeatResponse
-	err := n.try(ctx, func(c *Client) error {
+	err := n.try(ctx, nil, func(ctx context.Context, c *Client) error {
 		_, err := c.Put(ctx, "/v1/internal/node/"+url.PathEscape(nodeID)+"/heartbeat", nil, &out)
 		return err
 	})
@@ -153,11 +161,11 @@ func (n *NodeClient) Heartbeat(ctx context.Context, nodeID string) (*NodeHeartbe
 func (n *NodeClient) Allocations(ctx context.Context, nodeID string, q *QueryOptions) ([]*structs.Allocation, *QueryMeta, error) {
 	var out []*structs.Allocation
 	var meta *QueryMeta
-	err := n.try(ctx, func(c *Client) error {
+	err := n.try(ctx, q, func(ctx context.Context, c *Client) error {
 		out = nil
 		var err error
 		meta, err = c.Get(ctx, "/v1/node/"+url.PathEscape(nodeID)+"/allocations", q, &out)
-		return err
+		return staleWithoutLeader(q, meta, err)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -178,11 +186,11 @@ type NodeAllocsIndex struct {
 func (n *NodeClient) AllocsIndex(ctx context.Context, nodeID string, q *QueryOptions) (*NodeAllocsIndex, *QueryMeta, error) {
 	var out NodeAllocsIndex
 	var meta *QueryMeta
-	err := n.try(ctx, func(c *Client) error {
+	err := n.try(ctx, q, func(ctx context.Context, c *Client) error {
 		out = NodeAllocsIndex{}
 		var err error
 		meta, err = c.doBody(ctx, http.MethodGet, "/v1/internal/node/"+url.PathEscape(nodeID)+"/allocs-index", q.values(), nil, acceptWire, &out)
-		return err
+		return staleWithoutLeader(q, meta, err)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -218,11 +226,11 @@ func (n *NodeClient) GetAllocs(ctx context.Context, ids []string, held []*struct
 	}
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": acceptWire["Accept"]}
 	var meta *QueryMeta
-	err = n.try(ctx, func(c *Client) error {
+	err = n.try(ctx, q, func(ctx context.Context, c *Client) error {
 		out.Allocs, out.FromHeld = nil, nil
 		var err error
 		meta, err = c.doBody(ctx, http.MethodPut, "/v1/internal/allocs/get", q.values(), body, h, &out)
-		return err
+		return staleWithoutLeader(q, meta, err)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -270,7 +278,7 @@ func (n *NodeClient) UpdateAllocs(ctx context.Context, allocs []*structs.Allocat
 	const path = "/v1/internal/allocs/update"
 	req := &allocUpdateRequest{Allocs: allocs}
 	var out struct{ Index uint64 }
-	err := n.try(ctx, func(c *Client) error {
+	err := n.try(ctx, nil, func(ctx context.Context, c *Client) error {
 		if !n.jsonReports.Load() {
 			body, err := wire.Encode(req)
 			if err != nil {
@@ -299,10 +307,89 @@ func refusedEncoding(err error) bool {
 		se.Code == http.StatusBadRequest && strings.Contains(se.Msg, "malformed request body")
 }
 
+// AttemptTimeout bounds one call to one server, beyond a blocking read's
+// own wait: a server answers a request for the leader within its forward
+// hold (5 s) and a little more, with the leader's answer or "No cluster
+// leader"; one that says nothing for longer is paused, or cut off
+// without closing the connection, and the call moves to the next server.
+const AttemptTimeout = 10 * time.Second
+
+// ErrStaleNoLeader: a server answered a stale read while it knew no
+// leader (X-Nomad-KnownLeader: false). Its copy may be cut off from the
+// cluster's writes, so the call moves on to a server that knows one.
+var ErrStaleNoLeader = errors.New("server answered a stale read without a known leader")
+
+// staleWithoutLeader turns the answer to a stale read from a server that
+// knows no leader into ErrStaleNoLeader.
+func staleWithoutLeader(q *QueryOptions, meta *QueryMeta, err error) error {
+	if err == nil && q != nil && q.AllowStale && meta != nil && meta.noLeader {
+		return ErrStaleNoLeader
+	}
+	return err
+}
+
+// setCur makes idx the current server; the caller holds n.mu. A move
+// wakes the blocking reads held by the server left (see try).
+func (n *NodeClient) setCur(idx int) {
+	if n.cur == idx {
+		return
+	}
+	n.cur = idx
+	close(n.moved)
+	n.moved = make(chan struct{})
+	if n.attemptTimeout == 0 {
+		n.attemptTimeout = AttemptTimeout
+	}
+}
+
+// attemptContext bounds one call of try to the server idx: AttemptTimeout,
+// plus the wait of a blocking read (q). A blocking read also ends when
+// the calls move away from idx (another call failed there): a server cut
+// off from the leader would otherwise hold the client's watch for the
+// whole wait, answering from a copy that no longer changes.
+func (n *NodeClient) attemptContext(ctx context.Context, idx int, q *QueryOptions) (context.Context, context.CancelFunc) {
+	timeout := n.attemptTimeout
+	blocking := q != nil && q.WaitIndex > 0
+	if blocking {
+		wait := q.WaitTime
+		if wait <= 0 {
+			wait = 5 * time.Minute
+		}
+		timeout += wait + wait/16
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	if !blocking {
+		return actx, cancel
+	}
+	n.mu.Lock()
+	mv := n.moved
+	n.mu.Unlock()
+	go func() {
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-mv:
+				n.mu.Lock()
+				left := n.cur != idx
+				mv = n.moved
+				n.mu.Unlock()
+				if left {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return actx, cancel
+}
+
 // try calls fn on the current server, then on each next one while the
-// failure is the server's (unreachable, or a 5xx), and remembers the
-// server that answered.
-func (n *NodeClient) try(ctx context.Context, fn func(*Client) error) error {
+// failure is the server's (unreachable, silent past AttemptTimeout, a
+// 5xx, or a stale answer without a leader), and remembers the server
+// that answered. q, when not nil, is the read's query (see
+// attemptContext); fn must use the context it is given.
+func (n *NodeClient) try(ctx context.Context, q *QueryOptions, fn func(context.Context, *Client) error) error {
 	n.mu.Lock()
 	start := n.cur
 	n.mu.Unlock()
@@ -310,10 +397,12 @@ func (n *NodeClient) try(ctx context.Context, fn func(*Client) error) error {
 	for i := range n.clients {
 		idx := (start + i) % len(n.clients)
 		c := n.clients[idx]
-		err := fn(c)
+		actx, cancel := n.attemptContext(ctx, idx, q)
+		err := fn(actx, c)
+		cancel()
 		if err == nil {
 			n.mu.Lock()
-			n.cur = idx
+			n.setCur(idx)
 			n.mu.Unlock()
 			return nil
 		}
@@ -324,7 +413,7 @@ func (n *NodeClient) try(ctx context.Context, fn func(*Client) error) error {
 		n.mu.Lock()
 		n.failed[idx] = time.Now()
 		if n.cur == idx {
-			n.cur = (idx + 1) % len(n.clients)
+			n.setCur((idx + 1) % len(n.clients))
 		}
 		n.mu.Unlock()
 	}

@@ -115,7 +115,7 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 		}
 		addr, err := s.backend.LeaderHTTPAddr()
 		if err == nil {
-			ferr := s.proxy.serve(w, r, addr, sum)
+			ferr := s.proxy.serve(w, r, addr, sum, deadline.Add(forwardSlack+blockingWait(r)))
 			if ferr == nil {
 				return true
 			}
@@ -132,6 +132,32 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 			return true
 		}
 	}
+}
+
+// forwardSlack is how long past the hold a forwarded request may wait for
+// the leader's answer (a blocking read: past its wait as well). A leader
+// cut off from this server drops the packets instead of refusing them;
+// without a bound, a request sent to it waited for TCP to give up, which
+// took minutes (a read to a cut-off follower had not answered after six).
+const forwardSlack = 2 * time.Second
+
+// forwardDialTimeout bounds one connection to the leader, so that a
+// request whose leader went silent looks again for the new one within the
+// hold.
+const forwardDialTimeout = time.Second
+
+// blockingWait is how long the leader may hold r as a blocking query: its
+// wait, and up to a sixteenth more (the jitter Nomad's servers add), or 0
+// for a request that does not block.
+func blockingWait(r *http.Request) time.Duration {
+	if !r.URL.Query().Has("index") {
+		return 0
+	}
+	o, err := parseQuery(r)
+	if err != nil || o.MinIndex == 0 {
+		return 0
+	}
+	return o.Wait + o.Wait/16
 }
 
 // resendable reports whether a request whose forwarding failed may be
@@ -203,6 +229,7 @@ type forwardErrKey struct{}
 func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwarder {
 	f := &forwarder{logger: logger, transport: &http.Transport{
 		Proxy:           nil,
+		DialContext:     (&net.Dialer{Timeout: forwardDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig: tc,
 		// Every client write a follower receives goes to the leader;
 		// with thousands of clients, hundreds are in flight at once,
@@ -265,11 +292,14 @@ func (p *proxyBuffers) Put(b []byte) {
 }
 
 // serve proxies r to the leader at leaderAddr, signed with the join token
-// over bodySum (nil: not signed), and returns the error that kept the
-// proxy from answering, if any; it has then written nothing.
-func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string, bodySum *[sha256.Size]byte) error {
+// over bodySum (nil: not signed), giving up at deadline, and returns the
+// error that kept the proxy from answering, if any; it has then written
+// nothing.
+func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string, bodySum *[sha256.Size]byte, deadline time.Time) error {
 	var ferr error
-	ctx := context.WithValue(context.WithValue(r.Context(), leaderAddrKey{}, leaderAddr), forwardErrKey{}, &ferr)
+	dctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
+	ctx := context.WithValue(context.WithValue(dctx, leaderAddrKey{}, leaderAddr), forwardErrKey{}, &ferr)
 	if bodySum != nil {
 		ctx = context.WithValue(ctx, forwardBodyKey{}, *bodySum)
 	}
@@ -294,5 +324,10 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	f.logger.Warn("forwarding to the leader failed", "path", r.URL.Path, "error", err)
+	if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
+		writeError(w, Errorf(http.StatusInternalServerError,
+			"forwarding to the leader: no answer in time (%w): %w", err, cluster.ErrNoLeader))
+		return
+	}
 	writeError(w, Errorf(http.StatusInternalServerError, "forwarding to the leader: %w", err))
 }
