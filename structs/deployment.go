@@ -227,6 +227,14 @@ type DeploymentState struct {
 	// promotion. A healthy verdict then calls for no scheduling pass (the
 	// watcher alone decides what follows); false means it may.
 	AllPlaced bool `json:",omitempty"`
+	// Analyses are the group's analysis runs (analysis.go), in the order
+	// they started.
+	Analyses []*AnalysisRun `json:",omitempty"`
+	// WaitReason is the deployment watcher's own sentence for why the
+	// group's next batch has not started (a zone's budget, first_batch,
+	// max_unhealthy, a checkpoint, an analysis run, a group waiting its
+	// turn, …), written when it decides; empty when nothing holds it.
+	WaitReason string `json:",omitempty"`
 }
 
 // Copy returns a deep copy.
@@ -237,6 +245,7 @@ func (s *DeploymentState) Copy() *DeploymentState {
 	c := *s
 	c.PlacedCanaries = copySlice(s.PlacedCanaries)
 	c.UnhealthyAllocIDs = copySlice(s.UnhealthyAllocIDs)
+	c.Analyses = CopyAnalysisRuns(s.Analyses)
 	if s.Zones != nil {
 		c.Zones = make([]*ZoneState, len(s.Zones))
 		for i, z := range s.Zones {

@@ -70,6 +70,9 @@ type UpdateStrategy struct {
 	// Zones rolls the group zone by zone, or each zone within its own
 	// width (zones.go); nil: no zones.
 	Zones *ZoneStrategy `json:",omitempty"`
+	// Analyses gate the rollout on the service's metrics (analysis.go);
+	// the job level's are merged into each group's by name.
+	Analyses []*Analysis `json:",omitempty"`
 
 	// Job level only (Job.Update; group_order.go): GroupOrder rolls the
 	// job's groups one at a time, the named ones first in this order, the
@@ -108,6 +111,7 @@ func (u *UpdateStrategy) Copy() *UpdateStrategy {
 	c.MaxFailed = copyAmount(u.MaxFailed)
 	c.Checkpoints = copySlice(u.Checkpoints)
 	c.Zones = u.Zones.Copy()
+	c.Analyses = CopyAnalyses(u.Analyses)
 	c.GroupOrder = copySlice(u.GroupOrder)
 	return &c
 }
