@@ -12,7 +12,8 @@ import (
 // (nomad.drover.rollout.stage_start_time and batch_start_time, timers in
 // its /v1/metrics). Its JSON answer holds the latest finished 10-second
 // interval only, so a scenario polls every server's while the rollout
-// runs, keeps each interval once, and after the rollout waits for the
+// runs, keeps the last reading of each interval (an agent that has only
+// one shows it while it runs), and after the rollout waits for the
 // interval that holds its end to finish.
 
 // metricsInterval is the servers' in-memory metrics interval.
@@ -43,20 +44,21 @@ type metricsSummary struct {
 
 // timerPoller collects timers from the servers' metrics.
 type timerPoller struct {
-	mu     sync.Mutex
-	from   time.Time       // intervals that start earlier are left out
-	seen   map[string]bool // server + interval
-	sums   map[string]*timerSum
-	latest map[string]time.Time // per server: the latest interval seen
-	stop   func()
-	done   chan struct{}
+	mu   sync.Mutex
+	from time.Time // intervals that start earlier are left out
+	// intervals holds the last reading of each server's interval (key:
+	// server and interval), by timer name.
+	intervals map[string]map[string]timerSum
+	latest    map[string]time.Time // per server: the latest interval seen
+	stop      func()
+	done      chan struct{}
 }
 
 // pollTimers polls the servers' metrics every interval until stopped,
 // keeping the intervals that hold from or start later.
 func (e *env) pollTimers(ctx context.Context, from time.Time, every time.Duration) *timerPoller {
 	ctx, cancel := context.WithCancel(ctx)
-	p := &timerPoller{from: from.Truncate(metricsInterval), seen: map[string]bool{}, sums: map[string]*timerSum{}, latest: map[string]time.Time{},
+	p := &timerPoller{from: from.Truncate(metricsInterval), intervals: map[string]map[string]timerSum{}, latest: map[string]time.Time{},
 		stop: cancel, done: make(chan struct{})}
 	hc := &http.Client{Timeout: 5 * time.Second}
 	go func() {
@@ -100,23 +102,16 @@ func (p *timerPoller) read(ctx context.Context, hc *http.Client, addr string) {
 	if at.After(p.latest[addr]) {
 		p.latest[addr] = at
 	}
-	if p.seen[addr+m.Timestamp] || at.Before(p.from) {
+	if at.Before(p.from) {
 		return
 	}
-	p.seen[addr+m.Timestamp] = true
+	reading := map[string]timerSum{}
 	for _, s := range m.Samples {
-		if _, ok := timerNames[s.Name]; !ok {
-			continue
+		if _, ok := timerNames[s.Name]; ok {
+			reading[s.Name] = timerSum{count: s.Count, sum: s.Sum, max: s.Max}
 		}
-		t := p.sums[s.Name]
-		if t == nil {
-			t = &timerSum{}
-			p.sums[s.Name] = t
-		}
-		t.count += s.Count
-		t.sum += s.Sum
-		t.max = max(t.max, s.Max)
 	}
+	p.intervals[addr+" "+m.Timestamp] = reading
 }
 
 // finish waits (at most until ctx ends) until every server answering has
@@ -148,9 +143,19 @@ func (p *timerPoller) finish(ctx context.Context, e *env, prefix string, end tim
 	<-p.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	sums := map[string]timerSum{}
+	for _, reading := range p.intervals {
+		for name, v := range reading {
+			t := sums[name]
+			t.count += v.count
+			t.sum += v.sum
+			t.max = max(t.max, v.max)
+			sums[name] = t
+		}
+	}
 	for name, short := range timerNames {
-		t := p.sums[name]
-		if t == nil || t.count == 0 {
+		t := sums[name]
+		if t.count == 0 {
 			continue
 		}
 		e.res.Add(prefix+short+"s", float64(t.count), "", "")
