@@ -19,6 +19,9 @@ import (
 //	         tables in state.Tables order, objects in primary-key order
 //	end      tag endTag
 //
+// Job summaries and their bases (two tables) are written as one
+// jobSummaryRecord per job.
+//
 // Allocations embed their job; the job is written once per distinct job
 // object as an allocJobRecord (tag allocJobTag) ahead of the first
 // allocation that uses it, and each allocation as an allocRecord naming it
@@ -40,7 +43,18 @@ const (
 	variablesTag    = 15
 	rootKeysTag     = 16
 	servicesTag     = 17
+	jobSummaryTag   = 20
 )
+
+// jobSummaryRecord is a job's kept summary with its basis, one record per
+// job (tag jobSummaryTag): the two rows are written and restored together.
+// A snapshot without them (written before the store kept summaries) is
+// restored with summaries counted from the restored allocations,
+// evaluations and jobs.
+type jobSummaryRecord struct {
+	Summary *structs.JobSummary
+	Basis   *state.JobSummaryBasis
+}
 
 // allocJobRecord is a job embedded in allocations, written once.
 type allocJobRecord struct {
@@ -68,7 +82,8 @@ var tableTags = map[string]uint8{
 	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
 	state.TableScaling: scalingTag, state.TablePeriodic: periodicTag,
 	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
-	state.TableServices: servicesTag,
+	state.TableServices:   servicesTag,
+	state.TableJobSummary: jobSummaryTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -108,6 +123,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableRootKeys, &structs.RootKey{}
 	case servicesTag:
 		return state.TableServices, &structs.ServiceRegistration{}
+	case jobSummaryTag:
+		return state.TableJobSummary, &jobSummaryRecord{}
 	}
 	return "", nil
 }
@@ -141,8 +158,18 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 	}
 	jobRefs := map[*structs.Job]uint64{}
 	for _, table := range state.Tables {
+		if table == state.TableJobSummaryBasis {
+			continue // in the job summaries' records
+		}
 		tag := tableTags[table]
 		err := s.snap.Each(table, func(obj any) error {
+			if sum, ok := obj.(*structs.JobSummary); ok {
+				basis, err := s.snap.JobSummaryBasisByID(sum.Namespace, sum.JobID)
+				if err != nil {
+					return err
+				}
+				obj = jobSummaryRecord{Summary: sum, Basis: basis}
+			}
 			if a, ok := obj.(*structs.Allocation); ok {
 				rec := allocRecord{Alloc: a}
 				if a.Job != nil {
@@ -259,6 +286,16 @@ func readSnapshot(r io.Reader) (st *state.Store, err error) {
 				}
 			}
 			obj = rec.Alloc
+		case *jobSummaryRecord:
+			if rec.Summary == nil {
+				return nil, fmt.Errorf("%w: empty job summary record", ErrSnapshot)
+			}
+			if rec.Basis != nil { // else the restore counts the summary again
+				if err := rs.Insert(state.TableJobSummaryBasis, rec.Basis); err != nil {
+					return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
+				}
+			}
+			obj = rec.Summary
 		}
 		if err := rs.Insert(table, obj); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)

@@ -86,24 +86,43 @@ func (s *Server) registerJob(ctx context.Context, job *structs.Job, enforceIndex
 // jobsList answers the stubs of the jobs in the namespace, by ID, filtered
 // by ?prefix. Each stub carries its job's summary, as Nomad's always does
 // (the nomad CLI reads JobSummary.Namespace when it resolves a job by
-// prefix); the index is the highest of the tables the summaries count.
+// prefix), read from the summaries the store keeps: the query reads one
+// row per job and wakes only when a job or a summary changes.
 func (s *Server) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
 	}
-	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+	return s.blockingRead(w, r, o, jobsListQuery(o))
+}
+
+// jobsListQuery is GET /v1/jobs as a query on a snapshot; the index is the
+// higher of the jobs' and the summaries' tables.
+func jobsListQuery(o QueryOptions) state.QueryFunc {
+	return func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		jobs, err := snap.Jobs()
+		if err != nil {
+			return nil, 0, err
+		}
+		sums, err := snap.JobSummaries()
 		if err != nil {
 			return nil, 0, err
 		}
 		out := []*structs.JobListStub{}
 		for _, j := range jobs {
+			// Both lists are in (namespace, ID) order.
+			for len(sums) > 0 && (sums[0].Namespace < j.Namespace ||
+				sums[0].Namespace == j.Namespace && sums[0].JobID < j.ID) {
+				sums = sums[1:]
+			}
 			if !o.matchNamespace(j.Namespace) || !o.matchPrefix(j.ID) {
 				continue
 			}
-			sum, err := summaryOf(snap, j)
-			if err != nil {
+			var sum *structs.JobSummary
+			if len(sums) > 0 && sums[0].Namespace == j.Namespace && sums[0].JobID == j.ID {
+				sum = sums[0]
+			} else if sum, err = snap.RecountJobSummary(j.Namespace, j.ID); err != nil {
+				// Only a restore whose count failed leaves a job without one.
 				return nil, 0, err
 			}
 			out = append(out, j.Stub(sum))
@@ -114,9 +133,9 @@ func (s *Server) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 			}
 			return out[a].ID < out[b].ID
 		})
-		idx, err := snap.MaxIndex(state.TableJobs, state.TableAllocs, state.TableEvals)
+		idx, err := snap.MaxIndex(state.TableJobs, state.TableJobSummary)
 		return out, idx, err
-	})
+	}
 }
 
 // jobInfo answers one job's current version; 404 if unknown.

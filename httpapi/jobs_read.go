@@ -81,93 +81,15 @@ func (s *Server) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, er
 }
 
 func (s *Server) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
-	return s.jobQuery(w, r, []string{state.TableJobs, state.TableAllocs, state.TableEvals},
+	return s.jobQuery(w, r, []string{state.TableJobs, state.TableJobSummary},
 		func(snap *state.Snapshot, job *structs.Job) (any, error) {
-			return summaryOf(snap, job)
+			sum, err := snap.JobSummaryByID(job.Namespace, job.ID)
+			if err != nil || sum != nil {
+				return sum, err
+			}
+			// Only a restore whose count failed leaves a job without one.
+			return snap.RecountJobSummary(job.Namespace, job.ID)
 		})
-}
-
-// summaryOf reads what the job's summary counts and counts it; a periodic
-// job's children are counted by status (pending, running, dead), as
-// Nomad's Children summary.
-func summaryOf(snap *state.Snapshot, job *structs.Job) (*structs.JobSummary, error) {
-	allocs, err := snap.AllocsByJob(job.Namespace, job.ID)
-	if err != nil {
-		return nil, err
-	}
-	evals, err := snap.EvalsByJob(job.Namespace, job.ID)
-	if err != nil {
-		return nil, err
-	}
-	sum := SummarizeJob(job, allocs, evals)
-	if job.IsParent() {
-		children, err := snap.PeriodicChildren(job.Namespace, job.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range children {
-			switch c.Status {
-			case structs.JobStatusRunning:
-				sum.Children.Running++
-			case structs.JobStatusDead:
-				sum.Children.Dead++
-			default:
-				sum.Children.Pending++
-			}
-		}
-	}
-	return sum, nil
-}
-
-// SummarizeJob counts the job's allocations per group by client status, as
-// Nomad's JobSummary: pending allocations are Starting; Queued is what the
-// latest evaluation that reported queued allocations could not place. Every
-// group of the job has an entry, even with no allocations.
-func SummarizeJob(job *structs.Job, allocs []*structs.Allocation, evals []*structs.Evaluation) *structs.JobSummary {
-	sum := &structs.JobSummary{
-		JobID: job.ID, Namespace: job.Namespace, Summary: map[string]structs.TaskGroupSummary{},
-		Children:    &structs.JobChildrenSummary{},
-		CreateIndex: job.CreateIndex, ModifyIndex: job.ModifyIndex,
-	}
-	for _, tg := range job.TaskGroups {
-		sum.Summary[tg.Name] = structs.TaskGroupSummary{}
-	}
-	for _, a := range allocs {
-		g := sum.Summary[a.TaskGroup]
-		switch a.ClientStatus {
-		case structs.AllocClientStatusPending:
-			g.Starting++
-		case structs.AllocClientStatusRunning:
-			g.Running++
-		case structs.AllocClientStatusComplete:
-			g.Complete++
-		case structs.AllocClientStatusFailed:
-			g.Failed++
-		case structs.AllocClientStatusLost:
-			g.Lost++
-		case structs.AllocClientStatusUnknown:
-			g.Unknown++
-		default:
-			g.Starting++
-		}
-		sum.Summary[a.TaskGroup] = g
-		sum.ModifyIndex = max(sum.ModifyIndex, a.ModifyIndex)
-	}
-	var latest *structs.Evaluation
-	for _, e := range evals {
-		if e.QueuedAllocations != nil && (latest == nil || e.ModifyIndex > latest.ModifyIndex) {
-			latest = e
-		}
-	}
-	if latest != nil && !job.Stop {
-		for tg, n := range latest.QueuedAllocations {
-			if g, ok := sum.Summary[tg]; ok {
-				g.Queued = n
-				sum.Summary[tg] = g
-			}
-		}
-	}
-	return sum
 }
 
 // allocStubs returns the list form of allocs, by ID.

@@ -16,8 +16,8 @@ import (
 // The leader's figures (website/api/metrics.md): the eval broker's queues,
 // sampled every Config.MetricsInterval and zeroed when the term ends (a
 // follower's broker holds nothing); the broker's wait, the scheduler's,
-// the plan applier's times, measured as they happen; rollout batches,
-// from the event stream.
+// the plan applier's times, measured as they happen; rollout batches and
+// changes of stage, from the event stream.
 
 // DefaultMetricsInterval is how often the leader samples its gauges.
 const DefaultMetricsInterval = time.Second
@@ -86,19 +86,23 @@ func measureScheduler(typ string, start time.Time) {
 }
 
 // runRolloutMetrics measures rollout batches (deployment.BatchTracker)
+// and changes of stage (deployment.StageTracker)
 // from the server's event stream while the term lasts: what the entries
 // it applies write, read without ever holding the state machine up. A
-// subscription dropped for falling behind starts again with a new
-// tracker (the batches in flight then are not measured).
+// subscription dropped for falling behind starts again with a new batch
+// tracker (the batches in flight then are not measured) and tells the
+// stage tracker of the gap.
 func (l *Leader) runRolloutMetrics(ctx context.Context) {
 	buf := l.cfg.Events
+	stages := deployment.NewStageTracker()
 	for ctx.Err() == nil {
 		sub := buf.Subscribe(stream.SubscribeRequest{
 			Topics:    map[stream.Topic][]string{stream.TopicAllocation: nil, stream.TopicDeployment: nil},
 			Namespace: "*", Index: buf.Stats().LastIndex + 1,
 		})
-		err := l.trackBatches(ctx, sub, deployment.NewBatchTracker())
+		err := l.trackBatches(ctx, sub, deployment.NewBatchTracker(), stages)
 		sub.Close()
+		stages.Gap()
 		if ctx.Err() == nil && !errors.Is(err, stream.ErrSubscriberBehind) && !errors.Is(err, stream.ErrBufferReset) {
 			l.logger.Warn("rollout metrics stopped", "error", err)
 			return
@@ -106,20 +110,29 @@ func (l *Leader) runRolloutMetrics(ctx context.Context) {
 	}
 }
 
-func (l *Leader) trackBatches(ctx context.Context, sub *stream.Subscription, tr *deployment.BatchTracker) error {
+func (l *Leader) trackBatches(ctx context.Context, sub *stream.Subscription, tr *deployment.BatchTracker, st *deployment.StageTracker) error {
 	for {
 		b, err := sub.Next(ctx)
 		if err != nil {
 			return err
 		}
 		var f deployment.BatchFigures
+		var sf deployment.StageFigures
 		for _, e := range b.Events {
 			switch p := e.Payload.(type) {
 			case *structs.Allocation:
 				tr.ObserveAlloc(e.Index, p, &f)
+				st.ObserveAlloc(e.Index, p, &sf)
 			case *structs.Deployment:
 				tr.ObserveDeployment(p)
+				st.ObserveDeployment(p)
 			}
+		}
+		for _, d := range sf.StageStarts {
+			metrics.AddSample([]string{"drover", "rollout", "stage_start_time"}, float32(d.Seconds()*1000))
+		}
+		for _, d := range sf.BatchStarts {
+			metrics.AddSample([]string{"drover", "rollout", "batch_start_time"}, float32(d.Seconds()*1000))
 		}
 		for _, d := range f.AllocHealthy {
 			metrics.AddSample([]string{"drover", "rollout", "alloc_healthy_time"}, float32(d.Seconds()*1000))

@@ -133,8 +133,15 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 	e.progress.Done()
 	meter := startCPUMeter(e.serverPIDs())
 	registered := time.Now()
+	var timers *timerPoller
+	if !quiet {
+		timers = e.pollTimers(ctx, registered, 2*time.Second)
+	}
 	took, err := rollTo(ctx, e, name, "2", 1, nil)
 	if err != nil {
+		if timers != nil {
+			timers.stop()
+		}
 		return 0, err
 	}
 	use, useErr := meter.stop()
@@ -157,6 +164,7 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 		if err := e.addStages(ctx, v1.ID, 1, registered, registered.Add(took)); err != nil {
 			e.res.Note("rollout stages not read: %v", err)
 		}
+		timers.finish(ctx, e, "rollout_", registered.Add(took))
 	}
 	return took, nil
 }

@@ -160,6 +160,7 @@ func (t *WriteTxn) putAlloc(old, a *structs.Allocation) error {
 	}
 	t.tables[TableAllocs] = true
 	t.countShares(old, a)
+	t.countAllocSummary(old, a)
 	t.markNodeAllocs(old, a)
 	t.markServices(old, a)
 	return nil
@@ -172,6 +173,7 @@ func (t *WriteTxn) deleteAlloc(a *structs.Allocation) error {
 		return err
 	}
 	t.countShares(a, nil)
+	t.countAllocSummary(a, nil)
 	t.markNodeAllocs(a, nil)
 	t.markServices(a, nil)
 	return nil

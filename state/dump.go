@@ -86,10 +86,13 @@ func (r *Restorer) Insert(table string, obj any) error {
 // deployments are counted again from their allocations first: equal to
 // the restored ones, unless the snapshot was written before the store
 // kept them (then the rows are corrected, their indexes kept). A count
-// that fails leaves the restored figures.
+// that fails leaves the restored figures. Jobs restored without a kept
+// summary (a snapshot written before the store kept them) get one counted
+// from what was restored.
 func (r *Restorer) Commit() {
 	r.recountLive()
 	r.deriveMissingServices()
+	_ = r.recountSummaries() // a failed count leaves jobs without summaries; the next write of each counts it
 	r.done = true
 	r.txn.done = true
 	r.txn.txn.Commit()

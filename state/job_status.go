@@ -64,5 +64,6 @@ func (t *WriteTxn) refreshJobStatus(ns, id string, reaped bool) error {
 	c := job.Copy()
 	c.Status = status
 	c.ModifyIndex = t.index
+	t.countJobSummary(job, c)
 	return t.insert(TableJobs, c)
 }

@@ -22,6 +22,10 @@ const (
 	TableVariables   = "variables"
 	TableRootKeys    = "root_keys"
 	TableServices    = "service_registrations"
+	// TableJobSummary and TableJobSummaryBasis are kept by the writes
+	// (job_summary.go).
+	TableJobSummary      = "job_summary"
+	TableJobSummaryBasis = "job_summary_basis"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -32,6 +36,7 @@ var Tables = []string{
 	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling, TablePeriodic,
 	TableVariables, TableRootKeys,
 	TableServices,
+	TableJobSummary, TableJobSummaryBasis,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -72,7 +77,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 // Schema returns the store's tables and indexes as data.
 //
 //	nodes        id
-//	jobs         id (Namespace, ID)
+//	jobs         id (Namespace, ID), parent (Namespace, ParentID; child jobs only)
 //	job_versions id (Namespace, ID, Version), job (Namespace, ID)
 //	evals        id, job (Namespace, JobID, finished, CreateIndex)
 //	allocs       id, job (Namespace, JobID, live), node (NodeID, live)
@@ -88,6 +93,8 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	root_keys    id (Meta.KeyID; the keyring, see structs.RootKey)
 //	service_registrations id (an allocation's share a prefix), service
 //	             (Namespace, ServiceName)
+//	job_summary  id (Namespace, JobID; one row per job, kept by the writes)
+//	job_summary_basis id (Namespace, JobID; what a summary derives from)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -108,6 +115,13 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableJobs: {Name: TableJobs, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "ID", true, false),
+			// Only jobs with a ParentID are indexed.
+			"parent": {Name: "parent", AllowMissing: true, Indexer: &memdb.CompoundIndex{
+				Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "ParentID"},
+				},
+			}},
 		}},
 		TableJobVersions: {Name: TableJobVersions, Indexes: map[string]*memdb.IndexSchema{
 			"id": {
@@ -167,6 +181,12 @@ func Schema() *memdb.DBSchema {
 		TableServices: {Name: TableServices, Indexes: map[string]*memdb.IndexSchema{
 			"id":      idIndex("ID"),
 			"service": nsIndex("service", "ServiceName", false, false),
+		}},
+		TableJobSummary: {Name: TableJobSummary, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIndex("id", "JobID", true, false),
+		}},
+		TableJobSummaryBasis: {Name: TableJobSummaryBasis, Indexes: map[string]*memdb.IndexSchema{
+			"id": nsIndex("id", "JobID", true, false),
 		}},
 	}}
 }

@@ -44,6 +44,7 @@ func (s *Store) upsertEval(t *WriteTxn, eval *structs.Evaluation) error {
 	if err := t.insert(TableEvals, e); err != nil {
 		return err
 	}
+	t.countEvalSummary(existing, e)
 	t.touchJob(e.Namespace, e.JobID)
 	return nil
 }
@@ -69,6 +70,7 @@ func (s *Store) ReapTxn(t *WriteTxn, req *structs.EvalReapRequest) error {
 		if err := t.delete(TableEvals, e); err != nil {
 			return err
 		}
+		t.countEvalSummary(e, nil)
 		t.touchReapedJob(e.Namespace, e.JobID)
 	}
 	return s.deleteAllocsTxn(t, req.Allocs)

@@ -121,6 +121,7 @@ func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*
 	if j.Status, err = jobStatus(t.reader(), j, false); err != nil {
 		return nil, err
 	}
+	t.countJobSummary(existing, j)
 	if err := t.insert(TableJobs, j); err != nil {
 		return nil, err
 	}
@@ -189,6 +190,7 @@ func (s *Store) DeregisterJobTxn(t *WriteTxn, req *structs.JobDeregisterRequest)
 	}
 	var res *structs.JobRegisterResult
 	if req.Purge {
+		t.countJobSummary(existing, nil)
 		if err := t.delete(TableJobs, existing); err != nil {
 			return nil, err
 		}

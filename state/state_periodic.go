@@ -15,17 +15,10 @@ func (s *Snapshot) PeriodicLaunchByID(namespace, id string) (*structs.PeriodicLa
 // PeriodicChildren returns the jobs launched from a periodic job or
 // dispatched from a parameterized one (their ParentID is parentID).
 func (s *Snapshot) PeriodicChildren(namespace, parentID string) ([]*structs.Job, error) {
-	jobs, err := s.Jobs()
-	if err != nil {
-		return nil, err
+	if parentID == "" {
+		return nil, nil
 	}
-	var out []*structs.Job
-	for _, j := range jobs {
-		if j.ParentID == parentID && nsOr(j.Namespace) == nsOr(namespace) {
-			out = append(out, j)
-		}
-	}
-	return out, nil
+	return list[*structs.Job](s, TableJobs, "parent", nsOr(namespace), parentID)
 }
 
 // recordPeriodicLaunch stores a launch of an existing periodic job,

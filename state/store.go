@@ -84,6 +84,10 @@ type WriteTxn struct {
 	// see node_allocs_index.go.
 	nodeAllocs map[string]bool
 
+	// summaries holds the pending changes of jobs' summaries; see
+	// job_summary.go.
+	summaries map[jobKey]*summaryDelta
+
 	// svcAllocs holds the allocations whose service registrations Commit
 	// recomputes, each with whether it may have some already; see
 	// state_services.go.
@@ -157,6 +161,10 @@ func (t *WriteTxn) Commit() error {
 			t.Abort()
 			return err
 		}
+	}
+	if err := t.flushSummaries(); err != nil {
+		t.Abort()
+		return err
 	}
 	if err := t.writeNodeAllocsIndexes(); err != nil {
 		t.Abort()
