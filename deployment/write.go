@@ -85,6 +85,13 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 			return fmt.Errorf("marking allocs for replacement: %w", err)
 		}
 	}
+	if len(dec.Analyses) > 0 || len(dec.WaitReasons) > 0 {
+		req := &structs.DeploymentAnalysisRequest{DeploymentID: d.ID, Updates: dec.Analyses,
+			WaitReasons: dec.WaitReasons, UpdatedAt: now.UnixNano()}
+		if err := w.writer.UpdateDeploymentAnalysis(ctx, req); err != nil {
+			return fmt.Errorf("updating analysis runs: %w", err)
+		}
+	}
 	if e := take(); e != nil {
 		if err := w.writer.UpsertEvals(ctx, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{e}}); err != nil {
 			return fmt.Errorf("creating evaluation: %w", err)

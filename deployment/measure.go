@@ -1,0 +1,109 @@
+package deployment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// MeasureRequest is one measurement the leader takes for a run: the
+// analysis and the runtime references its query may name (E.1).
+type MeasureRequest struct {
+	Analysis      *structs.Analysis
+	JobName       string
+	JobVersion    uint64
+	StableVersion uint64
+	Group         string
+	DeploymentID  string
+	Zone          string
+}
+
+// MeasureFunc takes one measurement at now (the leader's stamp). It never
+// fails: a provider that cannot answer gives a measurement with Outcome
+// "error". ctx bounds the query.
+type MeasureFunc func(ctx context.Context, req MeasureRequest, now time.Time) *structs.AnalysisMeasurement
+
+// measureTimeout bounds one measurement and its write: the query's own
+// timeout and some time for the write.
+const measureTimeout = structs.AnalysisQueryTimeout + 5*time.Second
+
+// measureKey names one measurement of one run: the run, and its last
+// measurement's time, which the measurement follows.
+type measureKey struct {
+	deployment, group string
+	index             int
+	after             time.Time
+}
+
+// startMeasurements takes the decision's due measurements, each in its own
+// goroutine so that a slow provider holds no other deployment's pass; a
+// measurement already being taken is not taken again. Each writes its run
+// when done (RecordAnalysisMeasurement), which wakes the watcher.
+func (w *Watcher) startMeasurements(ctx context.Context, obs Observation, due []MeasureDue) {
+	if len(due) == 0 || w.measure == nil {
+		return
+	}
+	d := obs.Deployment
+	for _, m := range due {
+		k := measureKey{d.ID, m.Group, m.Index, m.Run.LastAt()}
+		w.mu.Lock()
+		if w.measuring[k] {
+			w.mu.Unlock()
+			continue
+		}
+		w.measuring[k] = true
+		w.mu.Unlock()
+		req := MeasureRequest{Analysis: m.Analysis, JobName: d.JobID, JobVersion: d.JobVersion,
+			Group: m.Group, DeploymentID: d.ID, Zone: m.Run.Zone}
+		if obs.StableJob != nil {
+			req.StableVersion = obs.StableJob.Version
+		}
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer func() {
+				w.mu.Lock()
+				delete(w.measuring, k)
+				w.mu.Unlock()
+			}()
+			if err := w.measureOne(ctx, k, req, m); err != nil && ctx.Err() == nil {
+				w.logger.Warn("analysis measurement", "deployment_id", k.deployment, "group", k.group, "analysis", m.Run.Name, "error", err)
+			}
+		}()
+	}
+}
+
+// measureOne takes one measurement and writes the run with it.
+func (w *Watcher) measureOne(ctx context.Context, k measureKey, req MeasureRequest, m MeasureDue) error {
+	mctx, cancel := context.WithTimeout(ctx, measureTimeout)
+	defer cancel()
+	at := w.clock.Now()
+	if !at.After(k.after) {
+		// A new leader whose clock is behind the old one's: the
+		// measurements stay in order.
+		at = k.after.Add(time.Nanosecond)
+	}
+	meas := w.measure(mctx, req, at)
+	if meas == nil {
+		meas = &structs.AnalysisMeasurement{Outcome: structs.AnalysisOutcomeError, Error: "no measurement"}
+	}
+	meas.At = at
+	run := structs.ApplyMeasurement(m.Run, m.Analysis, meas)
+	upd := &structs.AnalysisRunUpdate{Group: m.Group, Index: m.Index, Run: run,
+		PrevPhase: m.Run.Phase, PrevAt: k.after}
+	wreq := &structs.DeploymentAnalysisRequest{DeploymentID: k.deployment,
+		Updates: []*structs.AnalysisRunUpdate{upd}, UpdatedAt: at.UnixNano()}
+	if run.Phase != structs.AnalysisPhaseRunning && run.When == structs.AnalysisWhenEachBatch {
+		// The run no longer holds the group: its wait reason goes with
+		// it (the next pass writes any other).
+		wreq.WaitReasons = map[string]string{m.Group: ""}
+	} else if run.When == structs.AnalysisWhenEachBatch {
+		wreq.WaitReasons = map[string]string{m.Group: structs.AnalysisRunningReason(m.Analysis, run)}
+	}
+	if err := w.writer.RecordAnalysisMeasurement(mctx, wreq); err != nil {
+		return fmt.Errorf("writing measurement: %w", err)
+	}
+	return nil
+}
