@@ -380,5 +380,6 @@ func (f *fakeStore) applyAnalysis(req *structs.DeploymentAnalysisRequest, index 
 	if structs.ApplyAnalysisRequest(c, req) {
 		c.ModifyIndex = index
 		f.deps[c.ID] = c
+		f.addEval(req.Eval, index)
 	}
 }

@@ -68,7 +68,8 @@ func (w *Watcher) startMeasurements(ctx context.Context, obs Observation, due []
 				delete(w.measuring, k)
 				w.mu.Unlock()
 			}()
-			if err := w.measureOne(ctx, k, req, m); err != nil && ctx.Err() == nil {
+			eval := func(at time.Time) *structs.Evaluation { return w.newEval(obs, at) }
+			if err := w.measureOne(ctx, k, req, m, eval); err != nil && ctx.Err() == nil {
 				w.logger.Warn("analysis measurement", "deployment_id", k.deployment, "group", k.group, "analysis", m.Run.Name, "error", err)
 			}
 		}()
@@ -76,7 +77,9 @@ func (w *Watcher) startMeasurements(ctx context.Context, obs Observation, due []
 }
 
 // measureOne takes one measurement and writes the run with it.
-func (w *Watcher) measureOne(ctx context.Context, k measureKey, req MeasureRequest, m MeasureDue) error {
+// eval makes the evaluation a cleared run asks for, at the measurement's
+// time.
+func (w *Watcher) measureOne(ctx context.Context, k measureKey, req MeasureRequest, m MeasureDue, eval func(time.Time) *structs.Evaluation) error {
 	mctx, cancel := context.WithTimeout(ctx, measureTimeout)
 	defer cancel()
 	at := w.clock.Now()
@@ -95,12 +98,15 @@ func (w *Watcher) measureOne(ctx context.Context, k measureKey, req MeasureReque
 		PrevPhase: m.Run.Phase, PrevAt: k.after}
 	wreq := &structs.DeploymentAnalysisRequest{DeploymentID: k.deployment,
 		Updates: []*structs.AnalysisRunUpdate{upd}, UpdatedAt: at.UnixNano()}
-	if run.Phase != structs.AnalysisPhaseRunning && run.When == structs.AnalysisWhenEachBatch {
-		// The run no longer holds the group: its wait reason goes with
-		// it (the next pass writes any other).
-		wreq.WaitReasons = map[string]string{m.Group: ""}
-	} else if run.When == structs.AnalysisWhenEachBatch {
+	switch {
+	case run.When != structs.AnalysisWhenEachBatch:
+	case run.Phase == structs.AnalysisPhaseRunning:
 		wreq.WaitReasons = map[string]string{m.Group: structs.AnalysisRunningReason(m.Analysis, run)}
+	case run.Cleared():
+		// The batch is cleared: the scheduling pass that starts the
+		// next one, in the same entry (the group's health did not
+		// change, so nothing else would ask for it).
+		wreq.Eval = eval(at)
 	}
 	if err := w.writer.RecordAnalysisMeasurement(mctx, wreq); err != nil {
 		return fmt.Errorf("writing measurement: %w", err)

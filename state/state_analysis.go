@@ -12,8 +12,8 @@ import (
 // appends its run, WaitReasons set the groups' wait reasons, and the other
 // updates are dropped, as is the whole request when the deployment has
 // ended (its runs end with it: a measurement finished after a job update
-// cancelled the deployment changes nothing). The deployment is written
-// only when something changed.
+// cancelled the deployment changes nothing). The deployment, and the
+// request's evaluation, are written only when something changed.
 func (s *Store) UpdateDeploymentAnalysisTxn(t *WriteTxn, req *structs.DeploymentAnalysisRequest) error {
 	if req == nil || req.DeploymentID == "" {
 		return fmt.Errorf("state: analysis update without deployment: %w", ErrInvalid)
@@ -29,7 +29,13 @@ func (s *Store) UpdateDeploymentAnalysisTxn(t *WriteTxn, req *structs.Deployment
 	if !structs.ApplyAnalysisRequest(c, req) {
 		return nil
 	}
-	return s.putDeployment(t, c, req.UpdatedAt)
+	if err := s.putDeployment(t, c, req.UpdatedAt); err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		return s.upsertEval(t, req.Eval)
+	}
+	return nil
 }
 
 // UpdateDeploymentAnalysis is UpdateDeploymentAnalysisTxn in its own

@@ -290,7 +290,11 @@ type DeploymentAnalysisRequest struct {
 	// WaitReasons sets the named groups' WaitReason: an analysis run that
 	// holds the group's next batch, or "" once it no longer does.
 	WaitReasons map[string]string `json:",omitempty"`
-	UpdatedAt   int64
+	// Eval, when set, is stored with the changes, if any applied: a
+	// measurement that clears an each_batch run asks for the scheduling
+	// pass that starts the next batch.
+	Eval      *Evaluation `json:",omitempty"`
+	UpdatedAt int64
 }
 
 // ApplyAnalysisRequest applies req to d, a copy its caller owns, and
