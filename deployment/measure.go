@@ -29,31 +29,33 @@ type MeasureFunc func(ctx context.Context, req MeasureRequest, now time.Time) *s
 // timeout and some time for the write.
 const measureTimeout = structs.AnalysisQueryTimeout + 5*time.Second
 
-// measureKey names one measurement of one run: the run, and its last
-// measurement's time, which the measurement follows.
-type measureKey struct {
+// runKey names one run of a deployment.
+type runKey struct {
 	deployment, group string
 	index             int
-	after             time.Time
 }
 
 // startMeasurements takes the decision's due measurements, each in its own
 // goroutine so that a slow provider holds no other deployment's pass; a
-// measurement already being taken is not taken again. Each writes its run
-// when done (RecordAnalysisMeasurement), which wakes the watcher.
+// measurement already being taken, or already written (a pass that read
+// the run before the write), is not taken again: Watcher.measuring holds,
+// per run, the time of the last measurement the latest one followed. Each
+// writes its run when done (RecordAnalysisMeasurement), which wakes the
+// watcher.
 func (w *Watcher) startMeasurements(ctx context.Context, obs Observation, due []MeasureDue) {
 	if len(due) == 0 || w.measure == nil {
 		return
 	}
 	d := obs.Deployment
 	for _, m := range due {
-		k := measureKey{d.ID, m.Group, m.Index, m.Run.LastAt()}
+		k := runKey{d.ID, m.Group, m.Index}
+		after := m.Run.LastAt()
 		w.mu.Lock()
-		if w.measuring[k] {
+		if prev, ok := w.measuring[k]; ok && !after.After(prev) {
 			w.mu.Unlock()
 			continue
 		}
-		w.measuring[k] = true
+		w.measuring[k] = after
 		w.mu.Unlock()
 		req := MeasureRequest{Analysis: m.Analysis, JobName: d.JobID, JobVersion: d.JobVersion,
 			Group: m.Group, DeploymentID: d.ID, Zone: m.Run.Zone}
@@ -63,13 +65,14 @@ func (w *Watcher) startMeasurements(ctx context.Context, obs Observation, due []
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			defer func() {
-				w.mu.Lock()
-				delete(w.measuring, k)
-				w.mu.Unlock()
-			}()
 			eval := func(at time.Time) *structs.Evaluation { return w.newEval(obs, at) }
-			if err := w.measureOne(ctx, k, req, m, eval); err != nil && ctx.Err() == nil {
+			if err := w.measureOne(ctx, k, after, req, m, eval); err != nil && ctx.Err() == nil {
+				// Not written: the next pass measures again.
+				w.mu.Lock()
+				if w.measuring[k].Equal(after) {
+					delete(w.measuring, k)
+				}
+				w.mu.Unlock()
 				w.logger.Warn("analysis measurement", "deployment_id", k.deployment, "group", k.group, "analysis", m.Run.Name, "error", err)
 			}
 		}()
@@ -79,14 +82,14 @@ func (w *Watcher) startMeasurements(ctx context.Context, obs Observation, due []
 // measureOne takes one measurement and writes the run with it.
 // eval makes the evaluation a cleared run asks for, at the measurement's
 // time.
-func (w *Watcher) measureOne(ctx context.Context, k measureKey, req MeasureRequest, m MeasureDue, eval func(time.Time) *structs.Evaluation) error {
+func (w *Watcher) measureOne(ctx context.Context, k runKey, after time.Time, req MeasureRequest, m MeasureDue, eval func(time.Time) *structs.Evaluation) error {
 	mctx, cancel := context.WithTimeout(ctx, measureTimeout)
 	defer cancel()
 	at := w.clock.Now()
-	if !at.After(k.after) {
+	if !at.After(after) {
 		// A new leader whose clock is behind the old one's: the
 		// measurements stay in order.
-		at = k.after.Add(time.Nanosecond)
+		at = after.Add(time.Nanosecond)
 	}
 	meas := w.measure(mctx, req, at)
 	if meas == nil {
@@ -95,7 +98,7 @@ func (w *Watcher) measureOne(ctx context.Context, k measureKey, req MeasureReque
 	meas.At = at
 	run := structs.ApplyMeasurement(m.Run, m.Analysis, meas)
 	upd := &structs.AnalysisRunUpdate{Group: m.Group, Index: m.Index, Run: run,
-		PrevPhase: m.Run.Phase, PrevAt: k.after}
+		PrevPhase: m.Run.Phase, PrevAt: after}
 	wreq := &structs.DeploymentAnalysisRequest{DeploymentID: k.deployment,
 		Updates: []*structs.AnalysisRunUpdate{upd}, UpdatedAt: at.UnixNano()}
 	switch {
@@ -112,4 +115,16 @@ func (w *Watcher) measureOne(ctx context.Context, k measureKey, req MeasureReque
 		return fmt.Errorf("writing measurement: %w", err)
 	}
 	return nil
+}
+
+// forgetMeasured drops the measurement records of deployments no longer
+// active.
+func (w *Watcher) forgetMeasured(active map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.measuring {
+		if !active[k.deployment] {
+			delete(w.measuring, k)
+		}
+	}
 }

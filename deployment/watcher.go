@@ -58,7 +58,7 @@ type Watcher struct {
 	// mu guards measuring, the measurements being taken; wg counts
 	// their goroutines.
 	mu        sync.Mutex
-	measuring map[measureKey]bool
+	measuring map[runKey]time.Time
 	wg        sync.WaitGroup
 }
 
@@ -71,7 +71,7 @@ func NewWatcher(cfg Config) (*Watcher, error) {
 		return nil, ErrNoWriter
 	}
 	w := &Watcher{state: cfg.State, writer: cfg.Writer, clock: cfg.Clock, logger: cfg.Logger,
-		newID: cfg.NewID, retry: cfg.RetryInterval, measure: cfg.Measure, measuring: map[measureKey]bool{}}
+		newID: cfg.NewID, retry: cfg.RetryInterval, measure: cfg.Measure, measuring: map[runKey]time.Time{}}
 	if w.clock == nil {
 		w.clock = RealClock{}
 	}
@@ -135,7 +135,15 @@ func (w *Watcher) pass(ctx context.Context, ws memdb.WatchSet) time.Time {
 		}
 	}
 	slices.Sort(queue)
-	for _, id := range slices.Compact(queue) {
+	queue = slices.Compact(queue)
+	if w.measure != nil {
+		ids := make(map[string]bool, len(queue))
+		for _, id := range queue {
+			ids[id] = true
+		}
+		w.forgetMeasured(ids)
+	}
+	for _, id := range queue {
 		if ctx.Err() != nil {
 			return wake
 		}
