@@ -108,8 +108,10 @@ func (w *Watcher) measureOne(ctx context.Context, k runKey, after time.Time, req
 	case run.Cleared():
 		// The batch is cleared: the scheduling pass that starts the
 		// next one, in the same entry (the group's health did not
-		// change, so nothing else would ask for it).
+		// change, so nothing else would ask for it), and the run no
+		// longer holds the group.
 		wreq.Eval = eval(at)
+		wreq.WaitReasons = map[string]string{m.Group: ""}
 	}
 	if err := w.writer.RecordAnalysisMeasurement(mctx, wreq); err != nil {
 		return fmt.Errorf("writing measurement: %w", err)

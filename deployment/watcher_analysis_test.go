@@ -2,6 +2,7 @@ package deployment
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -164,3 +165,83 @@ func TestWatcherMeasuresOffThePass(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkWatcherPassAnalysis is one watcher pass over 100 running
+// deployments of 4 allocs (two healthy, two in flight), without analysis
+// and with a running each_batch run and a running background run in
+// each, no measurement due: the cost analysis adds to every pass of the
+// leader's watcher.
+func BenchmarkWatcherPassAnalysis(b *testing.B) {
+	for _, with := range []bool{false, true} {
+		name := "none"
+		if with {
+			name = "runs"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := newFakeStore()
+			for i := range 100 {
+				id := fmt.Sprintf("j%03d", i)
+				u := &structs.UpdateStrategy{MaxParallel: 2}
+				if with {
+					u.Analyses = []*structs.Analysis{
+						{Name: "errors", When: structs.AnalysisWhenEachBatch, Count: 3, Interval: time.Minute, ErrorLimit: 4},
+						{Name: "lat", When: structs.AnalysisWhenBackground, Interval: time.Minute, ErrorLimit: 4},
+					}
+				}
+				job := &structs.Job{ID: id, Namespace: "default", Type: structs.JobTypeService, Version: 1,
+					TaskGroups: []*structs.TaskGroup{{Name: "web", Count: 4, Update: u,
+						ReschedulePolicy: &structs.ReschedulePolicy{Unlimited: true}}}}
+				f.jobs[id] = []*structs.Job{job}
+				s := &structs.DeploymentState{DesiredTotal: 4, ProgressDeadline: 10 * time.Minute,
+					RequireProgressBy: t0.Add(10 * time.Minute)}
+				f.evals = append(f.evals, &structs.Evaluation{ID: "e" + id, JobID: id, CreateIndex: 2, ModifyIndex: 2})
+				if with {
+					v := 0.001
+					last := []*structs.AnalysisMeasurement{{At: t0.Add(5 * time.Second), Result: &v, Results: []float64{v},
+						Outcome: structs.AnalysisOutcomeSuccess}}
+					s.Analyses = []*structs.AnalysisRun{
+						{Name: "lat", When: structs.AnalysisWhenBackground, Phase: structs.AnalysisPhaseRunning, StartedAt: t0,
+							Successes: 1, Measurements: last},
+						{Name: "errors", When: structs.AnalysisWhenEachBatch, Batch: 1, Healthy: 2, Phase: structs.AnalysisPhaseRunning, StartedAt: t0,
+							Successes: 1, Measurements: last},
+					}
+					s.WaitReason = structs.AnalysisRunningReason(u.Analyses[0], s.Analyses[1])
+				}
+				did := "d" + id
+				f.deps[did] = &structs.Deployment{ID: did, Namespace: "default", JobID: id, JobVersion: 1,
+					Status: structs.DeploymentStatusRunning, StatusDescription: structs.DeploymentStatusDescriptionRunning,
+					TaskGroups: map[string]*structs.DeploymentState{"web": s}}
+				for k := range 4 {
+					var h *bool
+					if k < 2 {
+						h = boolp(true)
+					}
+					aid := fmt.Sprintf("%s-%d", id, k)
+					f.allocs[aid] = &structs.Allocation{ID: aid, JobID: id, Job: job, TaskGroup: "web", DeploymentID: did,
+						DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
+						DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: h, ModifyIndex: 1}}
+				}
+			}
+			f.index = 2
+			f.refigure()
+			w, err := NewWatcher(Config{State: f, Writer: f, Clock: fixedClock{t0.Add(10 * time.Second)},
+				Measure: func(context.Context, MeasureRequest, time.Time) *structs.AnalysisMeasurement {
+					b.Fatal("no measurement is due")
+					return nil
+				}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			w.RunOnce(ctx)
+			if n := len(f.writes()); n != 0 {
+				b.Fatalf("%d writes in the first pass: %q", n, f.writes())
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				w.RunOnce(ctx)
+			}
+		})
+	}
+}
+
