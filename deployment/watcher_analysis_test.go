@@ -244,4 +244,3 @@ func BenchmarkWatcherPassAnalysis(b *testing.B) {
 		})
 	}
 }
-

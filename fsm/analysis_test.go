@@ -37,8 +37,8 @@ func analysisLog(t *testing.T) [][]byte {
 		Updates: []*structs.AnalysisRunUpdate{{Group: "web", Index: 0, Run: m1, PrevPhase: structs.AnalysisPhaseRunning}}, UpdatedAt: 3})
 	m2 := structs.ApplyMeasurement(m1, a, &structs.AnalysisMeasurement{At: t0.Add(11 * time.Second), Result: &v, Results: []float64{v}, Outcome: structs.AnalysisOutcomeSuccess})
 	second := &structs.DeploymentAnalysisRequest{DeploymentID: "d1",
-		Updates: []*structs.AnalysisRunUpdate{{Group: "web", Index: 0, Run: m2, PrevPhase: structs.AnalysisPhaseRunning, PrevAt: m1.LastAt()}},
-		Eval:    &structs.Evaluation{ID: "e1", Namespace: "default", JobID: "web", DeploymentID: "d1", Status: structs.EvalStatusPending},
+		Updates:   []*structs.AnalysisRunUpdate{{Group: "web", Index: 0, Run: m2, PrevPhase: structs.AnalysisPhaseRunning, PrevAt: m1.LastAt()}},
+		Eval:      &structs.Evaluation{ID: "e1", Namespace: "default", JobID: "web", DeploymentID: "d1", Status: structs.EvalStatusPending},
 		UpdatedAt: 4}
 	add(AnalysisMeasurementRequestType, second)
 	add(AnalysisMeasurementRequestType, second)
