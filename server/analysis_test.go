@@ -198,3 +198,52 @@ func waitTimer(t *testing.T, h *harness, d time.Duration) {
 	}
 	t.Fatalf("no timer %v ahead; pending %v", d, h.clock.pending())
 }
+
+// A promotion by hand ends the running canary run as "skipped" and
+// promotes; auto_promote alone would have waited for the run.
+func TestLeaderPromoteByHandSkipsCanaryRun(t *testing.T) {
+	m := &fakeMeasurer{outcome: structs.AnalysisOutcomeSuccess}
+	h := newHarness(t, func(c *Config) { c.AnalysisMeasure = m.measure })
+	h.start()
+	for _, n := range []string{"a", "b"} {
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(n, 4000, 4096))
+		must(t, err)
+	}
+	v0 := testJob("web", 2, 100)
+	_, err := h.leader.RegisterJob(h.ctx, v0)
+	must(t, err)
+	h.waitFor("two v0 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
+	h.markHealthy(allocsOf(h.store().Snapshot(), "web"))
+	h.waitFor("v0 successful", func(s *state.Snapshot) bool {
+		d := deploymentOf(s, "web", 0)
+		return d != nil && d.Status == structs.DeploymentStatusSuccessful
+	})
+	v1 := v0.Copy()
+	v1.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
+	u := v1.TaskGroups[0].Update
+	u.Canary, u.AutoPromote = 1, true
+	a := eachBatch(3, time.Minute)
+	a.When = structs.AnalysisWhenCanary
+	u.Analyses = []*structs.Analysis{a}
+	_, err = h.leader.RegisterJob(h.ctx, v1)
+	must(t, err)
+	h.waitFor("the canary", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
+	h.idle()
+	h.markHealthy(byVersion(allocsOf(h.store().Snapshot(), "web"), 1))
+	h.waitFor("the canary run's first measurement", func(s *state.Snapshot) bool {
+		r := runOf(s, 1, 0)
+		return r != nil && r.Successes == 1
+	})
+	h.idle()
+	d := deploymentOf(h.store().Snapshot(), "web", 1)
+	if d.TaskGroups["web"].Promoted {
+		t.Fatal("auto_promote did not wait for the canary run")
+	}
+	_, err = h.leader.PromoteDeployment(h.ctx, d.ID, nil, true)
+	must(t, err)
+	h.waitFor("skipped and promoted", func(s *state.Snapshot) bool {
+		r := runOf(s, 1, 0)
+		d := deploymentOf(s, "web", 1)
+		return r.Phase == structs.AnalysisPhaseSkipped && d.TaskGroups["web"].Promoted
+	})
+}
