@@ -156,12 +156,12 @@ func (l *Leader) measureAnalysis(ctx context.Context, req deployment.MeasureRequ
 		Group: req.Group, DeploymentID: req.DeploymentID, Zone: req.Zone}
 	start := time.Now()
 	m := l.cfg.AnalysisMeasure(ctx, req.Analysis, l.cfg.PrometheusAddress, refs, now)
-	metrics.MeasureSince([]string{"nomad", "drover", "analysis", "measure_time"}, start)
+	metrics.MeasureSince([]string{"drover", "analysis", "measure_time"}, start)
 	outcome := structs.AnalysisOutcomeError
 	if m != nil {
 		outcome = m.Outcome
 	}
-	metrics.IncrCounterWithLabels([]string{"nomad", "drover", "analysis", "measurements"}, 1,
+	metrics.IncrCounterWithLabels([]string{"drover", "analysis", "measurements"}, 1,
 		[]metrics.Label{{Name: "outcome", Value: outcome}})
 	return m
 }
