@@ -129,7 +129,7 @@ type Config struct {
 	// the provider of analyses that name no address; "" for none.
 	PrometheusAddress string
 	// AnalysisMeasure takes one analysis measurement for the deployment
-	// watcher (ROLLOUT.md part E); defaults to analysis.Measure. Tests
+	// watcher (website/rollouts.md, analysis runs); defaults to analysis.Measure. Tests
 	// inject recorded values.
 	AnalysisMeasure AnalysisMeasureFunc
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Analysis runs (ROLLOUT.md part E, E.2): which analyses a deployment
+// Analysis runs (website/rollouts.md, "Analysis runs"): which analyses a deployment
 // runs, what holds a group's next batch, how a measurement moves a run,
 // and the replicated write of run changes. The deployment watcher decides
 // when runs start and measure; the scheduler holds a group's batches by
