@@ -92,6 +92,7 @@ func Decide(obs Observation) Decision {
 		}
 	}
 	groups := viewGroups(obs)
+	attachAnalyses(obs, groups)
 	byName := make(map[string]*groupView, len(groups))
 	for _, g := range groups {
 		byName[g.name] = g
@@ -101,7 +102,7 @@ func Decide(obs Observation) Decision {
 	zones.progress(obs.Now)
 	order := newGroupWork(groups, obs.Job)
 	order.progress(obs.Now)
-	into := func(dec Decision) Decision { return order.into(zones.into(dec)) }
+	into := func(dec Decision) Decision { return analysisInto(obs, groups, order.into(zones.into(dec))) }
 
 	unhealthy := checkUnhealthy(obs, byName)
 	if fs := findFailures(obs, groups, order, unhealthy.failing, paused); len(fs) > 0 {
@@ -113,6 +114,13 @@ func Decide(obs Observation) Decision {
 	var dec Decision
 	dec.MarkForReschedule = unhealthy.reschedule
 	dec.CreateEval = len(dec.MarkForReschedule) > 0
+	if desc, ok := inconclusiveRun(groups); ok && !paused {
+		// A monitoring outage must not fail or revert a good version:
+		// the deployment waits for an operator.
+		dec.Status = structs.DeploymentStatusPaused
+		dec.StatusDescription = desc
+		return into(dec)
+	}
 	if paused {
 		if d.ResumeAt.IsZero() {
 			return into(dec)
@@ -237,6 +245,7 @@ const (
 	failureMaxUnhealthy
 	failureDeadline
 	failureGroupServing
+	failureAnalysis
 )
 
 // failure is one reason for one group to fail the deployment.
@@ -287,6 +296,7 @@ func findFailures(obs Observation, groups []*groupView, order *groupWork, failin
 	if !paused {
 		out = append(out, order.servingFailures(obs.Now)...)
 	}
+	out = append(out, analysisFailures(groups)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].kind < out[j].kind })
 	return out
 }
@@ -341,7 +351,7 @@ func onFailure(obs Observation, groups []*groupView, fs []failure, reschedule []
 // failurePause reports whether desc is the description of a pause on a
 // failure (on_failure = "pause").
 func failurePause(desc string) bool {
-	return strings.HasPrefix(desc, "Deployment paused: ") ||
+	return strings.HasPrefix(desc, "Deployment paused: ") || structs.IsAnalysisDescription(desc) ||
 		desc == structs.DeploymentStatusDescriptionPausedAllocations ||
 		desc == structs.DeploymentStatusDescriptionPausedProgressDeadline
 }
@@ -356,7 +366,8 @@ func reachedCheckpoint(obs Observation, groups []*groupView) (*groupView, int, b
 		return nil, 0, false
 	}
 	for _, g := range groups {
-		if g.update == nil || g.awaitingPromotion() || g.waiting() {
+		if g.update == nil || g.awaitingPromotion() || g.waiting() || g.analysisHolds() {
+			// A checkpoint pause waits for the batch's analysis run.
 			continue
 		}
 		s := g.state
@@ -477,7 +488,7 @@ func autoPromoteGroups(groups []*groupView) []string {
 			continue
 		}
 		s := g.state
-		if !s.AutoPromote || len(s.PlacedCanaries) < s.DesiredCanaries || !g.canariesHealthy() {
+		if !s.AutoPromote || len(s.PlacedCanaries) < s.DesiredCanaries || !g.canariesHealthy() || !g.canaryRunsCleared() {
 			return nil
 		}
 		out = append(out, g.name)

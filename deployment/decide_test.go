@@ -40,6 +40,9 @@ func TestDecide(t *testing.T) {
 }
 
 func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
+	if out, ok, err := sc.runAnalysis(t, td); ok {
+		return out, err
+	}
 	switch td.Cmd {
 	case "deployment":
 		sc.newDeployment(t, td)
@@ -86,6 +89,12 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		}
 		sc.obs.Now = now
 		countZones(sc.obs.Deployment, sc.obs.Allocs)
+		if !sc.obs.FromFigures {
+			// The store keeps the live figures whichever the watcher
+			// reads; analysis runs count batches by them.
+			sc.obs.Deployment.CountLiveFigures(sc.obs.Allocs)
+		}
+		sc.obs.InFlight = countInFlight(sc.obs.Allocs)
 		sc.last = Decide(sc.obs)
 		return formatDecision(sc.last), nil
 	case "apply":
@@ -123,6 +132,9 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		d, err := Pause(sc.obs.Deployment, td.Cmd == "pause", now)
 		if err != nil {
 			return "", err
+		}
+		if td.Cmd == "resume" {
+			structs.ApplyAnalysisRequest(d, &structs.DeploymentAnalysisRequest{Updates: ResumedAnalyses(sc.obs.Deployment)})
 		}
 		sc.obs.Deployment = d
 		return sc.show(), nil
@@ -434,9 +446,12 @@ func offsetArg(t *testing.T, td *datadriven.TestData, key string) (time.Time, er
 // formatDecision prints a decision with ResumeAt and WakeAt relative to
 // t0.
 func formatDecision(d Decision) string {
-	wake, resume, doneAt, groupDoneAt := d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt
-	d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt = time.Time{}, time.Time{}, nil, nil
+	wake, resume, doneAt, groupDoneAt, measure := d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt, d.Measure
+	d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt, d.Measure = time.Time{}, time.Time{}, nil, nil, nil
 	s := d.String()
+	if len(measure) > 0 {
+		s += "measure: " + formatMeasureRel(measure) + "\n"
+	}
 	if len(doneAt) > 0 {
 		s = strings.TrimSuffix(s, "change: none\n")
 		s += "zone-done-at: " + formatZones(doneAt, func(t time.Time) string { return "+" + t.Sub(t0).String() }) + "\n"
@@ -566,6 +581,7 @@ func (sc *scenario) apply() {
 		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 	}
+	structs.ApplyAnalysisRequest(d, &structs.DeploymentAnalysisRequest{Updates: dec.Analyses, WaitReasons: dec.WaitReasons})
 	sc.obs.Deployment = d
 	for _, id := range dec.MarkForReschedule {
 		for _, a := range sc.obs.Allocs {
@@ -609,6 +625,7 @@ func (sc *scenario) show() string {
 			}
 		}
 		b.WriteString("\n")
+		showRuns(&b, s)
 		for _, z := range s.Zones {
 			name := z.Name
 			if name == "" {

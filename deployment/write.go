@@ -46,6 +46,15 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 			dec.StatusDescription = ""
 		}
 	}
+	if len(dec.Analyses) > 0 || len(dec.WaitReasons) > 0 {
+		// Before the status: the runs of a deployment that ended are
+		// not written (a success ends its background runs).
+		req := &structs.DeploymentAnalysisRequest{DeploymentID: d.ID, Updates: dec.Analyses,
+			WaitReasons: dec.WaitReasons, UpdatedAt: now.UnixNano()}
+		if err := w.writer.UpdateDeploymentAnalysis(ctx, req); err != nil {
+			return fmt.Errorf("updating analysis runs: %w", err)
+		}
+	}
 	if dec.writesStatus() {
 		req := &structs.DeploymentStatusUpdateRequest{
 			DeploymentUpdate: statusUpdate(d, dec),

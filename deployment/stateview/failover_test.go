@@ -46,6 +46,14 @@ func (r *recorder) UpsertEvals(_ context.Context, req *structs.EvalUpdateRequest
 	return r.add(req)
 }
 
+func (r *recorder) UpdateDeploymentAnalysis(_ context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return r.add(req)
+}
+
+func (r *recorder) RecordAnalysisMeasurement(_ context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return r.add(req)
+}
+
 // restored returns a new store filled from a snapshot of src, table by
 // table, as a snapshot restore on a new leader fills one.
 func restored(t *testing.T, src *state.Store) *state.Store {
