@@ -73,7 +73,18 @@ func (e *env) addPlaced(count int, took time.Duration) {
 func rolloutJob(e *env, name, version string) JobSpec {
 	return JobSpec{ID: jobID(name, e.res), Count: e.cfg.Count, MaxParallel: e.cfg.MaxParallel,
 		MinHealthyTime: e.cfg.MinHealthyTime, Version: version, Zones: e.cfg.Scenario == ScenarioZones,
-		MaxSurge: e.cfg.MaxSurge}
+		MaxSurge: e.cfg.MaxSurge, Groups: e.cfg.Groups}
+}
+
+// groupsBound is the lower bound of a rollout of spec's groups one at a
+// time: the sum over its groups of ceil(group count / max_parallel) ×
+// min_healthy_time.
+func groupsBound(spec JobSpec) time.Duration {
+	var lb time.Duration
+	for i := range spec.GroupNames() {
+		lb += lowerBound(spec.GroupCount(i), spec.MaxParallel, spec.MinHealthyTime)
+	}
+	return lb
 }
 
 // zoneNames are the meta.zone values of n zones ("zone-01", …); nil for
@@ -154,6 +165,10 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 			}
 			lb = zlb
 			e.res.Add("zones", float64(zones), "", "")
+		}
+		if e.cfg.Scenario == ScenarioGroups {
+			lb = groupsBound(v1)
+			e.res.Add("groups", float64(len(v1.GroupNames())), "", "")
 		}
 		e.res.Add("first_version_healthy_s", round(first.Seconds()), "s", "")
 		e.res.Add("rollout_s", round(took.Seconds()), "s", "")
