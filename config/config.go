@@ -86,7 +86,8 @@ type Config struct {
 	// Telemetry is the telemetry block: what /v1/metrics publishes.
 	Telemetry Telemetry
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
-	// (without a join token) and /debug/pprof/ to non-loopback addresses.
+	// (without a join token), /v1/operator/debug/heap and /debug/pprof/ to
+	// non-loopback addresses.
 	// Off: until drover has ACLs they answer loopback (and other servers)
 	// only.
 	AllowRemoteOperator bool
