@@ -29,6 +29,7 @@ func scenarioJobID(scenario string, res *Result) string {
 // running.
 func runPlace(ctx context.Context, e *env) error {
 	spec := JobSpec{ID: jobID("place", e.res), Count: e.cfg.Count, Version: "1"}
+	meter := startCPUMeter(e.serverPIDs())
 	start := time.Now()
 	// Also when the scenario does not finish: reads matter most then.
 	defer func() { e.addReadFigures("place_", start, time.Now()) }()
@@ -60,6 +61,14 @@ func runPlace(ctx context.Context, e *env) error {
 		return err
 	}
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
+	// Placing costs the plans and, on every server, the clients' reports
+	// of the allocs running: measured to all running.
+	use, useErr := meter.stop()
+	e.addCPUFigures("place_", use, useErr)
+	if useErr == nil {
+		e.addServerCost("place_", use, spec.Count)
+	}
+	e.addLeaderHeap("", spec.Count)
 	return nil
 }
 
@@ -175,6 +184,11 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 		e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
 		e.res.Add("rollout_over_lower_bound", round(took.Seconds()/lb.Seconds()), "x", "<= 1.2")
 		e.addCPUFigures("rollout_", use, useErr)
+		if useErr == nil {
+			e.addServerCost("rollout_", use, e.cfg.Count)
+		}
+		// Both versions' allocs are in the state now.
+		e.addLeaderHeap("rollout_", 0)
 		e.addReadFigures("rollout_", registered, registered.Add(took))
 		if err := e.addStages(ctx, v1.ID, 1, registered, registered.Add(took)); err != nil {
 			e.res.Note("rollout stages not read: %v", err)
