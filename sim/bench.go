@@ -19,10 +19,11 @@ const (
 	ScenarioFailover = "failover"
 	ScenarioZones    = "zones"
 	ScenarioGroups   = "groups"
+	ScenarioJobs     = "jobs"
 )
 
 // Scenarios lists the scenario names.
-var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, ScenarioFailover, ScenarioZones, ScenarioGroups}
+var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, ScenarioFailover, ScenarioZones, ScenarioGroups, ScenarioJobs}
 
 // BenchConfig is one scenario run. Zero sizes take the scenario's full
 // size (see Sizes).
@@ -77,6 +78,8 @@ func Sizes(scenario string) (nodes, count, maxParallel, jobs int) {
 		return 1000, 100, 0, 100
 	case ScenarioZones:
 		return 5000, 10000, 500, 1
+	case ScenarioJobs:
+		return 5000, 1000, 100, 100
 	default: // rollout, failover
 		return 1000, 10000, 500, 1
 	}
@@ -160,6 +163,10 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		}
 	case ScenarioChurn:
 		res.Params["jobs"] = cfg.Jobs
+	case ScenarioJobs:
+		res.Params["jobs"] = cfg.Jobs
+		res.Params["max_parallel"] = cfg.MaxParallel
+		res.Params["min_healthy_time"] = cfg.MinHealthyTime.String()
 	}
 	e := &env{res: res, progress: NewProgress(cfg.Progress), cfg: cfg}
 	err = runBench(ctx, e)
@@ -265,6 +272,8 @@ func runBench(ctx context.Context, e *env) error {
 		_, err = runRollout(sctx, e, "zones", false)
 	case ScenarioGroups:
 		_, err = runRollout(sctx, e, "groups", false)
+	case ScenarioJobs:
+		err = runJobs(sctx, e)
 	}
 	e.progress.Done()
 	if err != nil {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -21,6 +22,9 @@ func jobID(name string, res *Result) string {
 func scenarioJobID(scenario string, res *Result) string {
 	if scenario == ScenarioChurn {
 		return fmt.Sprintf("%s-%03d", jobID("churn", res), 0)
+	}
+	if scenario == ScenarioJobs {
+		return jobID("jobs", res) // the one rolled out
 	}
 	return jobID(scenario, res)
 }
@@ -353,4 +357,71 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(math.Ceil(p*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// runJobs registers Jobs jobs of Count allocs at once, each with the
+// rollout's update block, waits until all run, then rolls the first one
+// out: the reads probed meanwhile (GET /v1/jobs among them, which reads
+// every job's summary) are those of a busy cluster with many jobs.
+func runJobs(ctx context.Context, e *env) error {
+	n := e.cfg.Jobs
+	first := rolloutJob(e, "jobs", "1")
+	specs := make([]JobSpec, n)
+	for i := range specs {
+		specs[i] = first
+		if i > 0 {
+			specs[i].ID = fmt.Sprintf("%s-%03d", first.ID, i)
+		}
+	}
+	start := time.Now()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.register(ctx, specs[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	pending := make([]string, n)
+	for i, s := range specs {
+		pending[i] = s.ID
+	}
+	total := n * e.cfg.Count
+	err := poll(ctx, "every job running", func() (bool, error) {
+		sums, err := e.summaries(ctx, pending)
+		if err != nil {
+			return false, err
+		}
+		var still []string
+		running := (n - len(pending)) * e.cfg.Count
+		for i, id := range pending {
+			running += min(sums[i].Running, e.cfg.Count)
+			if sums[i].Running < e.cfg.Count {
+				still = append(still, id)
+			}
+		}
+		pending = still
+		e.progress.Draw("jobs run", running, total)
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	e.progress.Done()
+	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
+	e.addReadFigures("place_", start, time.Now())
+	registered := time.Now()
+	took, err := rollTo(ctx, e, "jobs", "2", 1, nil)
+	if err != nil {
+		return err
+	}
+	e.res.Add("rollout_s", round(took.Seconds()), "s", "")
+	e.addReadFigures("rollout_", registered, registered.Add(took))
+	e.addLeaderHeap("", total)
+	return nil
 }
