@@ -373,6 +373,7 @@ func runJobs(ctx context.Context, e *env) error {
 			specs[i].ID = fmt.Sprintf("%s-%03d", first.ID, i)
 		}
 	}
+	meter := startCPUMeter(e.serverPIDs())
 	start := time.Now()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -415,6 +416,12 @@ func runJobs(ctx context.Context, e *env) error {
 	e.progress.Done()
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
 	e.addReadFigures("place_", start, time.Now())
+	use, useErr := meter.stop()
+	e.addCPUFigures("place_", use, useErr)
+	if useErr == nil {
+		e.addServerCost("place_", use, total)
+	}
+	meter = startCPUMeter(e.serverPIDs())
 	registered := time.Now()
 	took, err := rollTo(ctx, e, "jobs", "2", 1, nil)
 	if err != nil {
@@ -422,6 +429,11 @@ func runJobs(ctx context.Context, e *env) error {
 	}
 	e.res.Add("rollout_s", round(took.Seconds()), "s", "")
 	e.addReadFigures("rollout_", registered, registered.Add(took))
+	use, useErr = meter.stop()
+	e.addCPUFigures("rollout_", use, useErr)
+	if useErr == nil {
+		e.addServerCost("rollout_", use, e.cfg.Count)
+	}
 	e.addLeaderHeap("", total)
 	return nil
 }
