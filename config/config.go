@@ -89,7 +89,8 @@ type Config struct {
 	// measures the rollouts' analyses (website/jobspec/analysis.md).
 	Analysis Analysis
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
-	// (without a join token) and /debug/pprof/ to non-loopback addresses.
+	// (without a join token), /v1/operator/debug/heap and /debug/pprof/ to
+	// non-loopback addresses.
 	// Off: until drover has ACLs they answer loopback (and other servers)
 	// only.
 	AllowRemoteOperator bool

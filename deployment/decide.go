@@ -134,8 +134,10 @@ func Decide(obs Observation) Decision {
 		dec.CreateEval = true
 		return into(dec)
 	}
-	if newHealth(obs) && !d.AllPlaced() {
-		// With every group's allocs placed, new health frees no slot.
+	if newHealth(obs) && !d.AllPlaced() && !StagePlaced(d, obs.Job) {
+		// With every group's allocs placed, or those of its stage (the
+		// next zone or group starts below, with its pass), new health
+		// frees no slot.
 		dec.CreateEval = true
 	}
 

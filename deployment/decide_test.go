@@ -501,6 +501,11 @@ func (sc *scenario) setHealth(t *testing.T, td *datadriven.TestData) error {
 			countVerdict(sc.obs.Deployment.TaskGroups[a.TaskGroup], a.Zone, health)
 		}
 		a.DeploymentStatus.Healthy = &h
+		if td.HasArg("modify") {
+			// The index of the entry that recorded the verdict.
+			td.ScanArgs(t, "modify", &a.ModifyIndex)
+			a.DeploymentStatus.ModifyIndex = a.ModifyIndex
+		}
 		if td.HasArg("failed") {
 			a.ClientStatus = structs.AllocClientStatusFailed
 		}

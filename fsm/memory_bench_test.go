@@ -60,6 +60,8 @@ func (sc memoryScenario) placed(job *structs.Job, nodes []*structs.Node, evalID,
 		DeploymentID:  depID,
 		Metrics: &structs.AllocationMetric{
 			NodesInPool: len(nodes), NodesEvaluated: 13, AllocationTime: 21 * time.Microsecond,
+			// The chosen node's score, which every placement records.
+			Scores: map[string]float64{n.ID + structs.NormalizedScoreSuffix: 0.8 + float64(k%100)/1000},
 		},
 		CreateTime: now, ModifyTime: now,
 	}

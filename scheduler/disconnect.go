@@ -32,7 +32,7 @@ import (
 // disconnectScoreSuffix names, in AllocationMetric.Scores, the placement
 // score of the node an allocation was placed on (its key is the node ID
 // then this suffix); best_score compares it.
-const disconnectScoreSuffix = ".normalized-score"
+const disconnectScoreSuffix = structs.NormalizedScoreSuffix
 
 // disconnectPass handles the group's unknown and reconnected allocations
 // before the others are classified, and returns those it dealt with: the
@@ -211,11 +211,7 @@ func runningSince(tg *structs.TaskGroup, a *structs.Allocation) time.Time {
 // placementScore is the score of the node the allocation was placed on,
 // as its placement recorded it.
 func placementScore(a *structs.Allocation) (float64, bool) {
-	if a.Metrics == nil {
-		return 0, false
-	}
-	s, ok := a.Metrics.Scores[a.NodeID+disconnectScoreSuffix]
-	return s, ok
+	return a.Metrics.PlacementScore(a.NodeID)
 }
 
 // lostWaitsForClientStop reports whether a lost allocation of a group

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/droverhq/drover/deployment"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -30,7 +31,11 @@ func turnsHealthy(existing, u *structs.Allocation) bool {
 // job's evaluations already waits to be scheduled (its pass reads this
 // health, or the watcher asks for the next once it completes: it compares
 // the health's index with what the pass read), nor for a deployment that
-// is paused, superseded or awaiting promotion (the watcher decides those).
+// is paused, superseded or awaiting promotion (the watcher decides those),
+// nor for one whose current stage has every alloc placed
+// (deployment.StagePlaced): the health that completes the stage makes the
+// watcher start the next zone or group with its pass, which would
+// otherwise queue behind one that places nothing.
 func healthEvals(snap *state.Snapshot, keys map[healthKey]bool, now time.Time, newID func() string) ([]*structs.Evaluation, error) {
 	sorted := make([]healthKey, 0, len(keys))
 	for k := range keys {
@@ -59,7 +64,7 @@ func healthEvals(snap *state.Snapshot, keys map[healthKey]bool, now time.Time, n
 		if err != nil {
 			return nil, err
 		}
-		if job == nil || job.Stopped() || job.Version != d.JobVersion {
+		if job == nil || job.Stopped() || job.Version != d.JobVersion || deployment.StagePlaced(d, job) {
 			continue
 		}
 		evals, err := snap.PendingEvalsByJob(k.namespace, k.jobID)

@@ -18,10 +18,12 @@ const (
 	ScenarioChurn    = "churn"
 	ScenarioFailover = "failover"
 	ScenarioZones    = "zones"
+	ScenarioGroups   = "groups"
+	ScenarioJobs     = "jobs"
 )
 
 // Scenarios lists the scenario names.
-var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, ScenarioFailover, ScenarioZones}
+var Scenarios = []string{ScenarioPlace, ScenarioRollout, ScenarioChurn, ScenarioFailover, ScenarioZones, ScenarioGroups, ScenarioJobs}
 
 // BenchConfig is one scenario run. Zero sizes take the scenario's full
 // size (see Sizes).
@@ -50,6 +52,7 @@ type BenchConfig struct {
 	MinHealthyTime time.Duration // rollout, failover
 	Jobs           int           // churn
 	Zones          int           // zones: how many zones the nodes are in (default 20)
+	Groups         int           // groups: how many groups the job rolls one at a time (default 10)
 	CPUMHz         int64
 	MemoryMB       int64
 
@@ -75,6 +78,8 @@ func Sizes(scenario string) (nodes, count, maxParallel, jobs int) {
 		return 1000, 100, 0, 100
 	case ScenarioZones:
 		return 5000, 10000, 500, 1
+	case ScenarioJobs:
+		return 5000, 1000, 100, 100
 	default: // rollout, failover
 		return 1000, 10000, 500, 1
 	}
@@ -106,6 +111,9 @@ func (c BenchConfig) withDefaults() (BenchConfig, error) {
 	}
 	if c.Scenario == ScenarioZones && c.Zones <= 0 {
 		c.Zones = 20
+	}
+	if c.Scenario == ScenarioGroups && c.Groups <= 1 {
+		c.Groups = 10
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 15 * time.Minute
@@ -141,17 +149,24 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 	res.Machine.Build = cfg.Build
 	res.Machine.CalibrationMS = Calibrate()
 	switch cfg.Scenario {
-	case ScenarioRollout, ScenarioFailover, ScenarioZones:
+	case ScenarioRollout, ScenarioFailover, ScenarioZones, ScenarioGroups:
 		res.Params["max_parallel"] = cfg.MaxParallel
 		res.Params["min_healthy_time"] = cfg.MinHealthyTime.String()
 		if cfg.Scenario == ScenarioZones {
 			res.Params["zones"] = cfg.Zones
+		}
+		if cfg.Scenario == ScenarioGroups {
+			res.Params["groups"] = cfg.Groups
 		}
 		if cfg.MaxSurge > 0 {
 			res.Params["max_surge"] = cfg.MaxSurge
 		}
 	case ScenarioChurn:
 		res.Params["jobs"] = cfg.Jobs
+	case ScenarioJobs:
+		res.Params["jobs"] = cfg.Jobs
+		res.Params["max_parallel"] = cfg.MaxParallel
+		res.Params["min_healthy_time"] = cfg.MinHealthyTime.String()
 	}
 	e := &env{res: res, progress: NewProgress(cfg.Progress), cfg: cfg}
 	err = runBench(ctx, e)
@@ -255,6 +270,10 @@ func runBench(ctx context.Context, e *env) error {
 		err = runFailover(sctx, e)
 	case ScenarioZones:
 		_, err = runRollout(sctx, e, "zones", false)
+	case ScenarioGroups:
+		_, err = runRollout(sctx, e, "groups", false)
+	case ScenarioJobs:
+		err = runJobs(sctx, e)
 	}
 	e.progress.Done()
 	if err != nil {

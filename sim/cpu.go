@@ -129,6 +129,8 @@ type cpuUse struct {
 	// measured is how many server processes were measured.
 	measured      int
 	servers, self time.Duration
+	// perServer is each server process's own, by PID.
+	perServer map[int]time.Duration
 	// busy is the share of the machine's CPU time not idle, 0 to 1.
 	busy float64
 }
@@ -139,13 +141,14 @@ func (m *cpuMeter) stop() (cpuUse, error) {
 	if m.err != nil {
 		return cpuUse{}, m.err
 	}
-	u := cpuUse{measured: len(m.servers)}
+	u := cpuUse{measured: len(m.servers), perServer: map[int]time.Duration{}}
 	for _, pid := range m.servers {
 		t, err := CPUTime(pid)
 		if err != nil {
 			return cpuUse{}, err
 		}
 		u.servers += t - m.start[pid]
+		u.perServer[pid] = t - m.start[pid]
 	}
 	self, err := CPUTime(0)
 	if err != nil {

@@ -90,7 +90,7 @@ func (e *env) waitEval(ctx context.Context, id string) (*structs.Evaluation, err
 	return out, err
 }
 
-// summary reads one group's summary of a job.
+// summary reads a job's summary, its groups' counts added up.
 func (e *env) summary(ctx context.Context, jobID string) (structs.TaskGroupSummary, error) {
 	var out structs.TaskGroupSummary
 	err := e.call(ctx, func(ctx context.Context, c *apiclient.Client) error {
@@ -98,7 +98,15 @@ func (e *env) summary(ctx context.Context, jobID string) (structs.TaskGroupSumma
 		if err != nil {
 			return err
 		}
-		out = s.Summary["g"]
+		for _, g := range s.Summary {
+			out.Queued += g.Queued
+			out.Starting += g.Starting
+			out.Running += g.Running
+			out.Complete += g.Complete
+			out.Failed += g.Failed
+			out.Lost += g.Lost
+			out.Unknown += g.Unknown
+		}
 		return nil
 	})
 	return out, err

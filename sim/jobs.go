@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -20,13 +21,56 @@ type JobSpec struct {
 	// MaxSurge, when above 0, starts that many of a batch's replacements
 	// beside the allocs they replace.
 	MaxSurge int
+	// Groups, when above 1, splits Count over that many groups (g01,
+	// g02, …; the first ones take the remainder) rolled one at a time in
+	// that order (group_order); otherwise the job has one group "g".
+	Groups int
+}
+
+// GroupNames are the job's group names, in rollout order.
+func (s JobSpec) GroupNames() []string {
+	if s.Groups <= 1 {
+		return []string{"g"}
+	}
+	out := make([]string, s.Groups)
+	for i := range out {
+		out[i] = fmt.Sprintf("g%02d", i+1)
+	}
+	return out
+}
+
+// GroupCount is the count of the i-th group.
+func (s JobSpec) GroupCount(i int) int {
+	n := max(s.Groups, 1)
+	c := s.Count / n
+	if i < s.Count%n {
+		c++
+	}
+	return c
 }
 
 // APIJob returns the job as Nomad's API JSON (what PUT /v1/jobs takes).
 func (s JobSpec) APIJob() map[string]any {
+	var groups []any
+	for i, name := range s.GroupNames() {
+		groups = append(groups, s.apiGroup(name, s.GroupCount(i)))
+	}
+	job := map[string]any{
+		"ID": s.ID, "Name": s.ID, "Type": "service", "Datacenters": []string{"dc1"},
+		"TaskGroups":  groups,
+		"Constraints": []any{map[string]any{"LTarget": "${meta." + MetaSim + "}", "RTarget": "true", "Operand": "="}},
+	}
+	if s.Groups > 1 {
+		job["Update"] = map[string]any{"GroupOrder": s.GroupNames()}
+	}
+	return job
+}
+
+// apiGroup is one group of the job.
+func (s JobSpec) apiGroup(name string, count int) map[string]any {
 	group := map[string]any{
-		"Name":          "g",
-		"Count":         s.Count,
+		"Name":          name,
+		"Count":         count,
 		"EphemeralDisk": map[string]any{"SizeMB": 1},
 		"Tasks": []any{map[string]any{
 			"Name": "t", "Driver": "mock",
@@ -54,9 +98,5 @@ func (s JobSpec) APIJob() map[string]any {
 			group["Update"].(map[string]any)["Zones"] = map[string]any{"Attribute": "${meta.zone}", "Mode": "zone_by_zone"}
 		}
 	}
-	return map[string]any{
-		"ID": s.ID, "Name": s.ID, "Type": "service", "Datacenters": []string{"dc1"},
-		"TaskGroups":  []any{group},
-		"Constraints": []any{map[string]any{"LTarget": "${meta." + MetaSim + "}", "RTarget": "true", "Operand": "="}},
-	}
+	return group
 }

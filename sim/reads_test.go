@@ -24,6 +24,8 @@ func TestProbeReads(t *testing.T) {
 			_, _ = w.Write([]byte(`"127.0.0.1:4647"`))
 		case "/v1/job/j":
 			http.Error(w, "job not found", http.StatusNotFound)
+		case "/v1/jobs":
+			_, _ = w.Write([]byte(`[]`))
 		default:
 			http.Error(w, "no", http.StatusInternalServerError)
 		}
@@ -70,6 +72,9 @@ func TestProbeReads(t *testing.T) {
 	}
 	if jobs := p.figures("job", first, time.Now()); jobs.n < 2 {
 		t.Fatalf("job reads %+v", jobs)
+	}
+	if list := p.figures("jobs", first, time.Now()); list.n < 2 {
+		t.Fatalf("job list reads %+v", list)
 	}
 }
 

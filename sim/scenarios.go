@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -22,6 +23,9 @@ func scenarioJobID(scenario string, res *Result) string {
 	if scenario == ScenarioChurn {
 		return fmt.Sprintf("%s-%03d", jobID("churn", res), 0)
 	}
+	if scenario == ScenarioJobs {
+		return jobID("jobs", res) // the one rolled out
+	}
 	return jobID(scenario, res)
 }
 
@@ -29,6 +33,7 @@ func scenarioJobID(scenario string, res *Result) string {
 // running.
 func runPlace(ctx context.Context, e *env) error {
 	spec := JobSpec{ID: jobID("place", e.res), Count: e.cfg.Count, Version: "1"}
+	meter := startCPUMeter(e.serverPIDs())
 	start := time.Now()
 	// Also when the scenario does not finish: reads matter most then.
 	defer func() { e.addReadFigures("place_", start, time.Now()) }()
@@ -60,6 +65,14 @@ func runPlace(ctx context.Context, e *env) error {
 		return err
 	}
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
+	// Placing costs the plans and, on every server, the clients' reports
+	// of the allocs running: measured to all running.
+	use, useErr := meter.stop()
+	e.addCPUFigures("place_", use, useErr)
+	if useErr == nil {
+		e.addServerCost("place_", use, spec.Count)
+	}
+	e.addLeaderHeap("", spec.Count)
 	return nil
 }
 
@@ -73,7 +86,18 @@ func (e *env) addPlaced(count int, took time.Duration) {
 func rolloutJob(e *env, name, version string) JobSpec {
 	return JobSpec{ID: jobID(name, e.res), Count: e.cfg.Count, MaxParallel: e.cfg.MaxParallel,
 		MinHealthyTime: e.cfg.MinHealthyTime, Version: version, Zones: e.cfg.Scenario == ScenarioZones,
-		MaxSurge: e.cfg.MaxSurge}
+		MaxSurge: e.cfg.MaxSurge, Groups: e.cfg.Groups}
+}
+
+// groupsBound is the lower bound of a rollout of spec's groups one at a
+// time: the sum over its groups of ceil(group count / max_parallel) ×
+// min_healthy_time.
+func groupsBound(spec JobSpec) time.Duration {
+	var lb time.Duration
+	for i := range spec.GroupNames() {
+		lb += lowerBound(spec.GroupCount(i), spec.MaxParallel, spec.MinHealthyTime)
+	}
+	return lb
 }
 
 // zoneNames are the meta.zone values of n zones ("zone-01", …); nil for
@@ -155,11 +179,20 @@ func runRollout(ctx context.Context, e *env, name string, quiet bool) (time.Dura
 			lb = zlb
 			e.res.Add("zones", float64(zones), "", "")
 		}
+		if e.cfg.Scenario == ScenarioGroups {
+			lb = groupsBound(v1)
+			e.res.Add("groups", float64(len(v1.GroupNames())), "", "")
+		}
 		e.res.Add("first_version_healthy_s", round(first.Seconds()), "s", "")
 		e.res.Add("rollout_s", round(took.Seconds()), "s", "")
 		e.res.Add("lower_bound_s", round(lb.Seconds()), "s", "")
 		e.res.Add("rollout_over_lower_bound", round(took.Seconds()/lb.Seconds()), "x", "<= 1.2")
 		e.addCPUFigures("rollout_", use, useErr)
+		if useErr == nil {
+			e.addServerCost("rollout_", use, e.cfg.Count)
+		}
+		// Both versions' allocs are in the state now.
+		e.addLeaderHeap("rollout_", 0)
 		e.addReadFigures("rollout_", registered, registered.Add(took))
 		if err := e.addStages(ctx, v1.ID, 1, registered, registered.Add(took)); err != nil {
 			e.res.Note("rollout stages not read: %v", err)
@@ -324,4 +357,83 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(math.Ceil(p*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// runJobs registers Jobs jobs of Count allocs at once, each with the
+// rollout's update block, waits until all run, then rolls the first one
+// out: the reads probed meanwhile (GET /v1/jobs among them, which reads
+// every job's summary) are those of a busy cluster with many jobs.
+func runJobs(ctx context.Context, e *env) error {
+	n := e.cfg.Jobs
+	first := rolloutJob(e, "jobs", "1")
+	specs := make([]JobSpec, n)
+	for i := range specs {
+		specs[i] = first
+		if i > 0 {
+			specs[i].ID = fmt.Sprintf("%s-%03d", first.ID, i)
+		}
+	}
+	meter := startCPUMeter(e.serverPIDs())
+	start := time.Now()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.register(ctx, specs[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	pending := make([]string, n)
+	for i, s := range specs {
+		pending[i] = s.ID
+	}
+	total := n * e.cfg.Count
+	err := poll(ctx, "every job running", func() (bool, error) {
+		sums, err := e.summaries(ctx, pending)
+		if err != nil {
+			return false, err
+		}
+		var still []string
+		running := (n - len(pending)) * e.cfg.Count
+		for i, id := range pending {
+			running += min(sums[i].Running, e.cfg.Count)
+			if sums[i].Running < e.cfg.Count {
+				still = append(still, id)
+			}
+		}
+		pending = still
+		e.progress.Draw("jobs run", running, total)
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	e.progress.Done()
+	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
+	e.addReadFigures("place_", start, time.Now())
+	use, useErr := meter.stop()
+	e.addCPUFigures("place_", use, useErr)
+	if useErr == nil {
+		e.addServerCost("place_", use, total)
+	}
+	meter = startCPUMeter(e.serverPIDs())
+	registered := time.Now()
+	took, err := rollTo(ctx, e, "jobs", "2", 1, nil)
+	if err != nil {
+		return err
+	}
+	e.res.Add("rollout_s", round(took.Seconds()), "s", "")
+	e.addReadFigures("rollout_", registered, registered.Add(took))
+	use, useErr = meter.stop()
+	e.addCPUFigures("rollout_", use, useErr)
+	if useErr == nil {
+		e.addServerCost("rollout_", use, e.cfg.Count)
+	}
+	e.addLeaderHeap("", total)
+	return nil
 }

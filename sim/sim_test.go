@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -312,5 +313,47 @@ func TestStartServersRefusesAnEarlierRunsDir(t *testing.T) {
 	_, err := StartServers(t.Context(), ServersConfig{Mode: ModeCluster3, Binary: "/nonexistent/drover", Dir: dir})
 	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "server-2") {
 		t.Fatalf("want the earlier run's dir refused, got %v", err)
+	}
+}
+
+// The groups scenario's job splits its count over its groups, rolled one
+// at a time in order (group_order), and its bound adds up each group's.
+func TestJobSpecGroups(t *testing.T) {
+	spec := JobSpec{ID: "g", Count: 23, MaxParallel: 5, MinHealthyTime: time.Second, Version: "1", Groups: 3}
+	b, err := json.Marshal(spec.APIJob())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Update     struct{ GroupOrder []string }
+		TaskGroups []struct {
+			Name   string
+			Count  int
+			Update struct{ MaxParallel int }
+		}
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"g01", "g02", "g03"}
+	if !slices.Equal(got.Update.GroupOrder, want) || len(got.TaskGroups) != 3 {
+		t.Fatalf("job = %s", b)
+	}
+	total := 0
+	for i, g := range got.TaskGroups {
+		total += g.Count
+		if g.Name != want[i] || g.Update.MaxParallel != 5 || g.Count < 7 || g.Count > 8 {
+			t.Errorf("group %d = %+v", i, g)
+		}
+	}
+	if total != 23 {
+		t.Errorf("the groups count %d allocs, want 23", total)
+	}
+	// 8, 8 and 7 allocs at 5 at a time: 2 batches each.
+	if lb := groupsBound(spec); lb != 6*time.Second {
+		t.Errorf("bound %v, want 6s", lb)
+	}
+	if one := (JobSpec{Count: 4}); !slices.Equal(one.GroupNames(), []string{"g"}) || one.GroupCount(0) != 4 {
+		t.Errorf("one group: %v %d", one.GroupNames(), one.GroupCount(0))
 	}
 }

@@ -23,6 +23,10 @@ const metricsInterval = 10 * time.Second
 var timerNames = map[string]string{
 	"nomad.drover.rollout.stage_start_time": "stage_start",
 	"nomad.drover.rollout.batch_start_time": "batch_start",
+	// What a change of stage or batch is made of: a scheduling pass of
+	// the job, and its plan's commit.
+	"nomad.nomad.worker.invoke_scheduler.service": "scheduler_run",
+	"nomad.nomad.plan.submit":                     "plan_submit",
 }
 
 // timerSum is one timer summed over intervals.

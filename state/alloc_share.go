@@ -33,6 +33,7 @@ type resKey struct{ ns, job, group string }
 
 // shareAlloc makes a (a fresh copy about to be inserted, with existing
 // its stored version or nil) point to shared copies: interned strings,
+// the placement score kept without a map of its own,
 // the reservation of an earlier alloc of the same group in this
 // transaction (or of existing) when equal, and the stored job object when
 // a.Job is that same job version.
@@ -65,6 +66,17 @@ func (t *WriteTxn) shareAlloc(a, existing *structs.Allocation) error {
 			return err
 		}
 		a.Job = j
+	}
+	if m := a.Metrics; m != nil && len(m.Scores) == 1 {
+		// The placement's score of its node, out of a map of its own
+		// (structs.AllocationMetric.ScoreNode); a's Metrics may be
+		// shared with what it was copied from.
+		c := *m
+		c.CompactScore(a.NodeID)
+		if c.ScoreNode != "" {
+			c.ScoreNode = a.NodeID // interned above
+			a.Metrics = &c
+		}
 	}
 	return nil
 }

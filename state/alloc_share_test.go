@@ -320,3 +320,31 @@ func TestClientUpdateComparesEventExtras(t *testing.T) {
 		t.Fatalf("stored kill reason %q, want the reported one", got)
 	}
 }
+
+// The placement's score of its node is stored without a map of its own,
+// reads the same, and leaves the written alloc's metric alone.
+func TestPlacementScoreStoredCompact(t *testing.T) {
+	s := newStore(t)
+	job := registerJob(t, s, 1, statetest.Job("web", 2))
+	a := statetest.Alloc(job, statetest.Node("a"), "e1", "", 0)
+	a.Metrics = &structs.AllocationMetric{NodesEvaluated: 2,
+		Scores: map[string]float64{a.NodeID + structs.NormalizedScoreSuffix: 0.5}}
+	must(t, s.UpsertAllocs(2, []*structs.Allocation{a}, 10))
+	got := stored(t, s, a.ID).Metrics
+	if got.Scores != nil || got.ScoreNode != a.NodeID || got.NodesEvaluated != 2 {
+		t.Fatalf("stored metric %+v", got)
+	}
+	if sc, ok := got.PlacementScore(a.NodeID); !ok || sc != 0.5 {
+		t.Fatalf("stored score %v %v", sc, ok)
+	}
+	if len(a.Metrics.Scores) != 1 || a.Metrics.ScoreNode != "" {
+		t.Fatalf("the written alloc's metric changed: %+v", a.Metrics)
+	}
+	// A later write of the alloc (a stop in a plan) keeps it compact.
+	stop := stored(t, s, a.ID).Copy()
+	stop.DesiredStatus = structs.AllocDesiredStatusStop
+	must(t, s.UpsertAllocs(3, []*structs.Allocation{stop}, 11))
+	if m := stored(t, s, a.ID).Metrics; m.Scores != nil || m.ScoreNode != a.NodeID || m.NodeScore != 0.5 {
+		t.Fatalf("after a stop %+v", m)
+	}
+}

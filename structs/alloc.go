@@ -1,7 +1,9 @@
 package structs
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -389,4 +391,57 @@ type AllocationMetric struct {
 	Scores             map[string]float64 `json:",omitempty"`
 	AllocationTime     time.Duration      `codec:",omitempty"`
 	CoalescedFailures  int                `codec:",omitempty"`
+	// ScoreNode and NodeScore (drover) hold the one entry of Scores that
+	// every placement records, the score of the node the alloc was placed
+	// on (key ScoreNode + NormalizedScoreSuffix), as the state store keeps
+	// it: a map of one entry per alloc cost some 300 bytes of every
+	// server's heap. JSON shows the entry in Scores, as before; see
+	// PlacementScore.
+	ScoreNode string  `json:"-" codec:",omitempty"`
+	NodeScore float64 `json:"-" codec:",omitempty"`
+}
+
+// NormalizedScoreSuffix follows a node ID in AllocationMetric.Scores: the
+// placement score of that node (Nomad's "<node>.normalized-score").
+const NormalizedScoreSuffix = ".normalized-score"
+
+// PlacementScore returns the score the placement recorded for nodeID:
+// ScoreNode's, or the entry of Scores.
+func (m *AllocationMetric) PlacementScore(nodeID string) (float64, bool) {
+	if m == nil {
+		return 0, false
+	}
+	if m.ScoreNode != "" && m.ScoreNode == nodeID {
+		return m.NodeScore, true
+	}
+	s, ok := m.Scores[nodeID+NormalizedScoreSuffix]
+	return s, ok
+}
+
+// CompactScore moves the only entry of Scores, when it is nodeID's, to
+// ScoreNode and NodeScore. m must be the caller's to change (its maps
+// are not changed).
+func (m *AllocationMetric) CompactScore(nodeID string) {
+	if m == nil || len(m.Scores) != 1 || nodeID == "" {
+		return
+	}
+	s, ok := m.Scores[nodeID+NormalizedScoreSuffix]
+	if !ok {
+		return
+	}
+	m.ScoreNode, m.NodeScore, m.Scores = nodeID, s, nil
+}
+
+// MarshalJSON writes the metric as Nomad's, ScoreNode's score an entry
+// of Scores.
+func (m AllocationMetric) MarshalJSON() ([]byte, error) {
+	type plain AllocationMetric
+	p := plain(m)
+	if p.ScoreNode != "" {
+		scores := make(map[string]float64, len(p.Scores)+1)
+		maps.Copy(scores, p.Scores)
+		scores[p.ScoreNode+NormalizedScoreSuffix] = p.NodeScore
+		p.Scores = scores
+	}
+	return json.Marshal(p)
 }

@@ -172,7 +172,7 @@ func newSimBenchCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Run a scale scenario (place, rollout, churn, failover, zones) and record its figures",
+		Short: "Run a scale scenario (place, rollout, churn, failover, zones, groups, jobs) and record its figures",
 		Long: `Run a scale scenario against existing servers (-servers) or servers it starts
 itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 127.0.0.1. The result is printed as a table and written as JSON under -out.
@@ -180,7 +180,11 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
   place     one job of -count allocs (100,000) over -nodes (5,000)
   rollout   a -count (10,000) alloc job rolled out at -max-parallel (500)
   churn     -jobs (100) jobs of -count (100) allocs submitted at once
-  failover  the rollout with the leader SIGKILLed halfway (needs -cluster3)`,
+  failover  the rollout with the leader SIGKILLed halfway (needs -cluster3)
+  zones     the rollout zone by zone over -zones (20) zones of the nodes
+  groups    the rollout of a job of -groups (10) groups, one group at a time
+  jobs      -jobs (100) jobs of -count (1,000) allocs placed, then one rolled
+            out at -max-parallel (100); GET /v1/jobs is probed throughout`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Servers = splitAddrs(servers)
@@ -244,7 +248,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Scenario, "scenario", sim.ScenarioPlace, "place, rollout, churn, failover or zones")
+	f.StringVar(&cfg.Scenario, "scenario", sim.ScenarioPlace, "place, rollout, churn, failover, zones, groups or jobs")
 	f.StringVar(&servers, "servers", "", "existing servers' HTTP addresses, comma-separated")
 	f.BoolVar(&dev, "dev", false, "start one dev agent (drover agent -dev) to run against")
 	f.BoolVar(&cluster3, "cluster3", false, "start three servers (bootstrap_expect 3) to run against")
@@ -259,9 +263,10 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.IntVar(&cfg.Count, "count", 0, "allocs per job (default: the scenario's full size)")
 	f.IntVar(&cfg.MaxParallel, "max-parallel", 0, "rollout max_parallel (default 500)")
 	f.DurationVar(&cfg.MinHealthyTime, "min-healthy-time", time.Second, "rollout min_healthy_time")
-	f.IntVar(&cfg.Jobs, "jobs", 0, "churn: number of jobs (default 100)")
+	f.IntVar(&cfg.Jobs, "jobs", 0, "churn, jobs: number of jobs (default 100)")
 	f.IntVar(&cfg.Zones, "zones", 0, "zones: how many zones the nodes are in (default 20)")
 	f.IntVar(&cfg.MaxSurge, "max-surge", 0, "rollout, zones: max_surge (default none)")
+	f.IntVar(&cfg.Groups, "groups", 0, "groups: how many groups the job rolls one at a time, by group_order (default 10)")
 	f.Int64Var(&cfg.CPUMHz, "cpu", sim.DefaultCPUMHz, "CPU of each node (MHz)")
 	f.Int64Var(&cfg.MemoryMB, "memory", sim.DefaultMemoryMB, "memory of each node (MB)")
 	f.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound on the scenario once the nodes are up")
