@@ -21,6 +21,10 @@ type scenario struct {
 	obs Observation
 	// last is the latest decision, which apply writes.
 	last Decision
+	// waitReasons, set by the command wait-reasons, prints each
+	// decision's WaitReasons and each group's stored WaitReason; the
+	// files written before them leave them out.
+	waitReasons bool
 }
 
 // TestDecide runs the scenario files under testdata/decide. Each file
@@ -79,6 +83,10 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		return "", nil
 	case "group-order":
 		return "", sc.setGroupOrder(t, td)
+	case "wait-reasons":
+		sc.waitReasons = true
+		return "", nil
+
 	case "decide":
 		now, err := offsetArg(t, td, "now")
 		if err != nil {
@@ -86,8 +94,15 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		}
 		sc.obs.Now = now
 		countZones(sc.obs.Deployment, sc.obs.Allocs)
+		if sc.waitReasons {
+			countPlaced(sc.obs.Deployment, sc.obs.Allocs)
+		}
 		sc.last = Decide(sc.obs)
-		return formatDecision(sc.last), nil
+		shown := sc.last
+		if !sc.waitReasons {
+			shown.WaitReasons = nil
+		}
+		return formatDecision(shown), nil
 	case "apply":
 		sc.apply()
 		return sc.show(), nil
@@ -564,6 +579,9 @@ func (sc *scenario) apply() {
 		for name, at := range u.GroupDoneAt {
 			d.TaskGroups[name].DoneAt = at
 		}
+		for name, r := range u.WaitReasons {
+			d.TaskGroups[name].WaitReason = r
+		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 	}
 	sc.obs.Deployment = d
@@ -609,6 +627,9 @@ func (sc *scenario) show() string {
 			}
 		}
 		b.WriteString("\n")
+		if sc.waitReasons && s.WaitReason != "" {
+			fmt.Fprintf(&b, "  waits: %s\n", s.WaitReason)
+		}
 		for _, z := range s.Zones {
 			name := z.Name
 			if name == "" {
@@ -630,4 +651,20 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// countPlaced sets each group's PlacedAllocs as the store keeps it, so
+// that PlacedAllocs − HealthyAllocs − UnhealthyAllocs (the first
+// verdicts) is the number of the group's allocs with no verdict yet: those
+// the watcher sees in flight.
+func countPlaced(d *structs.Deployment, allocs []*structs.Allocation) {
+	for name, s := range d.TaskGroups {
+		pending := 0
+		for _, a := range allocs {
+			if a.TaskGroup == name && !a.TerminalStatus() && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
+				pending++
+			}
+		}
+		s.PlacedAllocs = s.HealthyAllocs + s.UnhealthyAllocs + pending
+	}
 }

@@ -3,6 +3,7 @@ package deployment
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,13 +99,17 @@ type Decision struct {
 	GroupStates map[string]string
 	// GroupDoneAt sets groups' DoneAt: when a group was done.
 	GroupDoneAt map[string]time.Time
+	// WaitReasons sets groups' WaitReason (wait_reason.go): only those
+	// whose sentence changes; "" clears it.
+	WaitReasons map[string]string
 }
 
 // Changed reports whether the decision asks for any write.
 func (d Decision) Changed() bool {
 	return d.Status != "" || d.StatusDescription != "" || d.Promote || d.Fail ||
 		d.RevertTo != nil || d.Stable || len(d.MarkForReschedule) > 0 || d.CreateEval ||
-		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups()
+		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups() ||
+		len(d.WaitReasons) > 0
 }
 
 // changesGroups reports whether the decision moves an ordered group on.
@@ -122,7 +127,7 @@ func (d Decision) changesZones() bool {
 // rollout bookkeeping.
 func (d Decision) writesStatus() bool {
 	return d.Status != "" || d.StatusDescription != "" || len(d.CheckpointsReached) > 0 ||
-		len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups()
+		len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups() || len(d.WaitReasons) > 0
 }
 
 // String renders the decision one field per line, in a fixed order, for
@@ -171,6 +176,9 @@ func (d Decision) String() string {
 	}
 	if len(d.GroupDoneAt) > 0 {
 		line("group-done-at", formatMap(d.GroupDoneAt, func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }))
+	}
+	if len(d.WaitReasons) > 0 {
+		line("wait-reasons", formatMap(d.WaitReasons, strconv.Quote))
 	}
 	if d.CreateEval {
 		line("eval", "true")
