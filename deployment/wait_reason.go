@@ -43,6 +43,10 @@ type waitFacts struct {
 	WaitsUntil         time.Time
 	PauseBetweenGroups time.Duration
 
+	// Analysis is the sentence of the analysis run that holds the group
+	// (analysisHold); "" when none.
+	Analysis string
+
 	// Canaries awaiting promotion.
 	Canaries, HealthyCanaries int
 	AwaitingPromotion         bool
@@ -96,6 +100,8 @@ func waitReason(f waitFacts) string {
 		return fmt.Sprintf("group_order: pause_between_groups %s after group %s, until %s", short(f.PauseBetweenGroups), f.WaitsFor, clock(f.WaitsUntil))
 	case f.WaitsFor != "":
 		return fmt.Sprintf("group_order: waits for group %s to be done", f.WaitsFor)
+	case f.Analysis != "":
+		return f.Analysis
 	case f.AwaitingPromotion && f.HealthyCanaries < f.Canaries:
 		return fmt.Sprintf("canaries: %d of %d healthy", f.HealthyCanaries, f.Canaries)
 	case f.AwaitingPromotion && f.AutoPromote:
@@ -231,7 +237,40 @@ func waitFactsOf(obs Observation, g *groupView, order *groupWork, dec Decision) 
 		}
 	}
 	f.Zone = g.zones.holding(obs.Now)
+	f.Analysis = analysisHold(g)
 	return f
+}
+
+// analysisHold is the sentence of the group's analysis run that holds its
+// next batch or its promotion: the latest canary or each_batch run still
+// running (a background run holds nothing). It leaves the count of
+// measurements out, so that it is written once per run, not at each
+// measurement.
+func analysisHold(g *groupView) string {
+	runs := g.state.Analyses
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if r == nil || r.Phase != structs.AnalysisPhaseRunning || r.When == structs.AnalysisWhenBackground {
+			continue
+		}
+		what := "promotion"
+		if r.When == structs.AnalysisWhenEachBatch {
+			what = fmt.Sprintf("the next batch after batch %d", r.Batch)
+			if r.Zone != "" {
+				what += fmt.Sprintf(" (zone %q)", r.Zone)
+			}
+		}
+		count := ""
+		if g.update != nil {
+			for _, a := range g.update.Analyses {
+				if a != nil && a.Name == r.Name {
+					count = fmt.Sprintf(": %d measurements, every %s", a.Count, short(a.Interval))
+				}
+			}
+		}
+		return fmt.Sprintf("analysis %q gates %s%s", r.Name, what, count)
+	}
+	return ""
 }
 
 // holding returns the zone that holds the group's next batch: the next
