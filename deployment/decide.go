@@ -92,6 +92,7 @@ func Decide(obs Observation) Decision {
 		}
 	}
 	groups := viewGroups(obs)
+	attachAnalyses(obs, groups)
 	byName := make(map[string]*groupView, len(groups))
 	for _, g := range groups {
 		byName[g.name] = g
@@ -102,7 +103,7 @@ func Decide(obs Observation) Decision {
 	order := newGroupWork(groups, obs.Job)
 	order.progress(obs.Now)
 	into := func(dec Decision) Decision {
-		return withWaitReasons(obs, groups, order, order.into(zones.into(dec)))
+		return withWaitReasons(obs, groups, order, analysisInto(obs, groups, order.into(zones.into(dec))))
 	}
 
 	unhealthy := checkUnhealthy(obs, byName)
@@ -115,6 +116,13 @@ func Decide(obs Observation) Decision {
 	var dec Decision
 	dec.MarkForReschedule = unhealthy.reschedule
 	dec.CreateEval = len(dec.MarkForReschedule) > 0
+	if desc, ok := inconclusiveRun(groups); ok && !paused {
+		// A monitoring outage must not fail or revert a good version:
+		// the deployment waits for an operator.
+		dec.Status = structs.DeploymentStatusPaused
+		dec.StatusDescription = desc
+		return into(dec)
+	}
 	if paused {
 		if d.ResumeAt.IsZero() {
 			return into(dec)
@@ -239,6 +247,7 @@ const (
 	failureMaxUnhealthy
 	failureDeadline
 	failureGroupServing
+	failureAnalysis
 )
 
 // failure is one reason for one group to fail the deployment.
@@ -289,6 +298,7 @@ func findFailures(obs Observation, groups []*groupView, order *groupWork, failin
 	if !paused {
 		out = append(out, order.servingFailures(obs.Now)...)
 	}
+	out = append(out, analysisFailures(groups)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].kind < out[j].kind })
 	return out
 }
@@ -343,7 +353,7 @@ func onFailure(obs Observation, groups []*groupView, fs []failure, reschedule []
 // failurePause reports whether desc is the description of a pause on a
 // failure (on_failure = "pause").
 func failurePause(desc string) bool {
-	return strings.HasPrefix(desc, "Deployment paused: ") ||
+	return strings.HasPrefix(desc, "Deployment paused: ") || structs.IsAnalysisDescription(desc) ||
 		desc == structs.DeploymentStatusDescriptionPausedAllocations ||
 		desc == structs.DeploymentStatusDescriptionPausedProgressDeadline
 }
@@ -358,7 +368,8 @@ func reachedCheckpoint(obs Observation, groups []*groupView) (*groupView, int, b
 		return nil, 0, false
 	}
 	for _, g := range groups {
-		if g.update == nil || g.awaitingPromotion() || g.waiting() {
+		if g.update == nil || g.awaitingPromotion() || g.waiting() || g.analysisHolds() {
+			// A checkpoint pause waits for the batch's analysis run.
 			continue
 		}
 		s := g.state
@@ -479,7 +490,7 @@ func autoPromoteGroups(groups []*groupView) []string {
 			continue
 		}
 		s := g.state
-		if !s.AutoPromote || len(s.PlacedCanaries) < s.DesiredCanaries || !g.canariesHealthy() {
+		if !s.AutoPromote || len(s.PlacedCanaries) < s.DesiredCanaries || !g.canariesHealthy() || !g.canaryRunsCleared() {
 			return nil
 		}
 		out = append(out, g.name)

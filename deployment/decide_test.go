@@ -21,9 +21,9 @@ type scenario struct {
 	obs Observation
 	// last is the latest decision, which apply writes.
 	last Decision
-	// waitReasons, set by the command wait-reasons, prints each
-	// decision's WaitReasons and each group's stored WaitReason; the
-	// files written before them leave them out.
+	// waitReasons, set by the command wait-reasons, keeps every wait
+	// reason of the decisions (wait_reason.go); the files written before
+	// them keep only those of analysis runs (analysisReasonsOnly).
 	waitReasons bool
 }
 
@@ -44,6 +44,9 @@ func TestDecide(t *testing.T) {
 }
 
 func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
+	if out, ok, err := sc.runAnalysis(t, td); ok {
+		return out, err
+	}
 	switch td.Cmd {
 	case "deployment":
 		sc.newDeployment(t, td)
@@ -94,15 +97,20 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		}
 		sc.obs.Now = now
 		countZones(sc.obs.Deployment, sc.obs.Allocs)
+		if !sc.obs.FromFigures {
+			// The store keeps the live figures whichever the watcher
+			// reads; analysis runs count batches by them.
+			sc.obs.Deployment.CountLiveFigures(sc.obs.Allocs)
+		}
+		sc.obs.InFlight = countInFlight(sc.obs.Allocs)
 		if sc.waitReasons {
 			countPlaced(sc.obs.Deployment, sc.obs.Allocs)
 		}
 		sc.last = Decide(sc.obs)
-		shown := sc.last
 		if !sc.waitReasons {
-			shown.WaitReasons = nil
+			sc.last.WaitReasons = analysisReasonsOnly(sc.obs.Deployment, sc.last.WaitReasons)
 		}
-		return formatDecision(shown), nil
+		return formatDecision(sc.last), nil
 	case "apply":
 		sc.apply()
 		return sc.show(), nil
@@ -138,6 +146,9 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		d, err := Pause(sc.obs.Deployment, td.Cmd == "pause", now)
 		if err != nil {
 			return "", err
+		}
+		if td.Cmd == "resume" {
+			structs.ApplyAnalysisRequest(d, &structs.DeploymentAnalysisRequest{Updates: ResumedAnalyses(sc.obs.Deployment)})
 		}
 		sc.obs.Deployment = d
 		return sc.show(), nil
@@ -449,9 +460,12 @@ func offsetArg(t *testing.T, td *datadriven.TestData, key string) (time.Time, er
 // formatDecision prints a decision with ResumeAt and WakeAt relative to
 // t0.
 func formatDecision(d Decision) string {
-	wake, resume, doneAt, groupDoneAt := d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt
-	d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt = time.Time{}, time.Time{}, nil, nil
+	wake, resume, doneAt, groupDoneAt, measure := d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt, d.Measure
+	d.WakeAt, d.ResumeAt, d.ZoneDoneAt, d.GroupDoneAt, d.Measure = time.Time{}, time.Time{}, nil, nil, nil
 	s := d.String()
+	if len(measure) > 0 {
+		s += "measure: " + formatMeasureRel(measure) + "\n"
+	}
 	if len(doneAt) > 0 {
 		s = strings.TrimSuffix(s, "change: none\n")
 		s += "zone-done-at: " + formatZones(doneAt, func(t time.Time) string { return "+" + t.Sub(t0).String() }) + "\n"
@@ -584,6 +598,7 @@ func (sc *scenario) apply() {
 		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 	}
+	structs.ApplyAnalysisRequest(d, &structs.DeploymentAnalysisRequest{Updates: dec.Analyses, WaitReasons: dec.WaitReasons})
 	sc.obs.Deployment = d
 	for _, id := range dec.MarkForReschedule {
 		for _, a := range sc.obs.Allocs {
@@ -627,9 +642,7 @@ func (sc *scenario) show() string {
 			}
 		}
 		b.WriteString("\n")
-		if sc.waitReasons && s.WaitReason != "" {
-			fmt.Fprintf(&b, "  waits: %s\n", s.WaitReason)
-		}
+		showRuns(&b, s)
 		for _, z := range s.Zones {
 			name := z.Name
 			if name == "" {
@@ -667,4 +680,23 @@ func countPlaced(d *structs.Deployment, allocs []*structs.Allocation) {
 		}
 		s.PlacedAllocs = s.HealthyAllocs + s.UnhealthyAllocs + pending
 	}
+}
+
+// analysisReasonsOnly keeps the wait reasons that set or replace an
+// analysis run's sentence, for the scenario files that print no others.
+func analysisReasonsOnly(d *structs.Deployment, reasons map[string]string) map[string]string {
+	var out map[string]string
+	for g, r := range reasons {
+		old := ""
+		if s := d.TaskGroups[g]; s != nil {
+			old = s.WaitReason
+		}
+		if structs.IsAnalysisDescription(r) || structs.IsAnalysisDescription(old) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[g] = r
+		}
+	}
+	return out
 }

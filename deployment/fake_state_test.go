@@ -402,3 +402,28 @@ func (f *fakeStore) refigure() {
 		}
 	}
 }
+
+func (f *fakeStore) UpdateDeploymentAnalysis(_ context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return f.write("analysis runs: "+formatRunUpdates(req.Updates), req, func(index uint64) {
+		f.applyAnalysis(req, index)
+	})
+}
+
+func (f *fakeStore) RecordAnalysisMeasurement(_ context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return f.write("analysis measurement: "+formatRunUpdates(req.Updates), req, func(index uint64) {
+		f.applyAnalysis(req, index)
+	})
+}
+
+func (f *fakeStore) applyAnalysis(req *structs.DeploymentAnalysisRequest, index uint64) {
+	d := f.deps[req.DeploymentID]
+	if d == nil || !d.Active() {
+		return
+	}
+	c := d.Copy()
+	if structs.ApplyAnalysisRequest(c, req) {
+		c.ModifyIndex = index
+		f.deps[c.ID] = c
+		f.addEval(req.Eval, index)
+	}
+}

@@ -27,6 +27,9 @@ type groupView struct {
 	// order is the group's place in a deployment that rolls its groups
 	// in order, as the decision moves it (group_order.go); nil otherwise.
 	order *orderedGroup
+	// analyses are those the deployment runs for the group
+	// (analysis.go).
+	analyses []*structs.Analysis
 }
 
 // waiting reports whether the group waits its turn in a deployment that
@@ -92,7 +95,8 @@ func (g *groupView) done() bool {
 	if g.state.DesiredCanaries > 0 && !g.state.Promoted {
 		return false
 	}
-	return g.healthy >= g.state.DesiredTotal
+	// A healthy batch waits for its analysis run (analysis.go).
+	return g.healthy >= g.state.DesiredTotal && !g.analysisHolds()
 }
 
 // awaitingPromotion reports whether the group has unpromoted canaries
@@ -125,6 +129,11 @@ func (g *groupView) deadline() time.Time {
 	default:
 		return time.Time{}
 	}
+	if at := g.analysisEnd(); !at.IsZero() {
+		if by := at.Add(s.ProgressDeadline); by.After(dl) {
+			dl = by
+		}
+	}
 	if at := g.zones.waitsUntil(); !at.IsZero() {
 		if by := at.Add(s.ProgressDeadline); by.After(dl) {
 			dl = by
@@ -145,7 +154,7 @@ func (g *groupView) pastDeadline(now time.Time) bool {
 // the deadline is reached and the group is neither done, nor holding
 // healthy canaries for promotion, nor waiting its turn.
 func (g *groupView) failsDeadline(now time.Time) bool {
-	if !g.pastDeadline(now) || g.done() || g.waiting() {
+	if !g.pastDeadline(now) || g.done() || g.waiting() || g.analysisRunning() {
 		return false
 	}
 	return !(g.awaitingPromotion() && g.canariesHealthy())

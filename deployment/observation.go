@@ -3,7 +3,6 @@ package deployment
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +44,11 @@ type Observation struct {
 	// (C.2). The watcher reads the job's allocations for it only when a
 	// group of the job sets max_unhealthy; nil leaves the rule out.
 	NotServing map[string]int
+	// InFlight counts, per group, the deployment's live allocations whose
+	// health is not known yet: an each_batch analysis run starts only
+	// when none is (analysis.go). The watcher reads the allocations for
+	// it only when a run may start; nil stands for none in flight.
+	InFlight map[string]int
 	// Now is the time of the decision, stamped by the leader.
 	Now time.Time
 }
@@ -99,9 +103,19 @@ type Decision struct {
 	GroupStates map[string]string
 	// GroupDoneAt sets groups' DoneAt: when a group was done.
 	GroupDoneAt map[string]time.Time
+
+	// Analysis (analysis.go).
+
+	// Analyses are the runs that start and the runs whose phase changes,
+	// written in one entry (structs.DeploymentAnalysisRequest).
+	Analyses []*structs.AnalysisRunUpdate
 	// WaitReasons sets groups' WaitReason (wait_reason.go): only those
-	// whose sentence changes; "" clears it.
+	// whose sentence changes, "" clearing it; written with Analyses when
+	// the decision has any, else with the status.
 	WaitReasons map[string]string
+	// Measure lists the measurements due now. They are no write of the
+	// decision: the leader takes each outside the pass and writes it.
+	Measure []MeasureDue
 }
 
 // Changed reports whether the decision asks for any write.
@@ -109,7 +123,7 @@ func (d Decision) Changed() bool {
 	return d.Status != "" || d.StatusDescription != "" || d.Promote || d.Fail ||
 		d.RevertTo != nil || d.Stable || len(d.MarkForReschedule) > 0 || d.CreateEval ||
 		len(d.CheckpointsReached) > 0 || len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups() ||
-		len(d.WaitReasons) > 0
+		len(d.Analyses) > 0 || len(d.WaitReasons) > 0
 }
 
 // changesGroups reports whether the decision moves an ordered group on.
@@ -127,7 +141,8 @@ func (d Decision) changesZones() bool {
 // rollout bookkeeping.
 func (d Decision) writesStatus() bool {
 	return d.Status != "" || d.StatusDescription != "" || len(d.CheckpointsReached) > 0 ||
-		len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups() || len(d.WaitReasons) > 0
+		len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups() ||
+		(len(d.WaitReasons) > 0 && len(d.Analyses) == 0)
 }
 
 // String renders the decision one field per line, in a fixed order, for
@@ -177,8 +192,14 @@ func (d Decision) String() string {
 	if len(d.GroupDoneAt) > 0 {
 		line("group-done-at", formatMap(d.GroupDoneAt, func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }))
 	}
+	if len(d.Analyses) > 0 {
+		line("analysis-runs", formatRunUpdates(d.Analyses))
+	}
 	if len(d.WaitReasons) > 0 {
-		line("wait-reasons", formatMap(d.WaitReasons, strconv.Quote))
+		line("wait-reasons", formatMap(d.WaitReasons, func(s string) string { return fmt.Sprintf("%q", s) }))
+	}
+	if len(d.Measure) > 0 {
+		line("measure", formatMeasure(d.Measure))
 	}
 	if d.CreateEval {
 		line("eval", "true")

@@ -57,4 +57,9 @@ type Writer interface {
 	UpdateAllocDesiredTransition(ctx context.Context, req *structs.AllocUpdateDesiredTransitionRequest) error
 	// UpsertEvals stores evaluations.
 	UpsertEvals(ctx context.Context, req *structs.EvalUpdateRequest) error
+	// UpdateDeploymentAnalysis changes analysis runs: runs started,
+	// phases set, wait reasons.
+	UpdateDeploymentAnalysis(ctx context.Context, req *structs.DeploymentAnalysisRequest) error
+	// RecordAnalysisMeasurement writes a run with its new measurement.
+	RecordAnalysisMeasurement(ctx context.Context, req *structs.DeploymentAnalysisRequest) error
 }

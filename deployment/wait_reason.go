@@ -206,7 +206,9 @@ func waitFactsOf(obs Observation, g *groupView, order *groupWork, dec Decision) 
 	f := waitFacts{Now: obs.Now, Group: g.name, Healthy: g.healthy,
 		Canaries: s.DesiredCanaries, HealthyCanaries: g.healthyCanaries, AutoPromote: s.AutoPromote}
 	promoted := s.Promoted || (dec.Promote && containsName(dec.PromoteGroups, g.name))
-	f.Done = g.healthy >= s.DesiredTotal && (s.DesiredCanaries == 0 || promoted)
+	// done() counts an analysis run that holds the group; a promotion in
+	// this decision counts as done.
+	f.Done = g.done() || (promoted && g.healthy >= s.DesiredTotal && !g.analysisHolds())
 	f.AwaitingPromotion = g.awaitingPromotion() && !promoted
 	f.InFlight = max(0, s.PlacedAllocs-s.HealthyAllocs-s.UnhealthyAllocs)
 	reached := s.CheckpointsReached
@@ -237,38 +239,30 @@ func waitFactsOf(obs Observation, g *groupView, order *groupWork, dec Decision) 
 		}
 	}
 	f.Zone = g.zones.holding(obs.Now)
-	f.Analysis = analysisHold(g)
+	if r, _ := analysisWaitReason(g, dec.Analyses); r != "" {
+		f.Analysis = r
+	} else {
+		f.Analysis = analysisHold(g)
+	}
 	return f
 }
 
-// analysisHold is the sentence of the group's analysis run that holds its
-// next batch or its promotion: the latest canary or each_batch run still
-// running (a background run holds nothing). It leaves the count of
-// measurements out, so that it is written once per run, not at each
-// measurement.
+// analysisHold is the sentence of the group's canary run still running,
+// which holds its promotion (an each_batch run's is analysisWaitReason;
+// a background run holds nothing). It leaves the count of measurements
+// out, so that it is written once per run, not at each measurement.
 func analysisHold(g *groupView) string {
 	runs := g.state.Analyses
 	for i := len(runs) - 1; i >= 0; i-- {
 		r := runs[i]
-		if r == nil || r.Phase != structs.AnalysisPhaseRunning || r.When == structs.AnalysisWhenBackground {
+		if r == nil || r.Phase != structs.AnalysisPhaseRunning || r.When != structs.AnalysisWhenCanary {
 			continue
 		}
-		what := "promotion"
-		if r.When == structs.AnalysisWhenEachBatch {
-			what = fmt.Sprintf("the next batch after batch %d", r.Batch)
-			if r.Zone != "" {
-				what += fmt.Sprintf(" (zone %q)", r.Zone)
-			}
-		}
 		count := ""
-		if g.update != nil {
-			for _, a := range g.update.Analyses {
-				if a != nil && a.Name == r.Name {
-					count = fmt.Sprintf(": %d measurements, every %s", a.Count, short(a.Interval))
-				}
-			}
+		if a := specOf(g.analyses, r.Name); a != nil {
+			count = fmt.Sprintf(": %d measurements, every %s", max(a.Count, 1), short(a.Interval))
 		}
-		return fmt.Sprintf("analysis %q gates %s%s", r.Name, what, count)
+		return fmt.Sprintf("analysis %q gates promotion%s", r.Name, count)
 	}
 	return ""
 }

@@ -57,9 +57,9 @@ func TestWaitReason(t *testing.T) {
 			"group_order: pause_between_groups 2m after group api, until 00:01:00 UTC"},
 		{"group order pause over", running(waitFacts{WaitsFor: "api", PauseBetweenGroups: 2 * time.Minute, WaitsUntil: t0}),
 			"group_order: waits for group api to be done"},
-		{"analysis", running(waitFacts{Analysis: `analysis "errors" gates the next batch after batch 2: 3 measurements, every 10s`,
+		{"analysis", running(waitFacts{Analysis: `analysis "errors" running after batch 2: 1 of 3 measurements`,
 			AwaitingPromotion: true, Canaries: 1, HealthyCanaries: 1, InFlight: 1}),
-			`analysis "errors" gates the next batch after batch 2: 3 measurements, every 10s`},
+			`analysis "errors" running after batch 2: 1 of 3 measurements`},
 		{"group order before analysis", running(waitFacts{WaitsFor: "api", Analysis: "x"}), "group_order: waits for group api to be done"},
 		{"checkpoint", paused(structs.CheckpointDescription("50%", "web", 5, 10), waitFacts{Checkpoint: "50%"}),
 			"checkpoint 50% reached: resume to continue"},
@@ -131,24 +131,19 @@ func TestWatcherWritesWaitReasonOnce(t *testing.T) {
 	})
 }
 
-// The sentence of an analysis run that holds a group: the latest canary or
-// each_batch run still running; a background run, or one that ended, holds
-// nothing.
+// The sentence of a canary run that holds a group's promotion: the latest
+// canary run still running; a background run, or one that ended, holds
+// nothing (an each_batch run's is analysisWaitReason's).
 func TestAnalysisHold(t *testing.T) {
-	u := &structs.UpdateStrategy{Analyses: []*structs.Analysis{{Name: "errors", Count: 3, Interval: 10 * time.Second}}}
-	g := &groupView{name: "web", update: u, state: &structs.DeploymentState{Analyses: []*structs.AnalysisRun{
-		{Name: "errors", When: structs.AnalysisWhenEachBatch, Batch: 1, Phase: structs.AnalysisPhaseSuccessful},
+	as := []*structs.Analysis{{Name: "errors", When: structs.AnalysisWhenCanary, Count: 3, Interval: 10 * time.Second}}
+	g := &groupView{name: "web", analyses: as, state: &structs.DeploymentState{Analyses: []*structs.AnalysisRun{
+		{Name: "errors", When: structs.AnalysisWhenCanary, Phase: structs.AnalysisPhaseSuccessful},
 		{Name: "latency", When: structs.AnalysisWhenBackground, Phase: structs.AnalysisPhaseRunning},
 	}}}
 	if got := analysisHold(g); got != "" {
 		t.Fatalf("held by a background run or an ended one: %q", got)
 	}
-	g.state.Analyses = append(g.state.Analyses, &structs.AnalysisRun{Name: "errors", When: structs.AnalysisWhenEachBatch,
-		Batch: 2, Zone: "b", Phase: structs.AnalysisPhaseRunning})
-	if got, want := analysisHold(g), `analysis "errors" gates the next batch after batch 2 (zone "b"): 3 measurements, every 10s`; got != want {
-		t.Fatalf("got  %q\nwant %q", got, want)
-	}
-	g.state.Analyses = []*structs.AnalysisRun{{Name: "errors", When: structs.AnalysisWhenCanary, Phase: structs.AnalysisPhaseRunning}}
+	g.state.Analyses = append(g.state.Analyses, &structs.AnalysisRun{Name: "errors", When: structs.AnalysisWhenCanary, Phase: structs.AnalysisPhaseRunning})
 	if got, want := analysisHold(g), `analysis "errors" gates promotion: 3 measurements, every 10s`; got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}

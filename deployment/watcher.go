@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/structs"
@@ -35,6 +36,9 @@ type Config struct {
 	NewID func() string
 	// RetryInterval defaults to DefaultRetryInterval.
 	RetryInterval time.Duration
+	// Measure takes analysis measurements (analysis.go); nil takes none,
+	// and analysis runs then wait.
+	Measure MeasureFunc
 }
 
 // Watcher drives every active deployment to its end. It runs on the leader
@@ -49,6 +53,13 @@ type Watcher struct {
 	logger hclog.Logger
 	newID  func() string
 	retry  time.Duration
+
+	measure MeasureFunc
+	// mu guards measuring, the measurements being taken; wg counts
+	// their goroutines.
+	mu        sync.Mutex
+	measuring map[runKey]time.Time
+	wg        sync.WaitGroup
 }
 
 // NewWatcher returns a watcher; Config.State and Config.Writer are required.
@@ -60,7 +71,7 @@ func NewWatcher(cfg Config) (*Watcher, error) {
 		return nil, ErrNoWriter
 	}
 	w := &Watcher{state: cfg.State, writer: cfg.Writer, clock: cfg.Clock, logger: cfg.Logger,
-		newID: cfg.NewID, retry: cfg.RetryInterval}
+		newID: cfg.NewID, retry: cfg.RetryInterval, measure: cfg.Measure, measuring: map[runKey]time.Time{}}
 	if w.clock == nil {
 		w.clock = RealClock{}
 	}
@@ -81,6 +92,8 @@ func NewWatcher(cfg Config) (*Watcher, error) {
 // so a new leader calling Run resumes from replicated state alone, and a
 // deadline that passed meanwhile fails its deployment on the first pass.
 func (w *Watcher) Run(ctx context.Context) error {
+	// Measurements still being taken end with ctx.
+	defer w.wg.Wait()
 	for {
 		ws := memdb.NewWatchSet()
 		wake := w.pass(ctx, ws)
@@ -122,7 +135,15 @@ func (w *Watcher) pass(ctx context.Context, ws memdb.WatchSet) time.Time {
 		}
 	}
 	slices.Sort(queue)
-	for _, id := range slices.Compact(queue) {
+	queue = slices.Compact(queue)
+	if w.measure != nil {
+		ids := make(map[string]bool, len(queue))
+		for _, id := range queue {
+			ids[id] = true
+		}
+		w.forgetMeasured(ids)
+	}
+	for _, id := range queue {
 		if ctx.Err() != nil {
 			return wake
 		}
@@ -151,6 +172,7 @@ func (w *Watcher) step(ctx context.Context, ws memdb.WatchSet, id string) (time.
 			return time.Time{}, err
 		}
 	}
+	w.startMeasurements(ctx, obs, dec.Measure)
 	return dec.WakeAt, nil
 }
 
@@ -207,12 +229,59 @@ func (w *Watcher) observe(ws memdb.WatchSet, id string, now time.Time) (Observat
 		}
 		obs.NotServing = countNotServing(all)
 	}
+	if mayStartBatchRun(obs) {
+		allocs := obs.Allocs
+		if obs.FromFigures {
+			if allocs, err = w.state.AllocsByDeployment(ws, id); err != nil {
+				return obs, wrapRead("allocs", err)
+			}
+		}
+		obs.InFlight = countInFlight(allocs)
+	}
 	evals, err := w.state.PassEvals(ws, d.Namespace, d.JobID)
 	if err != nil {
 		return obs, wrapRead("evals", err)
 	}
 	obs.LatestEvalIndex = passIndex(evals, now)
 	return obs, nil
+}
+
+// mayStartBatchRun reports whether an each_batch analysis run of a group
+// may start, healthy allocs being beyond what its last run covered: the
+// allocations in flight then decide (Observation.InFlight).
+func mayStartBatchRun(obs Observation) bool {
+	d := obs.Deployment
+	if obs.Job == nil || d.Status != structs.DeploymentStatusRunning {
+		return false
+	}
+	for name, s := range d.TaskGroups {
+		tg := obs.Job.LookupTaskGroup(name)
+		if s == nil || tg == nil {
+			continue
+		}
+		for _, a := range structs.AnalysesFor(d, obs.Job, tg.Update) {
+			if a == nil || a.When != structs.AnalysisWhenEachBatch {
+				continue
+			}
+			last := s.LatestEachBatchRun(a.Name)
+			if (last == nil || last.Cleared()) && s.LiveHealthyAllocs > s.BatchCovered(last) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// countInFlight counts per group the live allocations whose health is not
+// known yet (Observation.InFlight); the map is never nil.
+func countInFlight(allocs []*structs.Allocation) map[string]int {
+	out := map[string]int{}
+	for _, a := range allocs {
+		if a != nil && !a.TerminalStatus() && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
+			out[a.TaskGroup]++
+		}
+	}
+	return out
 }
 
 // limitsUnhealthy reports whether a group of the job sets max_unhealthy,

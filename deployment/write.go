@@ -50,6 +50,17 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 			dec.WaitReasons = nil
 		}
 	}
+	if len(dec.Analyses) > 0 {
+		// Before the status: the runs of a deployment that ended are
+		// not written (a success ends its background runs). The wait
+		// reasons ride with the runs; without runs, with the status.
+		req := &structs.DeploymentAnalysisRequest{DeploymentID: d.ID, Updates: dec.Analyses,
+			WaitReasons: dec.WaitReasons, UpdatedAt: now.UnixNano()}
+		if err := w.writer.UpdateDeploymentAnalysis(ctx, req); err != nil {
+			return fmt.Errorf("updating analysis runs: %w", err)
+		}
+		dec.WaitReasons = nil
+	}
 	if dec.writesStatus() {
 		req := &structs.DeploymentStatusUpdateRequest{
 			DeploymentUpdate: statusUpdate(d, dec),

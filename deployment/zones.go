@@ -121,6 +121,11 @@ func (zg *zoneGroup) nextStart() (i int, at time.Time, ok bool) {
 // returns the earliest time a zone waits for, and whether one started.
 func (w *zoneWork) start(now time.Time) (wake time.Time, started bool) {
 	for _, zg := range w.groups {
+		if zg.g.analysisHolds() {
+			// The next zone waits for the run after the zone's last
+			// batch (analysis.go).
+			continue
+		}
 		for {
 			i, at, ok := zg.nextStart()
 			if !ok {

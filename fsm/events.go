@@ -42,6 +42,10 @@ var eventTypes = map[MessageType]string{
 	// A job restart's deployment and evaluation, as Nomad's stream shows
 	// a deployment a plan creates.
 	JobRestartRequestType: stream.TypePlanResult,
+	// A measurement of an analysis run, and runs started or ended: the
+	// deployment that holds them, as a Deployment event of these types.
+	AnalysisMeasurementRequestType: stream.TypeAnalysisMeasurement,
+	AnalysisRunRequestType:         stream.TypeAnalysisRun,
 }
 
 // publishes reports whether entries of type t have events.

@@ -226,6 +226,8 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.DeleteServiceRegistrationTxn(txn, r)
 	case *structs.JobRestartRequest:
 		err = s.RestartJobTxn(txn, r)
+	case *structs.DeploymentAnalysisRequest:
+		err = s.UpdateDeploymentAnalysisTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

@@ -65,6 +65,13 @@ const (
 	// restart. It never carries the ignore bit: a server that skipped it
 	// would not know the restart's deployment.
 	JobRestartRequestType MessageType = 30
+
+	// AnalysisMeasurementRequestType (structs.DeploymentAnalysisRequest)
+	// records a measurement of an analysis run; AnalysisRunRequestType
+	// (the same payload) starts runs or sets their phases. Neither carries
+	// the ignore bit: a server that skipped one would hold other runs.
+	AnalysisMeasurementRequestType MessageType = 35
+	AnalysisRunRequestType         MessageType = 36
 )
 
 var typeNames = map[MessageType]string{
@@ -96,6 +103,8 @@ var typeNames = map[MessageType]string{
 	RootKeyDeleteRequestType:                "RootKeyDelete",
 	ServiceRegistrationDeleteRequestType:    "ServiceRegistrationDelete",
 	JobRestartRequestType:                   "JobRestart",
+	AnalysisMeasurementRequestType:          "AnalysisMeasurement",
+	AnalysisRunRequestType:                  "AnalysisRun",
 }
 
 // String names the type, for logs.
@@ -211,6 +220,8 @@ func newRequest(t MessageType) any {
 		return &structs.ServiceRegistrationDeleteRequest{}
 	case JobRestartRequestType:
 		return &structs.JobRestartRequest{}
+	case AnalysisMeasurementRequestType, AnalysisRunRequestType:
+		return &structs.DeploymentAnalysisRequest{}
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 	in := BudgetInput{
 		MaxParallel: u.ParallelFor(g.count),
 		Count:       min(g.count, len(g.holders)),
-		Blocked:     r.paused || r.failed || canarying,
+		Blocked:     r.paused || r.failed || canarying || r.analysisHold(g),
 		Stagger:     u.BatchPause(),
 		Now:         r.in.Now,
 		Surge:       u.SurgeFor(g.count),
@@ -124,4 +124,17 @@ func (r *reconciler) nextCheckpoint(g *groupPass) int {
 		}
 	}
 	return 0
+}
+
+// analysisHold reports whether an each_batch analysis run holds the
+// group's next batch (structs.AnalysisHold, part E): the run of the batch
+// last healthy has not cleared it yet, or has yet to start. The deployment
+// watcher starts the runs and holds the rest of the rollout by the same
+// rule.
+func (r *reconciler) analysisHold(g *groupPass) bool {
+	if r.deployment == nil || r.deployment.JobVersion != r.job.Version {
+		return false
+	}
+	_, _, hold := structs.AnalysisHold(r.groupState(g.tg.Name), structs.AnalysesFor(r.deployment, r.job, g.tg.Update))
+	return hold
 }

@@ -17,7 +17,7 @@ import (
 //	job [id=example] [type=service] [version=N] [stop]   (body: one group per line)
 //	  web count=3 [max_parallel=1|25%] [canary=N] [auto_promote] [auto_revert] [stagger=30s]
 //	      [max_surge=N|N%] [first_batch=N|N%] [unhealthy_first] [max_unhealthy=N|N%] [max_failed=N|N%]
-//	      [on_failure=fail|pause|revert] [checkpoints=N|N%,...]
+//	      [on_failure=fail|pause|revert] [checkpoints=N|N%,...] [analysis=each_batch|canary|background]
 //	      [config=v1] [meta=x] [resched=attempts/interval/delay/function/max_delay|unlimited/delay/function/max_delay|none]
 //	job ... [revert_of=N]                                 (the version a revert registered)
 //	job ... [group_order=db,api]                          (job-level update: groups one at a time)
@@ -31,6 +31,7 @@ import (
 //	deployment id=D version=V [status=running] [group=web] [total=N] [canaries=N] [promoted] [checkpoints_reached=N]
 //	           [restart=inplace|reschedule [batch_size=N|N%] [wait_ask]]  (a job restart, created at index 100)
 //	           [zones=a:rolling:2[:failed],b:waiting:3]
+//	           [live_healthy=N] [runs=successful:2,running:4]      (analysis "errors": each_batch runs)
 //	           [groups=db:2:done,api:2:rolling]              (several groups: name:total:state, Order in that order)
 //	clear                                                (drops all allocs)
 //	reconcile [now=90s]
@@ -272,6 +273,10 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 					u.Checkpoints = append(u.Checkpoints, amount(t, c))
 				}
 			}
+			if w := g["analysis"]; w != "" {
+				// One analysis "errors" run at that moment (part E).
+				u.Analyses = []*structs.Analysis{{Name: "errors", When: w, Count: 1}}
+			}
 			u.Canary = atoi(t, g["canary"], 0)
 			_, u.AutoPromote = g["auto_promote"]
 			_, u.AutoRevert = g["auto_revert"]
@@ -479,8 +484,28 @@ func testDeployment(t testing.TB, m map[string]string) *structs.Deployment {
 			DesiredTotal: atoi(t, m["total"], 0), DesiredCanaries: atoi(t, m["canaries"], 0), Promoted: promoted,
 			CheckpointsReached: atoi(t, m["checkpoints_reached"], 0),
 			Zones:              testZones(t, m["zones"]),
+			LiveHealthyAllocs:  atoi(t, m["live_healthy"], 0),
+			Analyses:           testRuns(t, m["runs"]),
 		}},
 	}
+}
+
+// testRuns reads each_batch runs of the analysis "errors":
+// "successful:2,running:4" (phase, and the healthy allocs each covers).
+func testRuns(t testing.TB, s string) []*structs.AnalysisRun {
+	if s == "" {
+		return nil
+	}
+	var out []*structs.AnalysisRun
+	for i, r := range strings.Split(s, ",") {
+		phase, healthy, ok := strings.Cut(r, ":")
+		if !ok {
+			t.Fatalf("run %q wants phase:healthy", r)
+		}
+		out = append(out, &structs.AnalysisRun{Name: "errors", When: structs.AnalysisWhenEachBatch, Batch: i + 1,
+			Phase: phase, Healthy: atoi(t, healthy, 0)})
+	}
+	return out
 }
 
 func TestReconcileScenarios(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/analysis"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/stream"
@@ -124,7 +125,17 @@ type Config struct {
 	// Events, when set, is the server's event buffer: the leader measures
 	// rollout batches from it (metrics.go).
 	Events *stream.Buffer
+	// PrometheusAddress is the servers' analysis { prometheus_address }:
+	// the provider of analyses that name no address; "" for none.
+	PrometheusAddress string
+	// AnalysisMeasure takes one analysis measurement for the deployment
+	// watcher (website/rollouts.md, analysis runs); defaults to analysis.Measure. Tests
+	// inject recorded values.
+	AnalysisMeasure AnalysisMeasureFunc
 }
+
+// AnalysisMeasureFunc is analysis.Measure's signature.
+type AnalysisMeasureFunc func(ctx context.Context, a *structs.Analysis, defaultAddress string, refs analysis.Refs, now time.Time) *structs.AnalysisMeasurement
 
 func (c *Config) validate() error {
 	if c.Raft == nil {
@@ -166,6 +177,9 @@ func (c *Config) validate() error {
 	}
 	if c.MetricsInterval <= 0 {
 		c.MetricsInterval = DefaultMetricsInterval
+	}
+	if c.AnalysisMeasure == nil {
+		c.AnalysisMeasure = analysis.Measure
 	}
 	if len(c.SchedulerTypes) == 0 {
 		c.SchedulerTypes = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/droverhq/drover/deployment"
 	"github.com/droverhq/drover/fsm"
@@ -114,6 +115,13 @@ func (l *Leader) PromoteDeployment(ctx context.Context, id string, groups []stri
 	if err != nil {
 		return nil, err
 	}
+	// A promotion by hand ends the chosen groups' running canary
+	// analysis runs as "skipped" (E.2), before it promotes: should the
+	// promotion's entry fail, the runs are over and a promotion by hand
+	// is all they waited for.
+	if err := l.applyAnalysis(ctx, d, deployment.PromotedAnalyses(d, chosen), now); err != nil {
+		return nil, err
+	}
 	req := &structs.DeploymentPromoteRequest{DeploymentID: d.ID, Groups: chosen, Eval: eval, PromotedAt: now}
 	_, index, err := l.apply(ctx, fsm.DeploymentPromoteRequestType, req)
 	if err != nil {
@@ -209,6 +217,12 @@ func (l *Leader) PauseDeployment(ctx context.Context, id string, pause bool) (*s
 			return nil, err
 		}
 		out.EvalID = req.Eval.ID
+		// Inconclusive analysis runs (and failed ones a pause stopped
+		// at) are accepted, before the resume: the watcher would pause
+		// again on them.
+		if err := l.applyAnalysis(ctx, d, deployment.ResumedAnalyses(d), now); err != nil {
+			return nil, err
+		}
 	}
 	_, index, err := l.apply(ctx, fsm.DeploymentStatusUpdateRequestType, req)
 	if err != nil {
@@ -254,4 +268,15 @@ func (l *Leader) SetAllocHealth(ctx context.Context, id string, healthy, unhealt
 		return nil, err
 	}
 	return &structs.DeploymentUpdateResponse{EvalID: eval.ID, EvalCreateIndex: index, DeploymentModifyIndex: index, Index: index}, nil
+}
+
+// applyAnalysis writes run changes of d that an operator's verb makes;
+// none is no entry.
+func (l *Leader) applyAnalysis(ctx context.Context, d *structs.Deployment, updates []*structs.AnalysisRunUpdate, now time.Time) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	req := &structs.DeploymentAnalysisRequest{DeploymentID: d.ID, Updates: updates, UpdatedAt: now.UnixNano()}
+	_, _, err := l.apply(ctx, fsm.AnalysisRunRequestType, req)
+	return err
 }

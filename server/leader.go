@@ -180,11 +180,12 @@ func (l *Leader) newTerm(ctx context.Context) (*term, error) {
 
 func (l *Leader) newWatcher() (*deployment.Watcher, error) {
 	return deployment.NewWatcher(deployment.Config{
-		State:  stateview.New(l.cfg.State),
-		Writer: raftWriter{l},
-		Clock:  watcherClock{l.clock},
-		Logger: l.logger.Named("deployments"),
-		NewID:  l.newID,
+		State:   stateview.New(l.cfg.State),
+		Writer:  raftWriter{l},
+		Clock:   watcherClock{l.clock},
+		Logger:  l.logger.Named("deployments"),
+		NewID:   l.newID,
+		Measure: l.measureAnalysis,
 	})
 }
 

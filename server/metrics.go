@@ -7,6 +7,7 @@ import (
 
 	metrics "github.com/hashicorp/go-metrics/compat"
 
+	"github.com/droverhq/drover/analysis"
 	"github.com/droverhq/drover/deployment"
 	"github.com/droverhq/drover/evalbroker"
 	"github.com/droverhq/drover/stream"
@@ -145,4 +146,22 @@ func (l *Leader) trackBatches(ctx context.Context, sub *stream.Subscription, tr 
 			metrics.IncrCounter([]string{"drover", "rollout", "batches_failed"}, float32(f.BatchesFailed))
 		}
 	}
+}
+
+// measureAnalysis takes one analysis measurement for the deployment
+// watcher with Config.AnalysisMeasure and the servers' default address,
+// and counts it by outcome (nomad.drover.analysis.measurements).
+func (l *Leader) measureAnalysis(ctx context.Context, req deployment.MeasureRequest, now time.Time) *structs.AnalysisMeasurement {
+	refs := analysis.Refs{JobName: req.JobName, JobVersion: req.JobVersion, StableVersion: req.StableVersion,
+		Group: req.Group, DeploymentID: req.DeploymentID, Zone: req.Zone}
+	start := time.Now()
+	m := l.cfg.AnalysisMeasure(ctx, req.Analysis, l.cfg.PrometheusAddress, refs, now)
+	metrics.MeasureSince([]string{"drover", "analysis", "measure_time"}, start)
+	outcome := structs.AnalysisOutcomeError
+	if m != nil {
+		outcome = m.Outcome
+	}
+	metrics.IncrCounterWithLabels([]string{"drover", "analysis", "measurements"}, 1,
+		[]metrics.Label{{Name: "outcome", Value: outcome}})
+	return m
 }

@@ -44,3 +44,15 @@ func (w raftWriter) UpdateAllocDesiredTransition(ctx context.Context, req *struc
 func (w raftWriter) UpsertEvals(ctx context.Context, req *structs.EvalUpdateRequest) error {
 	return w.write(ctx, fsm.EvalUpdateRequestType, req)
 }
+
+// UpdateDeploymentAnalysis writes a DeploymentAnalysisRequest of runs
+// started or ended.
+func (w raftWriter) UpdateDeploymentAnalysis(ctx context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return w.write(ctx, fsm.AnalysisRunRequestType, req)
+}
+
+// RecordAnalysisMeasurement writes a DeploymentAnalysisRequest carrying a
+// measurement.
+func (w raftWriter) RecordAnalysisMeasurement(ctx context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return w.write(ctx, fsm.AnalysisMeasurementRequestType, req)
+}

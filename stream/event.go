@@ -64,6 +64,11 @@ const (
 	// (Topic Service), as Nomad's.
 	TypeServiceRegistration   = "ServiceRegistration"
 	TypeServiceDeregistration = "ServiceDeregistration"
+	// TypeAnalysisMeasurement (drover) is a measurement of an analysis
+	// run, and TypeAnalysisRun runs started or ended (Topic Deployment,
+	// the deployment that holds them); Nomad has no analysis.
+	TypeAnalysisMeasurement = "AnalysisMeasurement"
+	TypeAnalysisRun         = "AnalysisRun"
 )
 
 // Event is one object written by one log entry.

@@ -128,6 +128,10 @@ type AnalysisRun struct {
 	Errors        int
 	// Measurements are the last AnalysisMeasurementsKept, oldest first.
 	Measurements []*AnalysisMeasurement
+	// Healthy is, for an each_batch run, the group's healthy new allocs
+	// when it started: the batches it covers. The next batch waits for a
+	// successful run that covers every healthy alloc of the group.
+	Healthy int `json:",omitempty"`
 }
 
 // Terminal reports whether the run has ended.

@@ -94,6 +94,8 @@ var Catalog = []Metric{
 	{"nomad.drover.rollout.batches_failed", Counter, nil, OnLeader, "rollout batches with an allocation that turned unhealthy or stopped before healthy"},
 	{"nomad.drover.rollout.stage_start_time", Timer, nil, OnLeader, "a rollout's change of stage: from the health report that completed a zone or an ordered group (or the end of a pause) to the plan that placed the next allocations"},
 	{"nomad.drover.rollout.batch_start_time", Timer, nil, OnLeader, "a rollout's change of batch within a stage: from the first health report after a plan of the deployment to its next plan"},
+	{"nomad.drover.analysis.measurements", Counter, []string{"outcome"}, OnLeader, "analysis measurements the leader took, by outcome (success, failure, inconclusive, error)"},
+	{"nomad.drover.analysis.measure_time", Timer, nil, OnLeader, "time the leader took for one analysis measurement (the provider's query and the conditions)"},
 
 	// The HTTP API and the event stream.
 	{"nomad.drover.http.request", Timer, []string{"method", "route", "code"}, OnServers, "HTTP API requests by method, route pattern (/v1/job/{id}, never the path) and status code: the summary's count is the request count"},

@@ -77,6 +77,14 @@ func (w *storeWriter) UpsertEvals(_ context.Context, req *structs.EvalUpdateRequ
 	return w.store().UpsertEvals(w.next("eval"), req.Evals)
 }
 
+func (w *storeWriter) UpdateDeploymentAnalysis(_ context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return w.store().UpdateDeploymentAnalysis(w.next("analysis runs"), req)
+}
+
+func (w *storeWriter) RecordAnalysisMeasurement(_ context.Context, req *structs.DeploymentAnalysisRequest) error {
+	return w.store().UpdateDeploymentAnalysis(w.next("analysis measurement"), req)
+}
+
 // setup registers job web version 0 (stable) and version 1, and places
 // two allocs of version 1 in deployment d1 at now.
 func setup(t *testing.T, w *storeWriter, autoRevert bool) {
