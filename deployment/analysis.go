@@ -35,7 +35,7 @@ import (
 //     whatever on_failure says. A resume accepts both (ResumedAnalyses), a
 //     promotion by hand skips running canary runs (PromotedAnalyses);
 //   - a group held by a running each_batch run has the run as its
-//     WaitReason (analysisWaitReason).
+//     WaitReason (analysisWaitReason, which withWaitReasons asks).
 
 // MeasureDue is a measurement a running run needs now.
 type MeasureDue struct {
@@ -275,29 +275,11 @@ func analysisWaitReason(g *groupView, started []*structs.AnalysisRunUpdate) (rea
 	return "", structs.IsAnalysisDescription(g.state.WaitReason)
 }
 
-// waitReasons returns the groups' wait reasons that analysis changes.
-func waitReasons(groups []*groupView, started []*structs.AnalysisRunUpdate) map[string]string {
-	var out map[string]string
-	for _, g := range groups {
-		if len(g.analyses) == 0 && !structs.IsAnalysisDescription(g.state.WaitReason) {
-			continue
-		}
-		reason, ok := analysisWaitReason(g, started)
-		if !ok || reason == g.state.WaitReason {
-			continue
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[g.name] = reason
-	}
-	return out
-}
-
 // analysisInto adds to dec what the runs call for on a deployment with
 // status (after dec): the runs that start (while running), the
-// measurements due (while running) with their wake-up, the background
-// runs a success ends, and the wait reasons.
+// measurements due (while running) with their wake-up, and the background
+// runs a success ends. The wait reasons, an analysis run's among them
+// (analysisWaitReason), are withWaitReasons'.
 func analysisInto(obs Observation, groups []*groupView, dec Decision) Decision {
 	status := obs.Deployment.Status
 	if dec.Status != "" {
@@ -318,9 +300,6 @@ func analysisInto(obs Observation, groups []*groupView, dec Decision) Decision {
 		}
 	case structs.DeploymentStatusSuccessful:
 		dec.Analyses = append(dec.Analyses, endBackground(groups)...)
-	}
-	if dec.Status == "" || dec.Status == structs.DeploymentStatusRunning || dec.Status == structs.DeploymentStatusPaused {
-		dec.WaitReasons = waitReasons(groups, dec.Analyses)
 	}
 	return dec
 }

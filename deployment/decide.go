@@ -102,7 +102,9 @@ func Decide(obs Observation) Decision {
 	zones.progress(obs.Now)
 	order := newGroupWork(groups, obs.Job)
 	order.progress(obs.Now)
-	into := func(dec Decision) Decision { return analysisInto(obs, groups, order.into(zones.into(dec))) }
+	into := func(dec Decision) Decision {
+		return withWaitReasons(obs, groups, order, analysisInto(obs, groups, order.into(zones.into(dec))))
+	}
 
 	unhealthy := checkUnhealthy(obs, byName)
 	if fs := findFailures(obs, groups, order, unhealthy.failing, paused); len(fs) > 0 {

@@ -21,6 +21,10 @@ type scenario struct {
 	obs Observation
 	// last is the latest decision, which apply writes.
 	last Decision
+	// waitReasons, set by the command wait-reasons, keeps every wait
+	// reason of the decisions (wait_reason.go); the files written before
+	// them keep only those of analysis runs (analysisReasonsOnly).
+	waitReasons bool
 }
 
 // TestDecide runs the scenario files under testdata/decide. Each file
@@ -82,6 +86,10 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		return "", nil
 	case "group-order":
 		return "", sc.setGroupOrder(t, td)
+	case "wait-reasons":
+		sc.waitReasons = true
+		return "", nil
+
 	case "decide":
 		now, err := offsetArg(t, td, "now")
 		if err != nil {
@@ -95,7 +103,13 @@ func (sc *scenario) run(t *testing.T, td *datadriven.TestData) (string, error) {
 			sc.obs.Deployment.CountLiveFigures(sc.obs.Allocs)
 		}
 		sc.obs.InFlight = countInFlight(sc.obs.Allocs)
+		if sc.waitReasons {
+			countPlaced(sc.obs.Deployment, sc.obs.Allocs)
+		}
 		sc.last = Decide(sc.obs)
+		if !sc.waitReasons {
+			sc.last.WaitReasons = analysisReasonsOnly(sc.obs.Deployment, sc.last.WaitReasons)
+		}
 		return formatDecision(sc.last), nil
 	case "apply":
 		sc.apply()
@@ -584,6 +598,9 @@ func (sc *scenario) apply() {
 		for name, at := range u.GroupDoneAt {
 			d.TaskGroups[name].DoneAt = at
 		}
+		for name, r := range u.WaitReasons {
+			d.TaskGroups[name].WaitReason = r
+		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 	}
 	structs.ApplyAnalysisRequest(d, &structs.DeploymentAnalysisRequest{Updates: dec.Analyses, WaitReasons: dec.WaitReasons})
@@ -652,4 +669,39 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// countPlaced sets each group's PlacedAllocs as the store keeps it, so
+// that PlacedAllocs − HealthyAllocs − UnhealthyAllocs (the first
+// verdicts) is the number of the group's allocs with no verdict yet: those
+// the watcher sees in flight.
+func countPlaced(d *structs.Deployment, allocs []*structs.Allocation) {
+	for name, s := range d.TaskGroups {
+		pending := 0
+		for _, a := range allocs {
+			if a.TaskGroup == name && !a.TerminalStatus() && (a.DeploymentStatus == nil || a.DeploymentStatus.Healthy == nil) {
+				pending++
+			}
+		}
+		s.PlacedAllocs = s.HealthyAllocs + s.UnhealthyAllocs + pending
+	}
+}
+
+// analysisReasonsOnly keeps the wait reasons that set or replace an
+// analysis run's sentence, for the scenario files that print no others.
+func analysisReasonsOnly(d *structs.Deployment, reasons map[string]string) map[string]string {
+	var out map[string]string
+	for g, r := range reasons {
+		old := ""
+		if s := d.TaskGroups[g]; s != nil {
+			old = s.WaitReason
+		}
+		if structs.IsAnalysisDescription(r) || structs.IsAnalysisDescription(old) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[g] = r
+		}
+	}
+	return out
 }

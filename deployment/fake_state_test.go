@@ -23,6 +23,7 @@ type fakeStore struct {
 	allocs   map[string]*structs.Allocation
 	evals    []*structs.Evaluation
 	log      []string // one line per write, in order
+	reasons  []string // every wait reason written, "group: sentence"
 	requests []any
 	// failWrites makes the next n writes fail.
 	failWrites int
@@ -182,7 +183,9 @@ func (f *fakeStore) write(line string, req any, apply func(index uint64)) error 
 		return errInjected
 	}
 	f.log = append(f.log, line)
-	f.requests = append(f.requests, req)
+	if line != "wait-reasons" {
+		f.requests = append(f.requests, req)
+	}
 	f.mu.Unlock()
 	f.mutate(apply)
 	return nil
@@ -199,7 +202,22 @@ func (f *fakeStore) addEval(e *structs.Evaluation, index uint64) {
 
 func (f *fakeStore) UpdateDeploymentStatus(_ context.Context, req *structs.DeploymentStatusUpdateRequest) error {
 	u := req.DeploymentUpdate
-	return f.write("status "+u.Status+": "+u.StatusDescription, req, func(index uint64) {
+	line := "status " + u.Status + ": " + u.StatusDescription
+	if f.reasonOnly(req) {
+		// A change of wait reasons alone (wait_reason.go), with the pass
+		// that rides with it if any: the log says "eval" for that pass,
+		// as if written alone, and the reasons go to the reasons log.
+		line = "wait-reasons"
+		if req.Eval != nil {
+			line = "eval"
+		}
+	}
+	f.mu.Lock()
+	for _, name := range sortedKeys(u.WaitReasons) {
+		f.reasons = append(f.reasons, name+": "+u.WaitReasons[name])
+	}
+	f.mu.Unlock()
+	return f.write(line, req, func(index uint64) {
 		d := f.deps[u.DeploymentID].Copy()
 		at := time.Unix(0, req.UpdatedAt)
 		wasPaused := d.Status == structs.DeploymentStatusPaused
@@ -242,6 +260,9 @@ func (f *fakeStore) UpdateDeploymentStatus(_ context.Context, req *structs.Deplo
 		}
 		for name, at := range u.GroupDoneAt {
 			d.TaskGroups[name].DoneAt = at
+		}
+		for name, r := range u.WaitReasons {
+			d.TaskGroups[name].WaitReason = r
 		}
 		d.Status, d.StatusDescription = u.Status, u.StatusDescription
 		d.ModifyIndex, d.ModifyTime = index, req.UpdatedAt
@@ -326,11 +347,34 @@ func (f *fakeStore) setHealth(id string, healthy bool, at time.Time) {
 	})
 }
 
-// writes returns the write log so far.
+// writes returns the write log so far, without the writes of wait
+// reasons alone (see waitReasonWrites).
 func (f *fakeStore) writes() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.log)
+	return slices.DeleteFunc(slices.Clone(f.log), func(l string) bool { return l == "wait-reasons" })
+}
+
+// waitReasonWrites returns the full write log (wait reasons alone are
+// "wait-reasons") and every reason written, as "group: sentence".
+func (f *fakeStore) waitReasonWrites() (log, reasons []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log), slices.Clone(f.reasons)
+}
+
+// reasonOnly reports whether a status update changes the stored
+// deployment's wait reasons and nothing else.
+func (f *fakeStore) reasonOnly(req *structs.DeploymentStatusUpdateRequest) bool {
+	u := req.DeploymentUpdate
+	f.mu.Lock()
+	d := f.deps[u.DeploymentID]
+	f.mu.Unlock()
+	return d != nil && len(u.WaitReasons) > 0 && req.Job == nil &&
+		u.Status == d.Status && u.StatusDescription == d.StatusDescription &&
+		len(u.CheckpointsReached) == 0 && len(u.FailuresAtPause) == 0 && len(u.ZoneStates) == 0 &&
+		len(u.ZoneDoneAt) == 0 && len(u.ZoneFailedReset) == 0 && len(u.GroupStates) == 0 &&
+		len(u.GroupDoneAt) == 0 && u.ResumeAt.Equal(d.ResumeAt)
 }
 
 func (f *fakeStore) deployment(id string) *structs.Deployment {

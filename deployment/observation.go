@@ -109,8 +109,9 @@ type Decision struct {
 	// Analyses are the runs that start and the runs whose phase changes,
 	// written in one entry (structs.DeploymentAnalysisRequest).
 	Analyses []*structs.AnalysisRunUpdate
-	// WaitReasons sets groups' WaitReason where an analysis run holds
-	// them, or no longer does; written with Analyses.
+	// WaitReasons sets groups' WaitReason (wait_reason.go): only those
+	// whose sentence changes, "" clearing it; written with Analyses when
+	// the decision has any, else with the status.
 	WaitReasons map[string]string
 	// Measure lists the measurements due now. They are no write of the
 	// decision: the leader takes each outside the pass and writes it.
@@ -140,7 +141,8 @@ func (d Decision) changesZones() bool {
 // rollout bookkeeping.
 func (d Decision) writesStatus() bool {
 	return d.Status != "" || d.StatusDescription != "" || len(d.CheckpointsReached) > 0 ||
-		len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups()
+		len(d.FailuresAtPause) > 0 || d.changesZones() || d.changesGroups() ||
+		(len(d.WaitReasons) > 0 && len(d.Analyses) == 0)
 }
 
 // String renders the decision one field per line, in a fixed order, for

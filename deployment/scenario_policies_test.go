@@ -38,7 +38,26 @@ func (sc *scenario) setGroupOrder(t *testing.T, td *datadriven.TestData) error {
 // max-failed, max-unhealthy (N or N%), on-failure, checkpoints (a comma
 // list) and checkpoint-delay.
 func updateArgs(t *testing.T, td *datadriven.TestData) (*structs.UpdateStrategy, error) {
-	u := &structs.UpdateStrategy{MaxParallel: 1}
+	u := &structs.UpdateStrategy{MaxParallel: 1, MinHealthyTime: structs.DefaultMinHealthyTime}
+	td.MaybeScanArgs(t, "max-parallel", &u.MaxParallel)
+	if td.HasArg("first-batch") {
+		var v string
+		td.ScanArgs(t, "first-batch", &v)
+		a, err := structs.ParseAmount(v)
+		if err != nil {
+			return nil, err
+		}
+		u.FirstBatch = &a
+	}
+	if td.HasArg("stagger") {
+		var v string
+		td.ScanArgs(t, "stagger", &v)
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, err
+		}
+		u.Stagger, u.StaggerSet = d, true
+	}
 	for _, f := range []struct {
 		key string
 		dst **structs.Amount

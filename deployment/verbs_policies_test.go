@@ -43,7 +43,12 @@ func TestPauseHoldsACheckpointDelay(t *testing.T) {
 	// Held, the delay's end no longer resumes it.
 	obs := Observation{Deployment: held, Job: &structs.Job{ID: "web", Version: 2}, Now: t0.Add(time.Hour)}
 	obs.LatestJob = obs.Job
-	if dec := Decide(obs); dec.Changed() || !dec.WakeAt.IsZero() {
+	dec := Decide(obs)
+	if got, want := dec.WaitReasons["web"], "deployment paused by an operator: resume to continue"; got != want {
+		t.Errorf("wait reason %q, want %q", got, want)
+	}
+	dec.WaitReasons = nil
+	if dec.Changed() || !dec.WakeAt.IsZero() {
 		t.Errorf("held deployment decided %s", dec)
 	}
 }

@@ -42,18 +42,24 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 		// (or ordered groups) in the same decision: their status update
 		// then carries the description the promotion leaves (not the
 		// stored one, which still asks for promotion).
+		// Wait reasons likewise wait for that pass, which the
+		// promotion's write wakes: a status update of their own would
+		// carry the stored description back.
 		if !dec.changesZones() && !dec.changesGroups() {
 			dec.StatusDescription = ""
+			dec.WaitReasons = nil
 		}
 	}
-	if len(dec.Analyses) > 0 || len(dec.WaitReasons) > 0 {
+	if len(dec.Analyses) > 0 {
 		// Before the status: the runs of a deployment that ended are
-		// not written (a success ends its background runs).
+		// not written (a success ends its background runs). The wait
+		// reasons ride with the runs; without runs, with the status.
 		req := &structs.DeploymentAnalysisRequest{DeploymentID: d.ID, Updates: dec.Analyses,
 			WaitReasons: dec.WaitReasons, UpdatedAt: now.UnixNano()}
 		if err := w.writer.UpdateDeploymentAnalysis(ctx, req); err != nil {
 			return fmt.Errorf("updating analysis runs: %w", err)
 		}
+		dec.WaitReasons = nil
 	}
 	if dec.writesStatus() {
 		req := &structs.DeploymentStatusUpdateRequest{
@@ -70,8 +76,10 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 			job.RevertOf = &v
 			req.Job = job
 		}
-		if dec.Status != "" || len(dec.ZoneStates) > 0 || len(dec.GroupStates) > 0 {
-			// A zone or group that starts rolling is rolled by this pass.
+		if dec.Status != "" || len(dec.ZoneStates) > 0 || len(dec.GroupStates) > 0 || len(dec.WaitReasons) > 0 {
+			// A zone or group that starts rolling is rolled by this pass;
+			// a pass asked for with a new wait reason rides with it, so
+			// that the sentence costs no entry of its own.
 			req.Eval = take()
 		}
 		if err := w.writer.UpdateDeploymentStatus(ctx, req); err != nil {
@@ -112,6 +120,7 @@ func statusUpdate(d *structs.Deployment, dec Decision) *structs.DeploymentStatus
 		CheckpointsReached: dec.CheckpointsReached, FailuresAtPause: dec.FailuresAtPause,
 		ZoneStates: dec.ZoneStates, ZoneDoneAt: dec.ZoneDoneAt,
 		GroupStates: dec.GroupStates, GroupDoneAt: dec.GroupDoneAt,
+		WaitReasons: dec.WaitReasons,
 	}
 	switch {
 	case dec.Status == structs.DeploymentStatusPaused:

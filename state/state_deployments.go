@@ -148,7 +148,8 @@ func (t *WriteTxn) putDeployment(c *structs.Deployment, at int64) error {
 // (unknown groups and zones are ignored); GroupStates and GroupDoneAt set
 // the State and DoneAt of the groups they name, and a group that starts
 // rolling (from waiting) restarts its progress deadline from at (unknown
-// groups are ignored). AllPlaced sets the groups' AllPlaced; an update
+// groups are ignored). AllPlaced sets the groups' AllPlaced and
+// WaitReasons their WaitReason; an update
 // without a Status changes nothing else.
 func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStatusUpdate, at int64, strict bool) error {
 	if u == nil {
@@ -170,6 +171,11 @@ func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStat
 	for name, v := range u.AllPlaced {
 		if g := c.TaskGroups[name]; g != nil {
 			g.AllPlaced = v
+		}
+	}
+	for name, r := range u.WaitReasons {
+		if g := c.TaskGroups[name]; g != nil {
+			g.WaitReason = r
 		}
 	}
 	if u.Status == "" {

@@ -129,6 +129,9 @@ type DeploymentStatusUpdate struct {
 	// group: the operator resumed after their disruption budget was
 	// reached, accepting those failures.
 	ZoneFailedReset map[string][]string `json:",omitempty"`
+	// WaitReasons sets DeploymentState.WaitReason per group (the
+	// watcher's sentence for what holds it); "" clears it.
+	WaitReasons map[string]string `json:",omitempty"`
 }
 
 // ApplyPlanResultsRequest commits the accepted part of a scheduling plan.

@@ -177,6 +177,7 @@ for a promotion.`,
 				return monitorExit("the deployment", code, err)
 			}
 			f.printDeploymentStatus(cmd.OutOrStdout(), d)
+			printAnalyses(cmd.OutOrStdout(), d, analysisConditions(cmd.Context(), c, d))
 			return nil
 		}),
 	}
@@ -221,6 +222,7 @@ func (f *opFlags) printDeploymentStatus(w io.Writer, d *structs.Deployment) {
 			s.DesiredCanaries, s.PlacedAllocs, s.HealthyAllocs, s.UnhealthyAllocs, deadline)
 	}
 	_ = tw.Flush()
+	printWaits(w, d)
 	printZones(w, d)
 }
 

@@ -412,7 +412,9 @@ func renderDeployment(d *structs.Deployment) string {
 	printKV(&b, kv)
 	b.WriteString("\nDeployed\n")
 	printDeploymentGroups(&b, d)
+	printWaits(&b, d)
 	printZones(&b, d)
+	printAnalyses(&b, d, nil)
 	var out strings.Builder
 	for _, l := range strings.SplitAfter(b.String(), "\n") {
 		if strings.TrimSpace(l) != "" {

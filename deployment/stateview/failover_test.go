@@ -185,9 +185,19 @@ func TestFailurePauseSurvivesFailover(t *testing.T) {
 			t.Fatalf("old leader would write %+v, new leader %+v", reqsOld, reqsNew)
 		}
 		for _, r := range reqsNew {
-			if u, ok := r.(*structs.DeploymentStatusUpdateRequest); ok {
+			if u, ok := r.(*structs.DeploymentStatusUpdateRequest); ok && !waitReasonOnly(u, resumed) {
 				t.Fatalf("new leader changed the status again: %+v", u.DeploymentUpdate)
 			}
 		}
 	})
+}
+
+// waitReasonOnly reports whether a status update leaves d's status and
+// description as they are and sets only wait reasons: the sentence of a
+// resumed group (deployment.withWaitReasons), no new pause.
+func waitReasonOnly(r *structs.DeploymentStatusUpdateRequest, d *structs.Deployment) bool {
+	u := r.DeploymentUpdate
+	return len(u.WaitReasons) > 0 && u.Status == d.Status && u.StatusDescription == d.StatusDescription &&
+		len(u.CheckpointsReached)+len(u.AllPlaced)+len(u.FailuresAtPause)+len(u.GroupStates)+len(u.GroupDoneAt)+
+			len(u.ZoneStates)+len(u.ZoneDoneAt)+len(u.ZoneFailedReset) == 0 && u.ResumeAt.IsZero() && r.Job == nil
 }

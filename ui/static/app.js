@@ -429,6 +429,7 @@ function jobPage(id) {
   let job = null;
   let allocs = [];
   let versionsIndex = -1;
+  let dep = null;
   const notFound = (e) => {
     if (e.status !== 404) return false;
     fill($('job-facts'), h('p', {class: 'error'}, `No job ${id} in namespace ${ns}.`));
@@ -474,12 +475,17 @@ function jobPage(id) {
   watch(`${base}/allocations?${q}`, (list) => {
     allocs = (list || []).sort((a, b) => b.CreateIndex - a.CreateIndex);
     renderGroups();
+    renderDeployment();
     fill($('job-allocs'), allocs.map((a) => h('tr', {'data-alloc': a.ID},
       h('td', null, allocLink(a.ID)), h('td', null, a.TaskGroup), h('td', null, a.JobVersion),
       h('td', {class: 'mono'}, a.NodeName || short(a.NodeID)), h('td', null, a.DesiredStatus),
       h('td', null, badge(a.ClientStatus)), h('td', null, healthWord(a)), h('td', null, timeCell(a.CreateTime)))));
   }, notFound);
-  watch(`${base}/deployment?${q}`, (d) => {
+  // The latest deployment's groups, with bars of old serving, new
+  // healthy, in flight and unhealthy: the deployment's live figures
+  // (depInFlight) and, for the old version, the job's allocations.
+  const renderDeployment = () => {
+    const d = dep;
     const el = $('job-deployment');
     if (!d || !d.ID) {
       fill(el, h('p', {class: 'muted'}, 'No deployment.'));
@@ -488,15 +494,37 @@ function jobPage(id) {
     fill(el, h('div', {class: 'dep-summary'},
       h('p', null, depLink(d.ID), ' ', badge(d.Status), ` version ${d.JobVersion} — ${d.StatusDescription}`),
       h('table', {class: 'list compact'},
-        h('thead', null, h('tr', null, ['Group', 'Desired', 'Canaries', 'Placed', 'Healthy', 'Unhealthy', 'Progress'].map((c) => h('th', null, c)))),
+        h('thead', null, h('tr', null, ['Group', 'Desired', 'Canaries', 'Placed', 'Healthy', 'Unhealthy', 'Progress', 'Waits on'].map((c) => h('th', null, c)))),
         h('tbody', null, groupNames(d).map((g) => {
           const s = d.TaskGroups[g];
-          return h('tr', null, h('td', null, g), h('td', null, s.DesiredTotal),
+          const active = d.Status === 'running' || d.Status === 'paused';
+          const old = active ? oldServing(allocs, g, d.JobVersion) : 0;
+          return h('tr', {'data-group': g}, h('td', null, g), h('td', null, s.DesiredTotal),
             h('td', null, s.DesiredCanaries ? `${(s.PlacedCanaries || []).length}/${s.DesiredCanaries}${s.Promoted ? ' promoted' : ''}` : '—'),
             h('td', null, s.PlacedAllocs), h('td', null, s.LiveHealthyAllocs), h('td', null, s.UnhealthyAllocs),
-            h('td', null, progressBar(0, s.LiveHealthyAllocs, 0, 0, s.DesiredTotal, s.DesiredTotal)));
+            h('td', null, progressBar(old, s.LiveHealthyAllocs, depInFlight(s), s.MarkedUnhealthyAllocs || 0, s.DesiredTotal, s.DesiredTotal)),
+            h('td', {'data-k': 'waits'}, active ? s.WaitReason || '' : ''));
         })))));
+  };
+  watch(`${base}/deployment?${q}`, (d) => {
+    dep = d;
+    renderDeployment();
   }, notFound);
+}
+
+// depInFlight is a deployment group's allocations placed and not yet
+// healthy nor failed, from its figures: its zones' InFlight when it rolls
+// by zones, else those placed less the first verdicts.
+function depInFlight(s) {
+  if ((s.Zones || []).length) return s.Zones.reduce((n, z) => n + (z.InFlight || 0), 0);
+  return Math.max(0, (s.PlacedAllocs || 0) - (s.HealthyAllocs || 0) - (s.UnhealthyAllocs || 0));
+}
+
+// oldServing counts a group's allocations of an older version than the
+// deployment's that still serve.
+function oldServing(allocs, g, version) {
+  return allocs.filter((a) => a.TaskGroup === g && a.JobVersion < version && a.DesiredStatus === 'run' &&
+    a.ClientStatus === 'running' && a.DeploymentStatus?.Healthy !== false).length;
 }
 
 function healthWord(a) {
@@ -616,45 +644,20 @@ function startedAt(a) {
   return t;
 }
 
-// waitsFor says what the group's rollout waits for now.
-function waitsFor(d, v, now) {
-  const s = v.s;
-  const u = v.update;
-  const mht = u ? `min_healthy_time ${fmtDur(u.MinHealthyTime)}` : 'min_healthy_time';
+// groupDone says whether the group reached its goal, as the watcher
+// counts it: promoted if it has canaries, and every desired allocation
+// healthy.
+const groupDone = (s) => s.LiveHealthyAllocs >= s.DesiredTotal && (!s.DesiredCanaries || s.Promoted);
+
+// waitsFor says what the group's rollout waits for now: the deployment
+// watcher's own sentence (WaitReason), written when it decides; the page
+// works nothing out by itself.
+function waitsFor(d, v) {
   if (!['running', 'paused'].includes(d.Status)) {
     return d.Status === 'successful' ? 'Done.' : `Ended: ${d.StatusDescription}`;
   }
-  if (d.Status === 'paused') {
-    const r = toDate(d.ResumeAt);
-    if (r) return `Paused — resumes by itself at ${fmtTime(r)} (in ${fmtSecs((r - now) / 1000)}); Pause holds it.`;
-    return `Paused (${d.StatusDescription}) — waits for Resume, or Fail.`;
-  }
-  if (s.State === 'waiting') return `Waits its turn (order ${s.Order}): the groups before it must be done${u?.PauseBetweenGroups ? ` and then ${fmtDur(u.PauseBetweenGroups)}` : ''}.`;
-  if (s.State === 'done' || (v.newHealthy >= v.count && v.oldLeft === 0 && !v.inFlight.length)) return 'Done: every allocation runs the new version, healthy.';
-  if (s.DesiredCanaries > 0 && !s.Promoted) {
-    if (s.LiveHealthyCanaries < s.DesiredCanaries) {
-      return `Canaries: ${s.LiveHealthyCanaries} of ${s.DesiredCanaries} healthy — each must be healthy for ${mht}.`;
-    }
-    return s.AutoPromote ? 'Canaries healthy: promoting by itself (auto_promote).' : 'Waits for promotion: the canaries are healthy.';
-  }
-  let zone = '';
-  const zs = s.Zones || [];
-  if (zs.length) {
-    const rolling = zs.filter((z) => z.State === 'rolling').map((z) => z.Name || '(none)');
-    const next = zs.find((z) => z.State === 'waiting');
-    const pause = u?.Zones?.PauseBetweenZones || 0;
-    const lastDone = zs.map((z) => toDate(z.DoneAt)).filter(Boolean).sort((a, b) => a - b).pop();
-    if (!rolling.length && next && pause && lastDone && lastDone.getTime() + pause / 1e6 > now) {
-      const at = new Date(lastDone.getTime() + pause / 1e6);
-      return `Zone ${next.Name || '(none)'} starts at ${fmtTime(at)} (in ${fmtSecs((at - now) / 1000)}): pause_between_zones ${fmtDur(pause)}.`;
-    }
-    if (rolling.length) zone = `Zone ${rolling.join(', ')}: `;
-  }
-  if (v.inFlight.length) {
-    return `${zone}batch of ${v.inFlight.length} in flight: each must be healthy for ${mht}${u?.HealthCheck === 'checks' ? ' with its checks passing' : ''}.`.replace(/^batch/, 'Batch');
-  }
-  if (u?.StaggerSet && u.Stagger) return `Next batch after stagger ${fmtDur(u.Stagger)} from the last healthy allocation.`;
-  return 'Placing the next batch.';
+  if (v.s.WaitReason) return v.s.WaitReason;
+  return groupDone(v.s) ? 'Done: every allocation runs the new version, healthy.' : 'Nothing holds it: the next batch starts.';
 }
 
 // nextCheckpoint is the healthy count of the group's next checkpoint, or
@@ -741,7 +744,8 @@ function groupCard(d, v, now) {
       s.DesiredCanaries ? figure('canaries', `${s.LiveHealthyCanaries}/${s.DesiredCanaries}${s.Promoted ? ' ✓' : ''}`, 'canaries',
         s.Promoted ? 'promoted' : 'healthy / desired, not promoted') : null,
       cp ? figure('next checkpoint', `${cp.at}`, 'checkpoint', `checkpoint ${cp.written}`) : null),
-    h('p', {class: 'waits', 'data-k': 'waits'}, waitsFor(d, v, now)),
+    h('p', {class: 'waits', 'data-k': 'waits'}, waitsFor(d, v)),
+    analysisTable(v),
     batch.length ? h('table', {class: 'list compact batch'},
       h('caption', null, 'Current batch'),
       h('thead', null, h('tr', null, ['Allocation', 'Node', '', 'Status', 'Started', 'Health'].map((c) => h('th', null, c)))),
@@ -815,6 +819,91 @@ function plot(samples, now) {
       svg('text', {x: L, y: H - 8, class: 'axis', 'text-anchor': 'start'}, fmtTime(new Date(t0)).slice(11)),
       svg('text', {x: W - R, y: H - 8, class: 'axis', 'text-anchor': 'end'}, `now +${fmtSecs(span)}`)),
   ];
+}
+
+// ---- analysis runs ----
+
+// analysisSpec is the analysis block a run belongs to, from the group's
+// update block in the deployment's job version; null when unknown.
+const analysisSpec = (v, name) => (v.update?.Analyses || []).find((a) => a.Name === name) || null;
+
+// conditionText is an analysis block's success and failure expressions.
+function conditionText(a) {
+  if (!a) return '';
+  return [a.Success ? `success: ${a.Success}` : '', a.Failure ? `failure: ${a.Failure}` : ''].filter(Boolean).join('; ');
+}
+
+// measurementText is one measurement's value as its condition saw it.
+function measurementText(m) {
+  if ((m.Results || []).length > 1) return `[${m.Results.map((x) => +x.toPrecision(6)).join(', ')}]`;
+  if (m.Result != null) return String(+m.Result.toPrecision(6));
+  return m.Outcome || '';
+}
+
+// analysisTable lists the group's analysis runs: name, when (with batch
+// and zone), phase, counts by outcome, the last values against the
+// condition, and the last error.
+function analysisTable(v) {
+  const runs = v.s.Analyses || [];
+  if (!runs.length) return null;
+  return h('table', {class: 'list compact analyses'},
+    h('caption', null, 'Analysis runs'),
+    h('thead', null, h('tr', null, ['Analysis', 'When', 'Phase', 'Success', 'Failure', 'Inconclusive', 'Errors', 'Last values', 'Condition'].map((c) => h('th', null, c)))),
+    h('tbody', null, runs.map((r) => {
+      const ms = r.Measurements || [];
+      const last = ms[ms.length - 1];
+      const where = [r.When, r.Batch ? `batch ${r.Batch}` : '', r.Zone ? `zone ${r.Zone}` : ''].filter(Boolean).join(', ');
+      return h('tr', {'data-run': `${r.Name}/${r.Batch || 0}`},
+        h('td', null, r.Name), h('td', null, where), h('td', {'data-k': 'phase'}, badge(r.Phase)),
+        h('td', null, r.Successes), h('td', null, r.Failures), h('td', null, r.Inconclusives), h('td', null, r.Errors),
+        h('td', {class: 'mono', 'data-k': 'values'}, ms.slice(-5).map(measurementText).join(', ') || '—'),
+        h('td', {class: 'mono', 'data-k': 'condition'}, conditionText(analysisSpec(v, r.Name)),
+          last?.Outcome === 'error' && last.Error ? h('div', {class: 'bad'}, `last error: ${last.Error}`) : null));
+    })));
+}
+
+// analysisPlot draws one run's measurements over time, as the capacity
+// plot draws its samples: each result a point coloured by its outcome,
+// joined by a line; an error a mark on the time axis.
+function analysisPlot(v, r) {
+  const W = 1000;
+  const H = 160;
+  const L = 44;
+  const R = 16;
+  const T = 12;
+  const B = 28;
+  const ms = (r.Measurements || []).map((m) => ({t: toDate(m.At)?.getTime(), m})).filter((p) => p.t != null);
+  const label = `analysis ${r.Name} of group ${v.name}${r.Batch ? ` after batch ${r.Batch}` : ''}: ${r.Phase}, ${ms.length} measurements`;
+  if (!ms.length) return h('div', {class: 'plot-run'}, h('p', {class: 'muted'}, `${label}: no measurement yet.`));
+  const t0 = ms[0].t;
+  const t1 = Math.max(ms[ms.length - 1].t, t0 + 10000);
+  const vals = ms.flatMap((p) => (p.m.Results?.length ? p.m.Results : p.m.Result != null ? [p.m.Result] : []));
+  let ymax = Math.max(...vals, 0);
+  let ymin = Math.min(...vals, 0);
+  if (ymax === ymin) ymax = ymin + 1;
+  const x = (t) => L + ((t - t0) / (t1 - t0)) * (W - L - R);
+  const y = (n) => H - B - ((n - ymin) / (ymax - ymin)) * (H - T - B);
+  const withValue = ms.filter((p) => p.m.Result != null);
+  const span = (t1 - t0) / 1000;
+  return h('div', {class: 'plot-run', 'data-run': `${r.Name}/${r.Batch || 0}`},
+    h('div', {class: 'legend'}, h('strong', null, r.Name), ` ${r.When}${r.Batch ? ` batch ${r.Batch}` : ''}${r.Zone ? ` zone ${r.Zone}` : ''} · `, badge(r.Phase),
+      ` · ${conditionText(analysisSpec(v, r.Name))}`),
+    svg('svg', {viewBox: `0 0 ${W} ${H}`, class: 'capacity analysis', role: 'img', 'aria-label': label},
+      svg('title', null, label),
+      [...new Set([ymin, ymax])].map((n) => [svg('line', {x1: L, x2: W - R, y1: y(n), y2: y(n), class: 'grid'}),
+        svg('text', {x: L - 8, y: y(n) + 4, class: 'axis', 'text-anchor': 'end'}, +n.toPrecision(3))]),
+      withValue.length > 1 ? svg('polyline', {points: withValue.map((p) => `${x(p.t)},${y(p.m.Result)}`).join(' '), class: 'run-line'}) : null,
+      ms.map((p) => (p.m.Result != null ?
+        svg('circle', {cx: x(p.t), cy: y(p.m.Result), r: 5, class: `m-${p.m.Outcome}`}, svg('title', null, `${fmtTime(new Date(p.t))}: ${measurementText(p.m)} (${p.m.Outcome})`)) :
+        svg('rect', {x: x(p.t) - 4, y: H - B - 8, width: 8, height: 8, class: 'm-error'}, svg('title', null, `${fmtTime(new Date(p.t))}: ${p.m.Error || p.m.Outcome}`)))),
+      svg('text', {x: L, y: H - 8, class: 'axis', 'text-anchor': 'start'}, fmtTime(new Date(t0)).slice(11)),
+      svg('text', {x: W - R, y: H - 8, class: 'axis', 'text-anchor': 'end'}, `+${fmtSecs(span)}`)));
+}
+
+// analysisPlots draws every run of every group, newest last.
+function analysisPlots(vs) {
+  const out = vs.flatMap((v) => (v.s.Analyses || []).map((r) => analysisPlot(v, r)));
+  return out.length ? out : h('p', {class: 'muted'}, 'No analysis run.');
 }
 
 const VERBS = {
@@ -897,6 +986,7 @@ function deploymentPage(id) {
     renderActions();
     fill($('dep-groups'), vs.map((v) => groupCard(d, v, now)));
     fill($('dep-plot'), plot(st.samples, now.getTime()));
+    fill($('dep-analyses'), analysisPlots(vs));
   };
 
   const startJobWatches = (d) => {
@@ -975,24 +1065,27 @@ function deploymentPage(id) {
   }
 }
 
-// deploymentWaits is the line that says what the deployment as a whole
-// waits for.
+// deploymentWaits says what the deployment as a whole waits for: its
+// description when it ended or is paused, and each held group's
+// WaitReason, the watcher's own sentence.
 function deploymentWaits(d, vs, now) {
   if (d.Status === 'successful') return h('p', {class: 'ok'}, 'Rollout complete: every group runs the new version, healthy.');
   if (d.Status === 'failed' || d.Status === 'cancelled') return h('p', {class: 'bad'}, d.StatusDescription);
+  const held = vs.filter((v) => v.s.WaitReason);
+  const lines = held.map((v) => h('p', {class: d.Status === 'paused' ? 'warn' : 'info', 'data-wait': v.name},
+    vs.length > 1 ? `${v.name}: ` : '', v.s.WaitReason));
   if (d.Status === 'paused') {
     const r = toDate(d.ResumeAt);
-    return h('p', {class: 'warn'}, `${d.StatusDescription}. `, r ?
+    return [h('p', {class: 'warn'}, `${d.StatusDescription}. `, r ?
       `Resumes by itself at ${fmtTime(r)} (in ${fmtSecs((r - now) / 1000)}); Pause holds it, Resume goes on now.` :
-      'Waits for Resume (or Fail).');
+      'Waits for Resume (or Fail).'), ...lines];
   }
   const ready = vs.filter((v) => v.s.DesiredCanaries > 0 && !v.s.Promoted && v.s.State !== 'waiting');
   if (ready.length && ready.every((v) => v.s.LiveHealthyCanaries >= v.s.DesiredCanaries) && ready.some((v) => !v.s.AutoPromote)) {
-    return h('p', {class: 'warn'}, 'Waits for promotion: the canaries are healthy. Promote goes on; Fail ends it.');
+    return [h('p', {class: 'warn'}, 'Waits for promotion: the canaries are healthy. Promote goes on; Fail ends it.'), ...lines];
   }
-  const busy = vs.filter((v) => !v.s || !waitsFor(d, v, now).startsWith('Done'));
-  if (!busy.length) return h('p', {class: 'info'}, d.StatusDescription);
-  return busy.map((v) => h('p', {class: 'info'}, vs.length > 1 ? `${v.name}: ` : '', waitsFor(d, v, now)));
+  if (!lines.length) return h('p', {class: 'info'}, d.StatusDescription);
+  return lines;
 }
 
 // ---- nodes ----
