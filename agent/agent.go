@@ -241,7 +241,8 @@ func (a *Agent) openServer() error {
 	}
 	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
 		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()),
-		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}), httpapi.WithMetrics(a.telemetry.Handler()))
+		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}), httpapi.WithMetrics(a.telemetry.Handler()),
+		httpapi.WithPrometheusAddress(a.cfg.PrometheusAddress))
 	// Registered once the API exists: the service makes the first key
 	// through it.
 	srv.OnLeadership("keyring", a.runKeyring)

@@ -112,6 +112,10 @@ type Config struct {
 	// gauges are sampled (telemetry.collection_interval; 0: 1s).
 	PrometheusMetrics  bool
 	CollectionInterval time.Duration
+	// PrometheusAddress is the Prometheus server the leader queries for an
+	// analysis whose job names no address (analysis.prometheus_address);
+	// "": a job with such an analysis is refused.
+	PrometheusAddress string
 	// Raft timing; 0 keeps the cluster package's LAN tuning.
 	RaftHeartbeatTimeout   time.Duration
 	RaftElectionTimeout    time.Duration
@@ -195,6 +199,7 @@ func FromConfig(c *config.Config) Config {
 		EventBufferSize:    c.Server.EventBufferSize,
 		PrometheusMetrics:  c.Telemetry.PrometheusMetrics,
 		CollectionInterval: c.Telemetry.CollectionInterval,
+		PrometheusAddress:  c.Analysis.PrometheusAddress,
 
 		RaftHeartbeatTimeout:   hb,
 		RaftElectionTimeout:    election,

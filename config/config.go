@@ -85,6 +85,9 @@ type Config struct {
 	Plugin Plugin
 	// Telemetry is the telemetry block: what /v1/metrics publishes.
 	Telemetry Telemetry
+	// Analysis is drover's analysis block: where a server's leader
+	// measures the rollouts' analyses (website/jobspec/analysis.md).
+	Analysis Analysis
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/join
 	// (without a join token) and /debug/pprof/ to non-loopback addresses.
 	// Off: until drover has ACLs they answer loopback (and other servers)
@@ -260,6 +263,13 @@ type ACL struct {
 // shorter than Nomad's 30s, so that a revoked token stops working on
 // clients within seconds.
 const DefaultACLTTL = 5 * time.Second
+
+// Analysis is drover's analysis block. PrometheusAddress is the base URL
+// of the Prometheus server an analysis queries when its job names no
+// address ("" : such a job is refused).
+type Analysis struct {
+	PrometheusAddress string
+}
 
 // UI is Nomad's ui block: whether a server agent serves the web UI at
 // /ui/ (and sends a browser's GET / there).

@@ -114,6 +114,7 @@ var fields = []field{
 	{"telemetry.collection_interval", kDuration, func(c *Config) any { return &c.Telemetry.CollectionInterval }, ""},
 	{"telemetry.prometheus_metrics", kBool, func(c *Config) any { return &c.Telemetry.PrometheusMetrics }, ""},
 	{"telemetry.disable_hostname", kBool, func(c *Config) any { return &c.Telemetry.DisableHostname }, ""},
+	{"analysis.prometheus_address", kString, func(c *Config) any { return &c.Analysis.PrometheusAddress }, ""},
 	{"plugin.raw_exec.config.enabled", kBool, func(c *Config) any { return &c.Plugin.RawExec.Enabled }, ""},
 }
 

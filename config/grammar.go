@@ -8,7 +8,7 @@ import (
 // blocks are the blocks of the file grammar, by path; "" is the top level.
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
-	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
+	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "analysis": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
 	"client.template": true, "client.template.wait": true, "client.template.wait_bounds": true, "client.template.nomad_retry": true, "client.artifact": true, "client.host_volume": true,
 }
 

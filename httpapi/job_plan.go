@@ -96,6 +96,9 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := checkNamespace(r, jobNamespace(job)); err != nil {
 		return nil, err
 	}
+	if err := s.checkAnalysisAddress(job); err != nil {
+		return nil, err
+	}
 	snap := s.backend.State().Snapshot()
 	out, err := planJob(snap, job, s.now(), body.Diff)
 	if err != nil {

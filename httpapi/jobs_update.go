@@ -158,6 +158,9 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	if err := checkNamespace(r, jobNamespace(job)); err != nil {
 		return nil, err
 	}
+	if err := s.checkAnalysisAddress(job); err != nil {
+		return nil, err
+	}
 	var warnings []string
 	for _, d := range diags {
 		warnings = append(warnings, d.String())

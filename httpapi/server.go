@@ -74,6 +74,9 @@ type Server struct {
 	// forwardHold bounds how long a request for the leader waits out an
 	// election (forward.go).
 	forwardHold time.Duration
+	// prometheusAddress is the servers' analysis { prometheus_address }
+	// (analysis.go).
+	prometheusAddress string
 }
 
 // Option configures a Server.

@@ -63,7 +63,7 @@ func (s *Server) validateJob(_ http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	out := &JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
-	_, diags, err := jobspec.ParseAPIJob(env.Job)
+	job, diags, err := jobspec.ParseAPIJob(env.Job)
 	var warnings []string
 	for _, d := range diags {
 		warnings = append(warnings, d.String())
@@ -78,6 +78,9 @@ func (s *Server) validateJob(_ http.ResponseWriter, r *http.Request) (any, error
 		} else {
 			out.ValidationErrors = append(out.ValidationErrors, err.Error())
 		}
+		out.Error = strings.Join(out.ValidationErrors, "\n")
+	} else if p := analysisAddressProblems(job, s.prometheusAddress); len(p) > 0 {
+		out.ValidationErrors = append(out.ValidationErrors, p...)
 		out.Error = strings.Join(out.ValidationErrors, "\n")
 	}
 	return out, nil

@@ -25,20 +25,23 @@ type decoder struct {
 	lc   *locator
 	// funcs are the functions the job file may call (jobFunctions).
 	funcs map[string]function.Function
+	// extraRoots are more roots of runtime references, kept as written
+	// while one attribute is decoded (an analysis query's ${job.version}).
+	extraRoots map[string]bool
 }
 
 // repeatable names the blocks that may appear more than once in a block.
 var repeatable = map[string]bool{
 	"constraint": true, "affinity": true, "group": true, "spread": true, "task": true, "service": true, "check": true,
 	"port": true, "target": true, "network": true, "variable": true, "locals": true, "validation": true, "job": true, "template": true, "artifact": true,
-	"volume": true, "volume_mount": true,
+	"volume": true, "volume_mount": true, "analysis": true,
 }
 
 // mapBlocks may also be written as attributes: meta = { k = "v" }.
 var mapBlocks = map[string]bool{"meta": true, "env": true, "header": true, "config": true, "policy": true, "options": true, "headers": true}
 
 // labels is how many labels each block takes.
-var labels = map[string]int{"job": 1, "group": 1, "task": 1, "port": 1, "target": 1, "variable": 1, "volume": 1}
+var labels = map[string]int{"job": 1, "group": 1, "task": 1, "port": 1, "target": 1, "variable": 1, "volume": 1, "analysis": 1}
 
 func (d *decoder) at(rng hcl.Range, field string) loc {
 	return loc{File: d.file, Line: rng.Start.Line, Column: rng.Start.Column, Field: field}

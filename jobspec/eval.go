@@ -180,7 +180,7 @@ func (d *decoder) exprValue(expr hcl.Expression, ctx *hcl.EvalContext) (cty.Valu
 	tree := map[string]any{}
 	for _, tr := range expr.Variables() {
 		root := tr.RootName()
-		if root == "var" || root == "local" || !runtimeRoot.MatchString(root) {
+		if root == "var" || root == "local" || !(runtimeRoot.MatchString(root) || d.extraRoots[root]) {
 			continue
 		}
 		text := d.source(tr.SourceRange())

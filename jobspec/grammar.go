@@ -410,15 +410,16 @@ var grammar = map[string][]element{
 }
 
 // droverBlocks are the blocks drover adds to Nomad's grammar: an update
-// block's zones (website/rollouts.md#zones). Nomad's API has no type for them.
-var droverBlocks = map[string]bool{"zones": true}
+// block's zones (website/rollouts.md#zones) and its analysis blocks (website/jobspec/analysis.md). Nomad's API has no type for them.
+var droverBlocks = map[string]bool{"zones": true, "analysis": true}
 
 // The update block and its zones block take their part of the table from
 // their rows (updateSpec, zoneSpec), whose decoders read the table: hence
 // init rather than the literal above.
 func init() {
-	grammar["update"] = updateGrammar() // spec_update.go
-	grammar["zones"] = zonesGrammar()   // spec_zones.go
+	grammar["update"] = updateGrammar()     // spec_update.go
+	grammar["zones"] = zonesGrammar()       // spec_zones.go
+	grammar["analysis"] = analysisGrammar() // spec_analysis.go
 }
 
 // nomadDefaults are values of unsupported elements that ask for exactly

@@ -70,6 +70,8 @@ var droverOnly = map[string]bool{
 	"update.Checkpoints":        true,
 	"update.CheckpointDelay":    true,
 	"update.Zones":              true,
+	// The analysis blocks (website/rollouts.md part E).
+	"update.Analyses":           true,
 	"update.GroupOrder":         true,
 	"update.PauseBetweenGroups": true,
 	// Server-set: the version a revert restored.
@@ -223,6 +225,7 @@ func TestGrammarOrderIsNomads(t *testing.T) {
 func TestUpdateSpecRows(t *testing.T) {
 	t.Run("update", func(t *testing.T) { checkRows(t, updateSpec, "Job.Update", "update") })
 	t.Run("zones", func(t *testing.T) { checkRows(t, zoneSpec, "Job.Update.Zones", "update.zones") })
+	t.Run("analysis", func(t *testing.T) { checkRows(t, analysisSpec, "Job.Update.Analyses[0]", "update.analysis.errors") })
 }
 
 func checkRows[W, S any](t *testing.T, spec []specRow[W, S], path, name string) {

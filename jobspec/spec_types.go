@@ -353,7 +353,8 @@ var blockOf = map[reflect.Type]string{
 	reflect.TypeFor[specPort]():            "port",
 	reflect.TypeFor[specResources]():       "resources",
 	reflect.TypeFor[specUpdate]():          "update",
-	reflect.TypeFor[specZones]():           "zones", // drover's own (spec_zones.go)
+	reflect.TypeFor[specZones]():           "zones",    // drover's own (spec_zones.go)
+	reflect.TypeFor[specAnalysis]():        "analysis", // drover's own (spec_analysis.go)
 	reflect.TypeFor[specRestart]():         "restart",
 	reflect.TypeFor[specReschedule]():      "reschedule",
 	reflect.TypeFor[specMigrate]():         "migrate",

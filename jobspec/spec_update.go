@@ -75,6 +75,8 @@ type specUpdate struct {
 	Checkpoints        *[]structs.Amount
 	CheckpointDelay    *time.Duration
 	Zones              *specZones
+	// Analyses are the analysis "name" blocks (spec_analysis.go).
+	Analyses *[]*specAnalysis
 
 	// Job level only (website/rollouts.md#groups-one-at-a-time).
 	GroupOrder         *[]string
@@ -101,6 +103,9 @@ type specRow[W, S any] struct {
 	// decodeBlock reads a field of Kind block from its block b (nil when
 	// not written).
 	decodeBlock func(d *decoder, b *hclsyntax.Block, path, field string, w *W)
+	// decodeBlocks, when set, reads a repeated block (analysis "name"):
+	// every block written, in order.
+	decodeBlocks func(d *decoder, bs []*hclsyntax.Block, path, field string, w *W)
 	// lay copies the field over s when w sets it.
 	lay func(s *S, w *W)
 }
@@ -203,6 +208,15 @@ var updateSpec = []updateField{
 		Kind:        block,
 		decodeBlock: (*decoder).zones,
 		lay:         layZones,
+	},
+	{
+		// Named blocks (spec_analysis.go), merged by name: a group's
+		// analysis is laid over the job's of the same name, field by field.
+		HCL:          "analysis",
+		JSON:         "Analyses",
+		Kind:         block,
+		decodeBlocks: (*decoder).analyses,
+		lay:          layAnalyses,
 	},
 	{
 		// Job level only (spec_group_order.go). An empty list is none.
@@ -327,6 +341,10 @@ func (d *decoder) update(b *hclsyntax.Block, path string) *specUpdate {
 func decodeRows[W, S any](d *decoder, body *hclsyntax.Body, blockName, path, field string, rows []specRow[W, S], w *W) {
 	attrs, blocks := d.content(body, blockName)
 	for _, f := range rows {
+		if f.decodeBlocks != nil {
+			f.decodeBlocks(d, blocks[f.HCL], path+"."+f.JSON, field+"."+f.HCL, w)
+			continue
+		}
 		if f.Kind == block {
 			var b *hclsyntax.Block
 			if bs := blocks[f.HCL]; len(bs) > 0 {
@@ -366,6 +384,7 @@ func (b *builder) jobUpdate(jobType string, ju *specUpdate) *structs.UpdateStrat
 	u := structs.DefaultUpdateStrategy()
 	layUpdate(u, ju, false)
 	b.staggerSet(u, ju)
+	b.checkWrittenAnalyses("Job.Update", ju)
 	b.checkUpdate("", jobType, "Job.Update", u, 0, nil)
 	return u
 }
@@ -409,6 +428,8 @@ func (b *builder) groupUpdate(path string, jobType string, tg *structs.TaskGroup
 		}
 	}
 	b.zoneSources(src, path, ju, gu)
+	b.checkWrittenAnalyses(path+".Update", gu)
+	b.analysisSources(src, path, u.Analyses, ju, gu)
 	b.staggerSet(u, ju, gu)
 	b.checkUpdate(tg.Name, jobType, path+".Update", u, tg.Count, src)
 	return u
@@ -516,6 +537,7 @@ func (b *builder) checkPolicies(group, jobType string, u *structs.UpdateStrategy
 	}
 	b.checkCheckpoints(group, u, count, at("Checkpoints"))
 	b.checkZones(u.Zones, at)
+	b.checkAnalyses(u, at)
 	switch {
 	case u.CheckpointDelay < 0:
 		b.err(at("CheckpointDelay"), "must not be negative (got %s)", u.CheckpointDelay)

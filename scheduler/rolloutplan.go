@@ -50,6 +50,25 @@ func PlanRollout(in Input) []structs.RolloutBatch {
 	return out
 }
 
+// gatingAnalyses names the group's analyses of the given When, in the
+// update block's order; none for a revert's version (ROLLOUT part E.2).
+func (s *planSim) gatingAnalyses(group, when string) []string {
+	if s.job.RevertOf != nil {
+		return nil
+	}
+	tg := s.job.LookupTaskGroup(group)
+	if tg == nil || tg.Update == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range tg.Update.Analyses {
+		if a != nil && a.When == when {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
 // MaxPlanPasses bounds the passes PlanRollout runs (each costs what a
 // scheduling pass of the job costs).
 const MaxPlanPasses = 1000
@@ -137,6 +156,7 @@ func (s *planSim) batches(p *Plan) []structs.RolloutBatch {
 	type key struct{ group, zone string }
 	var keys []key
 	byKey := map[key]*structs.RolloutBatch{}
+	gates := map[key]map[string]bool{} // the When of the analyses that gate after the batch
 	for _, pl := range p.Place {
 		old := prev[pl.PreviousAlloc]
 		replaces := old != nil && !pl.Reschedule && (old.Job == nil || old.Job.Version != s.job.Version || old.Job.CreateIndex != s.job.CreateIndex ||
@@ -154,6 +174,15 @@ func (s *planSim) batches(p *Plan) []structs.RolloutBatch {
 		}
 		b.Allocs = append(b.Allocs, pl.Name)
 		b.Surge = b.Surge || pl.Surge
+		if gates[k] == nil {
+			gates[k] = map[string]bool{}
+		}
+		switch {
+		case pl.Canary:
+			gates[k][structs.AnalysisWhenCanary] = true
+		case replaces:
+			gates[k][structs.AnalysisWhenEachBatch] = true
+		}
 	}
 	for _, c := range p.InPlace {
 		// A job restart in place: its batch restarts these allocs.
@@ -208,6 +237,11 @@ func (s *planSim) batches(p *Plan) []structs.RolloutBatch {
 	for _, k := range keys {
 		b := byKey[k]
 		slices.Sort(b.Allocs)
+		for _, when := range []string{structs.AnalysisWhenCanary, structs.AnalysisWhenEachBatch} {
+			if gates[k][when] {
+				b.Analysis = append(b.Analysis, s.gatingAnalyses(k.group, when)...)
+			}
+		}
 		out = append(out, *b)
 	}
 	return out

@@ -19,6 +19,11 @@ type RolloutBatch struct {
 	// else "zone" on the last batch of a zone another zone follows (zone
 	// by zone); else "".
 	PauseAfter string
+	// Analysis names the analysis runs that gate after the batch: the
+	// group's each_batch analyses after a batch that replaces allocs, its
+	// canary analyses (before promotion) after its canaries. A first
+	// version and a revert run none.
+	Analysis []string `json:",omitempty"`
 }
 
 // PauseAfter values of a RolloutBatch.

@@ -73,8 +73,16 @@ func printRolloutPlan(w io.Writer, jobID string, plan []structs.RolloutBatch) {
 		return
 	}
 	fmt.Fprintln(w, "\nRollout plan, if nothing fails:")
+	analysis := false
+	for _, b := range plan {
+		analysis = analysis || len(b.Analysis) > 0
+	}
 	tw := newTabs(w)
-	fmt.Fprintln(tw, "Group\tBatch\tZone\tAllocs\tSurge\tPause After")
+	header := "Group\tBatch\tZone\tAllocs\tSurge\tPause After"
+	if analysis {
+		header += "\tAnalysis"
+	}
+	fmt.Fprintln(tw, header)
 	for _, b := range plan {
 		zone := b.Zone
 		if zone == "" {
@@ -84,7 +92,15 @@ func printRolloutPlan(w io.Writer, jobID string, plan []structs.RolloutBatch) {
 		if pause == "" {
 			pause = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%t\t%s\n", b.Group, b.Batch, zone, allocList(jobID, b.Allocs), b.Surge, pause)
+		row := fmt.Sprintf("%s\t%d\t%s\t%s\t%t\t%s", b.Group, b.Batch, zone, allocList(jobID, b.Allocs), b.Surge, pause)
+		if analysis {
+			gate := strings.Join(b.Analysis, ", ")
+			if gate == "" {
+				gate = "-"
+			}
+			row += "\t" + gate
+		}
+		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
 }
