@@ -224,7 +224,7 @@ func (a *Agent) openServer() error {
 	leader, err := server.New(server.Config{
 		Raft: srv, State: a.fsm.State, Logger: a.logger.Named("leader"), HeartbeatGrace: a.cfg.HeartbeatGrace,
 		HeartbeatTTL: a.cfg.MinHeartbeatTTL, MaxHeartbeatsPerSecond: float64(a.cfg.MaxHeartbeatsPerSecond),
-		MetricsInterval: a.telemetry.Interval(), Events: a.fsm.Events(),
+		MetricsInterval: a.telemetry.Interval(), Events: a.fsm.Events(), PrometheusAddress: a.cfg.PrometheusAddress,
 	})
 	if err != nil {
 		_ = srv.Shutdown()
