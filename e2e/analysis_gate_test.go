@@ -54,10 +54,10 @@ func (e *promEnv) set(t testing.TB, job string, version uint64, v float64) {
 
 // analysisAgent starts a dev agent whose servers query the environment's
 // Prometheus by default (analysis { prometheus_address }).
-func analysisAgent(t *testing.T, e *promEnv) *agentProc {
+func analysisAgent(t testing.TB, e *promEnv) *agentProc {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "analysis.hcl")
-	writeFile(t, cfg, fmt.Sprintf("analysis {\n  prometheus_address = %q\n}\n", e.prom.Address()))
+	writeConfig(t, cfg, fmt.Sprintf("analysis {\n  prometheus_address = %q\n}\n", e.prom.Address()))
 	return startDevAgent(t, "-config", cfg)
 }
 
