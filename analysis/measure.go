@@ -1,4 +1,4 @@
-// Package analysis measures a rollout's analyses (ROLLOUT.md part E): one
+// Package analysis measures a rollout's analyses (website/rollouts.md, "Analysis: metrics decide"): one
 // instant query against the provider, its runtime references substituted,
 // and the outcome of the block's success and failure expressions over the
 // result. The deployment watcher decides what runs gate; the leader calls

@@ -38,6 +38,7 @@ func TestValidateErrors(t *testing.T) {
 		line           int
 	}{
 		{"port zero", validServer + "ports {\n  http = 0\n}\n", "ports.http must be a port from 1 to 65535 (got 0)", 8},
+		{"analysis address not a URL", validServer + "analysis {\n  prometheus_address = \"prom:9090\"\n}\n", `analysis.prometheus_address must be an http or https URL such as "http://127.0.0.1:9090" (got "prom:9090")`, 8},
 		{"port too high", validServer + "ports {\n  raft = 70000\n}\n", "ports.raft must be a port from 1 to 65535 (got 70000)", 8},
 		{"same ports", validServer + "ports {\n  http = 5000\n  raft = 5000\n}\n", "ports.raft and ports.http are both 5000", 9},
 		{"bootstrap_expect zero", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 0\n}\n", "server.bootstrap_expect must be at least 1 (got 0)", 4},

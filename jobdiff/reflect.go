@@ -25,6 +25,7 @@ var objectNames = map[string]string{
 	"Targets":       "SpreadTarget",
 	"Checkpoints":   "Checkpoints",
 	"Templates":     "Template",
+	"Analyses":      "Analysis",
 }
 
 // keyFields pair the items of two lists of blocks: items with the same key

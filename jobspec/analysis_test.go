@@ -12,7 +12,7 @@ import (
 )
 
 // The update block's analysis blocks (website/jobspec/analysis.md): their
-// validation (ROLLOUT part E.3) in job files and API JSON, the merge by
+// validation (website/jobspec/analysis.md) in job files and API JSON, the merge by
 // name, the defaults, and the runtime references a query keeps.
 
 const goodAnalysis = `query = "up"` + "\n      " + `success = "result == 1"`

@@ -51,7 +51,7 @@ func PlanRollout(in Input) []structs.RolloutBatch {
 }
 
 // gatingAnalyses names the group's analyses of the given When, in the
-// update block's order; none for a revert's version (ROLLOUT part E.2).
+// update block's order; none for a revert's version (website/rollouts.md#analysis-metrics-decide).
 func (s *planSim) gatingAnalyses(group, when string) []string {
 	if s.job.RevertOf != nil {
 		return nil
