@@ -81,9 +81,9 @@ func analysisBlock(lines ...string) string {
 	return b.String()
 }
 
-// analysisUpdate is an update block body: max_parallel, the given lines,
+// gateUpdate is an update block body: max_parallel, the given lines,
 // an analysis block, then fastUpdate's health settings.
-func analysisUpdate(extra []string, analysis ...string) string {
+func gateUpdate(extra []string, analysis ...string) string {
 	var b strings.Builder
 	for _, l := range extra {
 		b.WriteString("      " + l + "\n")
@@ -156,7 +156,7 @@ func TestAnalysisGateEachBatchGood(t *testing.T) {
 	p := analysisAgent(t, e)
 	c := p.client()
 	s := rolloutSpec{ID: "an-good", Count: 4, Version: "1",
-		Update: analysisUpdate([]string{"max_parallel = 1"}, `success  = "result < 0.01"`, `failure  = "result >= 0.05"`, `interval = "1s"`)}
+		Update: gateUpdate([]string{"max_parallel = 1"}, `success  = "result < 0.01"`, `failure  = "result >= 0.05"`, `interval = "1s"`)}
 	rollV0(t, e, c, s)
 	e.set(t, s.ID, 1, 0.001)
 	s.Version = "2"
@@ -210,7 +210,7 @@ func TestAnalysisGateBadMetricReverts(t *testing.T) {
 	p := analysisAgent(t, e)
 	c := p.client()
 	s := rolloutSpec{ID: "an-bad", Count: 4, Version: "1",
-		Update: analysisUpdate([]string{"max_parallel = 1", "auto_revert = true"},
+		Update: gateUpdate([]string{"max_parallel = 1", "auto_revert = true"},
 			`success  = "result < 0.01"`, `failure  = "result >= 0.05"`, `interval = "1s"`, `count    = 2`)}
 	rollV0(t, e, c, s)
 	e.set(t, s.ID, 1, 0.001)
@@ -267,7 +267,7 @@ func TestAnalysisGatePrometheusOutagePauses(t *testing.T) {
 	p := analysisAgent(t, e)
 	c := p.client()
 	s := rolloutSpec{ID: "an-outage", Count: 4, Version: "1",
-		Update: analysisUpdate([]string{"max_parallel = 1", "auto_revert = true"},
+		Update: gateUpdate([]string{"max_parallel = 1", "auto_revert = true"},
 			`success     = "result < 0.01"`, `interval    = "1s"`, `error_limit = 1`)}
 	rollV0(t, e, c, s)
 	e.set(t, s.ID, 1, 0.001)
@@ -513,7 +513,7 @@ func TestAnalysisGateLeaderKilledDuringRun(t *testing.T) {
 	e := startProm(t)
 	c := startChaosCluster(t)
 	s := rolloutSpec{ID: "an-failover", Count: 2, Version: "1",
-		Update: analysisUpdate([]string{"max_parallel = 1"}, fmt.Sprintf("address  = %q", e.prom.Address()),
+		Update: gateUpdate([]string{"max_parallel = 1"}, fmt.Sprintf("address  = %q", e.prom.Address()),
 			`success  = "result < 0.01"`, `failure  = "result >= 0.05"`, `interval = "2s"`, `count    = 4`)}
 	stopJobProcs(t, c.api(), s.ID)
 	s.run(t, c.api())
