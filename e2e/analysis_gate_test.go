@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -160,6 +161,16 @@ func TestAnalysisGateEachBatchGood(t *testing.T) {
 	rollV0(t, e, c, s)
 	e.set(t, s.ID, 1, 0.001)
 	s.Version = "2"
+
+	// The plan names the analysis that gates after each batch.
+	file := filepath.Join(t.TempDir(), "an-good.hcl")
+	writeConfig(t, file, s.hcl())
+	out, _ := p.cli(t, "job", "plan", file)
+	rows := regexp.MustCompile(`(?m)^web\s+\d\s+-\s+web\[\d\]\s+false\s+-\s+errors$`).FindAllString(out, -1)
+	if !regexp.MustCompile(`(?m)Pause After\s+Analysis$`).MatchString(out) || len(rows) != 4 {
+		t.Errorf("plan without the gating analyses (want 4 rows naming errors):\n%s", out)
+	}
+
 	s.run(t, c)
 	d := waitRollout(t, c, s.ID, 1, structs.DeploymentStatusSuccessful, 60*time.Second)
 
