@@ -24,7 +24,8 @@ import (
 // its current process.
 type server struct {
 	name, http, raft, config, dataDir string
-	uid, gid                          int // 0: runs as the test's user
+	uid, gid                          int    // 0: runs as the test's user
+	unmount                           func() // the data dir's tmpfs (root only)
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -41,6 +42,10 @@ type cluster struct {
 	servers    []*server
 	client     *exec.Cmd
 	clientLogs *syncBuffer
+
+	mu           sync.Mutex
+	convergences int   // heals after which the servers converged
+	seed         int64 // of the schedule (0: a fixed one)
 }
 
 type syncBuffer struct {
@@ -91,6 +96,11 @@ func startCluster(t testing.TB, withUsers bool) *cluster {
 	c := &cluster{t: t, dir: dir}
 	t.Cleanup(func() {
 		c.stopAll()
+		for _, s := range c.servers {
+			if s.unmount != nil {
+				s.unmount()
+			}
+		}
 		if !t.Failed() {
 			os.RemoveAll(dir)
 		} else {
@@ -112,6 +122,11 @@ func startCluster(t testing.TB, withUsers bool) *cluster {
 		}
 		if s.uid != 0 {
 			_ = os.Chown(s.dataDir, s.uid, s.gid)
+			// The data dir is a small file system of its own, so that
+			// a fault can fill it.
+			if s.unmount, err = mountDataDir(s.dataDir, s.uid, s.gid); err != nil {
+				t.Fatal(err)
+			}
 		}
 		c.servers = append(c.servers, s)
 		joins = append(joins, strconv.Quote(s.http))

@@ -253,3 +253,31 @@ func (h *history) lastAcked() int {
 	}
 	return last
 }
+
+// errorsDuring returns the distinct errors of the requests made while a
+// fault of kind was in place, with how many times each was seen.
+func (h *history) errorsDuring(windows []window, kind string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	seen := map[string]int{}
+	var order []string
+	for _, o := range append(append([]op(nil), h.ops...), h.failedReads...) {
+		if o.Err == "" {
+			continue
+		}
+		call := h.t0.Add(time.Duration(o.Call))
+		for _, w := range windows {
+			if w.fault.Kind == kind && !call.Before(w.from) && call.Before(w.to) {
+				if seen[o.Err] == 0 {
+					order = append(order, o.Err)
+				}
+				seen[o.Err]++
+			}
+		}
+	}
+	var out []string
+	for _, e := range order {
+		out = append(out, fmt.Sprintf("%dx %s", seen[e], e))
+	}
+	return out
+}
