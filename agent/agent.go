@@ -195,6 +195,7 @@ func (a *Agent) open() error {
 // and the HTTP API.
 func (a *Agent) openServer() error {
 	a.fsm = fsm.New(a.logger.Named("fsm"))
+	a.fsm.SetJobTrackedVersions(a.cfg.JobTrackedVersions)
 	if !a.cfg.DisableEventBroker {
 		a.fsm.SetEvents(stream.NewBuffer(a.cfg.EventBufferSize))
 	}
@@ -216,7 +217,11 @@ func (a *Agent) openServer() error {
 	}
 	srv, err := cluster.New(cluster.Config{
 		DataDir: a.cfg.DataDir, RaftAddr: a.cfg.RaftAddr, FSM: a.fsm, Logger: a.logger, NoSync: a.cfg.NoSync, Raft: rc,
-		RecoveryFSM: func() raft.FSM { return fsm.New(a.logger.Named("recovery")) }, TLS: raftTLS,
+		RecoveryFSM: func() raft.FSM {
+			f := fsm.New(a.logger.Named("recovery"))
+			f.SetJobTrackedVersions(a.cfg.JobTrackedVersions)
+			return f
+		}, TLS: raftTLS,
 	})
 	if err != nil {
 		return err

@@ -62,6 +62,12 @@ type Config struct {
 	// stopped allocations of registered jobs are kept (reaper.go); 0 is
 	// the default, an hour.
 	EvalGCThreshold time.Duration
+	// DeploymentGCThreshold is how long a terminal deployment no
+	// allocation refers to is kept (reaper.go); 0 is the default, an hour.
+	DeploymentGCThreshold time.Duration
+	// JobTrackedVersions is how many versions of each job the state keeps
+	// (the latest stable one beyond them); 0 is the default, 6.
+	JobTrackedVersions int
 	// MinHeartbeatTTL and MaxHeartbeatsPerSecond set the clients'
 	// heartbeat TTL (server.Config.HeartbeatTTL, MaxHeartbeatsPerSecond);
 	// 0 is the default.
@@ -169,6 +175,9 @@ func FromConfig(c *config.Config) Config {
 		Datacenter:      c.Datacenter,
 		HeartbeatGrace:  c.Server.HeartbeatGrace,
 		EvalGCThreshold: c.Server.EvalGCThreshold,
+
+		DeploymentGCThreshold: c.Server.DeploymentGCThreshold,
+		JobTrackedVersions:    c.Server.JobTrackedVersions,
 
 		MinHeartbeatTTL:        c.Server.MinHeartbeatTTL,
 		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,

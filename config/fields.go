@@ -59,6 +59,8 @@ var fields = []field{
 	{"server.join_token", kString, func(c *Config) any { return &c.Server.JoinToken }, ""},
 	{"server.heartbeat_grace", kDuration, func(c *Config) any { return &c.Server.HeartbeatGrace }, ""},
 	{"server.eval_gc_threshold", kDuration, func(c *Config) any { return &c.Server.EvalGCThreshold }, ""},
+	{"server.deployment_gc_threshold", kDuration, func(c *Config) any { return &c.Server.DeploymentGCThreshold }, ""},
+	{"server.job_tracked_versions", kInt, func(c *Config) any { return &c.Server.JobTrackedVersions }, ""},
 	{"server.min_heartbeat_ttl", kDuration, func(c *Config) any { return &c.Server.MinHeartbeatTTL }, ""},
 	{"server.max_heartbeats_per_second", kInt, func(c *Config) any { return &c.Server.MaxHeartbeatsPerSecond }, ""},
 	{"server.heartbeat_timeout", kDuration, func(c *Config) any { return &c.Server.HeartbeatTimeout }, ""},
