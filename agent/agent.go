@@ -211,6 +211,12 @@ func (a *Agent) openServer() error {
 	if a.cfg.RaftLeaderLeaseTimeout > 0 {
 		rc.LeaderLeaseTimeout = a.cfg.RaftLeaderLeaseTimeout
 	}
+	if a.cfg.RaftSnapshotThreshold > 0 {
+		rc.SnapshotThreshold = uint64(a.cfg.RaftSnapshotThreshold)
+	}
+	if a.cfg.RaftTrailingLogs > 0 {
+		rc.TrailingLogs = uint64(a.cfg.RaftTrailingLogs)
+	}
 	var raftTLS *cluster.TLS
 	if a.tls.RPCEnabled() {
 		raftTLS = &cluster.TLS{Server: a.tls.RaftServer(), Client: a.tls.RaftClient()}

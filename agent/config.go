@@ -68,6 +68,11 @@ type Config struct {
 	// JobTrackedVersions is how many versions of each job the state keeps
 	// (the latest stable one beyond them); 0 is the default, 6.
 	JobTrackedVersions int
+	// RaftSnapshotThreshold and RaftTrailingLogs override the Raft
+	// log's compaction (server.raft_snapshot_threshold,
+	// raft_trailing_logs); 0 keeps cluster.LANRaftConfig's.
+	RaftSnapshotThreshold int
+	RaftTrailingLogs      int
 	// MinHeartbeatTTL and MaxHeartbeatsPerSecond set the clients'
 	// heartbeat TTL (server.Config.HeartbeatTTL, MaxHeartbeatsPerSecond);
 	// 0 is the default.
@@ -178,6 +183,8 @@ func FromConfig(c *config.Config) Config {
 
 		DeploymentGCThreshold: c.Server.DeploymentGCThreshold,
 		JobTrackedVersions:    c.Server.JobTrackedVersions,
+		RaftSnapshotThreshold: c.Server.RaftSnapshotThreshold,
+		RaftTrailingLogs:      c.Server.RaftTrailingLogs,
 
 		MinHeartbeatTTL:        c.Server.MinHeartbeatTTL,
 		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,

@@ -148,6 +148,12 @@ type Server struct {
 	// JobTrackedVersions is how many versions of each job are kept
 	// (DefaultJobTrackedVersions).
 	JobTrackedVersions int
+	// RaftSnapshotThreshold is how many log entries since the last
+	// snapshot make the server take one; RaftTrailingLogs how many entries
+	// a snapshot leaves in the log (for followers that lag). 0: Nomad's
+	// defaults, 8192 and 10240.
+	RaftSnapshotThreshold int
+	RaftTrailingLogs      int
 	// MinHeartbeatTTL is the least heartbeat TTL given to a client; the TTL
 	// grows past it as nodes / MaxHeartbeatsPerSecond. 0 means the
 	// server's defaults (10s, 50).

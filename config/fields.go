@@ -61,6 +61,8 @@ var fields = []field{
 	{"server.eval_gc_threshold", kDuration, func(c *Config) any { return &c.Server.EvalGCThreshold }, ""},
 	{"server.deployment_gc_threshold", kDuration, func(c *Config) any { return &c.Server.DeploymentGCThreshold }, ""},
 	{"server.job_tracked_versions", kInt, func(c *Config) any { return &c.Server.JobTrackedVersions }, ""},
+	{"server.raft_snapshot_threshold", kInt, func(c *Config) any { return &c.Server.RaftSnapshotThreshold }, ""},
+	{"server.raft_trailing_logs", kInt, func(c *Config) any { return &c.Server.RaftTrailingLogs }, ""},
 	{"server.min_heartbeat_ttl", kDuration, func(c *Config) any { return &c.Server.MinHeartbeatTTL }, ""},
 	{"server.max_heartbeats_per_second", kInt, func(c *Config) any { return &c.Server.MaxHeartbeatsPerSecond }, ""},
 	{"server.heartbeat_timeout", kDuration, func(c *Config) any { return &c.Server.HeartbeatTimeout }, ""},

@@ -97,8 +97,6 @@ var unsupported = map[string]foreign{
 	"server.enabled_schedulers":       {false, true, "every scheduler is enabled"},
 	"server.raft_protocol":            {false, false, "drover speaks one Raft protocol"},
 	"server.raft_multiplier":          {false, true, "set heartbeat_timeout, election_timeout and leader_lease_timeout"},
-	"server.raft_snapshot_threshold":  {false, false, "snapshots use a fixed threshold"},
-	"server.raft_trailing_logs":       {false, false, "snapshots keep a fixed number of logs"},
 	"server.raft_boltdb":              {true, false, "the Raft store is not tunable"},
 	"server.redundancy_zone":          {false, true, "there are no redundancy zones"},
 	"server.non_voting_server":        {false, true, "every server votes"},

@@ -86,7 +86,10 @@ func chaosUser(name string) (uid, gid int, ok bool) {
 	return uid, gid, true
 }
 
-func startCluster(t testing.TB, withUsers bool) *cluster {
+// startCluster starts three servers, each as its own Unix user with its
+// data dir on a tmpfs of its own when withUsers, and a client; extra is
+// added to each server's server block.
+func startCluster(t testing.TB, withUsers bool, extra string) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "drover-robustness-")
 	if err != nil {
@@ -146,8 +149,9 @@ server {
   enabled          = true
   bootstrap_expect = 3
   retry_join       = [%s]
+%s
 }
-`, s.name, s.dataDir, port(s.http), port(s.raft), strings.Join(joins, ", "))
+`, s.name, s.dataDir, port(s.http), port(s.raft), strings.Join(joins, ", "), extra)
 		if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}

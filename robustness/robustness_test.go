@@ -49,7 +49,7 @@ func TestChaos(t *testing.T) {
 }
 
 func runScenario(t *testing.T, seed int64, schedule []fault) {
-	c := startCluster(t, true)
+	c := startCluster(t, true, "")
 	c.seed = seed
 	ctx := context.Background()
 	l := c.waitLeader(60 * time.Second)
