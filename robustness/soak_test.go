@@ -87,12 +87,19 @@ type sample struct {
 	Allocations  int
 	JobVersions  int
 	ReapedLogged int // "reaper: collected" lines in the logs so far
+	// Idle: taken once the rollouts stopped and the reaper collected
+	// what the threshold let go.
+	Idle bool `json:",omitempty"`
 }
 
 func (s sample) String() string {
-	return fmt.Sprintf("rollout %d at %v: RSS %d MB, %d open files, %d goroutines, raft.db %.1f MB, snapshots %.1f MB; "+
+	idle := ""
+	if s.Idle {
+		idle = " (idle, collected)"
+	}
+	return fmt.Sprintf("rollout %d%s at %v: RSS %d MB, %d open files, %d goroutines, raft.db %.1f MB, snapshots %.1f MB; "+
 		"%d deployments, %d evaluations, %d allocations, %d job versions stored; %d collections logged",
-		s.Rollout, s.At.Round(time.Second), s.RSSKB/1024, s.OpenFiles, s.Goroutines, float64(s.RaftDBBytes)/(1<<20), float64(s.SnapshotsB)/(1<<20),
+		s.Rollout, idle, s.At.Round(time.Second), s.RSSKB/1024, s.OpenFiles, s.Goroutines, float64(s.RaftDBBytes)/(1<<20), float64(s.SnapshotsB)/(1<<20),
 		s.Deployments, s.Evaluations, s.Allocations, s.JobVersions, s.ReapedLogged)
 }
 
@@ -147,10 +154,10 @@ func goroutines(ctx context.Context, api *apiclient.Client) int {
 	return -1
 }
 
-func (tg *soakTarget) sample(t testing.TB, rollout int, start time.Time, apis []*apiclient.Client) sample {
+func (tg *soakTarget) sample(t testing.TB, rollout int, start time.Time, apis []*apiclient.Client, idle bool) sample {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := sample{Rollout: rollout, At: time.Since(start)}
+	s := sample{Rollout: rollout, At: time.Since(start), Idle: idle}
 	for _, pid := range tg.pids() {
 		s.RSSKB += procRSS(pid)
 		s.OpenFiles += procFDs(pid)
@@ -211,7 +218,7 @@ func soak(t *testing.T, tg *soakTarget, n int, apis []*apiclient.Client) []sampl
 			time.Sleep(100 * time.Millisecond)
 		}
 		if r := v + 1; r == 1 || r%100 == 0 || r == n {
-			out = append(out, tg.sample(t, r, start, apis))
+			out = append(out, tg.sample(t, r, start, apis, false))
 		}
 	}
 	return out
@@ -371,13 +378,14 @@ func TestSoak(t *testing.T) {
 			} else {
 				tg, apis = clusterTarget(t, *soakGC)
 			}
+			start := time.Now()
 			samples := soak(t, tg, *soakRollouts, apis)
 			mu.Lock()
 			report[name] = samples
 			mu.Unlock()
 			checkBounded(t, samples, *soakGC)
 			waitCollected(t, tg, *soakGC+2*time.Minute)
-			final := tg.sample(t, *soakRollouts, time.Now(), apis)
+			final := tg.sample(t, *soakRollouts, start, apis, true)
 			mu.Lock()
 			report[name] = append(samples, final)
 			mu.Unlock()
