@@ -33,6 +33,7 @@ type server struct {
 	logs    *syncBuffer
 	paused  bool
 	stopped bool
+	crashes []string // exits the test did not cause
 }
 
 // cluster is three servers and one client.
@@ -195,7 +196,17 @@ func (c *cluster) start(s *server) {
 		c.t.Fatalf("starting %s: %v", s.name, err)
 	}
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		if !s.stopped {
+			// Only the test kills a server: any other exit is a crash.
+			s.crashes = append(s.crashes, fmt.Sprintf("%s exited on its own at %s: %v", s.name, time.Now().UTC().Format("15:04:05"), err))
+			s.stopped = true
+		}
+		s.mu.Unlock()
+		close(done)
+	}()
 	s.cmd, s.done, s.paused, s.stopped = cmd, done, false, false
 }
 
@@ -225,6 +236,17 @@ func (s *server) wait() {
 	case <-done:
 	case <-time.After(10 * time.Second):
 	}
+}
+
+// crashed returns the exits of server processes the test did not cause.
+func (c *cluster) crashed() []string {
+	var out []string
+	for _, s := range c.servers {
+		s.mu.Lock()
+		out = append(out, s.crashes...)
+		s.mu.Unlock()
+	}
+	return out
 }
 
 func (c *cluster) stopAll() {

@@ -1,13 +1,20 @@
 package robustness
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
+	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/droverhq/drover/apiclient"
 )
 
 // dataDirSize is the size of the tmpfs each server's data directory is
@@ -66,4 +73,108 @@ func fillDisk(dir string) (func(), error) {
 		}
 	}
 	return free, nil
+}
+
+// TestFullDisk fills a follower's disk and then the leader's while the
+// register workload runs. The follower must live through an election
+// (the leader killed) it cannot write its log for; the leader must answer
+// the write it cannot store with an error that names the disk, and step
+// down; once space returns both catch up, restart on what they wrote, and
+// no acknowledged write is lost.
+func TestFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	if !canPartition() {
+		t.Skip("needs root (tmpfs data dirs)")
+	}
+	c := startCluster(t, true, "")
+	ctx := context.Background()
+	h := &history{t0: time.Now()}
+	wctx, stop := context.WithCancel(ctx)
+	wg := workload(wctx, c, h, 250*time.Millisecond, t)
+
+	leader := c.waitLeader(60 * time.Second)
+	follower := c.pick("follower")
+	freeFollower, err := fillDisk(follower.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s's disk full", follower.name)
+	time.Sleep(3 * time.Second)
+	leader.signal(syscall.SIGKILL)
+	leader.wait()
+	var newLeader *server
+	waitFor(t, 30*time.Second, "a leader other than the killed one", func() bool {
+		newLeader = c.leader()
+		return newLeader != nil && newLeader != leader
+	})
+	t.Logf("%s killed; %s leads", leader.name, newLeader.name)
+	time.Sleep(3 * time.Second)
+	c.start(leader)
+	c.waitLeader(30 * time.Second)
+
+	// The leader's disk: a write straight to it fails, naming the disk,
+	// and it steps down.
+	l := c.waitLeader(30 * time.Second)
+	freeLeader, err := fillDisk(l.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s's disk full (the leader)", l.name)
+	var refused string
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; refused == "" && time.Now().Before(deadline); i++ {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		// Another job than the register, so that its history stays whole.
+		probe := regJob(t, i)
+		probe.ID, probe.Name = "probe", "probe"
+		_, err := l.api().Jobs().Register(rctx, probe)
+		cancel()
+		if err != nil {
+			refused = err.Error()
+		}
+	}
+	if !strings.Contains(refused, "no space left on device") {
+		t.Errorf("a write to the leader with a full disk: %q, want an error naming the disk", refused)
+	}
+	waitFor(t, 20*time.Second, l.name+" to step down", func() bool {
+		n := c.leader()
+		return n != nil && n != l
+	})
+	t.Logf("refused with %q; %s stepped down", refused, l.name)
+	time.Sleep(3 * time.Second)
+	freeFollower()
+	freeLeader()
+	if took, err := c.converge(90*time.Second, false); err != nil {
+		t.Errorf("after space returned: %v", err)
+	} else {
+		t.Logf("space returned; the servers converged in %v", took.Round(100*time.Millisecond))
+	}
+	for _, s := range []*server{follower, l} {
+		s.signal(syscall.SIGKILL)
+		s.wait()
+		c.start(s)
+	}
+	stop()
+	wg.Wait()
+	for _, e := range c.crashed() {
+		t.Errorf("%s", e)
+	}
+	if _, err := c.converge(90*time.Second, true); err != nil {
+		t.Errorf("after the restarts on what they wrote with full disks: %v", err)
+	}
+	acked, attempted, _ := h.check(t, c.dir)
+	last := h.lastAcked()
+	for _, s := range c.servers {
+		waitFor(t, 30*time.Second, s.name+" holds the last acknowledged write", func() bool {
+			job, _, err := s.api().Jobs().Info(ctx, "reg", &apiclient.QueryOptions{AllowStale: true})
+			if err != nil {
+				return false
+			}
+			v, _ := strconv.Atoi(job.Meta["v"])
+			return v >= last
+		})
+	}
+	t.Logf("writes: %d acknowledged of %d, none lost; linearizable", acked, attempted)
 }

@@ -18,9 +18,10 @@ func canPartition() bool {
 	return err == nil && exec.Command("iptables", "-L", "OUTPUT", "-n").Run() == nil
 }
 
-// TestSmoke is the short form run by make test: a follower and the
-// leader each cut off for 10 s, a follower paused for 5 s and the leader
-// killed, while a rollout and the register workload run.
+// TestSmoke is the short form run by make test: each server cut off for
+// 20 s in turn, a follower paused for 5 s, the leader killed and its
+// links made lossy, while rollouts and the register workload run
+// (smokeSchedule).
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -123,6 +124,9 @@ func runScenario(t *testing.T, seed int64, schedule []fault) {
 			v, _ := strconv.Atoi(job.Meta["v"])
 			return v >= last
 		})
+	}
+	for _, e := range c.crashed() {
+		t.Errorf("%s", e)
 	}
 	// The rollout's invariants held at every sample; every deployment
 	// ended in one terminal state; no version of the job was lost; and
