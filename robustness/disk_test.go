@@ -75,8 +75,8 @@ func fillDisk(dir string) (func(), error) {
 	return free, nil
 }
 
-// TestFullDisk fills a follower's disk and then the leader's while the
-// register workload runs. The follower must live through an election
+// TestFullDisk fills a follower's disk while the register workload runs,
+// and then the leader's. The follower must live through an election
 // (the leader killed) it cannot write its log for; the leader must answer
 // the write it cannot store with an error that names the disk, and step
 // down; once space returns both catch up, restart on what they wrote, and
@@ -115,7 +115,11 @@ func TestFullDisk(t *testing.T) {
 	c.waitLeader(30 * time.Second)
 
 	// The leader's disk: a write straight to it fails, naming the disk,
-	// and it steps down.
+	// and it steps down. The workload stops first: a write of its in the
+	// same batch would take the disk's error, and the probe "leadership
+	// lost".
+	stop()
+	wg.Wait()
 	l := c.waitLeader(30 * time.Second)
 	freeLeader, err := fillDisk(l.dataDir)
 	if err != nil {
@@ -156,8 +160,6 @@ func TestFullDisk(t *testing.T) {
 		s.wait()
 		c.start(s)
 	}
-	stop()
-	wg.Wait()
 	for _, e := range c.crashed() {
 		t.Errorf("%s", e)
 	}
