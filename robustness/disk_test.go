@@ -213,7 +213,7 @@ func TestFullDisk(t *testing.T) {
 	if _, err := c.converge(90*time.Second, true); err != nil {
 		t.Errorf("after the restarts on what they wrote with full disks: %v", err)
 	}
-	acked, attempted, _ := h.check(t, c.dir)
+	acked, attempted, _, verdict := h.check(t, c.dir)
 	last := h.lastAcked()
 	for _, s := range c.servers {
 		waitFor(t, 30*time.Second, s.name+" holds the last acknowledged write", func() bool {
@@ -225,5 +225,5 @@ func TestFullDisk(t *testing.T) {
 			return v >= last
 		})
 	}
-	t.Logf("writes: %d acknowledged of %d, none lost; linearizable", acked, attempted)
+	t.Logf("writes: %d acknowledged of %d, none lost; %s", acked, attempted, verdict)
 }

@@ -111,7 +111,7 @@ func runScenario(t *testing.T, seed int64, schedule []fault) {
 	for _, o := range h.slow(10*time.Second, windows) {
 		t.Errorf("a request through %s took %v (write %v, error %q)", o.Server, time.Duration(o.Took).Round(time.Millisecond), o.Write, o.Err)
 	}
-	acked, attempted, reads := h.check(t, c.dir)
+	acked, attempted, reads, verdict := h.check(t, c.dir)
 	last := h.lastAcked()
 	// No acknowledged write lost: every server holds a value at least as
 	// new as the last acknowledged write (the writer is sequential).
@@ -156,9 +156,9 @@ func runScenario(t *testing.T, seed int64, schedule []fault) {
 	for _, f := range schedule {
 		kinds[f.Kind]++
 	}
-	t.Logf("report: seed %d; %d faults %v over %v; writes: %d acknowledged of %d, none lost; reads: %d; last acknowledged value %d; linearizable; "+
+	t.Logf("report: seed %d; %d faults %v over %v; writes: %d acknowledged of %d, none lost; reads: %d; last acknowledged value %d; %s; "+
 		"rollouts: %d finished; %d samples of the rollout's invariants (fewest allocs serving: %d), %d violations; %d deployments, all terminal; converged after %d heals, identical at the end (%v)",
-		c.seed, len(schedule), kinds, time.Since(start).Round(time.Second), acked, attempted, reads, last,
+		c.seed, len(schedule), kinds, time.Since(start).Round(time.Second), acked, attempted, reads, last, verdict,
 		len(rolls.finishedAt()), samples.samples, samples.minServing, len(samples.violations), len(ds), c.convergences, took.Round(100*time.Millisecond))
 }
 
