@@ -42,7 +42,7 @@ func (a *Agent) LeaderHTTPAddr() (string, error) {
 	if id == "" {
 		return "", cluster.ErrNoLeader
 	}
-	if id == a.raft.ID() {
+	if id == a.raft.ID() && !a.raft.LeaderReady() {
 		return "", fmt.Errorf("%w: this server was elected and is applying the log before it serves", cluster.ErrNoLeader)
 	}
 	m, ok := a.members.get(id)
