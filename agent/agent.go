@@ -195,6 +195,7 @@ func (a *Agent) open() error {
 // and the HTTP API.
 func (a *Agent) openServer() error {
 	a.fsm = fsm.New(a.logger.Named("fsm"))
+	a.fsm.SetJobTrackedVersions(a.cfg.JobTrackedVersions)
 	if !a.cfg.DisableEventBroker {
 		a.fsm.SetEvents(stream.NewBuffer(a.cfg.EventBufferSize))
 	}
@@ -210,13 +211,23 @@ func (a *Agent) openServer() error {
 	if a.cfg.RaftLeaderLeaseTimeout > 0 {
 		rc.LeaderLeaseTimeout = a.cfg.RaftLeaderLeaseTimeout
 	}
+	if a.cfg.RaftSnapshotThreshold > 0 {
+		rc.SnapshotThreshold = uint64(a.cfg.RaftSnapshotThreshold)
+	}
+	if a.cfg.RaftTrailingLogs > 0 {
+		rc.TrailingLogs = uint64(a.cfg.RaftTrailingLogs)
+	}
 	var raftTLS *cluster.TLS
 	if a.tls.RPCEnabled() {
 		raftTLS = &cluster.TLS{Server: a.tls.RaftServer(), Client: a.tls.RaftClient()}
 	}
 	srv, err := cluster.New(cluster.Config{
 		DataDir: a.cfg.DataDir, RaftAddr: a.cfg.RaftAddr, FSM: a.fsm, Logger: a.logger, NoSync: a.cfg.NoSync, Raft: rc,
-		RecoveryFSM: func() raft.FSM { return fsm.New(a.logger.Named("recovery")) }, TLS: raftTLS,
+		RecoveryFSM: func() raft.FSM {
+			f := fsm.New(a.logger.Named("recovery"))
+			f.SetJobTrackedVersions(a.cfg.JobTrackedVersions)
+			return f
+		}, TLS: raftTLS,
 	})
 	if err != nil {
 		return err

@@ -21,8 +21,14 @@ func (a *Agent) Apply(ctx context.Context, t fsm.MessageType, req any) (any, uin
 	return a.raft.Apply(ctx, t, req)
 }
 
-// IsLeader reports whether this server leads.
-func (a *Agent) IsLeader() bool { return a.raft.IsLeader() }
+// IsLeader reports whether this server leads and serves: its state holds
+// every entry committed before its term (the post-election barrier has
+// completed, its leader services run). A server just elected may still be
+// applying the log it had: a read it served then could be older than a
+// write another leader acknowledged (a restarted server, elected at once,
+// answered a read with its snapshot's value, 2,300 writes old). Until it
+// serves, requests are held as while no leader is known.
+func (a *Agent) IsLeader() bool { return a.raft.IsLeader() && a.raft.LeaderReady() }
 
 // Leader returns the leader's Raft address and ID.
 func (a *Agent) Leader() (string, string) { return a.raft.Leader() }
@@ -35,6 +41,9 @@ func (a *Agent) LeaderHTTPAddr() (string, error) {
 	_, id := a.raft.Leader()
 	if id == "" {
 		return "", cluster.ErrNoLeader
+	}
+	if id == a.raft.ID() && !a.raft.LeaderReady() {
+		return "", fmt.Errorf("%w: this server was elected and is applying the log before it serves", cluster.ErrNoLeader)
 	}
 	m, ok := a.members.get(id)
 	if !ok || m.HTTPAddr == "" {

@@ -62,6 +62,17 @@ type Config struct {
 	// stopped allocations of registered jobs are kept (reaper.go); 0 is
 	// the default, an hour.
 	EvalGCThreshold time.Duration
+	// DeploymentGCThreshold is how long a terminal deployment no
+	// allocation refers to is kept (reaper.go); 0 is the default, an hour.
+	DeploymentGCThreshold time.Duration
+	// JobTrackedVersions is how many versions of each job the state keeps
+	// (the latest stable one beyond them); 0 is the default, 6.
+	JobTrackedVersions int
+	// RaftSnapshotThreshold and RaftTrailingLogs override the Raft
+	// log's compaction (server.raft_snapshot_threshold,
+	// raft_trailing_logs); 0 keeps cluster.LANRaftConfig's.
+	RaftSnapshotThreshold int
+	RaftTrailingLogs      int
 	// MinHeartbeatTTL and MaxHeartbeatsPerSecond set the clients'
 	// heartbeat TTL (server.Config.HeartbeatTTL, MaxHeartbeatsPerSecond);
 	// 0 is the default.
@@ -173,6 +184,11 @@ func FromConfig(c *config.Config) Config {
 		Datacenter:      c.Datacenter,
 		HeartbeatGrace:  c.Server.HeartbeatGrace,
 		EvalGCThreshold: c.Server.EvalGCThreshold,
+
+		DeploymentGCThreshold: c.Server.DeploymentGCThreshold,
+		JobTrackedVersions:    c.Server.JobTrackedVersions,
+		RaftSnapshotThreshold: c.Server.RaftSnapshotThreshold,
+		RaftTrailingLogs:      c.Server.RaftTrailingLogs,
 
 		MinHeartbeatTTL:        c.Server.MinHeartbeatTTL,
 		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,

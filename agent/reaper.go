@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	metrics "github.com/hashicorp/go-metrics/compat"
+
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
@@ -23,7 +25,15 @@ import (
 //     the servers stopped or replaced and whose client is done with them,
 //     once they have been so for server.eval_gc_threshold (an hour, as
 //     Nomad's). A batch job's allocations stay while the job does: they are
-//     what says its work is done.
+//     what says its work is done;
+//   - terminal deployments that no allocation refers to any more, once
+//     they have been terminal for server.deployment_gc_threshold (an hour,
+//     as Nomad's), whether their job is registered or purged. A job's
+//     current deployment stays while its allocations run.
+//
+// Job versions are bounded apart, when a version is stored
+// (server.job_tracked_versions). Each deletion is logged at info with its
+// counts and counted in nomad.drover.reaper.* (website/api/metrics.md).
 const (
 	// reapInterval is how often the reaper looks.
 	reapInterval = 2 * time.Second
@@ -41,22 +51,34 @@ func (a *Agent) runReaper(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		req, err := reapable(a.fsm.State().Snapshot(), reapBatch, time.Now(), a.evalGCThreshold())
+		req, err := reapable(a.fsm.State().Snapshot(), reapBatch, time.Now(), a.evalGCThreshold(), a.deploymentGCThreshold())
 		if err != nil {
 			a.logger.Warn("reaper: reading state", "error", err)
 			continue
 		}
-		if len(req.Allocs) == 0 && len(req.Evals) == 0 {
+		if len(req.Allocs) == 0 && len(req.Evals) == 0 && len(req.Deployments) == 0 {
 			continue
 		}
 		if _, _, err := a.raft.Apply(ctx, fsm.EvalReapRequestType, req); err != nil {
 			if ctx.Err() == nil {
-				a.logger.Warn("reaper: deleting allocs and evals", "error", err)
+				a.logger.Warn("reaper: deleting allocs, evals and deployments", "error", err)
 			}
 			continue
 		}
-		a.logger.Debug("reaped allocs and evals", "allocs", len(req.Allocs), "evals", len(req.Evals))
+		a.logger.Info("reaper: collected", "allocs", len(req.Allocs), "evals", len(req.Evals), "deployments", len(req.Deployments))
+		metrics.IncrCounter([]string{"drover", "reaper", "allocs"}, float32(len(req.Allocs)))
+		metrics.IncrCounter([]string{"drover", "reaper", "evals"}, float32(len(req.Evals)))
+		metrics.IncrCounter([]string{"drover", "reaper", "deployments"}, float32(len(req.Deployments)))
 	}
+}
+
+// deploymentGCThreshold is the configured
+// server.deployment_gc_threshold, or its default.
+func (a *Agent) deploymentGCThreshold() time.Duration {
+	if a.cfg.DeploymentGCThreshold > 0 {
+		return a.cfg.DeploymentGCThreshold
+	}
+	return time.Hour
 }
 
 // evalGCThreshold is the configured server.eval_gc_threshold, or its
@@ -68,12 +90,15 @@ func (a *Agent) evalGCThreshold() time.Duration {
 	return time.Hour
 }
 
-// reapable returns up to limit IDs of allocations and evaluations to
-// delete: the terminal ones of purged jobs, and those of registered jobs
-// terminal since before now - age (see the reaper's rules above).
-func reapable(snap *state.Snapshot, limit int, now time.Time, age time.Duration) (*structs.EvalReapRequest, error) {
+// reapable returns up to limit IDs of allocations, evaluations and
+// deployments to delete: the terminal allocations and evaluations of
+// purged jobs, those of registered jobs terminal since before now - age,
+// and the terminal deployments no allocation refers to, terminal since
+// before now - deployAge (see the reaper's rules above).
+func reapable(snap *state.Snapshot, limit int, now time.Time, age, deployAge time.Duration) (*structs.EvalReapRequest, error) {
 	req := &structs.EvalReapRequest{}
 	cutoff := now.Add(-age).UnixNano()
+	deployCutoff := now.Add(-deployAge).UnixNano()
 	jobs := map[[2]string]*structs.Job{}
 	jobOf := func(ns, id string) (*structs.Job, error) {
 		k := [2]string{ns, id}
@@ -123,6 +148,38 @@ func reapable(snap *state.Snapshot, limit int, now time.Time, age time.Duration)
 		}
 		if j == nil || olderThan(e.ModifyTime, cutoff) {
 			req.Evals = append(req.Evals, e.ID)
+		}
+	}
+	// Allocations deleted by this request no longer refer to their
+	// deployments.
+	gone := make(map[string]bool, len(req.Allocs))
+	for _, id := range req.Allocs {
+		gone[id] = true
+	}
+	deps, err := snap.Deployments()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range deps {
+		if len(req.Deployments) >= limit {
+			break
+		}
+		if d.Active() || !olderThan(d.ModifyTime, deployCutoff) {
+			continue
+		}
+		allocs, err := snap.AllocsByDeployment(d.ID)
+		if err != nil {
+			return nil, err
+		}
+		referred := false
+		for _, al := range allocs {
+			if !gone[al.ID] {
+				referred = true
+				break
+			}
+		}
+		if !referred {
+			req.Deployments = append(req.Deployments, d.ID)
 		}
 	}
 	return req, nil

@@ -53,7 +53,7 @@ func TestReaperTakesOnlyTerminalAllocsAndEvalsOfPurgedJobs(t *testing.T) {
 	apply(fsm.JobDeregisterRequestType, &structs.JobDeregisterRequest{Namespace: structs.DefaultNamespace, JobID: "purged", Purge: true,
 		Eval: eval("e-purge", "purged", structs.EvalStatusPending)})
 
-	req, err := reapable(b.State().Snapshot(), 100, time.Now(), time.Hour)
+	req, err := reapable(b.State().Snapshot(), 100, time.Now(), time.Hour, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestReaperTakesOnlyTerminalAllocsAndEvalsOfPurgedJobs(t *testing.T) {
 		t.Fatalf("reapable: allocs %v, evals %v", req.Allocs, req.Evals)
 	}
 	apply(fsm.EvalReapRequestType, req)
-	if req, err = reapable(b.State().Snapshot(), 100, time.Now(), time.Hour); err != nil || len(req.Allocs)+len(req.Evals) != 0 {
+	if req, err = reapable(b.State().Snapshot(), 100, time.Now(), time.Hour, time.Hour); err != nil || len(req.Allocs)+len(req.Evals) != 0 {
 		t.Fatalf("after reaping: %+v, %v", req, err)
 	}
 }
@@ -122,7 +122,7 @@ func TestReaperCollectsOldHistoryOfRegisteredJobs(t *testing.T) {
 		eval("e-nightly", "nightly", structs.JobTypeBatch, structs.EvalStatusComplete, old),
 	}})
 
-	req, err := reapable(b.State().Snapshot(), 100, now, time.Hour)
+	req, err := reapable(b.State().Snapshot(), 100, now, time.Hour, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +145,89 @@ func TestReaperCollectsOldHistoryOfRegisteredJobs(t *testing.T) {
 		}
 	}
 	// An hour later the recent ones are old enough.
-	if req, err = reapable(b.State().Snapshot(), 100, now.Add(time.Hour), time.Hour); err != nil {
+	if req, err = reapable(b.State().Snapshot(), 100, now.Add(time.Hour), time.Hour, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(req.Allocs, []string{"stopped-recent"}) || !slices.Equal(req.Evals, []string{"e-web-recent"}) {
 		t.Fatalf("an hour later: allocs %v, evals %v", req.Allocs, req.Evals)
+	}
+}
+
+// A terminal deployment goes once it is older than
+// server.deployment_gc_threshold and no allocation refers to it any more
+// (in the same request as its last allocations); a job's current
+// deployment, whose allocations run, stays, and so does a running one.
+func TestReaperCollectsOldDeploymentsNoAllocReferTo(t *testing.T) {
+	b, apply := memApplier(t)
+	now := time.Unix(1_800_000_000, 0)
+	old, recent := now.Add(-2*time.Hour).UnixNano(), now.Add(-time.Minute).UnixNano()
+	j := &structs.Job{ID: "web", Name: "web", Namespace: structs.DefaultNamespace, Type: structs.JobTypeService, Priority: 50,
+		Datacenters: []string{"dc1"},
+		TaskGroups:  []*structs.TaskGroup{{Name: "g", Count: 1, Tasks: []*structs.Task{{Name: "t", Driver: "mock"}}}}}
+	apply(fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: &structs.Evaluation{ID: "e-web",
+		Namespace: structs.DefaultNamespace, JobID: "web", Type: j.Type, Priority: 50, TriggeredBy: structs.EvalTriggerJobRegister,
+		Status: structs.EvalStatusPending}})
+	// deploy places one alloc under a new deployment and ends the
+	// deployment with status at modified.
+	deploy := func(id, alloc, status string, modified int64) {
+		d := &structs.Deployment{ID: id, Namespace: structs.DefaultNamespace, JobID: "web", Status: structs.DeploymentStatusRunning,
+			TaskGroups: map[string]*structs.DeploymentState{"g": {DesiredTotal: 1}}}
+		a := &structs.Allocation{ID: alloc, Namespace: structs.DefaultNamespace, JobID: "web", TaskGroup: "g", NodeID: "n1",
+			Name: "web.g[0]", DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending, DeploymentID: id}
+		apply(fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e-web", Job: j,
+			AllocsPlaced: []*structs.Allocation{a}, Deployment: d, UpdatedAt: modified})
+		apply(fsm.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{
+			Allocs: []*structs.Allocation{{ID: alloc, ClientStatus: structs.AllocClientStatusRunning}}, UpdatedAt: modified})
+		if status != structs.DeploymentStatusRunning {
+			apply(fsm.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{
+				DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: id, Status: status}, UpdatedAt: modified})
+		}
+	}
+	// stop stops an alloc and its client reports it complete.
+	stop := func(alloc string, modified int64) {
+		apply(fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e-web",
+			AllocsStopped: []*structs.AllocStopUpdate{{AllocID: alloc}}, UpdatedAt: modified})
+		apply(fsm.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{
+			Allocs: []*structs.Allocation{{ID: alloc, ClientStatus: structs.AllocClientStatusComplete}}, UpdatedAt: modified})
+	}
+	deploy("d-old", "a-old", structs.DeploymentStatusSuccessful, old)
+	stop("a-old", old)
+	deploy("d-stopped-recent", "a-recent", structs.DeploymentStatusCancelled, old)
+	stop("a-recent", recent) // its alloc is too young to go: it still refers to it
+	deploy("d-current", "a-current", structs.DeploymentStatusSuccessful, old)
+	deploy("d-running", "a-running", structs.DeploymentStatusRunning, old)
+
+	req, err := reapable(b.State().Snapshot(), 100, now, time.Hour, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(req.Allocs, []string{"a-old"}) || !slices.Equal(req.Deployments, []string{"d-old"}) {
+		t.Fatalf("reapable: allocs %v, deployments %v", req.Allocs, req.Deployments)
+	}
+	apply(fsm.EvalReapRequestType, req)
+	snap := b.State().Snapshot()
+	if d, _ := snap.DeploymentByID("d-old"); d != nil {
+		t.Error("d-old is still stored")
+	}
+	for _, id := range []string{"d-stopped-recent", "d-current", "d-running"} {
+		if d, _ := snap.DeploymentByID(id); d == nil {
+			t.Errorf("%s was collected", id)
+		}
+	}
+	// With a longer threshold nothing old enough is left.
+	if req, err = reapable(b.State().Snapshot(), 100, now.Add(time.Hour), time.Hour, 3*time.Hour); err != nil || len(req.Deployments) != 0 {
+		t.Fatalf("with a 3h threshold: %+v, %v", req, err)
+	}
+	// An hour later the recent alloc goes, and its deployment with it.
+	if req, err = reapable(b.State().Snapshot(), 100, now.Add(time.Hour), time.Hour, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(req.Allocs, []string{"a-recent"}) || !slices.Equal(req.Deployments, []string{"d-stopped-recent"}) {
+		t.Fatalf("an hour later: allocs %v, deployments %v", req.Allocs, req.Deployments)
+	}
+	// The state refuses to delete a running deployment, whatever asks.
+	apply(fsm.EvalReapRequestType, &structs.EvalReapRequest{Deployments: []string{"d-running"}})
+	if d, _ := b.State().Snapshot().DeploymentByID("d-running"); d == nil {
+		t.Error("a running deployment was deleted")
 	}
 }

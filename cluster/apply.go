@@ -37,6 +37,7 @@ func (s *Server) EnqueueBytes(ctx context.Context, data []byte) func() (any, uin
 		return func() (any, uint64, error) { return nil, 0, ErrShutdown }
 	default:
 	}
+	enqueued := time.Now()
 	f := s.raft.Apply(data, timeout)
 	done := make(chan struct{})
 	go func() {
@@ -50,7 +51,11 @@ func (s *Server) EnqueueBytes(ctx context.Context, data []byte) func() (any, uin
 		defer timer.Stop()
 		select {
 		case <-done:
-			return applyResult(f)
+			resp, index, err := applyResult(f)
+			if err != nil && f.Error() != nil {
+				err = s.explain(err, enqueued)
+			}
+			return resp, index, err
 		case <-ctx.Done():
 			return nil, 0, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
 		case <-s.shutdownCh:

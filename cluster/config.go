@@ -37,6 +37,8 @@ type Config struct {
 	// InMemory keeps the log, stable store and snapshots in memory
 	// (tests only: nothing survives a restart).
 	InMemory bool
+	// wrapLogs, in tests, wraps the log store (to make it fail).
+	wrapLogs func(raft.LogStore) raft.LogStore
 
 	// NoSync skips bbolt's fsync after each batch of log entries. Entries
 	// still reach the operating system before a write is acknowledged, so

@@ -23,6 +23,8 @@ type Server struct {
 	closers   []func() error
 
 	leadership *leadership
+	// logs notes the failures to write the Raft log (logstore_watch.go).
+	logs *watchedLogStore
 
 	shutdownCh   chan struct{} // closed by Shutdown
 	shutdownOnce sync.Once
@@ -60,6 +62,11 @@ func New(cfg Config) (*Server, error) {
 		s.closeAll()
 		return nil, err
 	}
+	if cfg.wrapLogs != nil {
+		logs = cfg.wrapLogs(logs)
+	}
+	s.logs = &watchedLogStore{LogStore: logs}
+	logs = s.logs
 	trans := cfg.Transport
 	if trans == nil && cfg.TLS != nil {
 		if trans, err = newTLSTransport(cfg.RaftAddr, cfg.TLS, logger); err != nil {

@@ -22,6 +22,13 @@ const (
 	// long a terminal evaluation, or an allocation the servers stopped and
 	// its client finished, is kept before it is collected.
 	DefaultEvalGCThreshold = time.Hour
+	// DefaultDeploymentGCThreshold is Nomad's
+	// server.deployment_gc_threshold: how long a terminal deployment is
+	// kept once no allocation refers to it.
+	DefaultDeploymentGCThreshold = time.Hour
+	// DefaultJobTrackedVersions is Nomad's server.job_tracked_versions:
+	// how many versions of a job are kept.
+	DefaultJobTrackedVersions = 6
 	// DefaultHeartbeatGrace is Nomad's server.heartbeat_grace.
 	DefaultHeartbeatGrace = 10 * time.Second
 	// DefaultMinDynamicPort and DefaultMaxDynamicPort are Nomad's range of
@@ -139,6 +146,18 @@ type Server struct {
 	// stopped allocations of jobs still registered are kept
 	// (DefaultEvalGCThreshold).
 	EvalGCThreshold time.Duration
+	// DeploymentGCThreshold is how long a terminal deployment is kept
+	// once no allocation refers to it (DefaultDeploymentGCThreshold).
+	DeploymentGCThreshold time.Duration
+	// JobTrackedVersions is how many versions of each job are kept
+	// (DefaultJobTrackedVersions).
+	JobTrackedVersions int
+	// RaftSnapshotThreshold is how many log entries since the last
+	// snapshot make the server take one; RaftTrailingLogs how many entries
+	// a snapshot leaves in the log (for followers that lag). 0: Nomad's
+	// defaults, 8192 and 10240.
+	RaftSnapshotThreshold int
+	RaftTrailingLogs      int
 	// MinHeartbeatTTL is the least heartbeat TTL given to a client; the TTL
 	// grows past it as nodes / MaxHeartbeatsPerSecond. 0 means the
 	// server's defaults (10s, 50).
@@ -381,7 +400,7 @@ func Default() *Config {
 		LogLevel:   DefaultLogLevel,
 		BindAddr:   DefaultBindAddr,
 		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
-		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EvalGCThreshold: DefaultEvalGCThreshold, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
+		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EvalGCThreshold: DefaultEvalGCThreshold, DeploymentGCThreshold: DefaultDeploymentGCThreshold, JobTrackedVersions: DefaultJobTrackedVersions, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
 		Telemetry:  Telemetry{CollectionInterval: DefaultCollectionInterval},
 		ACL:        ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
 		Limits:     Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},

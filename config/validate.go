@@ -155,6 +155,18 @@ func (v *validator) server() {
 	if s.EvalGCThreshold < time.Second {
 		v.errorf("server.eval_gc_threshold", "server.eval_gc_threshold must be at least 1s (got %s)", s.EvalGCThreshold)
 	}
+	if s.DeploymentGCThreshold < time.Second {
+		v.errorf("server.deployment_gc_threshold", "server.deployment_gc_threshold must be at least 1s (got %s)", s.DeploymentGCThreshold)
+	}
+	if s.JobTrackedVersions < 1 {
+		v.errorf("server.job_tracked_versions", "server.job_tracked_versions must be greater than 0 (got %d)", s.JobTrackedVersions)
+	}
+	if s.RaftSnapshotThreshold < 0 {
+		v.errorf("server.raft_snapshot_threshold", "server.raft_snapshot_threshold must not be negative (got %d)", s.RaftSnapshotThreshold)
+	}
+	if s.RaftTrailingLogs < 0 {
+		v.errorf("server.raft_trailing_logs", "server.raft_trailing_logs must not be negative (got %d)", s.RaftTrailingLogs)
+	}
 	if s.HeartbeatGrace < 0 {
 		v.errorf("server.heartbeat_grace", "server.heartbeat_grace must not be negative (got %s)", s.HeartbeatGrace)
 	}

@@ -45,6 +45,17 @@ type FSM struct {
 	store  atomic.Pointer[state.Store]
 	// events, when set, receives the events of every entry (events.go).
 	events atomic.Pointer[stream.Buffer]
+	// trackedVersions is server.job_tracked_versions (0: the default),
+	// given to every store, the restored ones too.
+	trackedVersions atomic.Int64
+}
+
+// SetJobTrackedVersions sets how many versions of a job the state keeps
+// (server.job_tracked_versions; n < 1: the default, 6), before the FSM
+// applies anything.
+func (f *FSM) SetJobTrackedVersions(n int) {
+	f.trackedVersions.Store(int64(n))
+	f.State().SetJobTrackedVersions(n)
 }
 
 var _ raft.FSM = (*FSM)(nil)

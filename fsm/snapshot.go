@@ -222,6 +222,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		f.logger.Error("cannot restore snapshot", "error", err)
 		return err
 	}
+	s.SetJobTrackedVersions(int(f.trackedVersions.Load()))
 	old := f.store.Swap(s)
 	if old != nil {
 		old.Abandon()

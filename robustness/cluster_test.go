@@ -24,7 +24,8 @@ import (
 // its current process.
 type server struct {
 	name, http, raft, config, dataDir string
-	uid, gid                          int // 0: runs as the test's user
+	uid, gid                          int    // 0: runs as the test's user
+	unmount                           func() // the data dir's tmpfs (root only)
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -32,6 +33,7 @@ type server struct {
 	logs    *syncBuffer
 	paused  bool
 	stopped bool
+	crashes []string // exits the test did not cause
 }
 
 // cluster is three servers and one client.
@@ -41,6 +43,10 @@ type cluster struct {
 	servers    []*server
 	client     *exec.Cmd
 	clientLogs *syncBuffer
+
+	mu           sync.Mutex
+	convergences int   // heals after which the servers converged
+	seed         int64 // of the schedule (0: a fixed one)
 }
 
 type syncBuffer struct {
@@ -81,7 +87,10 @@ func chaosUser(name string) (uid, gid int, ok bool) {
 	return uid, gid, true
 }
 
-func startCluster(t testing.TB, withUsers bool) *cluster {
+// startCluster starts three servers, each as its own Unix user with its
+// data dir on a tmpfs of its own when withUsers, and a client; extra is
+// added to each server's server block.
+func startCluster(t testing.TB, withUsers bool, extra string) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "drover-robustness-")
 	if err != nil {
@@ -91,6 +100,11 @@ func startCluster(t testing.TB, withUsers bool) *cluster {
 	c := &cluster{t: t, dir: dir}
 	t.Cleanup(func() {
 		c.stopAll()
+		for _, s := range c.servers {
+			if s.unmount != nil {
+				s.unmount()
+			}
+		}
 		if !t.Failed() {
 			os.RemoveAll(dir)
 		} else {
@@ -112,6 +126,11 @@ func startCluster(t testing.TB, withUsers bool) *cluster {
 		}
 		if s.uid != 0 {
 			_ = os.Chown(s.dataDir, s.uid, s.gid)
+			// The data dir is a small file system of its own, so that
+			// a fault can fill it.
+			if s.unmount, err = mountDataDir(s.dataDir, s.uid, s.gid); err != nil {
+				t.Fatal(err)
+			}
 		}
 		c.servers = append(c.servers, s)
 		joins = append(joins, strconv.Quote(s.http))
@@ -131,8 +150,9 @@ server {
   enabled          = true
   bootstrap_expect = 3
   retry_join       = [%s]
+%s
 }
-`, s.name, s.dataDir, port(s.http), port(s.raft), strings.Join(joins, ", "))
+`, s.name, s.dataDir, port(s.http), port(s.raft), strings.Join(joins, ", "), extra)
 		if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +196,17 @@ func (c *cluster) start(s *server) {
 		c.t.Fatalf("starting %s: %v", s.name, err)
 	}
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		if !s.stopped {
+			// Only the test kills a server: any other exit is a crash.
+			s.crashes = append(s.crashes, fmt.Sprintf("%s exited on its own at %s: %v", s.name, time.Now().UTC().Format("15:04:05"), err))
+			s.stopped = true
+		}
+		s.mu.Unlock()
+		close(done)
+	}()
 	s.cmd, s.done, s.paused, s.stopped = cmd, done, false, false
 }
 
@@ -206,6 +236,17 @@ func (s *server) wait() {
 	case <-done:
 	case <-time.After(10 * time.Second):
 	}
+}
+
+// crashed returns the exits of server processes the test did not cause.
+func (c *cluster) crashed() []string {
+	var out []string
+	for _, s := range c.servers {
+		s.mu.Lock()
+		out = append(out, s.crashes...)
+		s.mu.Unlock()
+	}
+	return out
 }
 
 func (c *cluster) stopAll() {

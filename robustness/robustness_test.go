@@ -18,9 +18,10 @@ func canPartition() bool {
 	return err == nil && exec.Command("iptables", "-L", "OUTPUT", "-n").Run() == nil
 }
 
-// TestSmoke is the short form run by make test: a follower and the
-// leader each cut off for 10 s, a follower paused for 5 s and the leader
-// killed, while a rollout and the register workload run.
+// TestSmoke is the short form run by make test: each server cut off for
+// 20 s in turn, a follower paused for 5 s, the leader killed and its
+// links made lossy, while rollouts and the register workload run
+// (smokeSchedule).
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
@@ -28,7 +29,7 @@ func TestSmoke(t *testing.T) {
 	if !canPartition() {
 		t.Skip("partitions need root and iptables")
 	}
-	runScenario(t, smokeSchedule)
+	runScenario(t, 0, smokeSchedule)
 }
 
 // TestChaos is the long form (make chaos): faults drawn from a seed for
@@ -45,11 +46,12 @@ func TestChaos(t *testing.T) {
 		seed = time.Now().UnixNano()
 	}
 	t.Logf("seed %d (replay with -chaos.seed %d)", seed, seed)
-	runScenario(t, randomSchedule(seed, *chaosDuration))
+	runScenario(t, seed, randomSchedule(seed, *chaosDuration))
 }
 
-func runScenario(t *testing.T, schedule []fault) {
-	c := startCluster(t, true)
+func runScenario(t *testing.T, seed int64, schedule []fault) {
+	c := startCluster(t, true, "")
+	c.seed = seed
 	ctx := context.Background()
 	l := c.waitLeader(60 * time.Second)
 	if _, err := l.api().Jobs().Register(ctx, rollJob(t, 1)); err != nil {
@@ -65,6 +67,11 @@ func runScenario(t *testing.T, schedule []fault) {
 	rolls := &rollouts{}
 	rdone := make(chan struct{})
 	go func() { defer close(rdone); rolls.run(wctx, t, c) }()
+	// The rollout's invariants are checked every second through the
+	// faults.
+	samples := &sampler{}
+	sdone := make(chan struct{})
+	go func() { defer close(sdone); samples.run(wctx, c) }()
 	start := time.Now()
 	windows := c.run(t, schedule)
 	healed := time.Now()
@@ -72,6 +79,7 @@ func runScenario(t *testing.T, schedule []fault) {
 	stop()
 	wg.Wait()
 	<-rdone
+	<-sdone
 
 	c.waitLeader(60 * time.Second)
 	lastVersion := rolls.registered()
@@ -103,7 +111,7 @@ func runScenario(t *testing.T, schedule []fault) {
 	for _, o := range h.slow(10*time.Second, windows) {
 		t.Errorf("a request through %s took %v (write %v, error %q)", o.Server, time.Duration(o.Took).Round(time.Millisecond), o.Write, o.Err)
 	}
-	acked, attempted, reads := h.check(t, c.dir)
+	acked, attempted, reads, verdict := h.check(t, c.dir)
 	last := h.lastAcked()
 	// No acknowledged write lost: every server holds a value at least as
 	// new as the last acknowledged write (the writer is sequential).
@@ -117,8 +125,41 @@ func runScenario(t *testing.T, schedule []fault) {
 			return v >= last
 		})
 	}
-	t.Logf("%d faults over %v; writes: %d acknowledged of %d; reads: %d; last acknowledged value %d; linearizability checked",
-		len(schedule), time.Since(start).Round(time.Second), acked, attempted, reads, last)
+	for _, e := range c.crashed() {
+		t.Errorf("%s", e)
+	}
+	// The rollout's invariants held at every sample; every deployment
+	// ended in one terminal state; no version of the job was lost; and
+	// with the workload stopped, the three servers' copies are identical.
+	for _, v := range samples.violations {
+		t.Errorf("rollout invariant: %s", v)
+	}
+	took, err := c.converge(90*time.Second, true)
+	if err != nil {
+		t.Errorf("at the end: %v", err)
+	}
+	ds, _, err := c.waitLeader(60*time.Second).api().Deployments().List(ctx, nil)
+	if err != nil {
+		t.Fatalf("deployments: %v", err)
+	}
+	for _, d := range ds {
+		if !terminalStatus(d.Status) {
+			t.Errorf("deployment %s of %s v%d ended %s", d.ID, d.JobID, d.JobVersion, d.Status)
+		}
+	}
+	checkVersions(t, c, lastVersion)
+	// What a client heard while a server's disk was full.
+	for _, e := range h.errorsDuring(windows, "disk") {
+		t.Logf("while a disk was full: %s", e)
+	}
+	kinds := map[string]int{}
+	for _, f := range schedule {
+		kinds[f.Kind]++
+	}
+	t.Logf("report: seed %d; %d faults %v over %v; writes: %d acknowledged of %d, none lost; reads: %d; last acknowledged value %d; %s; "+
+		"rollouts: %d finished; %d samples of the rollout's invariants (fewest allocs serving: %d), %d violations; %d deployments, all terminal; converged after %d heals, identical at the end (%v)",
+		c.seed, len(schedule), kinds, time.Since(start).Round(time.Second), acked, attempted, reads, last, verdict,
+		len(rolls.finishedAt()), samples.samples, samples.minServing, len(samples.violations), len(ds), c.convergences, took.Round(100*time.Millisecond))
 }
 
 // rollouts registers job roll's versions one after another, each once the

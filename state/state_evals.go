@@ -54,8 +54,9 @@ func (s *Store) Reap(index uint64, req *structs.EvalReapRequest) error {
 	return s.update(index, func(t *WriteTxn) error { return s.ReapTxn(t, req) })
 }
 
-// ReapTxn deletes the request's evaluations and allocations (garbage
-// collection); IDs no longer stored are skipped. The jobs concerned have
+// ReapTxn deletes the request's evaluations, allocations and terminal
+// deployments (garbage collection); IDs no longer stored, and active
+// deployments, are skipped. The jobs concerned have
 // their status re-derived; one left with nothing is dead (as Nomad), not
 // pending.
 func (s *Store) ReapTxn(t *WriteTxn, req *structs.EvalReapRequest) error {
@@ -73,7 +74,24 @@ func (s *Store) ReapTxn(t *WriteTxn, req *structs.EvalReapRequest) error {
 		t.countEvalSummary(e, nil)
 		t.touchReapedJob(e.Namespace, e.JobID)
 	}
-	return s.deleteAllocsTxn(t, req.Allocs)
+	if err := s.deleteAllocsTxn(t, req.Allocs); err != nil {
+		return err
+	}
+	for _, id := range req.Deployments {
+		d, err := t.reader().DeploymentByID(id)
+		if err != nil {
+			return err
+		}
+		// An active deployment is never collected, whatever the
+		// request says: its watcher still decides on it.
+		if d == nil || d.Active() {
+			continue
+		}
+		if err := t.delete(TableDeployments, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EvalByID returns the evaluation, or nil.

@@ -9,8 +9,29 @@ import (
 )
 
 // JobTrackedVersions is how many of a job's latest versions the history
-// keeps; the latest stable version is kept beyond them (for revert).
+// keeps by default (Nomad's server.job_tracked_versions); the latest
+// stable version is kept beyond them (for revert). SetJobTrackedVersions
+// changes it.
 const JobTrackedVersions = 6
+
+// SetJobTrackedVersions sets how many of a job's latest versions the
+// history keeps from the next registration on (n < 1: the default). Every
+// server must use the same number: the pruning is part of applying a
+// registration.
+func (s *Store) SetJobTrackedVersions(n int) {
+	if n < 1 {
+		n = JobTrackedVersions
+	}
+	s.trackedVersions.Store(int64(n))
+}
+
+// jobTrackedVersions is the number of versions kept.
+func (s *Store) jobTrackedVersions() int {
+	if n := s.trackedVersions.Load(); n > 0 {
+		return int(n)
+	}
+	return JobTrackedVersions
+}
 
 // RegisterJob stores a job version with its eval and optional deployment.
 func (s *Store) RegisterJob(index uint64, req *structs.JobRegisterRequest) (*structs.JobRegisterResult, error) {
@@ -141,12 +162,13 @@ func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*
 // latest stable one.
 func (s *Store) pruneJobVersions(t *WriteTxn, ns, id string) error {
 	versions, err := t.reader().JobVersionsByID(ns, id)
-	if err != nil || len(versions) <= JobTrackedVersions {
+	tracked := s.jobTrackedVersions()
+	if err != nil || len(versions) <= tracked {
 		return err
 	}
 	keptStable := false
 	for i, v := range versions {
-		if i < JobTrackedVersions {
+		if i < tracked {
 			keptStable = keptStable || v.Stable
 			continue
 		}

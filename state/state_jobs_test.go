@@ -246,3 +246,23 @@ func TestJobStatusPerNodeJobs(t *testing.T) {
 		})
 	}
 }
+
+// server.job_tracked_versions sets how many versions are kept.
+func TestJobTrackedVersionsConfigurable(t *testing.T) {
+	s := newStore(t)
+	s.SetJobTrackedVersions(2)
+	job := statetest.Job("web", 1)
+	registerJob(t, s, 1, job)
+	for i := 2; i <= 6; i++ { // versions 1..5
+		c := job.Copy()
+		c.Meta = map[string]string{"rev": string(rune('0' + i))}
+		registerJob(t, s, uint64(i*10), c)
+	}
+	var got []uint64
+	for _, v := range get[[]*structs.Job](t)(s.Snapshot().JobVersionsByID("default", "web")) {
+		got = append(got, v.Version)
+	}
+	if len(got) != 2 || got[0] != 5 || got[1] != 4 {
+		t.Fatalf("versions = %v, want [5 4]", got)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -32,6 +33,9 @@ type Store struct {
 
 	abandonOnce sync.Once
 	abandonCh   chan struct{}
+
+	// trackedVersions is server.job_tracked_versions (0: the default).
+	trackedVersions atomic.Int64
 }
 
 // New returns an empty store.

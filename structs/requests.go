@@ -245,6 +245,9 @@ type NodeDeregisterRequest struct {
 type EvalReapRequest struct {
 	Evals  []string
 	Allocs []string
+	// Deployments are terminal deployments no allocation refers to any
+	// more (server.deployment_gc_threshold).
+	Deployments []string
 }
 
 // IsNoOp reports whether the plan results change nothing, so the plan

@@ -75,6 +75,9 @@ var Catalog = []Metric{
 	{"nomad.nomad.plan.apply", Timer, nil, OnLeader, "time to commit a checked plan's entries to the log"},
 	{"nomad.drover.plan.placements_accepted", Counter, nil, OnLeader, "placements the plan applier committed"},
 	{"nomad.drover.plan.placements_rejected", Counter, nil, OnLeader, "placements the plan applier refused (their node no longer fit); the worker plans them again"},
+	{"nomad.drover.reaper.allocs", Counter, nil, OnLeader, "allocations the reaper deleted (server.eval_gc_threshold)"},
+	{"nomad.drover.reaper.evals", Counter, nil, OnLeader, "evaluations the reaper deleted (server.eval_gc_threshold)"},
+	{"nomad.drover.reaper.deployments", Counter, nil, OnLeader, "deployments the reaper deleted (server.deployment_gc_threshold)"},
 
 	// The replicated state, on every server.
 	{"nomad.drover.deployments", Gauge, []string{"status"}, OnServers, "deployments by status (running, paused, successful, failed, cancelled)"},
