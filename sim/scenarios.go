@@ -317,26 +317,7 @@ func runChurn(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	pending := slices.Clone(ids)
-	total := n * e.cfg.Count
-	err := poll(ctx, "every churn job running", func() (bool, error) {
-		sums, err := e.summaries(ctx, pending)
-		if err != nil {
-			return false, err
-		}
-		var still []string
-		running := (n - len(pending)) * e.cfg.Count
-		for i, id := range pending {
-			running += min(sums[i].Running, e.cfg.Count)
-			if sums[i].Running < e.cfg.Count {
-				still = append(still, id)
-			}
-		}
-		pending = still
-		e.progress.Draw("churn run", running, total)
-		return len(pending) == 0, nil
-	})
-	if err != nil {
+	if err := waitAllRunning(ctx, e, ids, "every churn job running", "churn run"); err != nil {
 		return err
 	}
 	slices.Sort(lat)
@@ -346,6 +327,30 @@ func runChurn(ctx context.Context, e *env) error {
 	e.res.Add("register_p99_ms", round(ms(percentile(lat, 0.99))), "ms", "")
 	e.res.Add("register_max_ms", round(ms(lat[len(lat)-1])), "ms", "")
 	return nil
+}
+
+// waitAllRunning polls the jobs' summaries until each job runs its Count
+// allocs, drawing the progress under label.
+func waitAllRunning(ctx context.Context, e *env, ids []string, what, label string) error {
+	pending := slices.Clone(ids)
+	total := len(ids) * e.cfg.Count
+	return poll(ctx, what, func() (bool, error) {
+		sums, err := e.summaries(ctx, pending)
+		if err != nil {
+			return false, err
+		}
+		var still []string
+		running := (len(ids) - len(pending)) * e.cfg.Count
+		for i, id := range pending {
+			running += min(sums[i].Running, e.cfg.Count)
+			if sums[i].Running < e.cfg.Count {
+				still = append(still, id)
+			}
+		}
+		pending = still
+		e.progress.Draw(label, running, total)
+		return len(pending) == 0, nil
+	})
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -388,31 +393,14 @@ func runJobs(ctx context.Context, e *env) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	pending := make([]string, n)
+	ids := make([]string, n)
 	for i, s := range specs {
-		pending[i] = s.ID
+		ids[i] = s.ID
 	}
-	total := n * e.cfg.Count
-	err := poll(ctx, "every job running", func() (bool, error) {
-		sums, err := e.summaries(ctx, pending)
-		if err != nil {
-			return false, err
-		}
-		var still []string
-		running := (n - len(pending)) * e.cfg.Count
-		for i, id := range pending {
-			running += min(sums[i].Running, e.cfg.Count)
-			if sums[i].Running < e.cfg.Count {
-				still = append(still, id)
-			}
-		}
-		pending = still
-		e.progress.Draw("jobs run", running, total)
-		return len(pending) == 0, nil
-	})
-	if err != nil {
+	if err := waitAllRunning(ctx, e, ids, "every job running", "jobs run"); err != nil {
 		return err
 	}
+	total := n * e.cfg.Count
 	e.progress.Done()
 	e.res.Add("time_to_all_running_s", round(time.Since(start).Seconds()), "s", "")
 	e.addReadFigures("place_", start, time.Now())
