@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +24,17 @@ import (
 // ForwardedHeader marks a request a follower forwarded to the leader; a
 // server never forwards such a request again.
 const ForwardedHeader = "X-Drover-Forwarded"
+
+// NotLeaderHeader marks the answer of a server that received a forwarded
+// request while it did not serve as the leader (it stepped down, or was
+// just elected and still applies the log): it served nothing, and the
+// forwarding follower looks for the leader again instead of passing the
+// 500 on.
+const NotLeaderHeader = "X-Drover-Not-Leader"
+
+// errNotLeaderAnswer is what the forwarder makes of an answer marked with
+// NotLeaderHeader.
+var errNotLeaderAnswer = fmt.Errorf("the server it was sent to does not lead any more: %w", cluster.ErrNotLeader)
 
 // forward serves the request from the leader when its route and this
 // server's role ask for it, and reports whether it did (the caller then
@@ -76,32 +88,31 @@ const (
 // the request waited, for the caller to serve it.
 func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get(ForwardedHeader) != "" {
+		w.Header().Set(NotLeaderHeader, "1")
 		writeError(w, Errorf(http.StatusInternalServerError,
 			"request forwarded to a server that is not the leader (leadership changed); retry: %w", cluster.ErrNotLeader))
 		return true
 	}
 	// With a join token the signature covers the body's hash (see
-	// forwardSigned): the body is read once, bounded by MaxBodyBytes, and
-	// each attempt sends a copy.
+	// forwardSigned). A write's body is read once, bounded by MaxBodyBytes,
+	// and each attempt sends a copy: a write a deposed leader refused is
+	// sent again whole to the new one.
 	var body []byte
 	var sum *[sha256.Size]byte
 	switch {
 	case s.access.JoinToken != "" && r.ContentLength == 0:
 		sum = &joinauth.EmptyBody
-	case s.access.JoinToken != "":
+	case s.access.JoinToken != "" || !resendable(r) && r.Body != nil && r.Body != http.NoBody:
 		var err error
 		if body, err = readBody(r); err != nil {
 			s.proxy.failed(w, r, err)
 			return true
 		}
-		h := sha256.Sum256(body)
-		sum = &h
+		if s.access.JoinToken != "" {
+			h := sha256.Sum256(body)
+			sum = &h
+		}
 		r.ContentLength, r.TransferEncoding = int64(len(body)), nil
-	case !resendable(r) && r.Body != nil && r.Body != http.NoBody:
-		// A failed dial closes the outgoing body; the request's own must
-		// stay readable to be sent to the next leader (the server closes
-		// it once the handler returns).
-		r.Body = io.NopCloser(r.Body)
 	}
 	deadline := time.Now().Add(s.forwardHold)
 	for wait := forwardRetryMin; ; wait = min(2*wait, forwardRetryMax) {
@@ -167,12 +178,13 @@ func resendable(r *http.Request) bool {
 	return r.Method == http.MethodGet || r.Method == http.MethodHead
 }
 
-// notSent reports whether a forwarding failed before any of the request
-// left: the leader's address refused the connection (a killed leader's
-// does), so a write may be sent to the next leader.
+// notSent reports whether a forwarding failed before the request was
+// served: the leader's address refused the connection (a killed leader's
+// does), or the server it reached answered that it does not lead (it
+// served nothing), so a write may be sent to the next leader.
 func notSent(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, errNotLeaderAnswer)
 }
 
 // holdOn waits d, or less when the deadline is sooner, and reports whether
@@ -257,7 +269,19 @@ func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwar
 					joinauth.SignForwardBody(joinToken, time.Now().Unix(), pr.Out.Method, pr.Out.URL.RequestURI(), sum))
 			}
 		},
-		Transport:     f.transport,
+		Transport: f.transport,
+		// A server that no longer leads (the follower's view of the
+		// leader lags an election by up to a heartbeat) answers a
+		// forwarded request with a marked 500; under load, when elections
+		// happen, 1-2 % of forwarded reads were answered so (issue 37).
+		// The marked answer is kept from the caller: toLeader looks for
+		// the leader again within the hold.
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.Header.Get(NotLeaderHeader) != "" {
+				return errNotLeaderAnswer
+			}
+			return nil
+		},
 		FlushInterval: -1,
 		ErrorHandler:  f.keepError,
 		// Without a pool the proxy allocates a 32 KB buffer to copy each
@@ -324,6 +348,11 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	f.logger.Warn("forwarding to the leader failed", "path", r.URL.Path, "error", err)
+	if errors.Is(err, errNotLeaderAnswer) {
+		writeError(w, Errorf(http.StatusInternalServerError,
+			"forwarding to the leader: no leader answered in time (%w): %w", err, cluster.ErrNoLeader))
+		return
+	}
 	if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
 		writeError(w, Errorf(http.StatusInternalServerError,
 			"forwarding to the leader: no answer in time (%w): %w", err, cluster.ErrNoLeader))

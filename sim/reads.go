@@ -98,12 +98,31 @@ func readOnce(ctx context.Context, hc *http.Client, url string) string {
 		}
 		return "error " + oneWord(err.Error())
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode >= 500 {
-		return "error status_" + strconv.Itoa(resp.StatusCode)
+		// The body says which fault it was ("No cluster leader", a
+		// forwarding error): its first line, in one word.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		why := "error status_" + strconv.Itoa(resp.StatusCode)
+		if line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n"); line != "" {
+			why += ":" + oneWord(truncate(line, probeWhyLen))
+		}
+		return why
 	}
+	_, _ = io.Copy(io.Discard, resp.Body)
 	return "ok"
+}
+
+// probeWhyLen bounds how much of an error answer's body a probe line
+// keeps.
+const probeWhyLen = 160
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
 }
 
 // oneWord makes s one field of a probe line.

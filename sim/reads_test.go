@@ -116,3 +116,20 @@ func TestReadErrorsAreCountedByReason(t *testing.T) {
 		t.Fatalf("reasons %q, want %q", got, want)
 	}
 }
+
+// A 500 is recorded with the first line of its body, in one word, so that
+// a result says which fault it was.
+func TestReadOnceKeepsAnErrorsBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "forwarding to the leader: No cluster leader\nmore", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	got := readOnce(context.Background(), srv.Client(), srv.URL+"/v1/jobs")
+	if want := "error status_500:forwarding_to_the_leader:_No_cluster_leader"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	s, ok := parseReadSample("jobs 127.0.0.1:1 1 2 " + got)
+	if !ok || s.outcome != "error" || !strings.HasPrefix(s.why, "status_500:") {
+		t.Fatalf("parsed %+v %v", s, ok)
+	}
+}
