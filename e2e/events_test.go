@@ -105,6 +105,13 @@ func TestEventStreamNomadGoClient(t *testing.T) {
 					if d, _ := e.Deployment(); e.Type == "DeploymentStatusUpdate" && d != nil && d.Status == nomad.DeploymentStatusSuccessful {
 						successful = d
 					}
+					// A status update before the success (a wait reason
+					// written) can end the first loop before the health
+					// reports: they are seen here.
+					if a, _ := e.Allocation(); e.Topic == nomad.TopicAllocation && a != nil &&
+						a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil && *a.DeploymentStatus.Healthy {
+						healthyIndex = e.Index
+					}
 				}
 			case <-ctx.Done():
 				t.Fatal("no successful deployment event")
