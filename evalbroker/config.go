@@ -32,9 +32,15 @@ type Config struct {
 	InitialNackDelay    time.Duration
 	SubsequentNackDelay time.Duration
 
-	// Clock measures visibility timeouts, nack delays and WaitUntil.
-	// Nil means SystemClock.
+	// Clock measures nack delays and WaitUntil. Nil means SystemClock.
 	Clock Clock
+
+	// TimeoutClock measures the visibility timeout: how long a worker has
+	// held an evaluation, which is the worker's own time, not the time
+	// the schedule runs on. A leader under a test's clock, moved minutes
+	// in a moment, must not take back an evaluation a worker is a
+	// millisecond into. Nil means Clock.
+	TimeoutClock Clock
 
 	// OnCancel receives evaluations dropped because a newer one for the
 	// same job is waiting; the leader marks them cancelled in state. It is
@@ -80,6 +86,9 @@ func (c *Config) validate() error {
 	}
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
+	}
+	if c.TimeoutClock == nil {
+		c.TimeoutClock = c.Clock
 	}
 	return nil
 }

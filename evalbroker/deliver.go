@@ -124,7 +124,7 @@ func (b *Broker) armVisibilityLocked(e *entry) {
 		e.timer.Stop()
 	}
 	id, token := e.eval.ID, e.token
-	e.timer = b.cfg.Clock.AfterFunc(b.cfg.VisibilityTimeout, func() { b.visibilityExpired(id, token) })
+	e.timer = b.cfg.TimeoutClock.AfterFunc(b.cfg.VisibilityTimeout, func() { b.visibilityExpired(id, token) })
 }
 
 // clearOutstandingLocked ends an entry's delivery.

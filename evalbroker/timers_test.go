@@ -226,3 +226,28 @@ func TestPauseNackTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestTimeoutClockApart: with a TimeoutClock of its own, the visibility
+// timeout ignores the schedule's clock and follows the other.
+func TestTimeoutClockApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sched, worker := newFakeClock(), newFakeClock()
+		b := newBroker(t, sched, func(c *evalbroker.Config) {
+			c.VisibilityTimeout = 5 * time.Second
+			c.TimeoutClock = worker
+		})
+		mustEnqueue(t, b, mkEval("a1", "A", 50, 1))
+		tok := mustDequeue(t, b, "a1")
+		sched.Advance(time.Hour)
+		if _, ok := b.Outstanding("a1"); !ok {
+			t.Fatal("the schedule's clock timed the worker out")
+		}
+		worker.Advance(5 * time.Second)
+		if _, ok := b.Outstanding("a1"); ok {
+			t.Fatal("still outstanding after the worker's clock passed the timeout")
+		}
+		if err := b.Ack("a1", tok); !errors.Is(err, evalbroker.ErrNotOutstanding) {
+			t.Fatalf("late Ack = %v, want ErrNotOutstanding", err)
+		}
+	})
+}

@@ -161,6 +161,9 @@ func (l *Leader) newTerm(ctx context.Context) (*term, error) {
 	t := &term{ctx: ctx, plans: make(chan *planSubmission)}
 	bcfg := evalbroker.DefaultConfig()
 	bcfg.Clock = brokerClock{l.clock}
+	// Whether a worker is stuck is a question about this process's own
+	// time, whatever clock the schedule runs on.
+	bcfg.TimeoutClock = evalbroker.SystemClock{}
 	bcfg.OnCancel = func(evals []*structs.Evaluation) {
 		l.markEvals(t, evals, structs.EvalStatusCancelled, "superseded by a newer evaluation")
 	}
