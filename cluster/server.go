@@ -101,8 +101,10 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 
-	r, err := raft.NewRaft(rc, cfg.FSM, logs, stable, snaps, trans)
+	clamped := clampCommits(trans)
+	r, err := raft.NewRaft(rc, cfg.FSM, logs, stable, snaps, clamped)
 	if err != nil {
+		_ = clamped.(raft.WithClose).Close()
 		s.closeAll()
 		return nil, fmt.Errorf("starting raft: %w", err)
 	}

@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// A server that was leader holds an entry of its own term (index 4) that
+// never reached a quorum. The new leader's first request matches the two
+// logs' shared part (up to 3) and carries a commit index of 5, past it:
+// the server must not apply its own entry 4, which the cluster replaced.
+// Then the request carrying the leader's 4 and 5 replaces it, and the
+// server applies the leader's. Without the clamp, raft applied the stale
+// "old4" (the follower commits up to its own last index).
+func TestFollowerCommitsOnlyWhatTheRequestVouchesFor(t *testing.T) {
+	cmd := func(i, term uint64, data string) *raft.Log {
+		return &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: []byte(data)}
+	}
+	conf := raft.Configuration{Servers: []raft.Server{
+		{Suffrage: raft.Voter, ID: "a", Address: "a-addr"},
+		{Suffrage: raft.Voter, ID: "b", Address: "b-addr"},
+		{Suffrage: raft.Voter, ID: "c", Address: "c-addr"},
+	}}
+	preload := []*raft.Log{
+		{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf)},
+		cmd(2, 1, "x2"), cmd(3, 1, "x3"), cmd(4, 1, "old4"),
+	}
+	_, trans := raft.NewInmemTransport("a-addr")
+	f := &listFSM{}
+	rc := LANRaftConfig()
+	// The server stays a follower for the test: no election of its own.
+	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 10*time.Second, 10*time.Second, 5*time.Second
+	srv, err := New(Config{ID: "a", FSM: f, Transport: trans, InMemory: true, Logger: testLogger(t), Raft: rc,
+		wrapLogs: func(l raft.LogStore) raft.LogStore {
+			if err := l.StoreLogs(preload); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown() })
+
+	_, leader := raft.NewInmemTransport("b-addr")
+	leader.Connect("a-addr", trans)
+	send := func(req *raft.AppendEntriesRequest) {
+		t.Helper()
+		req.RPCHeader = raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("b"), Addr: []byte("b-addr")}
+		req.Term = 2
+		var resp raft.AppendEntriesResponse
+		if err := leader.AppendEntries("a", "a-addr", req, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if !resp.Success {
+			t.Fatalf("refused: %+v", resp)
+		}
+	}
+	applied := func() []string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return slices.Clone(f.entries)
+	}
+
+	send(&raft.AppendEntriesRequest{PrevLogEntry: 3, PrevLogTerm: 1, LeaderCommitIndex: 5})
+	waitFor(t, "x2 and x3 applied", func() bool { return len(applied()) >= 2 })
+	time.Sleep(100 * time.Millisecond) // room for a wrong apply to show
+	if got := applied(); !slices.Equal(got, []string{"x2", "x3"}) {
+		t.Fatalf("applied %q after a request vouching for index 3 only, want [x2 x3]", got)
+	}
+
+	send(&raft.AppendEntriesRequest{PrevLogEntry: 3, PrevLogTerm: 1, LeaderCommitIndex: 5,
+		Entries: []*raft.Log{cmd(4, 2, "new4"), cmd(5, 2, "new5")}})
+	waitFor(t, "the leader's entries applied", func() bool { return len(applied()) >= 4 })
+	if got := applied(); !slices.Equal(got, []string{"x2", "x3", "new4", "new5"}) {
+		t.Fatalf("applied %q, want [x2 x3 new4 new5]", got)
+	}
+}
+
+func TestClampCommitIndex(t *testing.T) {
+	for _, c := range []struct {
+		prev    uint64
+		entries int
+		commit  uint64
+		want    uint64
+	}{
+		{prev: 3, entries: 0, commit: 5, want: 3},
+		{prev: 3, entries: 2, commit: 5, want: 5},
+		{prev: 3, entries: 4, commit: 5, want: 5},
+		{prev: 0, entries: 0, commit: 9, want: 0},
+		{prev: 0, entries: 0, commit: 0, want: 0}, // a heartbeat
+		{prev: 10, entries: 64, commit: 100, want: 74},
+	} {
+		a := &raft.AppendEntriesRequest{PrevLogEntry: c.prev, LeaderCommitIndex: c.commit, Entries: make([]*raft.Log, c.entries)}
+		clampCommitIndex(a)
+		if a.LeaderCommitIndex != c.want {
+			t.Errorf("prev %d, %d entries, commit %d: got %d, want %d", c.prev, c.entries, c.commit, a.LeaderCommitIndex, c.want)
+		}
+	}
+}
