@@ -65,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.wrapLogs != nil {
 		logs = cfg.wrapLogs(logs)
 	}
-	s.logs = &watchedLogStore{LogStore: logs}
+	s.logs = &watchedLogStore{LogStore: &suffixGuard{LogStore: logs}}
 	logs = s.logs
 	trans := cfg.Transport
 	if trans == nil && cfg.TLS != nil {
