@@ -65,6 +65,13 @@ type Config struct {
 	// DeploymentGCThreshold is how long a terminal deployment no
 	// allocation refers to is kept (reaper.go); 0 is the default, an hour.
 	DeploymentGCThreshold time.Duration
+	// JobGCThreshold is how long a stopped job, or a batch job that
+	// finished, is kept once its allocations and evaluations have all
+	// ended (reaper.go); 0 is the default, 4 hours.
+	JobGCThreshold time.Duration
+	// NodeGCThreshold is how long a down node with nothing running is kept
+	// (reaper.go); 0 is the default, 24 hours.
+	NodeGCThreshold time.Duration
 	// JobTrackedVersions is how many versions of each job the state keeps
 	// (the latest stable one beyond them); 0 is the default, 6.
 	JobTrackedVersions int
@@ -186,6 +193,8 @@ func FromConfig(c *config.Config) Config {
 		EvalGCThreshold: c.Server.EvalGCThreshold,
 
 		DeploymentGCThreshold: c.Server.DeploymentGCThreshold,
+		JobGCThreshold:        c.Server.JobGCThreshold,
+		NodeGCThreshold:       c.Server.NodeGCThreshold,
 		JobTrackedVersions:    c.Server.JobTrackedVersions,
 		RaftSnapshotThreshold: c.Server.RaftSnapshotThreshold,
 		RaftTrailingLogs:      c.Server.RaftTrailingLogs,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	metrics "github.com/hashicorp/go-metrics/compat"
@@ -29,7 +30,21 @@ import (
 //   - terminal deployments that no allocation refers to any more, once
 //     they have been terminal for server.deployment_gc_threshold (an hour,
 //     as Nomad's), whether their job is registered or purged. A job's
-//     current deployment stays while its allocations run.
+//     current deployment stays while its allocations run;
+//   - jobs that are done, once they have been so for
+//     server.job_gc_threshold (4 hours, as Nomad's): a stopped job, or a
+//     batch job that is dead, all of whose allocations are finished on
+//     their clients and all of whose evaluations ended (reapableJobs). They
+//     are purged as by `job stop -purge`, each in an entry of its own; their
+//     allocations and evaluations then go on the next pass;
+//   - nodes down for server.node_gc_threshold (24 hours, as Nomad's) with
+//     no allocation that is not terminal, deregistered (reapableNodes).
+//
+// A job is read again just before its purge, and left for the next pass
+// if it changed; but one re-registered, or a node back, between that read
+// and the entry's commit is still collected, as by Nomad's GC: the entries
+// name what to delete, not the state it was read in. A client whose node
+// was deregistered registers again.
 //
 // Job versions are bounded apart, when a version is stored
 // (server.job_tracked_versions). Each deletion is logged at info with its
@@ -39,6 +54,8 @@ const (
 	reapInterval = 2 * time.Second
 	// reapBatch bounds the IDs of one entry.
 	reapBatch = 1024
+	// reapJobBatch bounds the jobs purged in one pass, one entry each.
+	reapJobBatch = 128
 )
 
 // runReaper reaps until ctx ends (leadership lost or shutdown).
@@ -51,43 +68,120 @@ func (a *Agent) runReaper(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		req, err := reapable(a.fsm.State().Snapshot(), reapBatch, time.Now(), a.evalGCThreshold(), a.deploymentGCThreshold())
-		if err != nil {
-			a.logger.Warn("reaper: reading state", "error", err)
+		n, err := reap(ctx, a.raft.Apply, a.fsm.State(), time.Now(), a.gcThresholds())
+		if err != nil && ctx.Err() == nil {
+			a.logger.Warn("reaper: collecting", "error", err)
+		}
+		if n.empty() {
 			continue
 		}
-		if len(req.Allocs) == 0 && len(req.Evals) == 0 && len(req.Deployments) == 0 {
-			continue
-		}
-		if _, _, err := a.raft.Apply(ctx, fsm.EvalReapRequestType, req); err != nil {
-			if ctx.Err() == nil {
-				a.logger.Warn("reaper: deleting allocs, evals and deployments", "error", err)
-			}
-			continue
-		}
-		a.logger.Info("reaper: collected", "allocs", len(req.Allocs), "evals", len(req.Evals), "deployments", len(req.Deployments))
-		metrics.IncrCounter([]string{"drover", "reaper", "allocs"}, float32(len(req.Allocs)))
-		metrics.IncrCounter([]string{"drover", "reaper", "evals"}, float32(len(req.Evals)))
-		metrics.IncrCounter([]string{"drover", "reaper", "deployments"}, float32(len(req.Deployments)))
+		a.logger.Info("reaper: collected", "allocs", n.Allocs, "evals", n.Evals, "deployments", n.Deployments,
+			"jobs", n.Jobs, "nodes", n.Nodes)
+		metrics.IncrCounter([]string{"drover", "reaper", "allocs"}, float32(n.Allocs))
+		metrics.IncrCounter([]string{"drover", "reaper", "evals"}, float32(n.Evals))
+		metrics.IncrCounter([]string{"drover", "reaper", "deployments"}, float32(n.Deployments))
+		metrics.IncrCounter([]string{"drover", "reaper", "jobs"}, float32(n.Jobs))
+		metrics.IncrCounter([]string{"drover", "reaper", "nodes"}, float32(n.Nodes))
 	}
 }
 
-// deploymentGCThreshold is the configured
-// server.deployment_gc_threshold, or its default.
-func (a *Agent) deploymentGCThreshold() time.Duration {
-	if a.cfg.DeploymentGCThreshold > 0 {
-		return a.cfg.DeploymentGCThreshold
-	}
-	return time.Hour
+// gcThresholds are the reaper's ages: server.eval_gc_threshold,
+// deployment_gc_threshold, job_gc_threshold and node_gc_threshold.
+type gcThresholds struct {
+	Eval, Deployment, Job, Node time.Duration
 }
 
-// evalGCThreshold is the configured server.eval_gc_threshold, or its
-// default.
-func (a *Agent) evalGCThreshold() time.Duration {
-	if a.cfg.EvalGCThreshold > 0 {
-		return a.cfg.EvalGCThreshold
+// gcThresholds returns the configured thresholds, each 0 replaced by its
+// default (Nomad's).
+func (a *Agent) gcThresholds() gcThresholds {
+	or := func(d, def time.Duration) time.Duration {
+		if d > 0 {
+			return d
+		}
+		return def
 	}
-	return time.Hour
+	return gcThresholds{
+		Eval:       or(a.cfg.EvalGCThreshold, time.Hour),
+		Deployment: or(a.cfg.DeploymentGCThreshold, time.Hour),
+		Job:        or(a.cfg.JobGCThreshold, 4*time.Hour),
+		Node:       or(a.cfg.NodeGCThreshold, 24*time.Hour),
+	}
+}
+
+// reapCounts is what one pass of the reaper deleted.
+type reapCounts struct {
+	Allocs, Evals, Deployments, Jobs, Nodes int
+}
+
+func (n reapCounts) empty() bool { return n == reapCounts{} }
+
+// applyFunc writes an entry through Raft (cluster.Server.Apply).
+type applyFunc func(ctx context.Context, t fsm.MessageType, req any) (any, uint64, error)
+
+// reap makes one pass of the reaper over store's state at now: it
+// deletes, each through a Raft entry, what reapable, reapableJobs and
+// reapableNodes find, and returns what was deleted. A failed entry is reported (the
+// first error) and the rest of the pass goes on; what it would have
+// deleted is found again on the next pass.
+func reap(ctx context.Context, apply applyFunc, store *state.Store, now time.Time, th gcThresholds) (reapCounts, error) {
+	var n reapCounts
+	snap := store.Snapshot()
+	var first error
+	fail := func(what string, err error) {
+		if first == nil {
+			first = fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	req, err := reapable(snap, reapBatch, now, th.Eval, th.Deployment)
+	if err != nil {
+		return n, fmt.Errorf("reading state: %w", err)
+	}
+	if len(req.Allocs) > 0 || len(req.Evals) > 0 || len(req.Deployments) > 0 {
+		if _, _, err := apply(ctx, fsm.EvalReapRequestType, req); err != nil {
+			fail("deleting allocs, evals and deployments", err)
+		} else {
+			n.Allocs, n.Evals, n.Deployments = len(req.Allocs), len(req.Evals), len(req.Deployments)
+		}
+	}
+	jobs, err := reapableJobs(snap, reapJobBatch, now, th.Job)
+	if err != nil {
+		return n, fmt.Errorf("reading state: %w", err)
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		// A job changed since the pass read it (run again, say, while
+		// the jobs before it were purged) waits for the next pass.
+		if cur, err := store.Snapshot().JobByID(j.Namespace, j.ID); err != nil {
+			fail("reading job "+j.ID, err)
+			continue
+		} else if cur == nil || cur.ModifyIndex != j.ModifyIndex {
+			continue
+		}
+		// The purge deletes the job and its versions; its allocations
+		// and evaluations, all terminal, go on the next pass (those of a
+		// purged job go at once), its deployments after
+		// deployment_gc_threshold.
+		if _, _, err := apply(ctx, fsm.JobDeregisterRequestType, &structs.JobDeregisterRequest{
+			Namespace: j.Namespace, JobID: j.ID, Purge: true, SubmitTime: now.UnixNano()}); err != nil {
+			fail("purging job "+j.ID, err)
+			continue
+		}
+		n.Jobs++
+	}
+	nodes, err := reapableNodes(snap, reapBatch, now, th.Node)
+	if err != nil {
+		return n, fmt.Errorf("reading state: %w", err)
+	}
+	if len(nodes) > 0 {
+		if _, _, err := apply(ctx, fsm.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: nodes}); err != nil {
+			fail("deregistering nodes", err)
+		} else {
+			n.Nodes = len(nodes)
+		}
+	}
+	return n, first
 }
 
 // reapable returns up to limit IDs of allocations, evaluations and
@@ -202,4 +296,114 @@ func allocCollectable(a *structs.Allocation, j *structs.Job, cutoff int64) bool 
 // leader) is before cutoff; an object without one is kept, its age unknown.
 func olderThan(modified, cutoff int64) bool {
 	return modified > 0 && modified < cutoff
+}
+
+// reapableJobs returns up to limit jobs to purge, as Nomad's job GC
+// (server.job_gc_threshold, age): a job that is stopped, or a batch or
+// sysbatch job that is dead, whose allocations its clients are all done
+// with (complete, failed or lost) and whose evaluations have all ended,
+// and has been so for age: its current version was submitted (for a
+// stopped job, stopped), and each of its allocations and evaluations last
+// changed, before now - age. A periodic or parameterized parent is
+// collected only once stopped, as Nomad's: while registered it launches
+// children, whatever its own status; its children are jobs of their own,
+// collected by the same rule.
+func reapableJobs(snap *state.Snapshot, limit int, now time.Time, age time.Duration) ([]*structs.Job, error) {
+	cutoff := now.Add(-age).UnixNano()
+	jobs, err := snap.Jobs()
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.Job
+	for _, j := range jobs {
+		if len(out) >= limit {
+			break
+		}
+		if !jobGCable(j) || !olderThan(j.SubmitTime, cutoff) {
+			continue
+		}
+		ok, err := jobHistoryDone(snap, j, cutoff)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// jobGCable reports whether j is of a kind the job GC collects (Nomad's
+// jobIsGCable): a stopped job, or a batch or sysbatch job that is dead and
+// not a periodic or parameterized parent.
+func jobGCable(j *structs.Job) bool {
+	if j.Stop {
+		return true
+	}
+	if j.IsParent() || j.Status != structs.JobStatusDead {
+		return false
+	}
+	return j.Type == structs.JobTypeBatch || j.Type == structs.JobTypeSysBatch
+}
+
+// jobHistoryDone reports whether every allocation of j is finished on its
+// client and every evaluation of j has ended, each last changed before
+// cutoff (UnixNano).
+func jobHistoryDone(snap *state.Snapshot, j *structs.Job, cutoff int64) (bool, error) {
+	evals, err := snap.EvalsByJob(j.Namespace, j.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evals {
+		if !e.Terminal() || !olderThan(e.ModifyTime, cutoff) {
+			return false, nil
+		}
+	}
+	allocs, err := snap.AllocsByJob(j.Namespace, j.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range allocs {
+		if !a.ClientTerminalStatus() || !olderThan(a.ModifyTime, cutoff) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// reapableNodes returns up to limit IDs of nodes to deregister, as Nomad's
+// node GC (server.node_gc_threshold, age): nodes down since before
+// now - age with no allocation that is not terminal (the servers stopped
+// it, or its client finished or it was lost). A node that comes back
+// after it was deregistered registers again.
+func reapableNodes(snap *state.Snapshot, limit int, now time.Time, age time.Duration) ([]string, error) {
+	cutoff := now.Add(-age).UnixNano()
+	nodes, err := snap.Nodes()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range nodes {
+		if len(out) >= limit {
+			break
+		}
+		if n.Status != structs.NodeStatusDown || !olderThan(n.StatusUpdatedAt, cutoff) {
+			continue
+		}
+		allocs, err := snap.AllocsByNode(n.ID)
+		if err != nil {
+			return nil, err
+		}
+		live := false
+		for _, a := range allocs {
+			if !a.TerminalStatus() {
+				live = true
+				break
+			}
+		}
+		if !live {
+			out = append(out, n.ID)
+		}
+	}
+	return out, nil
 }

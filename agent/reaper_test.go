@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/config"
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/httpapi"
 	"github.com/droverhq/drover/structs"
@@ -229,5 +231,268 @@ func TestReaperCollectsOldDeploymentsNoAllocReferTo(t *testing.T) {
 	apply(fsm.EvalReapRequestType, &structs.EvalReapRequest{Deployments: []string{"d-running"}})
 	if d, _ := b.State().Snapshot().DeploymentByID("d-running"); d == nil {
 		t.Error("a running deployment was deleted")
+	}
+}
+
+// A stopped job goes, through a purge, once it has been stopped, and its
+// allocations and evaluations finished, for server.job_gc_threshold; not
+// before. A running job, a stopped job whose alloc still runs on its
+// client, and a registered periodic parent are never collected; a batch job
+// that finished is. The purged job's allocs and evals go on the next pass.
+func TestReaperCollectsStoppedJobsAfterJobGCThreshold(t *testing.T) {
+	b, apply := memApplier(t)
+	now := time.Unix(1_800_000_000, 0)
+	long, stopAt := now.Add(-100*time.Hour).UnixNano(), now.Add(-time.Hour).UnixNano()
+	th := gcThresholds{Eval: time.Hour, Deployment: time.Hour, Job: 4 * time.Hour, Node: 24 * time.Hour}
+	job := func(id, typ string) *structs.Job {
+		return &structs.Job{ID: id, Name: id, Namespace: structs.DefaultNamespace, Type: typ, Priority: 50,
+			Datacenters: []string{"dc1"},
+			TaskGroups:  []*structs.TaskGroup{{Name: "g", Count: 1, Tasks: []*structs.Task{{Name: "t", Driver: "mock"}}}}}
+	}
+	eval := func(id, jobID, status string, modified int64) *structs.Evaluation {
+		return &structs.Evaluation{ID: id, Namespace: structs.DefaultNamespace, JobID: jobID, Type: structs.JobTypeService,
+			Priority: 50, TriggeredBy: structs.EvalTriggerJobRegister, Status: status, ModifyTime: modified}
+	}
+	// run registers j long ago with one alloc whose client reports status.
+	run := func(j *structs.Job, status string) {
+		apply(fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, SubmitTime: long,
+			Eval: eval("e-"+j.ID, j.ID, structs.EvalStatusPending, long)})
+		apply(fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e-" + j.ID, Job: j, UpdatedAt: long,
+			AllocsPlaced: []*structs.Allocation{{ID: "a-" + j.ID, Namespace: structs.DefaultNamespace, JobID: j.ID, TaskGroup: "g",
+				NodeID: "n1", Name: j.ID + ".g[0]", DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending}}})
+		apply(fsm.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{UpdatedAt: long,
+			Allocs: []*structs.Allocation{{ID: "a-" + j.ID, ClientStatus: status}}})
+		apply(fsm.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{eval("e-"+j.ID, j.ID, structs.EvalStatusComplete, long)}})
+	}
+	// stop stops j at stopAt, its alloc stopped by the servers, its
+	// client reporting clientStatus.
+	stop := func(j *structs.Job, clientStatus string) {
+		apply(fsm.JobDeregisterRequestType, &structs.JobDeregisterRequest{Namespace: structs.DefaultNamespace, JobID: j.ID,
+			SubmitTime: stopAt, Eval: eval("e-stop-"+j.ID, j.ID, structs.EvalStatusPending, stopAt)})
+		apply(fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e-stop-" + j.ID, UpdatedAt: stopAt,
+			AllocsStopped: []*structs.AllocStopUpdate{{AllocID: "a-" + j.ID}}})
+		apply(fsm.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{UpdatedAt: stopAt,
+			Allocs: []*structs.Allocation{{ID: "a-" + j.ID, ClientStatus: clientStatus}}})
+		apply(fsm.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{
+			eval("e-stop-"+j.ID, j.ID, structs.EvalStatusComplete, stopAt)}})
+	}
+	stopped, live := job("stopped", structs.JobTypeService), job("stopped-live", structs.JobTypeService)
+	running, batch := job("running", structs.JobTypeService), job("batch", structs.JobTypeBatch)
+	run(stopped, structs.AllocClientStatusRunning)
+	stop(stopped, structs.AllocClientStatusComplete)
+	run(live, structs.AllocClientStatusRunning)
+	stop(live, structs.AllocClientStatusRunning) // its client has not stopped it yet
+	run(running, structs.AllocClientStatusRunning)
+	run(batch, structs.AllocClientStatusComplete)
+	periodic := job("periodic", structs.JobTypeBatch)
+	periodic.Periodic = &structs.PeriodicConfig{Enabled: true, Spec: "0 * * * *", SpecType: structs.PeriodicSpecCron}
+	apply(fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: periodic, SubmitTime: long})
+	// One that never ran: only its stop's time tells its age.
+	apply(fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job("empty", structs.JobTypeService), SubmitTime: long})
+	apply(fsm.JobDeregisterRequestType, &structs.JobDeregisterRequest{Namespace: structs.DefaultNamespace, JobID: "empty", SubmitTime: stopAt})
+
+	ids := func(at time.Time) []string {
+		t.Helper()
+		jobs, err := reapableJobs(b.State().Snapshot(), 100, at, th.Job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, j := range jobs {
+			out = append(out, j.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	// An hour after the stop, three hours short of the threshold, the
+	// stopped job stays; the batch job, done 100 hours ago, goes.
+	if got := ids(now); !slices.Equal(got, []string{"batch"}) {
+		t.Fatalf("an hour after the stop: %v", got)
+	}
+	if got := ids(now.Add(3 * time.Hour)); !slices.Equal(got, []string{"batch"}) {
+		t.Fatalf("at the threshold: %v", got)
+	}
+	if got := ids(now.Add(3*time.Hour + time.Second)); !slices.Equal(got, []string{"batch", "empty", "stopped"}) {
+		t.Fatalf("past the threshold: %v", got)
+	}
+	if got := ids(now.Add(1000 * time.Hour)); !slices.Equal(got, []string{"batch", "empty", "stopped"}) {
+		t.Fatalf("1000 hours later: %v", got)
+	}
+
+	// A pass of the reaper purges them through the log, and the next one
+	// deletes their allocs and evals. "empty", run again while the pass
+	// purges "batch" before it, stays.
+	later := now.Add(3*time.Hour + time.Second)
+	rerun := false
+	applyRunning := func(ctx context.Context, typ fsm.MessageType, req any) (any, uint64, error) {
+		if typ == fsm.JobDeregisterRequestType && !rerun {
+			rerun = true
+			apply(fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job("empty", structs.JobTypeService), SubmitTime: later.UnixNano()})
+		}
+		return b.Apply(ctx, typ, req)
+	}
+	n, err := reap(context.Background(), applyRunning, b.State(), later, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Jobs != 2 {
+		t.Fatalf("first pass: %+v", n)
+	}
+	snap := b.State().Snapshot()
+	if j, _ := snap.JobByID(structs.DefaultNamespace, "empty"); j == nil || j.Stop {
+		t.Errorf("the job run again during the pass was purged or is stopped: %+v", j)
+	}
+	for _, id := range []string{"stopped", "batch"} {
+		if j, _ := snap.JobByID(structs.DefaultNamespace, id); j != nil {
+			t.Errorf("%s is still registered", id)
+		}
+		if vs, _ := snap.JobVersionsByID(structs.DefaultNamespace, id); len(vs) != 0 {
+			t.Errorf("%s keeps %d versions", id, len(vs))
+		}
+	}
+	for _, id := range []string{"stopped-live", "running", "periodic"} {
+		if j, _ := snap.JobByID(structs.DefaultNamespace, id); j == nil {
+			t.Errorf("%s was collected", id)
+		}
+	}
+	if n, err = reap(context.Background(), b.Apply, b.State(), later, th); err != nil {
+		t.Fatal(err)
+	}
+	snap = b.State().Snapshot()
+	for _, id := range []string{"a-stopped", "a-batch"} {
+		if a, _ := snap.AllocByID(id); a != nil {
+			t.Errorf("%s is still stored after the second pass (%+v)", id, n)
+		}
+	}
+	for _, id := range []string{"e-stopped", "e-stop-stopped", "e-batch"} {
+		if e, _ := snap.EvalByID(id); e != nil {
+			t.Errorf("%s is still stored after the second pass (%+v)", id, n)
+		}
+	}
+	if n.Jobs != 0 {
+		t.Errorf("second pass purged %d jobs", n.Jobs)
+	}
+}
+
+// A node down for server.node_gc_threshold goes, once nothing on it is
+// live; not before. A ready node, and a down node with an allocation not
+// terminal, are never collected.
+func TestReaperCollectsDownNodesAfterNodeGCThreshold(t *testing.T) {
+	b, apply := memApplier(t)
+	now := time.Unix(1_800_000_000, 0)
+	long, downAt := now.Add(-100*time.Hour).UnixNano(), now.Add(-time.Hour).UnixNano()
+	th := gcThresholds{Eval: time.Hour, Deployment: time.Hour, Job: 4 * time.Hour, Node: 24 * time.Hour}
+	j := &structs.Job{ID: "web", Name: "web", Namespace: structs.DefaultNamespace, Type: structs.JobTypeService, Priority: 50,
+		Datacenters: []string{"dc1"},
+		TaskGroups:  []*structs.TaskGroup{{Name: "g", Count: 3, Tasks: []*structs.Task{{Name: "t", Driver: "mock"}}}}}
+	apply(fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, SubmitTime: long})
+	place := func(alloc, node string, at int64) {
+		apply(fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e", Job: j, UpdatedAt: at,
+			AllocsPlaced: []*structs.Allocation{{ID: alloc, Namespace: structs.DefaultNamespace, JobID: "web", TaskGroup: "g",
+				NodeID: node, Name: "web.g[0]", DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending}}})
+		apply(fsm.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{UpdatedAt: at,
+			Allocs: []*structs.Allocation{{ID: alloc, ClientStatus: structs.AllocClientStatusRunning}}})
+	}
+	for _, id := range []string{"ready", "down", "down-live"} {
+		apply(fsm.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: &structs.Node{ID: id, Name: id, Datacenter: "dc1",
+			NodePool: "default", Status: structs.NodeStatusReady, StatusUpdatedAt: long,
+			SchedulingEligibility: structs.NodeSchedulingEligible}})
+		place("a-"+id, id, long)
+	}
+	for _, id := range []string{"down", "down-live"} {
+		// Going down, its running alloc is marked lost.
+		apply(fsm.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: id, Status: structs.NodeStatusDown, UpdatedAt: downAt})
+	}
+	// One placed on down-live afterwards, not terminal.
+	place("a-down-live-2", "down-live", downAt)
+
+	ids := func(at time.Time) []string {
+		t.Helper()
+		out, err := reapableNodes(b.State().Snapshot(), 100, at, th.Node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := ids(now); len(got) != 0 {
+		t.Fatalf("an hour after going down: %v", got)
+	}
+	if got := ids(now.Add(23 * time.Hour)); len(got) != 0 {
+		t.Fatalf("at the threshold: %v", got)
+	}
+	if got := ids(now.Add(23*time.Hour + time.Second)); !slices.Equal(got, []string{"down"}) {
+		t.Fatalf("past the threshold: %v", got)
+	}
+	if got := ids(now.Add(1000 * time.Hour)); !slices.Equal(got, []string{"down"}) {
+		t.Fatalf("1000 hours later: %v", got)
+	}
+	n, err := reap(context.Background(), b.Apply, b.State(), now.Add(23*time.Hour+time.Second), th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Nodes != 1 {
+		t.Fatalf("pass: %+v", n)
+	}
+	snap := b.State().Snapshot()
+	if nd, _ := snap.NodeByID("down"); nd != nil {
+		t.Error("the down node is still registered")
+	}
+	for _, id := range []string{"ready", "down-live"} {
+		if nd, _ := snap.NodeByID(id); nd == nil {
+			t.Errorf("%s was deregistered", id)
+		}
+	}
+}
+
+// server.job_gc_threshold and node_gc_threshold: Nomad's defaults, read
+// from the file into the agent's settings, at least 1s, an error located
+// where the value is written.
+func TestReaperGCThresholdsConfig(t *testing.T) {
+	const base = "data_dir = \"/tmp/x\"\nserver {\n  enabled          = true\n  bootstrap_expect = 1\n"
+	check := func(src string) (Config, error) {
+		t.Helper()
+		c, _, err := config.Parse("agent.hcl", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged := config.Default().Merge(c)
+		if _, err := merged.Check(); err != nil {
+			return Config{}, err
+		}
+		return FromConfig(merged), nil
+	}
+	cfg, err := check(base + "}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.JobGCThreshold != 4*time.Hour || cfg.NodeGCThreshold != 24*time.Hour {
+		t.Errorf("defaults: job %s, node %s", cfg.JobGCThreshold, cfg.NodeGCThreshold)
+	}
+	cfg, err = check(base + "  job_gc_threshold  = \"30m\"\n  node_gc_threshold = \"2h\"\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.JobGCThreshold != 30*time.Minute || cfg.NodeGCThreshold != 2*time.Hour {
+		t.Errorf("set: job %s, node %s", cfg.JobGCThreshold, cfg.NodeGCThreshold)
+	}
+	a := &Agent{cfg: cfg}
+	if th := a.gcThresholds(); th.Job != 30*time.Minute || th.Node != 2*time.Hour || th.Eval != time.Hour {
+		t.Errorf("the reaper's thresholds: %+v", th)
+	}
+	if th := (&Agent{}).gcThresholds(); th.Job != 4*time.Hour || th.Node != 24*time.Hour {
+		t.Errorf("the reaper's thresholds unset: %+v", th)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{base + "  job_gc_threshold = \"500ms\"\n}\n", "agent.hcl:5:3: server.job_gc_threshold must be at least 1s (got 500ms)"},
+		{base + "  node_gc_threshold = \"0s\"\n}\n", "agent.hcl:5:3: server.node_gc_threshold must be at least 1s (got 0s)"},
+		{base + "  node_gc_threshold = \"soon\"\n}\n", "agent.hcl:5:23: server.node_gc_threshold must be a duration"},
+	} {
+		c, _, err := config.Parse("agent.hcl", []byte(tc.src))
+		if err == nil {
+			_, err = config.Default().Merge(c).Check()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.src, err, tc.want)
+		}
 	}
 }

@@ -26,6 +26,13 @@ const (
 	// server.deployment_gc_threshold: how long a terminal deployment is
 	// kept once no allocation refers to it.
 	DefaultDeploymentGCThreshold = time.Hour
+	// DefaultJobGCThreshold is Nomad's server.job_gc_threshold: how long
+	// a stopped job, or a batch job that finished, is kept once all its
+	// allocations and evaluations have ended.
+	DefaultJobGCThreshold = 4 * time.Hour
+	// DefaultNodeGCThreshold is Nomad's server.node_gc_threshold: how long
+	// a node is kept once it is down.
+	DefaultNodeGCThreshold = 24 * time.Hour
 	// DefaultJobTrackedVersions is Nomad's server.job_tracked_versions:
 	// how many versions of a job are kept.
 	DefaultJobTrackedVersions = 6
@@ -149,6 +156,13 @@ type Server struct {
 	// DeploymentGCThreshold is how long a terminal deployment is kept
 	// once no allocation refers to it (DefaultDeploymentGCThreshold).
 	DeploymentGCThreshold time.Duration
+	// JobGCThreshold is how long a stopped job, or a batch job that
+	// finished, is kept once its allocations and evaluations have all
+	// ended (DefaultJobGCThreshold).
+	JobGCThreshold time.Duration
+	// NodeGCThreshold is how long a down node with nothing running is
+	// kept (DefaultNodeGCThreshold).
+	NodeGCThreshold time.Duration
 	// JobTrackedVersions is how many versions of each job are kept
 	// (DefaultJobTrackedVersions).
 	JobTrackedVersions int
@@ -400,7 +414,7 @@ func Default() *Config {
 		LogLevel:   DefaultLogLevel,
 		BindAddr:   DefaultBindAddr,
 		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
-		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EvalGCThreshold: DefaultEvalGCThreshold, DeploymentGCThreshold: DefaultDeploymentGCThreshold, JobTrackedVersions: DefaultJobTrackedVersions, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
+		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EvalGCThreshold: DefaultEvalGCThreshold, DeploymentGCThreshold: DefaultDeploymentGCThreshold, JobGCThreshold: DefaultJobGCThreshold, NodeGCThreshold: DefaultNodeGCThreshold, JobTrackedVersions: DefaultJobTrackedVersions, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
 		Telemetry:  Telemetry{CollectionInterval: DefaultCollectionInterval},
 		ACL:        ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
 		Limits:     Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},

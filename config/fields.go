@@ -60,6 +60,8 @@ var fields = []field{
 	{"server.heartbeat_grace", kDuration, func(c *Config) any { return &c.Server.HeartbeatGrace }, ""},
 	{"server.eval_gc_threshold", kDuration, func(c *Config) any { return &c.Server.EvalGCThreshold }, ""},
 	{"server.deployment_gc_threshold", kDuration, func(c *Config) any { return &c.Server.DeploymentGCThreshold }, ""},
+	{"server.job_gc_threshold", kDuration, func(c *Config) any { return &c.Server.JobGCThreshold }, ""},
+	{"server.node_gc_threshold", kDuration, func(c *Config) any { return &c.Server.NodeGCThreshold }, ""},
 	{"server.job_tracked_versions", kInt, func(c *Config) any { return &c.Server.JobTrackedVersions }, ""},
 	{"server.raft_snapshot_threshold", kInt, func(c *Config) any { return &c.Server.RaftSnapshotThreshold }, ""},
 	{"server.raft_trailing_logs", kInt, func(c *Config) any { return &c.Server.RaftTrailingLogs }, ""},

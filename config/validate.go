@@ -158,6 +158,12 @@ func (v *validator) server() {
 	if s.DeploymentGCThreshold < time.Second {
 		v.errorf("server.deployment_gc_threshold", "server.deployment_gc_threshold must be at least 1s (got %s)", s.DeploymentGCThreshold)
 	}
+	if s.JobGCThreshold < time.Second {
+		v.errorf("server.job_gc_threshold", "server.job_gc_threshold must be at least 1s (got %s)", s.JobGCThreshold)
+	}
+	if s.NodeGCThreshold < time.Second {
+		v.errorf("server.node_gc_threshold", "server.node_gc_threshold must be at least 1s (got %s)", s.NodeGCThreshold)
+	}
 	if s.JobTrackedVersions < 1 {
 		v.errorf("server.job_tracked_versions", "server.job_tracked_versions must be greater than 0 (got %d)", s.JobTrackedVersions)
 	}

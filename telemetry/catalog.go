@@ -78,6 +78,8 @@ var Catalog = []Metric{
 	{"nomad.drover.reaper.allocs", Counter, nil, OnLeader, "allocations the reaper deleted (server.eval_gc_threshold)"},
 	{"nomad.drover.reaper.evals", Counter, nil, OnLeader, "evaluations the reaper deleted (server.eval_gc_threshold)"},
 	{"nomad.drover.reaper.deployments", Counter, nil, OnLeader, "deployments the reaper deleted (server.deployment_gc_threshold)"},
+	{"nomad.drover.reaper.jobs", Counter, nil, OnLeader, "stopped or finished jobs the reaper purged (server.job_gc_threshold)"},
+	{"nomad.drover.reaper.nodes", Counter, nil, OnLeader, "down nodes the reaper deregistered (server.node_gc_threshold)"},
 
 	// The replicated state, on every server.
 	{"nomad.drover.deployments", Gauge, []string{"status"}, OnServers, "deployments by status (running, paused, successful, failed, cancelled)"},
