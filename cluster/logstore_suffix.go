@@ -121,4 +121,3 @@ func (g *suffixGuard) IsMonotonic() bool {
 	m, ok := g.LogStore.(raft.MonotonicLogStore)
 	return ok && m.IsMonotonic()
 }
-
