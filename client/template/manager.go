@@ -115,6 +115,10 @@ type Manager struct {
 
 	mu  sync.Mutex
 	env map[string]string // from templates with env = true
+
+	// afterFirst, in tests, runs once the first render is handed to
+	// Prestart, before the changes are watched.
+	afterFirst func()
 }
 
 // engine is one of consul-template's runners and its templates.
@@ -379,11 +383,24 @@ func (m *Manager) run() {
 	if err == nil {
 		err = m.loadEnv()
 	}
+	// What the task starts with: each template's last render when the
+	// first render is done. Any later render is a change, however soon
+	// this goroutine runs again once Prestart has returned (the task may
+	// start, and a variable change, before it does).
+	first := map[string]time.Time{}
+	for _, e := range m.engines {
+		for id, ev := range e.runner.RenderEvents() {
+			first[id] = ev.LastDidRender
+		}
+	}
 	m.firstErr = err
 	close(m.firstDone)
 	if err != nil {
 		m.Stop()
 		return
+	}
+	if m.afterFirst != nil {
+		m.afterFirst()
 	}
 	var watched *engine
 	for _, e := range m.engines {
@@ -391,12 +408,13 @@ func (m *Manager) run() {
 			watched = e
 		}
 	}
-	handled := map[string]time.Time{}
+	handled := first
 	if dirty && m.cfg.Lifecycle.Running() {
 		// A client that restarted found the task running and its files
 		// out of date: the change applies as any other.
+		handled = map[string]time.Time{}
 		for _, e := range m.engines {
-			m.onRendered(e, handled, time.Time{})
+			m.onRendered(e, handled)
 		}
 	}
 	if watched == nil {
@@ -542,9 +560,8 @@ func (m *Manager) loadEnv() error {
 	return nil
 }
 
-// watch acts on the renders after the first.
+// watch acts on the renders after those in handled.
 func (m *Manager) watch(e *engine, handled map[string]time.Time) {
-	first := time.Now()
 	for {
 		select {
 		case <-m.stopCh:
@@ -553,16 +570,16 @@ func (m *Manager) watch(e *engine, handled map[string]time.Time) {
 			m.cfg.Lifecycle.Fail(fmt.Sprintf("Template failed: %s", m.describe(err)))
 			return
 		case <-e.runner.TemplateRenderedCh():
-			m.onRendered(e, handled, first)
+			m.onRendered(e, handled)
 		}
 	}
 }
 
 // onRendered applies the change modes of the templates that rendered
-// since they were last handled (after since): one restart for all, else
+// since they were last handled: one restart for all, else
 // each signal once, and each script; then a random pause up to the
 // largest splay first, as Nomad's.
-func (m *Manager) onRendered(e *engine, handled map[string]time.Time, since time.Time) {
+func (m *Manager) onRendered(e *engine, handled map[string]time.Time) {
 	events := e.runner.RenderEvents()
 	restart, envChanged := false, false
 	signals := map[string]bool{}
@@ -570,9 +587,6 @@ func (m *Manager) onRendered(e *engine, handled map[string]time.Time, since time
 	var splay time.Duration
 	var ids []string
 	for id, ev := range events {
-		if !since.IsZero() && !ev.LastDidRender.After(since) {
-			continue
-		}
 		if h, ok := handled[id]; ok && !ev.LastDidRender.After(h) {
 			continue
 		}

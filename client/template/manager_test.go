@@ -150,3 +150,55 @@ func TestEnvTemplate(t *testing.T) {
 		t.Fatalf("bad env file: %v", err)
 	}
 }
+
+// signals records the signals a manager sends.
+type signals struct {
+	lifecycle
+	sent chan string
+}
+
+func (s *signals) SignalForTemplate(sig, _ string) error { s.sent <- sig; return nil }
+
+// TestChangeBeforeWatchStarts: a variable changed after Prestart returned
+// but before the manager's goroutine has come round to watching (the task
+// started at once, the goroutine descheduled) is still a change: the task
+// gets its signal. The manager once took the time its watch began as the
+// line between the first render and the changes, and dropped this one.
+func TestChangeBeforeWatchStarts(t *testing.T) {
+	nomad := templatetest.NewNomad(t)
+	nomad.SetVar("nomad/jobs/x", map[string]string{"level": "info"})
+	l := &signals{sent: make(chan string, 4)} // not running yet: the task starts after Prestart
+	m := newManager(t, Config{Settings: settings(5 * time.Second), Server: Server{Address: nomad.URL, Namespace: "default"}, Lifecycle: l,
+		Templates: []*structs.Template{{
+			EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/x" }}{{ .level }}{{ end }}`, DestPath: "local/level",
+			ChangeMode: structs.TemplateChangeModeSignal, ChangeSignal: "SIGHUP",
+		}}})
+	dest := filepath.Join(m.cfg.TaskDir, "local/level")
+	m.afterFirst = func() {
+		nomad.SetVar("nomad/jobs/x", map[string]string{"level": "debug"})
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if b, _ := os.ReadFile(dest); string(b) == "debug" {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Error("the change was never rendered")
+	}
+	if _, err := prestart(t, m); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case sig := <-l.sent:
+		if sig != "SIGHUP" {
+			t.Fatalf("sent %s, want SIGHUP", sig)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no signal for a change rendered before the watch began")
+	}
+	select {
+	case sig := <-l.sent:
+		t.Fatalf("a second signal (%s) for one change", sig)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
