@@ -210,12 +210,18 @@ func (s *Server) Serve(conn *websocket.Conn, sess Session) (int, error) {
 	}
 }
 
-// closeWith sends a close frame; called with s.mu held.
+// closeWith sends a close frame; called with s.mu held. A close frame
+// already sent is no error: the client, once it has the exit code, closes
+// first, and the reader answers its close frame with one of its own.
 func (s *Server) closeWith(code int, text string) error {
 	if s.conn == nil {
 		return nil
 	}
-	return s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncate(text)), time.Now().Add(controlWait))
+	err := s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, truncate(text)), time.Now().Add(controlWait))
+	if errors.Is(err, websocket.ErrCloseSent) {
+		return nil
+	}
+	return err
 }
 
 // truncate keeps a close frame's text within the 123 bytes a control

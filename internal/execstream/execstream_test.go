@@ -332,3 +332,46 @@ func TestTruncate(t *testing.T) {
 		t.Fatal("a short text changed")
 	}
 }
+
+// The client closes as soon as it has the exit code; when the server's
+// reader has answered that close frame before Serve sends its own, the
+// session still ends without an error. Serve once returned "websocket:
+// close sent" for a command that ran as it should.
+func TestCloseAfterTheClientClosed(t *testing.T) {
+	up := websocket.Upgrader{}
+	served := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			served <- err
+			return
+		}
+		s := NewServer()
+		s.conn = conn
+		// The reader sees the client's close frame and answers it.
+		if _, _, err := conn.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+			served <- err
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		served <- s.closeWith(websocket.CloseNormalClosure, "")
+	}))
+	defer srv.Close()
+	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("closing after the client closed: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("the server did not return")
+	}
+}
