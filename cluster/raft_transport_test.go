@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -99,5 +100,82 @@ func TestClampCommitIndex(t *testing.T) {
 		if a.LeaderCommitIndex != c.want {
 			t.Errorf("prev %d, %d entries, commit %d: got %d, want %d", c.prev, c.entries, c.commit, a.LeaderCommitIndex, c.want)
 		}
+	}
+}
+
+// As raft's leader does with a follower's pipeline: read answers until
+// the first refusal, then stop reading, while the sending loop sends one
+// or two more requests before it notices. Over the network transport's
+// pipeline (two in flight, answers handed over unbuffered) the second of
+// those sends blocked for ever, and with it the leader's replication to
+// that follower. Drained, every send returns.
+func TestPipelineSendsAfterARefusalReturn(t *testing.T) {
+	follower, err := raft.NewTCPTransport("127.0.0.1:0", nil, 2, time.Second, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer follower.Close()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case rpc := <-follower.Consumer():
+				rpc.Respond(&raft.AppendEntriesResponse{Term: 1, Success: false}, nil) // a full disk
+			case <-done:
+				return
+			}
+		}
+	}()
+	leader, err := raft.NewTCPTransport("127.0.0.1:0", nil, 2, time.Second, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trans := clampCommits(leader)
+	defer trans.(raft.WithClose).Close()
+
+	p, err := trans.AppendEntriesPipeline("f", follower.LocalAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(i uint64) *raft.AppendEntriesRequest {
+		return &raft.AppendEntriesRequest{
+			RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("l"), Addr: []byte(leader.LocalAddr())},
+			Term:      1, PrevLogEntry: i, PrevLogTerm: 1, LeaderCommitIndex: i,
+			Entries: []*raft.Log{{Index: i + 1, Term: 1, Type: raft.LogCommand, Data: []byte("x")}},
+		}
+	}
+	if _, err := p.AppendEntries(req(1), new(raft.AppendEntriesResponse)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case f := <-p.Consumer():
+		if f.Response().Success {
+			t.Fatal("the follower took the entry")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+	// Nobody reads the pipeline's answers any more.
+	sent := make(chan error, 1)
+	go func() {
+		for i := uint64(2); i <= 4; i++ {
+			if _, err := p.AppendEntries(req(i), new(raft.AppendEntriesResponse)); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a send blocked on an answer nobody read: the leader's replication to this follower would stall for good")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
