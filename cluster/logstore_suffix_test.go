@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -16,51 +15,13 @@ import (
 // suffix while raft still believed it held it, and refused every request
 // ("failed to get log entry") until a restart.
 func TestFollowerCatchesUpAfterAppendFailedOnFullDisk(t *testing.T) {
-	cmd := func(i, term uint64, data string) *raft.Log {
-		return &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: []byte(data)}
-	}
-	conf := raft.Configuration{Servers: []raft.Server{
-		{Suffrage: raft.Voter, ID: "a", Address: "a-addr"},
-		{Suffrage: raft.Voter, ID: "b", Address: "b-addr"},
-		{Suffrage: raft.Voter, ID: "c", Address: "c-addr"},
-	}}
 	disk := &fullDisk{}
-	_, trans := raft.NewInmemTransport("a-addr")
-	f := &listFSM{}
-	rc := LANRaftConfig()
-	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 10*time.Second, 10*time.Second, 5*time.Second
-	srv, err := New(Config{ID: "a", FSM: f, Transport: trans, InMemory: true, Logger: testLogger(t), Raft: rc,
-		wrapLogs: func(l raft.LogStore) raft.LogStore {
-			err := l.StoreLogs([]*raft.Log{
-				{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf)},
-				cmd(2, 1, "x2"), cmd(3, 1, "x3"), cmd(4, 1, "old4"), cmd(5, 1, "old5"),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			disk.LogStore = l
-			return disk
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown() })
-
-	_, leader := raft.NewInmemTransport("b-addr")
-	leader.Connect("a-addr", trans)
+	f, leaderSends := lonelyFollower(t, []*raft.Log{logCmd(2, 1, "x2"), logCmd(3, 1, "x3"), logCmd(4, 1, "old4"), logCmd(5, 1, "old5")},
+		func(l raft.LogStore) raft.LogStore { disk.LogStore = l; return disk })
 	send := func() raft.AppendEntriesResponse {
 		t.Helper()
-		req := &raft.AppendEntriesRequest{
-			RPCHeader:    raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("b"), Addr: []byte("b-addr")},
-			Term:         2,
-			PrevLogEntry: 3, PrevLogTerm: 1, LeaderCommitIndex: 4,
-			Entries: []*raft.Log{cmd(4, 2, "new4")},
-		}
-		var resp raft.AppendEntriesResponse
-		if err := leader.AppendEntries("a", "a-addr", req, &resp); err != nil {
-			t.Fatal(err)
-		}
-		return resp
+		return leaderSends(&raft.AppendEntriesRequest{PrevLogEntry: 3, PrevLogTerm: 1, LeaderCommitIndex: 4,
+			Entries: []*raft.Log{logCmd(4, 2, "new4")}})
 	}
 
 	disk.full.Store(true)
@@ -76,15 +37,8 @@ func TestFollowerCatchesUpAfterAppendFailedOnFullDisk(t *testing.T) {
 	if resp := send(); !resp.Success {
 		t.Fatalf("the leader's request refused once there was space: %+v", resp)
 	}
-	waitFor(t, "the leader's entry applied", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return len(f.entries) >= 3
-	})
-	f.mu.Lock()
-	got := slices.Clone(f.entries)
-	f.mu.Unlock()
-	if !slices.Equal(got, []string{"x2", "x3", "new4"}) {
+	waitFor(t, "the leader's entry applied", func() bool { return len(f.applied()) >= 3 })
+	if got := f.applied(); !slices.Equal(got, []string{"x2", "x3", "new4"}) {
 		t.Fatalf("applied %q, want [x2 x3 new4]", got)
 	}
 	if last, _ := disk.LastIndex(); last != 4 {

@@ -9,6 +9,64 @@ import (
 	"github.com/hashicorp/raft"
 )
 
+// logCmd is a command entry of the log.
+func logCmd(i, term uint64, data string) *raft.Log {
+	return &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: []byte(data)}
+}
+
+// lonelyFollower starts server "a" of a three-server configuration (index
+// 1, term 1) whose log holds entries after it, its log store wrapped by
+// wrap when set (after the entries are stored). It stays a follower (no
+// election of its own for 10 s); send hands it a request from a leader
+// "b" at term 2 and returns the answer.
+func lonelyFollower(t *testing.T, entries []*raft.Log, wrap func(raft.LogStore) raft.LogStore) (f *listFSM, send func(*raft.AppendEntriesRequest) raft.AppendEntriesResponse) {
+	t.Helper()
+	conf := raft.Configuration{Servers: []raft.Server{
+		{Suffrage: raft.Voter, ID: "a", Address: "a-addr"},
+		{Suffrage: raft.Voter, ID: "b", Address: "b-addr"},
+		{Suffrage: raft.Voter, ID: "c", Address: "c-addr"},
+	}}
+	preload := append([]*raft.Log{{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf)}}, entries...)
+	_, trans := raft.NewInmemTransport("a-addr")
+	f = &listFSM{}
+	rc := LANRaftConfig()
+	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 10*time.Second, 10*time.Second, 5*time.Second
+	srv, err := New(Config{ID: "a", FSM: f, Transport: trans, InMemory: true, Logger: testLogger(t), Raft: rc,
+		wrapLogs: func(l raft.LogStore) raft.LogStore {
+			if err := l.StoreLogs(preload); err != nil {
+				t.Fatal(err)
+			}
+			if wrap != nil {
+				return wrap(l)
+			}
+			return l
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	_, leader := raft.NewInmemTransport("b-addr")
+	leader.Connect("a-addr", trans)
+	send = func(req *raft.AppendEntriesRequest) raft.AppendEntriesResponse {
+		t.Helper()
+		req.RPCHeader = raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("b"), Addr: []byte("b-addr")}
+		req.Term = 2
+		var resp raft.AppendEntriesResponse
+		if err := leader.AppendEntries("a", "a-addr", req, &resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	return f, send
+}
+
+// applied returns what f has applied.
+func (f *listFSM) applied() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.entries)
+}
+
 // A server that was leader holds an entry of its own term (index 4) that
 // never reached a quorum. The new leader's first request matches the two
 // logs' shared part (up to 3) and carries a commit index of 5, past it:
@@ -17,54 +75,14 @@ import (
 // server applies the leader's. Without the clamp, raft applied the stale
 // "old4" (the follower commits up to its own last index).
 func TestFollowerCommitsOnlyWhatTheRequestVouchesFor(t *testing.T) {
-	cmd := func(i, term uint64, data string) *raft.Log {
-		return &raft.Log{Index: i, Term: term, Type: raft.LogCommand, Data: []byte(data)}
-	}
-	conf := raft.Configuration{Servers: []raft.Server{
-		{Suffrage: raft.Voter, ID: "a", Address: "a-addr"},
-		{Suffrage: raft.Voter, ID: "b", Address: "b-addr"},
-		{Suffrage: raft.Voter, ID: "c", Address: "c-addr"},
-	}}
-	preload := []*raft.Log{
-		{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf)},
-		cmd(2, 1, "x2"), cmd(3, 1, "x3"), cmd(4, 1, "old4"),
-	}
-	_, trans := raft.NewInmemTransport("a-addr")
-	f := &listFSM{}
-	rc := LANRaftConfig()
-	// The server stays a follower for the test: no election of its own.
-	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 10*time.Second, 10*time.Second, 5*time.Second
-	srv, err := New(Config{ID: "a", FSM: f, Transport: trans, InMemory: true, Logger: testLogger(t), Raft: rc,
-		wrapLogs: func(l raft.LogStore) raft.LogStore {
-			if err := l.StoreLogs(preload); err != nil {
-				t.Fatal(err)
-			}
-			return l
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown() })
-
-	_, leader := raft.NewInmemTransport("b-addr")
-	leader.Connect("a-addr", trans)
+	f, leaderSends := lonelyFollower(t, []*raft.Log{logCmd(2, 1, "x2"), logCmd(3, 1, "x3"), logCmd(4, 1, "old4")}, nil)
 	send := func(req *raft.AppendEntriesRequest) {
 		t.Helper()
-		req.RPCHeader = raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("b"), Addr: []byte("b-addr")}
-		req.Term = 2
-		var resp raft.AppendEntriesResponse
-		if err := leader.AppendEntries("a", "a-addr", req, &resp); err != nil {
-			t.Fatal(err)
-		}
-		if !resp.Success {
+		if resp := leaderSends(req); !resp.Success {
 			t.Fatalf("refused: %+v", resp)
 		}
 	}
-	applied := func() []string {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return slices.Clone(f.entries)
-	}
+	applied := f.applied
 
 	send(&raft.AppendEntriesRequest{PrevLogEntry: 3, PrevLogTerm: 1, LeaderCommitIndex: 5})
 	waitFor(t, "x2 and x3 applied", func() bool { return len(applied()) >= 2 })
@@ -74,7 +92,7 @@ func TestFollowerCommitsOnlyWhatTheRequestVouchesFor(t *testing.T) {
 	}
 
 	send(&raft.AppendEntriesRequest{PrevLogEntry: 3, PrevLogTerm: 1, LeaderCommitIndex: 5,
-		Entries: []*raft.Log{cmd(4, 2, "new4"), cmd(5, 2, "new5")}})
+		Entries: []*raft.Log{logCmd(4, 2, "new4"), logCmd(5, 2, "new5")}})
 	waitFor(t, "the leader's entries applied", func() bool { return len(applied()) >= 4 })
 	if got := applied(); !slices.Equal(got, []string{"x2", "x3", "new4", "new5"}) {
 		t.Fatalf("applied %q, want [x2 x3 new4 new5]", got)
