@@ -143,16 +143,7 @@ func heldClientWrite(t *testing.T, n int) (h *harness, allocs []*structs.Allocat
 	h.waitFor(fmt.Sprintf("%d allocs", n), func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == n })
 	h.idle()
 	allocs = allocsOf(h.store().Snapshot(), "web")
-	entered, release = make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.raft.setGate(func(mt fsm.MessageType) {
-		if mt == fsm.AllocClientUpdateRequestType {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	})
+	entered, release = h.raft.holdFirst(fsm.AllocClientUpdateRequestType)
 	joined = make(chan struct{}, len(allocs))
 	h.leader.clients.mu.Lock()
 	h.leader.clients.onJoin = func() { joined <- struct{}{} }

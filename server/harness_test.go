@@ -69,6 +69,22 @@ func (r *fakeRaft) setGate(g func(fsm.MessageType)) {
 	r.gate = g
 }
 
+// holdFirst holds the first entry of type mt in Raft until release is
+// closed; entered is closed when it arrives.
+func (r *fakeRaft) holdFirst(mt fsm.MessageType) (entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	r.setGate(func(t fsm.MessageType) {
+		if t == mt {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	})
+	return entered, release
+}
+
 func (r *fakeRaft) entries(t fsm.MessageType) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

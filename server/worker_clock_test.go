@@ -1,7 +1,6 @@
 package server
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -23,16 +22,7 @@ func TestWorkerKeepsEvalWhileClockJumps(t *testing.T) {
 	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
 	must(t, err)
 
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.raft.setGate(func(mt fsm.MessageType) {
-		if mt == fsm.ApplyPlanResultsRequestType {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	})
+	entered, release := h.raft.holdFirst(fsm.ApplyPlanResultsRequestType)
 	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
 	must(t, err)
 	select {
