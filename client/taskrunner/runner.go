@@ -98,6 +98,9 @@ type TaskRunner struct {
 	mu       sync.Mutex
 	state    *structs.TaskState
 	handle   *drivers.TaskHandle
+	// starting is set while the driver starts the task, closed once it
+	// has (or failed to).
+	starting chan struct{}
 	killType string // event KillFor asked for, until recorded
 	killMsg  string
 	// killFails: the kill fails the task (Fail).
@@ -359,6 +362,18 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		c.Env = mergeTemplateEnv(tc.Env, env)
 		tc = &c
 	}
+	// While the driver starts the process, the process may read its
+	// files before a template's change: the change waits (afterStart).
+	starting := make(chan struct{})
+	tr.mu.Lock()
+	tr.starting = starting
+	tr.mu.Unlock()
+	defer func() {
+		tr.mu.Lock()
+		tr.starting = nil
+		tr.mu.Unlock()
+		close(starting)
+	}()
 	h, err := tr.cfg.Driver.Start(tr.ctx, tc)
 	if err != nil {
 		return nil, err

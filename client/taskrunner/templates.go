@@ -89,6 +89,7 @@ func (tr *TaskRunner) Running() bool {
 // timeout and signal, and started again with the new files. It does
 // nothing unless the task runs (it will start with them anyway).
 func (tr *TaskRunner) RestartForTemplate(reason string) {
+	tr.afterStart()
 	tr.mu.Lock()
 	h, running := tr.handle, tr.state.State == structs.TaskStateRunning
 	tr.mu.Unlock()
@@ -103,9 +104,33 @@ func (tr *TaskRunner) RestartForTemplate(reason string) {
 }
 
 // SignalForTemplate sends a signal to the running task, its "Signaling"
-// event saying why (message).
+// event saying why (message). A task being started gets it once it runs;
+// a task that does not run (not yet started, restarting, dead) gets none:
+// it starts, if it does, with the new files.
 func (tr *TaskRunner) SignalForTemplate(signal, message string) error {
-	return tr.signal(signal, message)
+	tr.afterStart()
+	err := tr.signal(signal, message)
+	if errors.Is(err, ErrTaskNotRunning) {
+		return nil
+	}
+	return err
+}
+
+// afterStart waits while the driver is starting the task: its process
+// may already run, and may have read its files before a template's
+// change that the task must then be told of.
+func (tr *TaskRunner) afterStart() {
+	tr.mu.Lock()
+	starting := tr.starting
+	tr.mu.Unlock()
+	if starting == nil {
+		return
+	}
+	select {
+	case <-starting:
+	case <-tr.doneCh:
+	case <-tr.killCh:
+	}
 }
 
 // Exec runs cmd in the running task through its driver
@@ -115,6 +140,7 @@ func (tr *TaskRunner) Exec(ctx context.Context, cmd []string) ([]byte, int, erro
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: %s", drivers.ErrExecNotSupported, tr.cfg.Driver.Name())
 	}
+	tr.afterStart()
 	h := tr.Handle()
 	if h == nil {
 		return nil, 0, fmt.Errorf("%w: task %q is not running", drivers.ErrTaskNotFound, tr.cfg.Task.Name)

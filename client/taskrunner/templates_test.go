@@ -121,3 +121,55 @@ func TestTemplateFailureFailsTask(t *testing.T) {
 		}
 	})
 }
+
+// slowStart is the mock driver whose Start waits for release once
+// entered is closed: the window in which the task's process may run
+// before the runner knows it does.
+type slowStart struct {
+	*mock.Driver
+	entered, release chan struct{}
+}
+
+func (d *slowStart) Start(ctx context.Context, tc *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	close(d.entered)
+	<-d.release
+	return d.Driver.Start(ctx, tc)
+}
+
+// TestTemplateSignalWhileStarting: a template's change while the driver
+// starts the task reaches the task once it runs, instead of failing it
+// (the signal was refused as "not running", and the template manager
+// killed the task); before the start, a change sends nothing (the task
+// starts with the new files).
+func TestTemplateSignalWhileStarting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewFake(epoch)
+		d := &slowStart{Driver: mock.New(mock.Options{Clock: c}), entered: make(chan struct{}), release: make(chan struct{})}
+		tr, _ := templateRunner(t, c, d, &fakeHook{})
+		if err := tr.SignalForTemplate("SIGHUP", structs.TemplateRerenderedMessage); err != nil {
+			t.Fatalf("a change before the task starts: %v", err)
+		}
+		tr.Run()
+		<-d.entered
+		sent := make(chan error, 1)
+		go func() { sent <- tr.SignalForTemplate("SIGHUP", structs.TemplateRerenderedMessage) }()
+		synctest.Wait()
+		close(d.release)
+		if err := <-sent; err != nil {
+			t.Fatalf("a change while the task starts: %v", err)
+		}
+		h := tr.Handle()
+		if h == nil {
+			t.Fatal("no handle once started")
+		}
+		if got := d.Signals(h); len(got) != 1 || got[0] != "SIGHUP" {
+			t.Fatalf("signals the task got: %v, want [SIGHUP]", got)
+		}
+		if st := tr.State(); st.State != structs.TaskStateRunning || st.Failed {
+			t.Fatalf("state %s failed=%v (%s)", st.State, st.Failed, types(st))
+		}
+		tr.Kill()
+		c.Advance(2 * time.Second)
+		<-tr.Done()
+	})
+}
