@@ -114,9 +114,12 @@ func TestLifecycleRawExec(t *testing.T) {
 		t.Fatalf("alloc status: %v\n%s", err, out)
 	}
 	dir := allocSharedDir(t, c, old)
-	lines := orderLines(t, dir)
-	if got := names(lines); got != "init main side" {
-		t.Fatalf("order file: %q", got)
+	// init wrote first; main and the sidecar both after it, in either
+	// order: a poststart task starts once main has started, not once
+	// main's first line has run.
+	at := marks(t, dir, "init", "main", "side")
+	if at["main"] < at["init"] || at["side"] < at["init"] {
+		t.Fatalf("order file: %v", at)
 	}
 
 	// Version 2: the old allocation is stopped; its poststop task runs
@@ -144,22 +147,22 @@ func TestLifecycleRawExec(t *testing.T) {
 	inOrder(t, ts, []taskEvent{
 		{"main", structs.TaskKilled}, {"side", structs.TaskKilling}, {"side", structs.TaskKilled}, {"cleanup", structs.TaskStarted},
 	})
-	lines = orderLines(t, dir)
-	if got := names(lines); got != "init main side cleanup" {
-		t.Fatalf("order file: %q", got)
+	at = marks(t, dir, "init", "main", "side", "cleanup")
+	if at["cleanup"] < at["main"] || at["cleanup"] < at["side"] {
+		t.Fatalf("order file: %v", at)
 	}
 	// The file's times agree with the events: cleanup wrote after the
 	// sidecar was killed.
-	if killed := eventTime(t, ts["side"], structs.TaskKilled); lines[3].at < killed {
-		t.Fatalf("cleanup wrote at %d, before the sidecar was killed at %d", lines[3].at, killed)
+	if killed := eventTime(t, ts["side"], structs.TaskKilled); at["cleanup"] < killed {
+		t.Fatalf("cleanup wrote at %d, before the sidecar was killed at %d", at["cleanup"], killed)
 	}
 	// main started only once the client had recorded init's end, and the
 	// sidecar once it had recorded main's start.
-	if init := eventTime(t, ts["init"], structs.TaskTerminated); lines[1].at < init {
-		t.Fatalf("main wrote at %d, before init's end was recorded at %d", lines[1].at, init)
+	if init := eventTime(t, ts["init"], structs.TaskTerminated); at["main"] < init {
+		t.Fatalf("main wrote at %d, before init's end was recorded at %d", at["main"], init)
 	}
-	if started := eventTime(t, ts["main"], structs.TaskStarted); lines[2].at < started {
-		t.Fatalf("side wrote at %d, before main's start was recorded at %d", lines[2].at, started)
+	if started := eventTime(t, ts["main"], structs.TaskStarted); at["side"] < started {
+		t.Fatalf("side wrote at %d, before main's start was recorded at %d", at["side"], started)
 	}
 	// The new allocation went through the same order.
 	for _, na := range allocsOf(t, c, "life") {
@@ -205,38 +208,36 @@ func allocSharedDir(t *testing.T, c *apiclient.Client, id string) string {
 	return dir
 }
 
-type orderLine struct {
-	name string
-	at   int64 // Unix nanoseconds
-}
-
-func orderLines(t *testing.T, dir string) []orderLine {
+// marks reads the file the tasks write, one line "NAME UNIXNANO" each,
+// and returns when each wrote; it fails unless exactly the names given
+// wrote, once each.
+func marks(t *testing.T, dir string, want ...string) map[string]int64 {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "order"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []orderLine
+	out := map[string]int64{}
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		name, ts, _ := strings.Cut(l, " ")
 		at, err := strconv.ParseInt(ts, 10, 64)
 		if err != nil {
 			t.Fatalf("order line %q: %v", l, err)
 		}
-		if len(out) > 0 && at < out[len(out)-1].at {
-			t.Fatalf("order file not in time order: %q", b)
+		if _, dup := out[name]; dup {
+			t.Fatalf("%s wrote twice: %q", name, b)
 		}
-		out = append(out, orderLine{name, at})
+		out[name] = at
+	}
+	if len(out) != len(want) {
+		t.Fatalf("order file %q, want one line from each of %v", b, want)
+	}
+	for _, n := range want {
+		if _, ok := out[n]; !ok {
+			t.Fatalf("order file %q: nothing from %s", b, n)
+		}
 	}
 	return out
-}
-
-func names(lines []orderLine) string {
-	var s []string
-	for _, l := range lines {
-		s = append(s, l.name)
-	}
-	return strings.Join(s, " ")
 }
 
 // hasEvent reports whether st has an event of type typ (and message msg,
