@@ -192,7 +192,18 @@ func TestTemplateSignalOnChange(t *testing.T) {
 	waitUntil(t, "the task", func() bool { return len(readLines(filepath.Join(taskDir, "ready"))) == 1 })
 
 	nomad.SetVar("nomad/jobs/shop/front/app", map[string]string{"level": "debug"})
-	waitUntil(t, "the signal's trap", func() bool { return slices.Equal(readLines(filepath.Join(taskDir, "hups")), []string{"debug"}) })
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.Equal(readLines(filepath.Join(taskDir, "hups")), []string{"debug"}) {
+		if time.Now().After(deadline) {
+			var evs []string
+			for _, e := range ar.Status().TaskStates["app"].Events {
+				evs = append(evs, e.Type+": "+e.DisplayMessage)
+			}
+			t.Fatalf("timed out waiting for the signal's trap: hups %q; the task's events:\n%s",
+				readLines(filepath.Join(taskDir, "hups")), strings.Join(evs, "\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	sig := events(ar, "app", structs.TaskSignaling)
 	if len(sig) != 1 || sig[0].DisplayMessage != structs.TemplateRerenderedMessage || sig[0].TaskSignal != "SIGHUP" {
 		t.Fatalf("signaling events %+v", sig)
