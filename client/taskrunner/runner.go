@@ -95,9 +95,9 @@ type TaskRunner struct {
 	templates     TemplateHook // nil without templates, or before setupTemplates
 	templatesErr  error
 
-	mu       sync.Mutex
-	state    *structs.TaskState
-	handle   *drivers.TaskHandle
+	mu     sync.Mutex
+	state  *structs.TaskState
+	handle *drivers.TaskHandle
 	// starting is set while the driver starts the task, closed once it
 	// has (or failed to).
 	starting chan struct{}
