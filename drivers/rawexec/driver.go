@@ -55,6 +55,7 @@ func New(o Options) *Driver {
 	if o.LogCheckInterval <= 0 {
 		o.LogCheckInterval = DefaultLogCheckInterval
 	}
+	defaultSignals()
 	return &Driver{logEvery: o.LogCheckInterval, disabled: o.Disabled, tasks: make(map[string]*task)}
 }
 

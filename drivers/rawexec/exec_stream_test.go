@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -253,4 +254,31 @@ func TestSignalTask(t *testing.T) {
 	if err := d.Signal(h, "SIGUSR1"); !errors.Is(err, drivers.ErrTaskNotFound) {
 		t.Fatalf("signal to an exited task: %v", err)
 	}
+}
+
+// An agent started with SIGHUP ignored (under nohup) starts its tasks
+// with SIGHUP's default action: the task's trap on it runs. Before, the
+// ignored disposition passed to every task across exec, and a shell's
+// trap on a signal ignored at its start does nothing.
+func TestTaskCanTrapSignalTheAgentIgnores(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP)
+	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
+	d := New(Options{})
+	cfg := newTask(t, "web", "/bin/sh", "-c", `trap 'echo got >> signalled' HUP; touch ready; while :; do sleep 0.05; done`)
+	h := start(t, d, cfg)
+	waitFor(t, "the trap to be set", func() bool {
+		_, err := os.Stat(filepath.Join(cfg.TaskDir, "ready"))
+		return err == nil
+	})
+	if err := d.Signal(h, "SIGHUP"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the trap to run", func() bool {
+		b, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "signalled"))
+		return strings.Contains(string(b), "got")
+	})
+	if err := d.Signal(h, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, d, h)
 }
