@@ -146,16 +146,34 @@ func rollV0(t testing.TB, e *promEnv, c *apiclient.Client, s rolloutSpec) {
 	}
 }
 
+// gateEnv starts Prometheus and a dev agent whose analyses read it; the
+// test runs in parallel with the others.
+func gateEnv(t *testing.T) (*promEnv, *agentProc, *apiclient.Client) {
+	t.Helper()
+	analysisGateCheck(t)
+	t.Parallel()
+	e := startProm(t)
+	p := analysisAgent(t, e)
+	return e, p, p.client()
+}
+
+// rollV1 rolls the job's first version out (rollV0), sets the second's
+// error rate, runs it (s.Version "2") and returns its running deployment.
+func rollV1(t *testing.T, e *promEnv, c *apiclient.Client, s *rolloutSpec, rate float64) *structs.Deployment {
+	t.Helper()
+	rollV0(t, e, c, *s)
+	e.set(t, s.ID, 1, rate)
+	s.Version = "2"
+	s.run(t, c)
+	return waitRollout(t, c, s.ID, 1, structs.DeploymentStatusRunning, 30*time.Second)
+}
+
 // TestAnalysisGateEachBatchGood: with a good metric a 4-batch rollout ends
 // successful with one successful each_batch run per batch; each batch's
 // alloc is placed only after the previous batch's run succeeded, and each
 // run starts only after its batch's alloc was placed.
 func TestAnalysisGateEachBatchGood(t *testing.T) {
-	analysisGateCheck(t)
-	t.Parallel()
-	e := startProm(t)
-	p := analysisAgent(t, e)
-	c := p.client()
+	e, p, c := gateEnv(t)
 	s := rolloutSpec{ID: "an-good", Count: 4, Version: "1",
 		Update: gateUpdate([]string{"max_parallel = 1"}, `success  = "result < 0.01"`, `failure  = "result >= 0.05"`, `interval = "1s"`)}
 	rollV0(t, e, c, s)
@@ -215,19 +233,11 @@ func TestAnalysisGateEachBatchGood(t *testing.T) {
 // deployment fails (`analysis "errors" failed: …`) and auto_revert
 // restores the stable version, whose deployment runs no analysis.
 func TestAnalysisGateBadMetricReverts(t *testing.T) {
-	analysisGateCheck(t)
-	t.Parallel()
-	e := startProm(t)
-	p := analysisAgent(t, e)
-	c := p.client()
+	e, _, c := gateEnv(t)
 	s := rolloutSpec{ID: "an-bad", Count: 4, Version: "1",
 		Update: gateUpdate([]string{"max_parallel = 1", "auto_revert = true"},
 			`success  = "result < 0.01"`, `failure  = "result >= 0.05"`, `interval = "1s"`, `count    = 2`)}
-	rollV0(t, e, c, s)
-	e.set(t, s.ID, 1, 0.001)
-	s.Version = "2"
-	s.run(t, c)
-	dep := waitRollout(t, c, s.ID, 1, structs.DeploymentStatusRunning, 30*time.Second)
+	dep := rollV1(t, e, c, &s, 0.001)
 	waitRun(t, c, dep.ID, "batch 1's run successful", 30*time.Second, func(r *structs.AnalysisRun) bool {
 		return r.Batch == 1 && r.Phase == structs.AnalysisPhaseSuccessful
 	})
@@ -272,19 +282,11 @@ func TestAnalysisGateBadMetricReverts(t *testing.T) {
 // once Prometheus is back, `deployment resume` accepts the run and the
 // rollout goes on to success with the next batches' runs measured again.
 func TestAnalysisGatePrometheusOutagePauses(t *testing.T) {
-	analysisGateCheck(t)
-	t.Parallel()
-	e := startProm(t)
-	p := analysisAgent(t, e)
-	c := p.client()
+	e, p, c := gateEnv(t)
 	s := rolloutSpec{ID: "an-outage", Count: 4, Version: "1",
 		Update: gateUpdate([]string{"max_parallel = 1", "auto_revert = true"},
 			`success     = "result < 0.01"`, `interval    = "1s"`, `error_limit = 1`)}
-	rollV0(t, e, c, s)
-	e.set(t, s.ID, 1, 0.001)
-	s.Version = "2"
-	s.run(t, c)
-	dep := waitRollout(t, c, s.ID, 1, structs.DeploymentStatusRunning, 30*time.Second)
+	dep := rollV1(t, e, c, &s, 0.001)
 	waitRun(t, c, dep.ID, "batch 1's run successful", 30*time.Second, func(r *structs.AnalysisRun) bool {
 		return r.Batch == 1 && r.Phase == structs.AnalysisPhaseSuccessful
 	})
@@ -346,21 +348,13 @@ func TestAnalysisGatePrometheusOutagePauses(t *testing.T) {
 // bad: auto_promote waits and no old alloc is replaced. Once the metric is
 // good the run succeeds and auto_promote promotes at that moment.
 func TestAnalysisGateCanaryHoldsAutoPromote(t *testing.T) {
-	analysisGateCheck(t)
-	t.Parallel()
-	e := startProm(t)
-	p := analysisAgent(t, e)
-	c := p.client()
+	e, _, c := gateEnv(t)
 	query := strings.Replace(ratioQuery, `})`, `}) < 0.01`, 1)
 	upd := "      max_parallel = 1\n      canary = 1\n      auto_promote = true\n" +
 		"      analysis \"errors\" {\n        query       = \"" + query + "\"\n        success     = \"result < 0.01\"\n" +
 		"        when        = \"canary\"\n        interval    = \"1s\"\n        error_limit = 60\n      }\n" + fastUpdate
 	s := rolloutSpec{ID: "an-canary", Count: 2, Version: "1", Update: upd}
-	rollV0(t, e, c, s)
-	e.set(t, s.ID, 1, 0.2)
-	s.Version = "2"
-	s.run(t, c)
-	dep := waitRollout(t, c, s.ID, 1, structs.DeploymentStatusRunning, 30*time.Second)
+	dep := rollV1(t, e, c, &s, 0.2)
 	d := waitRun(t, c, dep.ID, "the canary run measuring the bad metric", 30*time.Second, func(r *structs.AnalysisRun) bool {
 		return r.When == structs.AnalysisWhenCanary && r.Phase == structs.AnalysisPhaseRunning && r.Errors >= 3
 	})
@@ -398,19 +392,11 @@ func TestAnalysisGateCanaryHoldsAutoPromote(t *testing.T) {
 // first healthy new alloc without holding any batch; when the metric turns
 // bad between batches the deployment fails at once, before its last batch.
 func TestAnalysisGateBackgroundFails(t *testing.T) {
-	analysisGateCheck(t)
-	t.Parallel()
-	e := startProm(t)
-	p := analysisAgent(t, e)
-	c := p.client()
+	e, _, c := gateEnv(t)
 	upd := "      max_parallel = 1\n" + analysisBlock(`success  = "result < 0.01"`, `failure  = "result >= 0.05"`,
 		`when     = "background"`, `interval = "1s"`) + strings.Replace(fastUpdate, `"1s"`, `"3s"`, 1)
 	s := rolloutSpec{ID: "an-bg", Count: 4, Version: "1", Update: upd}
-	rollV0(t, e, c, s)
-	e.set(t, s.ID, 1, 0.001)
-	s.Version = "2"
-	s.run(t, c)
-	dep := waitRollout(t, c, s.ID, 1, structs.DeploymentStatusRunning, 30*time.Second)
+	dep := rollV1(t, e, c, &s, 0.001)
 	waitRun(t, c, dep.ID, "the background run measured", 30*time.Second, func(r *structs.AnalysisRun) bool {
 		return r.When == structs.AnalysisWhenBackground && r.Successes >= 1
 	})
