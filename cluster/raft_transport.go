@@ -28,7 +28,7 @@ import (
 // committed ones at the same indexes, and its state differs from the
 // others' for good.
 //
-// commitClamp applies the paper's rule on the way in: each AppendEntries
+// clampCommitIndex applies the paper's rule on the way in: each AppendEntries
 // request reaching this server has its LeaderCommitIndex lowered to the
 // last index the request vouches for (PrevLogEntry plus its entries). A
 // leader's requests come in order and carry its commit index again and
@@ -64,8 +64,8 @@ func (t guardedPreVoteTransport) RequestPreVote(id raft.ServerID, target raft.Se
 	return t.Transport.(raft.WithPreVote).RequestPreVote(id, target, args, resp)
 }
 
-// clampCommits wraps trans (see guardedTransport).
-func clampCommits(trans raft.Transport) raft.Transport {
+// guardTransport wraps trans (see guardedTransport).
+func guardTransport(trans raft.Transport) raft.Transport {
 	t := &guardedTransport{Transport: trans, out: make(chan raft.RPC), done: make(chan struct{})}
 	go t.pump(trans.Consumer())
 	if _, ok := trans.(raft.WithPreVote); ok {

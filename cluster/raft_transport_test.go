@@ -149,7 +149,7 @@ func TestPipelineSendsAfterARefusalReturn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trans := clampCommits(leader)
+	trans := guardTransport(leader)
 	defer trans.(raft.WithClose).Close()
 
 	p, err := trans.AppendEntriesPipeline("f", follower.LocalAddr())

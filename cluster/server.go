@@ -101,7 +101,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 
-	clamped := clampCommits(trans)
+	clamped := guardTransport(trans)
 	r, err := raft.NewRaft(rc, cfg.FSM, logs, stable, snaps, clamped)
 	if err != nil {
 		_ = clamped.(raft.WithClose).Close()
