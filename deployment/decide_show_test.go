@@ -2,7 +2,8 @@ package deployment
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,12 +25,7 @@ func (sc *scenario) show() string {
 	if !d.ResumeAt.IsZero() {
 		fmt.Fprintf(&b, "resume-at: +%s\n", d.ResumeAt.Sub(t0))
 	}
-	names := make([]string, 0, len(d.TaskGroups))
-	for name := range d.TaskGroups {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(d.TaskGroups)) {
 		s := d.TaskGroups[name]
 		fmt.Fprintf(&b, "group %s: failures=%d failures-at-pause=%d checkpoints-reached=%d", name,
 			s.UnhealthyAllocs, s.FailuresAtPause, s.CheckpointsReached)

@@ -1,8 +1,6 @@
 package fsm
 
 import (
-	"bytes"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -263,18 +261,7 @@ func TestServicesSnapshotRoundTrip(t *testing.T) {
 	if n, _ := snap(f).ServiceRegistrations(); len(n) != 4 {
 		t.Fatalf("%d registrations before the snapshot, want 4", len(n))
 	}
-	fs, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := fs.(*fsmSnapshot).write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	g := newTestFSM(t)
-	if err := g.Restore(io.NopCloser(&buf)); err != nil {
-		t.Fatal(err)
-	}
+	g := snapshotRestore(t, f)
 	if after := dump(t, g); after != before {
 		t.Fatalf("restored state differs:\n%s\nwant\n%s", after, before)
 	}
