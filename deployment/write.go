@@ -121,6 +121,7 @@ func statusUpdate(d *structs.Deployment, dec Decision) *structs.DeploymentStatus
 		ZoneStates: dec.ZoneStates, ZoneDoneAt: dec.ZoneDoneAt,
 		GroupStates: dec.GroupStates, GroupDoneAt: dec.GroupDoneAt,
 		WaitReasons: dec.WaitReasons,
+		DecidedOn:   d.StatusSeen(),
 	}
 	switch {
 	case dec.Status == structs.DeploymentStatusPaused:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,16 +71,15 @@ func (r *fakeRaft) setGate(g func(fsm.MessageType)) {
 }
 
 // holdFirst holds the first entry of type mt in Raft until release is
-// closed; entered is closed when it arrives.
+// closed; entered is closed when it arrives. Later entries, of that type
+// too, go through meanwhile.
 func (r *fakeRaft) holdFirst(mt fsm.MessageType) (entered, release chan struct{}) {
 	entered, release = make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	var taken atomic.Bool
 	r.setGate(func(t fsm.MessageType) {
-		if t == mt {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
+		if t == mt && taken.CompareAndSwap(false, true) {
+			close(entered)
+			<-release
 		}
 	})
 	return entered, release

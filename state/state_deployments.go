@@ -313,8 +313,18 @@ func (s *Store) UpdateDeploymentStatus(index uint64, req *structs.DeploymentStat
 
 // UpdateDeploymentStatusReqTxn changes the deployment's status (refused on
 // an unknown or terminal deployment), registers the reverted job if any and
-// stores the eval, all in t.
+// stores the eval, all in t. A watcher's request decided on a status the
+// deployment no longer has (DecidedOn) changes nothing.
 func (s *Store) UpdateDeploymentStatusReqTxn(t *WriteTxn, req *structs.DeploymentStatusUpdateRequest) error {
+	if u := req.DeploymentUpdate; u != nil && u.DecidedOn != nil {
+		d, err := t.reader().DeploymentByID(u.DeploymentID)
+		if err != nil {
+			return err
+		}
+		if d != nil && d.Active() && !u.DecidedOn.Holds(d) {
+			return nil
+		}
+	}
 	if err := s.UpdateDeploymentStatusTxn(t, req.DeploymentUpdate, req.UpdatedAt, true); err != nil {
 		return err
 	}

@@ -132,6 +132,32 @@ type DeploymentStatusUpdate struct {
 	// WaitReasons sets DeploymentState.WaitReason per group (the
 	// watcher's sentence for what holds it); "" clears it.
 	WaitReasons map[string]string `json:",omitempty"`
+	// DecidedOn, when set (the deployment watcher's writes), is the
+	// deployment's status as the watcher read it when it decided. A
+	// request whose deployment no longer has that status (an operator
+	// paused, resumed or held it in between) is stale and changes
+	// nothing, its job and evaluation included: the watcher decides again
+	// on the new state. Without it, a watcher's write would carry the
+	// status it read back over the operator's.
+	DecidedOn *DeploymentStatusSeen `json:",omitempty"`
+}
+
+// DeploymentStatusSeen is the part of a deployment's status that only
+// status changes (the watcher's and the operator's verbs) move: a
+// promotion, a health report or the scheduler's bookkeeping leave it.
+type DeploymentStatusSeen struct {
+	Status   string
+	ResumeAt time.Time `json:",omitzero"`
+}
+
+// StatusSeen returns what d's status is, as DecidedOn compares it.
+func (d *Deployment) StatusSeen() *DeploymentStatusSeen {
+	return &DeploymentStatusSeen{Status: d.Status, ResumeAt: d.ResumeAt}
+}
+
+// Holds reports whether d still has the status s was read from.
+func (s *DeploymentStatusSeen) Holds(d *Deployment) bool {
+	return d.Status == s.Status && d.ResumeAt.Equal(s.ResumeAt)
 }
 
 // ApplyPlanResultsRequest commits the accepted part of a scheduling plan.
