@@ -33,7 +33,8 @@ func (w *Watcher) write(ctx context.Context, obs Observation, dec Decision) erro
 		}
 	}
 	if dec.Promote {
-		req := &structs.DeploymentPromoteRequest{DeploymentID: d.ID, Groups: dec.PromoteGroups, Eval: take(), PromotedAt: now}
+		req := &structs.DeploymentPromoteRequest{DeploymentID: d.ID, Groups: dec.PromoteGroups, Eval: take(), PromotedAt: now,
+			DecidedOn: d.StatusSeen()}
 		if err := w.writer.PromoteDeployment(ctx, req); err != nil {
 			return fmt.Errorf("promoting: %w", err)
 		}

@@ -34,6 +34,16 @@ func holdWatcherStatusWrite(t *testing.T, h *harness, cause func()) (release fun
 	return release
 }
 
+// waitEntries waits until Raft has applied n entries of type mt.
+func waitEntries(t *testing.T, h *harness, mt fsm.MessageType, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(testTimeout); h.raft.entries(mt) < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries of type %v applied, want %d", h.raft.entries(mt), mt, n)
+		}
+	}
+}
+
 func checkpointAtOne(u *structs.UpdateStrategy) {
 	u.Checkpoints = []structs.Amount{{Value: 1}}
 	u.CheckpointDelay = time.Hour
@@ -56,7 +66,9 @@ func TestOperatorPauseBetweenWatcherReadAndWrite(t *testing.T) {
 	if _, err := h.leader.PauseDeployment(h.ctx, d.ID, true); err != nil {
 		t.Fatal(err)
 	}
+	n := h.raft.entries(fsm.DeploymentStatusUpdateRequestType)
 	release()
+	waitEntries(t, h, fsm.DeploymentStatusUpdateRequestType, n+1)
 	h.idle()
 	d, _ = h.store().Snapshot().DeploymentByID(d.ID)
 	if d.Status != structs.DeploymentStatusPaused || d.StatusDescription != structs.DeploymentStatusDescriptionPaused || !d.ResumeAt.IsZero() {
@@ -91,4 +103,49 @@ func TestOperatorResumeBetweenWatcherReadAndWrite(t *testing.T) {
 	}
 	release()
 	h.waitFor("the second v1 alloc", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 2 })
+}
+
+// An automatic promotion (auto_promote) decided before an operator's
+// pause and applied after it changes nothing: a paused deployment is not
+// promoted. The resume promotes it.
+func TestOperatorPauseBetweenAutoPromoteAndItsWrite(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	startPolicyRollout(t, h, func(u *structs.UpdateStrategy) { u.Canary, u.AutoPromote = 1, true })
+	h.waitFor("the canary", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
+	h.idle()
+	d := deploymentOf(h.store().Snapshot(), "web", 1)
+
+	entered, done := h.raft.holdFirst(fsm.DeploymentPromoteRequestType)
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			close(done)
+		}
+	})
+	markNewHealthy(h)
+	select {
+	case <-entered:
+	case <-time.After(testTimeout):
+		t.Fatal("the watcher did not promote")
+	}
+	if _, err := h.leader.PauseDeployment(h.ctx, d.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	close(done)
+	waitEntries(t, h, fsm.DeploymentPromoteRequestType, 1)
+	h.idle()
+	d, _ = h.store().Snapshot().DeploymentByID(d.ID)
+	if d.Status != structs.DeploymentStatusPaused || d.TaskGroups["web"].Promoted {
+		t.Fatalf("after the watcher's stale promotion: %s %q promoted=%v, want paused and not promoted\n%s",
+			d.Status, d.StatusDescription, d.TaskGroups["web"].Promoted, h.dump())
+	}
+	if _, err := h.leader.PauseDeployment(h.ctx, d.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the promotion after the resume", func(s *state.Snapshot) bool {
+		d = deploymentOf(s, "web", 1)
+		return d.TaskGroups["web"].Promoted
+	})
 }

@@ -360,7 +360,9 @@ func (s *Store) PromoteDeployment(index uint64, req *structs.DeploymentPromoteRe
 // allocations keep their canary flag (unlike Nomad, which clears it): a
 // promoted canary takes over its index, and the scheduler needs to know
 // which alloc at that index is the canary. A "requires promotion"
-// description becomes "Deployment is running".
+// description becomes "Deployment is running". A paused deployment is
+// refused (ErrPromotion), and a watcher's promotion decided on a status
+// the deployment no longer has (DecidedOn) changes nothing.
 func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromoteRequest) error {
 	r := t.reader()
 	d, err := r.DeploymentByID(req.DeploymentID)
@@ -372,6 +374,12 @@ func (s *Store) PromoteDeploymentTxn(t *WriteTxn, req *structs.DeploymentPromote
 	}
 	if !d.Active() {
 		return fmt.Errorf("state: deployment %q is %s: %w", d.ID, d.Status, ErrDeploymentTerminal)
+	}
+	if req.DecidedOn != nil && !req.DecidedOn.Holds(d) {
+		return nil
+	}
+	if d.Status == structs.DeploymentStatusPaused {
+		return fmt.Errorf("state: deployment %q is paused: %w", d.ID, ErrPromotion)
 	}
 	groups := map[string]bool{}
 	if req.All {

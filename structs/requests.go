@@ -231,6 +231,11 @@ type DeploymentPromoteRequest struct {
 	// PromotedAt is the leader's clock: RequireProgressBy is counted again
 	// from it.
 	PromotedAt time.Time
+	// DecidedOn, on the watcher's automatic promotions, is as in
+	// DeploymentStatusUpdate: a promotion decided on a status the
+	// deployment no longer has (an operator paused it in between) changes
+	// nothing.
+	DecidedOn *DeploymentStatusSeen `json:",omitempty"`
 }
 
 // DeploymentAllocHealthRequest sets the deployment health of allocations by
