@@ -34,6 +34,14 @@ func startPolicyRollout(t *testing.T, h *harness, upd func(u *structs.UpdateStra
 	return v0
 }
 
+// waitV1 waits until n v1 allocs of the job "web" run, and the leader is
+// idle.
+func waitV1(h *harness, n int, what string) {
+	h.t.Helper()
+	h.waitFor(what, func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == n })
+	h.idle()
+}
+
 // markNewHealthy reports the v1 allocs whose health is unknown healthy.
 func markNewHealthy(h *harness) {
 	h.t.Helper()
@@ -58,8 +66,7 @@ func TestCheckpointsOnTheLeader(t *testing.T) {
 		u.Checkpoints = []structs.Amount{{Value: 1}, {Value: 2}}
 		u.CheckpointDelay = time.Hour
 	})
-	h.waitFor("the first v1 alloc", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
-	h.idle()
+	waitV1(h, 1, "the first v1 alloc")
 	markNewHealthy(h)
 	var d *structs.Deployment
 	h.waitFor("a pause at the first checkpoint", func(s *state.Snapshot) bool {
@@ -85,8 +92,7 @@ func TestCheckpointsOnTheLeader(t *testing.T) {
 	if d.ModifyTime != pausedAt.Add(time.Hour).UnixNano() || !d.ResumeAt.IsZero() || !d.PausedAt.IsZero() {
 		t.Fatalf("resumed at %v, ResumeAt %v PausedAt %v", time.Unix(0, d.ModifyTime), d.ResumeAt, d.PausedAt)
 	}
-	h.waitFor("the second v1 alloc", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 2 })
-	h.idle()
+	waitV1(h, 2, "the second v1 alloc")
 	markNewHealthy(h)
 	h.waitFor("a pause at the second checkpoint", func(s *state.Snapshot) bool {
 		d = deploymentOf(s, "web", 1)

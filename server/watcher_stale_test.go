@@ -58,8 +58,7 @@ func TestOperatorPauseBetweenWatcherReadAndWrite(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	startPolicyRollout(t, h, checkpointAtOne)
-	h.waitFor("the first v1 alloc", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
-	h.idle()
+	waitV1(h, 1, "the first v1 alloc")
 	d := deploymentOf(h.store().Snapshot(), "web", 1)
 
 	release := holdWatcherStatusWrite(t, h, func() { markNewHealthy(h) })
@@ -84,8 +83,7 @@ func TestOperatorResumeBetweenWatcherReadAndWrite(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	startPolicyRollout(t, h, checkpointAtOne)
-	h.waitFor("the first v1 alloc", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
-	h.idle()
+	waitV1(h, 1, "the first v1 alloc")
 	markNewHealthy(h)
 	var d *structs.Deployment
 	h.waitFor("a pause at the checkpoint", func(s *state.Snapshot) bool {
@@ -112,8 +110,7 @@ func TestOperatorPauseBetweenAutoPromoteAndItsWrite(t *testing.T) {
 	h := newHarness(t)
 	h.start()
 	startPolicyRollout(t, h, func(u *structs.UpdateStrategy) { u.Canary, u.AutoPromote = 1, true })
-	h.waitFor("the canary", func(s *state.Snapshot) bool { return len(byVersion(allocsOf(s, "web"), 1)) == 1 })
-	h.idle()
+	waitV1(h, 1, "the canary")
 	d := deploymentOf(h.store().Snapshot(), "web", 1)
 
 	entered, done := h.raft.holdFirst(fsm.DeploymentPromoteRequestType)
