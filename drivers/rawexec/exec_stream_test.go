@@ -227,23 +227,31 @@ func TestExecStreamRefuses(t *testing.T) {
 	}
 }
 
-// Signal reaches the task's process, which may trap it; an unknown
-// signal or an exited task is an error.
-func TestSignalTask(t *testing.T) {
-	d := New(Options{})
-	cfg := newTask(t, "web", "/bin/sh", "-c", `trap 'echo got >> signalled' USR1; touch ready; while :; do sleep 0.05; done`)
+// signalTrap starts a task that traps signal sig (as the shell names it,
+// "USR1"), sends it once the trap is set, and waits for the trap to run.
+func signalTrap(t *testing.T, d *Driver, sig string) *drivers.TaskHandle {
+	t.Helper()
+	cfg := newTask(t, "web", "/bin/sh", "-c", `trap 'echo got >> signalled' `+sig+`; touch ready; while :; do sleep 0.05; done`)
 	h := start(t, d, cfg)
 	waitFor(t, "the trap to be set", func() bool {
 		_, err := os.Stat(filepath.Join(cfg.TaskDir, "ready"))
 		return err == nil
 	})
-	if err := d.Signal(h, "SIGUSR1"); err != nil {
+	if err := d.Signal(h, "SIG"+sig); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the trap to run", func() bool {
 		b, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "signalled"))
 		return strings.Contains(string(b), "got")
 	})
+	return h
+}
+
+// Signal reaches the task's process, which may trap it; an unknown
+// signal or an exited task is an error.
+func TestSignalTask(t *testing.T) {
+	d := New(Options{})
+	h := signalTrap(t, d, "USR1")
 	if err := d.Signal(h, "SIGNOPE"); !errors.Is(err, drivers.ErrInvalidConfig) {
 		t.Fatalf("unknown signal: %v", err)
 	}
@@ -264,19 +272,7 @@ func TestTaskCanTrapSignalTheAgentIgnores(t *testing.T) {
 	signal.Ignore(syscall.SIGHUP)
 	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
 	d := New(Options{})
-	cfg := newTask(t, "web", "/bin/sh", "-c", `trap 'echo got >> signalled' HUP; touch ready; while :; do sleep 0.05; done`)
-	h := start(t, d, cfg)
-	waitFor(t, "the trap to be set", func() bool {
-		_, err := os.Stat(filepath.Join(cfg.TaskDir, "ready"))
-		return err == nil
-	})
-	if err := d.Signal(h, "SIGHUP"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the trap to run", func() bool {
-		b, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "signalled"))
-		return strings.Contains(string(b), "got")
-	})
+	h := signalTrap(t, d, "HUP")
 	if err := d.Signal(h, "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
