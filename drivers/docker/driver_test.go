@@ -332,6 +332,12 @@ func TestKillSignalThenKillTimeout(t *testing.T) {
 // controller, so the flag must be set there; on some cgroup v2 hosts the
 // daemon does not hear of it (website/drivers/docker.md), and the driver
 // must then not guess it from the exit code either.
+//
+// On cgroup v1, containerd's shim starts watching the container's memory
+// controller only after the task has started; a task killed before that
+// goes unreported (the daemon's StartedAt after its FinishedAt). The task
+// therefore allocates only once the driver's Start has returned: the
+// daemon answers the start after the shim's.
 func TestOOMKilled(t *testing.T) {
 	e := newEnv(t)
 	info, err := e.cli.Info(context.Background())
@@ -351,9 +357,12 @@ func TestOOMKilled(t *testing.T) {
 	t.Logf("cgroup v%s (the daemon says %q, cgroup driver %s)", version, info.CgroupVersion, info.CgroupDriver)
 
 	d := e.driver()
-	cfg := e.task("oom", `exec dd if=/dev/zero of=/dev/null bs=128M count=1`)
+	cfg := e.task("oom", `while [ ! -e /local/go ]; do sleep 0.05; done; exec dd if=/dev/zero of=/dev/null bs=128M count=1`)
 	cfg.Resources = &structs.AllocatedTaskResources{Memory: structs.AllocatedMemoryResources{MemoryMB: 16}}
 	h := start(t, d, cfg)
+	if err := os.WriteFile(filepath.Join(cfg.TaskDir, "local", "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := waitExit(t, d, h)
 	if r.ExitCode != 137 {
 		t.Fatalf("exit %+v, want 137: the kernel kills the task past its 16 MB", r)
