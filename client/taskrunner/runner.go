@@ -141,9 +141,25 @@ func New(cfg Config) (*TaskRunner, error) {
 func (tr *TaskRunner) Run() { go tr.run() }
 
 // Detach stops the runner but leaves the task running, for a client that
-// shuts down and will re-attach from the persisted handle.
+// shuts down and will re-attach from the persisted handle. It cancels the
+// runner's context, so that whatever the runner waits on before the task
+// runs (a template's first render, an artifact's download, the driver's
+// start) ends at once: the task, not yet started, is started by the next
+// client; one that runs is left running.
 func (tr *TaskRunner) Detach() {
-	tr.detachOnce.Do(func() { close(tr.detachCh) })
+	tr.detachOnce.Do(func() {
+		close(tr.detachCh)
+		tr.cancel()
+	})
+}
+
+func (tr *TaskRunner) detached() bool {
+	select {
+	case <-tr.detachCh:
+		return true
+	default:
+		return false
+	}
 }
 
 // Done is closed when the runner has stopped: the task is dead for good,
@@ -198,7 +214,7 @@ func (tr *TaskRunner) run() {
 				// beside it, and a file that changed meanwhile acts as a
 				// change.
 				go func() {
-					if _, err := tr.prestartTemplates(); err != nil && !tr.killed() {
+					if _, err := tr.prestartTemplates(); err != nil && !tr.killed() && !tr.detached() {
 						tr.Fail(err.Error())
 					}
 				}()
@@ -215,6 +231,9 @@ func (tr *TaskRunner) run() {
 			if tr.killed() {
 				tr.killReason()
 				tr.finish(false, structs.TaskKilled, "Task killed before it started", nil)
+				return
+			}
+			if tr.detached() {
 				return
 			}
 			if ok, done := tr.prestartArtifacts(); done {
@@ -395,6 +414,11 @@ func (tr *TaskRunner) afterStartFailure(err error) bool {
 	if tr.killed() {
 		tr.killReason()
 		tr.finish(false, structs.TaskKilled, "Task killed while starting", nil)
+		return true
+	}
+	if tr.detached() {
+		// The client shuts down: the start was cut short, not failed; the
+		// next client starts the task.
 		return true
 	}
 	if errors.Is(err, errTemplates) {
