@@ -23,6 +23,13 @@ type ACL struct {
 	// varGlobs those whose namespace or path holds a "*" (variables.go).
 	variables map[string]capSet
 	varGlobs  []glob
+	// hostVolumes holds the host_volume rules by name, hvGlobs those
+	// whose name holds a "*" (hostvolume.go).
+	hostVolumes map[string]capSet
+	hvGlobs     []glob
+	// workloadNS is the namespace of a workload identity's ACL
+	// (NewWorkload), "" for a token's.
+	workloadNS string
 }
 
 type capSet map[string]bool
@@ -40,9 +47,10 @@ var DenyAll = &ACL{}
 
 // New compiles the policies of one token.
 func New(policies []*Policy) *ACL {
-	a := &ACL{namespaces: map[string]capSet{}, variables: map[string]capSet{}}
+	a := &ACL{namespaces: map[string]capSet{}, variables: map[string]capSet{}, hostVolumes: map[string]capSet{}}
 	globs := map[string]capSet{}
 	varGlobs := map[string]capSet{}
+	hvGlobs := map[string]capSet{}
 	for _, p := range policies {
 		if p == nil {
 			continue
@@ -65,6 +73,9 @@ func New(policies []*Policy) *ACL {
 			}
 			a.addVariables(ns, varGlobs)
 		}
+		for _, hv := range p.HostVolumes {
+			a.addHostVolume(hv, hvGlobs)
+		}
 		a.node = maxPrivilege(a.node, coarse(p.Node))
 		a.agent = maxPrivilege(a.agent, coarse(p.Agent))
 		a.operator = maxPrivilege(a.operator, coarse(p.Operator))
@@ -77,6 +88,10 @@ func New(policies []*Policy) *ACL {
 		a.varGlobs = append(a.varGlobs, glob{pattern, caps})
 	}
 	slices.SortFunc(a.varGlobs, func(x, y glob) int { return strings.Compare(x.pattern, y.pattern) })
+	for pattern, caps := range hvGlobs {
+		a.hvGlobs = append(a.hvGlobs, glob{pattern, caps})
+	}
+	slices.SortFunc(a.hvGlobs, func(x, y glob) int { return strings.Compare(x.pattern, y.pattern) })
 	return a
 }
 

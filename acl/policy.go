@@ -116,8 +116,9 @@ func expandNamespacePolicy(policy string) []string {
 type Policy struct {
 	Name       string
 	Namespaces []*NamespaceRule
-	// NodePools and HostVolumes are Nomad's; drover has neither, so they
-	// are checked and kept, and grant nothing.
+	// NodePools are Nomad's; drover has none, so they are checked and
+	// kept, and grant nothing. HostVolumes govern which client host
+	// volumes a job may mount (hostvolume.go).
 	NodePools   []*NamedRule
 	HostVolumes []*NamedRule
 	Node        *CoarseRule

@@ -129,27 +129,101 @@ func (a *ACL) AllowVariableSearch(ns string) bool {
 	return false
 }
 
-// WorkloadPaths are the variables a task may read without any policy, as
-// Nomad's: nomad/jobs, and its job's, group's and task's own paths.
-func WorkloadPaths(job, group, task string) []string {
-	return []string{
-		"nomad/jobs",
-		"nomad/jobs/" + job,
-		"nomad/jobs/" + job + "/" + group,
-		"nomad/jobs/" + job + "/" + group + "/" + task,
-	}
+// Workload is what a workload identity speaks for: its allocation's
+// namespace, job (and the job's parent, for a dispatched or periodic
+// child), group and task.
+type Workload struct {
+	Namespace string
+	JobID     string
+	ParentID  string
+	Group     string
+	Task      string
 }
 
-// NewWorkload returns the ACL of a task's workload identity: read and
-// list on WorkloadPaths in its namespace, and read-job there (which
-// Nomad grants an identity for service discovery); nothing else.
-func NewWorkload(ns, job, group, task string) *ACL {
-	a := &ACL{
-		namespaces: map[string]capSet{ns: {NamespaceCapabilityReadJob: true}},
-		variables:  map[string]capSet{},
+// WorkloadPaths are the variables a task may read without any policy.
+//
+// Nomad's rule (acl.ACL.matchingVariablesCapabilitySet) grants an
+// identity read and list on exactly four paths of its namespace, compared
+// with the requested path as whole strings, nothing below them:
+// "nomad/jobs", "nomad/jobs/JOB", "nomad/jobs/JOB/GROUP" and
+// "nomad/jobs/JOB/GROUP/TASK", where JOB is the job's ID, or its parent's
+// for a dispatched or periodic child (Job.GetIDforWorkloadIdentity).
+// Compared as strings, a "/" in a name makes one workload's path
+// another's: job "web/g" would read "nomad/jobs/web/g", which is job
+// "web"'s group "g".
+//
+// Drover reads these paths by segment: the segment after "nomad/jobs"
+// names the job, the next the group, the next the task. A job whose ID
+// holds a "/" therefore owns no path of its own, and its identity gets
+// only "nomad/jobs"; a group or task name that holds one gets no path
+// of its level. The exception is a dispatched or periodic child, whose ID
+// the servers make as "PARENT/SUFFIX" (one segment each): it keeps the
+// paths of its own ID, which lie in its parent's, as drover has always
+// granted them (Nomad grants such a child its parent's paths instead).
+func WorkloadPaths(w Workload) []string {
+	paths := []string{"nomad/jobs"}
+	if !ownsJobPath(w) {
+		return paths
 	}
-	for _, p := range WorkloadPaths(job, group, task) {
-		a.variables[varKey(ns, p)] = capSet{VariablesCapabilityRead: true, VariablesCapabilityList: true}
+	job := "nomad/jobs/" + w.JobID
+	paths = append(paths, job)
+	if !oneSegment(w.Group) {
+		return paths
+	}
+	paths = append(paths, job+"/"+w.Group)
+	if oneSegment(w.Task) {
+		paths = append(paths, job+"/"+w.Group+"/"+w.Task)
+	}
+	return paths
+}
+
+// oneSegment reports whether name is one path segment: not empty, no
+// "/", not "." or "..".
+func oneSegment(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.Contains(name, "/")
+}
+
+// ownsJobPath reports whether "nomad/jobs/" + w.JobID is w's job's own
+// path: an ID of one segment, or a child's "PARENT/SUFFIX".
+func ownsJobPath(w Workload) bool {
+	if oneSegment(w.JobID) {
+		return true
+	}
+	suffix, ok := strings.CutPrefix(w.JobID, w.ParentID+"/")
+	return ok && oneSegment(w.ParentID) && oneSegment(suffix)
+}
+
+// NewWorkload returns the ACL of a task's workload identity, as Nomad's
+// default identity: read and list on WorkloadPaths in its namespace, and
+// the service registrations of that namespace (AllowServiceRead, which
+// templates' nomadService and nomadServices read); no namespace
+// capability, so no job, allocation, deployment or event read.
+func NewWorkload(w Workload) *ACL {
+	a := &ACL{
+		namespaces:  map[string]capSet{},
+		variables:   map[string]capSet{},
+		hostVolumes: map[string]capSet{},
+		workloadNS:  w.Namespace,
+	}
+	for _, p := range WorkloadPaths(w) {
+		a.variables[varKey(w.Namespace, p)] = capSet{VariablesCapabilityRead: true, VariablesCapabilityList: true}
 	}
 	return a
+}
+
+// AllowServiceRead reports whether the ACL may read the service
+// registrations of namespace ns: read-job there, or a workload identity
+// of ns (Nomad's AllowServiceRegistrationReadList).
+func (a *ACL) AllowServiceRead(ns string) bool {
+	if a == nil {
+		return false
+	}
+	return a.workloadNS != "" && a.workloadNS == ns || a.AllowNamespaceOp(ns, NamespaceCapabilityReadJob)
+}
+
+// AllowServiceReadAny reports whether the ACL may read the service
+// registrations of at least one namespace (a list across namespaces,
+// filtered with AllowServiceRead).
+func (a *ACL) AllowServiceReadAny() bool {
+	return a != nil && a.workloadNS != "" || a.AllowNamespaceOpAny(NamespaceCapabilityReadJob)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -103,6 +105,7 @@ const (
 	needEventTopics                       // per ?topic= of the event stream (event_stream.go)
 	needAgentReadOrServer                 // agent:read, or a server's signed probe (autopilot)
 	needVariables                         // a variables capability on the request's path (variables.go)
+	needServiceRead                       // read-job in the request's namespace, or a workload identity of it
 )
 
 // need is what a route declares it needs.
@@ -135,6 +138,10 @@ var (
 	// the probe with the join token.
 	agentReadOrServer = need{kind: needAgentReadOrServer}
 	eventTopics       = need{kind: needEventTopics}
+	// serviceRead lets a task's workload identity read its namespace's
+	// service registrations (templates' nomadService, nomadServices), as
+	// Nomad's; a token needs read-job.
+	serviceRead = need{kind: needServiceRead}
 )
 
 // nsCap needs a namespace capability (acl.NamespaceCapability…).
@@ -196,6 +203,8 @@ func (n need) String() string {
 		return "agent:read, or a server's probe signed with the join token"
 	case needEventTopics:
 		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation, Service), node:read (Node), management (*)"
+	case needServiceRead:
+		return "namespace:read-job, or a workload identity of the namespace"
 	case needVariables:
 		if n.capability == acl.VariablesCapabilityList {
 			return "variables:list on some path of the namespace (the list keeps what the token may list)"
@@ -287,6 +296,9 @@ func describeNeed(n need, r *http.Request) string {
 	if n.kind == needNodeReadOrSelf {
 		return "node:read"
 	}
+	if n.kind == needServiceRead {
+		return fmt.Sprintf("read-job in namespace %q", namespaceOf(r))
+	}
 	if n.kind == needVariables {
 		if p := cleanVarPath(r.PathValue("path")); p != "" {
 			return fmt.Sprintf("variables %s on %q in namespace %q", n.capability, p, namespaceOf(r))
@@ -325,6 +337,11 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return allowsEventTopics(a, r)
 	case needVariables:
 		return allowsVariables(a, n, r)
+	case needServiceRead:
+		if ns := namespaceOf(r); ns != "*" {
+			return a.AllowServiceRead(ns)
+		}
+		return a.AllowServiceReadAny()
 	}
 	return false
 }
@@ -340,6 +357,48 @@ func checkNamespace(r *http.Request, ns string) error {
 	return Errorf(http.StatusForbidden, "%s: needs %s in namespace %q: %w", ErrPermissionDenied, z.need.caps(), ns, ErrPermissionDenied)
 }
 
+// checkJobVersion checks, for a handler, what a job version asks of its
+// submitter beyond the route's capability: the capability in the job's
+// own namespace (checkNamespace), and a mount of each group volume's host
+// volume (acl.AllowHostVolumeMount: mount-readwrite, or for a read_only
+// volume mount-readonly as well), as Nomad's Job.Register. Every request
+// that makes a version from a job its caller sends or names goes through
+// it: a registration, a plan (which answers for the registration it
+// previews) and a revert. A scale (only a count changes) and a dispatch
+// or a periodic launch (a child copies its parent's groups) are not
+// checked, as Nomad's. A management token, and ACLs off, skip it.
+func checkJobVersion(r *http.Request, job *structs.Job) error {
+	if err := checkNamespace(r, jobNamespace(job)); err != nil {
+		return err
+	}
+	z := authzOf(r)
+	if !z.enabled || z.acl.IsManagement() {
+		return nil
+	}
+	for _, tg := range job.TaskGroups {
+		names := slices.Sorted(maps.Keys(tg.Volumes))
+		for _, name := range names {
+			vol := tg.Volumes[name]
+			if vol == nil {
+				continue
+			}
+			if vol.Type != structs.VolumeTypeHost {
+				return Errorf(http.StatusForbidden, "%s: group %q volume %q: drover mounts only host volumes, not %q: %w",
+					ErrPermissionDenied, tg.Name, name, vol.Type, ErrPermissionDenied)
+			}
+			if !z.acl.AllowHostVolumeMount(vol.Source, vol.ReadOnly) {
+				want := acl.HostVolumeCapabilityMountReadWrite
+				if vol.ReadOnly {
+					want = acl.HostVolumeCapabilityMountReadOnly + " or " + want
+				}
+				return Errorf(http.StatusForbidden, "%s: group %q volume %q mounts host volume %q, which needs %s: %w",
+					ErrPermissionDenied, tg.Name, name, vol.Source, want, ErrPermissionDenied)
+			}
+		}
+	}
+	return nil
+}
+
 // namespaceFilter returns, for a list across namespaces, whether an
 // object of namespace ns may be shown; nil when everything may.
 func namespaceFilter(r *http.Request) func(ns string) bool {
@@ -348,10 +407,13 @@ func namespaceFilter(r *http.Request) func(ns string) bool {
 		return nil
 	}
 	n := z.need
+	a := z.acl
+	if n.kind == needServiceRead {
+		return a.AllowServiceRead
+	}
 	if n.kind != needNamespace {
 		n = nsCap(acl.NamespaceCapabilityReadJob)
 	}
-	a := z.acl
 	return func(ns string) bool { return n.allowedIn(a, ns) }
 }
 

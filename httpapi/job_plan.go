@@ -93,7 +93,7 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	if id := r.PathValue("id"); job.ID != id {
 		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, id)
 	}
-	if err := checkNamespace(r, jobNamespace(job)); err != nil {
+	if err := checkJobVersion(r, job); err != nil {
 		return nil, err
 	}
 	if err := s.checkAnalysisAddress(job); err != nil {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 
@@ -183,6 +184,21 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) 
 	var req JobRevertRequest
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
+	}
+	// The version registered again is checked as a registration of it by
+	// this caller (its host volumes). Versions never change, so the one
+	// read here is the one the revert registers; an unknown one is left
+	// to the revert to answer.
+	if ns := cmp.Or(o.Namespace, structs.DefaultNamespace); ns != "*" {
+		v, err := s.backend.State().Snapshot().JobByIDAndVersion(ns, r.PathValue("id"), req.JobVersion)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			if err := checkJobVersion(r, v); err != nil {
+				return nil, err
+			}
+		}
 	}
 	resp, err := ob.RevertJob(r.Context(), o.Namespace, r.PathValue("id"), req.JobVersion, req.EnforcePriorVersion)
 	if err != nil {

@@ -155,7 +155,7 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	if pathID != "" && job.ID != pathID {
 		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, pathID)
 	}
-	if err := checkNamespace(r, jobNamespace(job)); err != nil {
+	if err := checkJobVersion(r, job); err != nil {
 		return nil, err
 	}
 	if err := s.checkAnalysisAddress(job); err != nil {

@@ -236,5 +236,9 @@ func (s *Server) resolveIdentity(snap *state.Snapshot, token string) (*acl.ACL, 
 	case alloc.Namespace != c.Namespace || alloc.JobID != c.JobID || alloc.TaskGroup != c.Group:
 		return nil, Errorf(http.StatusForbidden, "%s: %s", ErrTokenNotFound, fmt.Errorf("the identity does not match its allocation: %w", ErrTokenNotFound))
 	}
-	return acl.NewWorkload(c.Namespace, c.JobID, c.Group, c.Task), nil
+	w := acl.Workload{Namespace: c.Namespace, JobID: c.JobID, Group: c.Group, Task: c.Task}
+	if alloc.Job != nil {
+		w.ParentID = alloc.Job.ParentID
+	}
+	return acl.NewWorkload(w), nil
 }

@@ -27,15 +27,16 @@ import (
 //	GET    /v1/service/{name}        → []*structs.ServiceRegistration (blocking); ?choose=N|key
 //	DELETE /v1/service/{name}/{id}   deletes one registration; 404 if it is not one of the service's
 //
-// Reads need read-job in the namespace (and take ?namespace=*, listing
-// only the namespaces the token may read); the deletion needs submit-job
-// in the namespace, as Nomad's. An unknown service reads as an empty
+// Reads need read-job in the namespace, or a task's workload identity of
+// that namespace (as Nomad's: templates read services with it), and take
+// ?namespace=*, listing only the namespaces the caller may read; the
+// deletion needs submit-job in the namespace, as Nomad's. An unknown service reads as an empty
 // list, as Nomad's.
 
 func init() {
 	register(
-		route{"GET /v1/services", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).servicesList},
-		route{"GET /v1/service/{name}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).serviceInfo},
+		route{"GET /v1/services", readRoute, serviceRead, (*Server).servicesList},
+		route{"GET /v1/service/{name}", readRoute, serviceRead, (*Server).serviceInfo},
 		route{"DELETE /v1/service/{name}/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).serviceDelete},
 	)
 }

@@ -321,8 +321,18 @@ func TestWorkloadIdentityReadsItsOwnVariables(t *testing.T) {
 		{"GET", "/v1/var/nomad/jobs/web?namespace=prod", 403},
 		{"PUT", "/v1/var/nomad/jobs/web", 403},
 		{"DELETE", "/v1/var/nomad/jobs/web", 403},
-		{"GET", "/v1/job/web", 200}, // read-job in its namespace
 		{"GET", "/v1/nodes", 403},
+		// Nomad's default identity reads no job, allocation or event.
+		{"GET", "/v1/job/web", 403},
+		{"GET", "/v1/jobs", 403},
+		{"GET", "/v1/job/web/allocations", 403},
+		{"GET", "/v1/allocation/" + alloc, 403},
+		{"GET", "/v1/event/stream?topic=Job:*", 403},
+		// It reads its namespace's services (nomadService, nomadServices).
+		{"GET", "/v1/services", 200},
+		{"GET", "/v1/service/web", 200},
+		{"GET", "/v1/services?namespace=prod", 403},
+		{"GET", "/v1/service/web?namespace=prod", 403},
 	} {
 		body := ""
 		if c.method == "PUT" {
