@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,60 @@ func TestArtifactErrors(t *testing.T) {
 		{"unknown field", artifactTaskWith("      artifact {\n        source = \"http://x/y\"\n        dest = \"local\"\n      }"), "artifact.dest", 8, `unknown attribute "dest" in artifact`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkRule(t, "a.hcl", c) })
+	}
+}
+
+// A source on the client's own host, as go-getter would detect it, and a
+// getter drover lacks are located errors on the source's line; a source
+// whose beginning is an interpolation is left to the client.
+func TestArtifactSourceRules(t *testing.T) {
+	src := func(s string) string {
+		return artifactTaskWith("      artifact {\n        source = \"" + s + "\"\n      }")
+	}
+	const local = "a path on the client's own host is refused"
+	for _, c := range []rule{
+		{"bare path", src("/etc/hostname"), "artifact.source", 7, `"/etc/hostname": ` + local, false},
+		{"relative path", src("local/x"), "artifact.source", 7, local, false},
+		{"file URL", src("file:///etc/hostname"), "artifact.source", 7, local, false},
+		{"git over file", src("git::file:///srv/repo"), "artifact.source", 7, local, false},
+		{"git over a path", src("git::/srv/repo"), "artifact.source", 7, local, false},
+		{"hg over file", src("hg::file:///srv/repo"), "artifact.source", 7, local, false},
+		{"forced file", src("file::/etc/hostname"), "artifact.source", 7, local, false},
+		{"http forced on a path", src("http::/etc/hostname"), "artifact.source", 7, local, false},
+		{"path then a variable", src("/etc/${NOMAD_META_f}"), "artifact.source", 7, local, false},
+		{"file then a variable", src("file://${NOMAD_META_f}"), "artifact.source", 7, local, false},
+		{"s3", src("s3::https://s3.amazonaws.com/bucket/key"), "artifact.source", 7, "s3:: is not supported by drover", false},
+		{"gcs", src("gcs::https://www.googleapis.com/storage/v1/b/o"), "artifact.source", 7, "gcs:: is not supported by drover", false},
+		{"smb", src("smb://host/share/f"), "artifact.source", 7, "smb:// is not supported by drover", false},
+		{"checksums file on the host", artifactTaskWith("      artifact {\n        source = \"https://x/y\"\n        options { checksum = \"file:/etc/sums\" }\n      }"), "artifact.options", 8, "checksums file", false},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkRule(t, "a.hcl", c) })
+	}
+	for _, ok := range []string{
+		"https://example.com/a.tar.gz", "http://10.0.0.1/f", "git::https://example.com/r.git//sub?ref=v1",
+		"github.com/hashicorp/nomad", "git@github.com:hashicorp/nomad.git", "hg::https://example.com/r",
+		"${NOMAD_META_src}", "https://${NOMAD_META_host}/f", "git::${NOMAD_META_repo}",
+	} {
+		if _, _, err := Parse("a.hcl", []byte(src(ok)), Options{}); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+}
+
+// The JSON API's register and validate path refuses the same, naming the
+// JSON field.
+func TestArtifactSourceRulesJSON(t *testing.T) {
+	job := func(src string) string {
+		return `{"Job": {"ID": "j", "Name": "j", "Type": "batch", "Datacenters": ["dc1"], "TaskGroups": [{"Name": "g", "Tasks": [
+			{"Name": "t", "Driver": "raw_exec", "Config": {"command": "x"}, "Artifacts": [{"GetterSource": "` + src + `"}]}]}]}}`
+	}
+	for _, src := range []string{"/etc/hostname", "file:///etc/hostname", "git::file:///srv/repo", "s3::https://s3.amazonaws.com/b/k"} {
+		_, _, err := ParseAPIJob([]byte(job(src)))
+		if err == nil || !strings.Contains(err.Error(), "Job.TaskGroups[0].Tasks[0].Artifacts[0].GetterSource") {
+			t.Errorf("%s: %v, want an error naming Job.TaskGroups[0].Tasks[0].Artifacts[0].GetterSource", src, err)
+		}
+	}
+	if _, _, err := ParseAPIJob([]byte(job("https://example.com/f"))); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,9 +11,12 @@ import (
 // checksumLen is the hex length of each checksum type go-getter knows.
 var checksumLen = map[string]int{"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}
 
-// artifacts builds a task's artifact blocks: a source is required, the
-// mode is one of Nomad's, a checksum is "type:hex" of a type go-getter
-// checks, and the destination stays inside the task's directory.
+// artifacts builds a task's artifact blocks: a source is required and
+// comes over the network (http, https, git or hg; never a path on the
+// client's host, see structs.CheckArtifactSource), the mode is one of
+// Nomad's, a checksum is "type:hex" of a type go-getter checks (or a
+// checksums file's URL, judged as a source), and the destination stays
+// inside the task's directory.
 func (b *builder) artifacts(path string, as []*specArtifact) []*structs.TaskArtifact {
 	var out []*structs.TaskArtifact
 	for i, a := range as {
@@ -29,6 +32,8 @@ func (b *builder) artifacts(path string, as []*specArtifact) []*structs.TaskArti
 		lay(&ta.GetterInsecure, a.GetterInsecure)
 		if ta.GetterSource == "" {
 			b.err(p, "artifact.source is required")
+		} else if err := structs.CheckArtifactSource(ta.GetterSource); err != nil {
+			b.err(p+".GetterSource", "%q: %v", ta.GetterSource, err)
 		}
 		switch ta.GetterMode {
 		case structs.ArtifactModeAny, structs.ArtifactModeFile, structs.ArtifactModeDir:
@@ -41,6 +46,10 @@ func (b *builder) artifacts(path string, as []*specArtifact) []*structs.TaskArti
 		if c, ok := ta.GetterOptions["checksum"]; ok {
 			if err := checkChecksum(c); err != nil {
 				b.err(p+".GetterOptions", "checksum: %v", err)
+			} else if u, ok := strings.CutPrefix(c, "file:"); ok {
+				if err := structs.CheckArtifactSource(u); err != nil {
+					b.err(p+".GetterOptions", "checksum: the checksums file %q: %v", u, err)
+				}
 			}
 		}
 		out = append(out, ta)

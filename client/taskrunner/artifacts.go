@@ -13,11 +13,13 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-cleanhttp"
 	getter "github.com/hashicorp/go-getter/v2"
 
+	"github.com/droverhq/drover/client/allocfs"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -62,25 +64,38 @@ func (e *ArtifactError) Error() string {
 func (e *ArtifactError) Unwrap() error { return e.Err }
 
 // FetchArtifacts fetches each artifact, already interpolated, into
-// taskDir: over http(s) (with its headers), git or from a local file,
-// checked against its checksum option and unpacked by its type unless its
-// archive option says false. The first failure stops it and is returned
-// as an *ArtifactError. An artifact with chown is given to user (the
-// task's; nothing is changed when it is "").
+// taskDir (a task's directory; its parent is the allocation's): over
+// http(s) (with its headers), git or hg, checked against its checksum
+// option and unpacked by its type unless its archive option says false.
+// A source on the client's own host (a path, file://, git or hg over a
+// local path) is refused, judged on the source as go-getter detects it
+// and again on the URL each getter is handed. Each artifact is fetched
+// into a staging directory of the client's, in the allocation's directory
+// but not in any task's, then copied to its destination through allocfs:
+// a symlink that a task made on the way resolves inside the allocation or
+// fails the copy. The first failure stops it and is returned as an
+// *ArtifactError. An artifact with chown is given to user (the task's;
+// nothing is changed when it is "").
 func FetchArtifacts(ctx context.Context, taskDir, user string, as []*structs.TaskArtifact, lim ArtifactLimits) error {
+	if len(as) == 0 {
+		return nil
+	}
+	taskDir = filepath.Clean(taskDir)
+	root, err := allocfs.Open(filepath.Dir(taskDir))
+	if err != nil {
+		return &ArtifactError{Source: as[0].GetterSource, Err: err}
+	}
+	defer root.Close()
+	task := filepath.Base(taskDir)
 	for _, a := range as {
-		err := fetchArtifact(ctx, taskDir, a, lim)
-		if err == nil && a.Chown && user != "" {
-			err = chownTree(artifactDst(taskDir, a), user)
-		}
-		if err != nil {
+		if err := fetchArtifact(ctx, root, task, user, a, lim); err != nil {
 			return &ArtifactError{Source: a.GetterSource, Err: err}
 		}
 	}
 	return nil
 }
 
-func fetchArtifact(ctx context.Context, taskDir string, a *structs.TaskArtifact, lim ArtifactLimits) error {
+func fetchArtifact(ctx context.Context, root *allocfs.Root, task, user string, a *structs.TaskArtifact, lim ArtifactLimits) error {
 	dest := a.RelativeDest
 	if dest == "" {
 		dest = structs.DefaultArtifactDest
@@ -88,7 +103,25 @@ func fetchArtifact(ctx context.Context, taskDir string, a *structs.TaskArtifact,
 	if !structs.ArtifactDestInside(dest) {
 		return fmt.Errorf("%w: %q", ErrArtifactDestination, dest)
 	}
-	dst := artifactDst(taskDir, a)
+	name := allocfs.Task(task, dest)
+	if name != task && !strings.HasPrefix(name, task+"/") {
+		return fmt.Errorf("%w: %q", ErrArtifactDestination, dest)
+	}
+	if err := structs.CheckArtifactSource(a.GetterSource); err != nil {
+		return err
+	}
+	if c, ok := strings.CutPrefix(a.GetterOptions["checksum"], "file:"); ok {
+		if err := structs.CheckArtifactSource(c); err != nil {
+			return fmt.Errorf("checksums file %q: %w", c, err)
+		}
+	}
+	uid, gid := -1, -1
+	if a.Chown && user != "" {
+		var err error
+		if uid, gid, err = lookupUser(user); err != nil {
+			return err
+		}
+	}
 	src, err := artifactSource(a)
 	if err != nil {
 		return err
@@ -107,54 +140,92 @@ func fetchArtifact(ctx context.Context, taskDir string, a *structs.TaskArtifact,
 			header.Set(k, v)
 		}
 	}
+	// The order and the schemes are structs.ArtifactGetters'.
 	c := &getter.Client{
 		Getters: []getter.Getter{
-			&getter.GitGetter{},
-			&getter.HttpGetter{
+			guardGetter{name: "git", Getter: &getter.GitGetter{Detectors: structs.ArtifactGitDetectors()}},
+			guardGetter{name: "hg", Getter: &getter.HgGetter{}},
+			guardGetter{name: "http", Getter: &getter.HttpGetter{
 				Header:                header,
 				ReadTimeout:           lim.HTTPReadTimeout,
 				HeadFirstTimeout:      lim.HTTPReadTimeout,
 				Client:                artifactHTTPClient(lim.HTTPMaxSize, a.GetterInsecure),
 				XTerraformGetDisabled: true,
-			},
-			&getter.FileGetter{},
+			}},
 		},
 		Decompressors:   getter.LimitedDecompressors(lim.DecompressionFileCountLimit, lim.DecompressionSizeLimit),
 		DisableSymlinks: true,
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	// The staging directory is the client's: in the allocation's directory,
+	// which no task sees (docker binds only alloc/, local/ and secrets/).
+	stage, err := os.MkdirTemp(root.Dir(), ".artifact-")
+	if err != nil {
 		return err
 	}
-	_, err = c.Get(ctx, &getter.Request{
-		Src: src, Dst: dst, Pwd: taskDir, GetMode: mode,
+	defer os.RemoveAll(stage)
+	got := filepath.Join(stage, "a")
+	if _, err := c.Get(ctx, &getter.Request{
+		Src: src, Dst: got, Pwd: stage, GetMode: mode,
 		Umask: 0o022, DisableSymlinks: true,
-	})
-	return err
-}
-
-func artifactDst(taskDir string, a *structs.TaskArtifact) string {
-	dest := a.RelativeDest
-	if dest == "" {
-		dest = structs.DefaultArtifactDest
+	}); err != nil {
+		return err
 	}
-	return filepath.Join(taskDir, filepath.Clean("/"+dest))
-}
-
-// chownTree gives dst and everything under it to the named user and its
-// primary group, as Nomad's chown option.
-func chownTree(dst, name string) error {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return fmt.Errorf("chown: %w", err)
+	if err := root.CopyIn(got, name); err != nil {
+		return err
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return filepath.WalkDir(dst, func(p string, _ fs.DirEntry, err error) error {
+	if uid < 0 {
+		return nil
+	}
+	// Give away what was copied, and only that, through the allocation's
+	// root (a symlink a task put on the way is not followed out).
+	return filepath.WalkDir(got, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, uid, gid)
+		rel, err := filepath.Rel(got, p)
+		if err != nil {
+			return err
+		}
+		return root.Lchown(filepath.Join(name, rel), uid, gid)
 	})
+}
+
+// guardGetter refuses, just before the getter runs, a URL it would fetch
+// from the client's own host: the URL go-getter detected, not the text
+// the job wrote.
+type guardGetter struct {
+	getter.Getter
+	name string
+}
+
+func (g guardGetter) Get(ctx context.Context, req *getter.Request) error {
+	if err := structs.CheckArtifactURL(g.name, req.URL()); err != nil {
+		return err
+	}
+	return g.Getter.Get(ctx, req)
+}
+
+func (g guardGetter) GetFile(ctx context.Context, req *getter.Request) error {
+	if err := structs.CheckArtifactURL(g.name, req.URL()); err != nil {
+		return err
+	}
+	return g.Getter.GetFile(ctx, req)
+}
+
+// lookupUser is the named user's uid and primary gid, for chown (as
+// Nomad's option).
+func lookupUser(name string) (uid, gid int, err error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("chown: %w", err)
+	}
+	if uid, err = strconv.Atoi(u.Uid); err == nil {
+		gid, err = strconv.Atoi(u.Gid)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("chown: user %q: %w", name, err)
+	}
+	return uid, gid, nil
 }
 
 // ErrArtifactTooLarge: an HTTP download is larger than the client's
