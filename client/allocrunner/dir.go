@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/droverhq/drover/client/allocfs"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -73,7 +74,9 @@ func (d AllocDir) Build(tasks []string) error {
 
 // WritePayload writes a dispatched job's payload into the task's local
 // directory at its dispatch_payload file, as Nomad's client does. A task
-// without dispatch_payload, or a job without a payload, gets no file.
+// without dispatch_payload, or a job without a payload, gets no file. It
+// writes through allocfs: a symlink a task put at the file is replaced,
+// and one on the way to it is followed only inside the allocation.
 func (d AllocDir) WritePayload(t *structs.Task, payload []byte) error {
 	if t.DispatchPayload == nil || t.DispatchPayload.File == "" || len(payload) == 0 {
 		return nil
@@ -81,11 +84,16 @@ func (d AllocDir) WritePayload(t *structs.Task, payload []byte) error {
 	if !structs.ValidPayloadFile(t.DispatchPayload.File) {
 		return fmt.Errorf("%w: task %s: dispatch_payload file %q leaves the task directory", ErrInvalidConfig, t.Name, t.DispatchPayload.File)
 	}
-	p := filepath.Join(d.TaskLocalDir(t.Name), filepath.Clean(t.DispatchPayload.File))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	root, err := allocfs.Open(d.Root)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(p, payload, 0o644)
+	defer root.Close()
+	name := allocfs.Task(t.Name, filepath.Join("local", filepath.Clean(t.DispatchPayload.File)))
+	if err := root.WriteFile(name, payload, 0o644); err != nil {
+		return fmt.Errorf("task %s: dispatch_payload: %w", t.Name, err)
+	}
+	return nil
 }
 
 // Destroy removes the whole tree.
