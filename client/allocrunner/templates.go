@@ -16,7 +16,9 @@ const identityTimeout = 30 * time.Second
 
 // templates returns the builder of a task's template renderer: it reads
 // Nomad's API from a server, in the job's namespace, with the task's
-// identity.
+// identity, and the files its templates name through the allocation's
+// directory. A renderer that cannot be built is an error and a nil hook
+// (never a nil *template.Manager in the interface).
 func (ar *AllocRunner) templates(t *structs.Task, env *taskenv.Env) func(*taskrunner.TaskRunner) (taskrunner.TemplateHook, error) {
 	return func(tr *taskrunner.TaskRunner) (taskrunner.TemplateHook, error) {
 		a, tc := ar.cfg.Alloc, ar.cfg.Templates
@@ -33,10 +35,14 @@ func (ar *AllocRunner) templates(t *structs.Task, env *taskenv.Env) func(*taskru
 			}
 			srv.Token = tok
 		}
-		return template.New(template.Config{
+		m, err := template.New(template.Config{
 			Templates: t.Templates,
-			TaskDir:   ar.dir.TaskDir(t.Name), AllocDir: ar.dir.SharedDir(),
+			TaskDir:   ar.dir.TaskDir(t.Name), AllocDir: ar.dir.SharedDir(), AllocRoot: ar.dir.Root,
 			Env: env.Map(), Server: srv, Settings: tc.Settings, Lifecycle: tr,
 		})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
 }

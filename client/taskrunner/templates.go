@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 
 	"github.com/droverhq/drover/drivers"
@@ -16,10 +17,17 @@ import (
 var errTemplates = errors.New("Template failed")
 
 // setupTemplates builds the task's template renderer, once; every call
-// returns its error.
+// returns its error. A builder that failed leaves no hook, whatever it
+// returned beside its error (a nil pointer in the interface would be
+// stopped, and panic).
 func (tr *TaskRunner) setupTemplates() error {
 	tr.templatesOnce.Do(func() {
 		hook, err := tr.cfg.Templates(tr)
+		if err != nil {
+			hook = nil
+		} else if hook == nil || reflect.ValueOf(hook).Kind() == reflect.Pointer && reflect.ValueOf(hook).IsNil() {
+			hook, err = nil, errors.New("no template renderer")
+		}
 		tr.mu.Lock()
 		tr.templates, tr.templatesErr = hook, err
 		tr.mu.Unlock()

@@ -173,3 +173,41 @@ func TestTemplateSignalWhileStarting(t *testing.T) {
 		<-tr.Done()
 	})
 }
+
+// TestTemplateBuilderFailureFailsTask: a template renderer that cannot be
+// built fails the task with the reason, whatever its builder returned
+// beside the error: a nil pointer in the interface was once stopped when
+// the runner ended, and the panic took the agent down (and again at each
+// restart of it, the job still there).
+func TestTemplateBuilderFailureFailsTask(t *testing.T) {
+	for name, builder := range map[string]func(*TaskRunner) (TemplateHook, error){
+		"nil pointer and error": func(*TaskRunner) (TemplateHook, error) {
+			var h *fakeHook
+			return h, errors.New("invalid template config: source local/nope.tpl: no such file or directory")
+		},
+		"nil pointer alone": func(*TaskRunner) (TemplateHook, error) {
+			var h *fakeHook
+			return h, nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c := clock.NewFake(epoch)
+				d := &envDriver{Driver: mock.New(mock.Options{Clock: c})}
+				tr, _ := templateRunner(t, c, d, nil)
+				tr.cfg.Templates = builder
+				tr.Run()
+				<-tr.Done()
+				st := tr.State()
+				last := st.Events[len(st.Events)-1]
+				if st.State != structs.TaskStateDead || !st.Failed || len(d.envs) != 0 || last.Type != structs.TemplateEventType ||
+					!strings.HasPrefix(last.DisplayMessage, "Template failed: ") {
+					t.Fatalf("state %s failed=%v starts=%d events %s last %q", st.State, st.Failed, len(d.envs), types(st), last.DisplayMessage)
+				}
+				if name == "nil pointer and error" && !strings.Contains(last.DisplayMessage, "source local/nope.tpl: no such file") {
+					t.Fatalf("the event does not say why: %q", last.DisplayMessage)
+				}
+			})
+		})
+	}
+}

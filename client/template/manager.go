@@ -6,19 +6,22 @@
 // one; Consul and Vault functions are refused.
 //
 // The Manager is a shell around consul-template's runner: the runner
-// watches and writes the files; the Manager turns its render events into
-// the task's events and asks the task's Lifecycle to restart, signal or
-// run a script.
+// watches the data and executes the templates; the Manager reads their
+// sources and writes their destinations itself, through the allocation's
+// directory opened with client/allocfs (a task's symlink never leads the
+// client outside it), turns the runner's render events into the task's
+// events and asks the task's Lifecycle to restart, signal or run a
+// script.
 package template
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,10 +90,13 @@ type Lifecycle interface {
 type Config struct {
 	Templates []*structs.Template
 	// TaskDir is the task's directory and AllocDir the allocation's
-	// shared one, on the client's host.
-	TaskDir, AllocDir string
-	// Env is the task's environment, which the env function reads and
-	// destinations may refer to.
+	// shared one, on the client's host; both are inside AllocRoot, the
+	// allocation's directory (empty: TaskDir's parent), through which
+	// every file a template names is opened (client/allocfs).
+	TaskDir, AllocDir, AllocRoot string
+	// Env is the task's environment, which the env functions read (and
+	// nothing else: never the client's own) and destinations may refer
+	// to.
 	Env       map[string]string
 	Server    Server
 	Settings  Settings
@@ -105,7 +111,7 @@ type Manager struct {
 	// engines are the runners of the templates: one for those watched
 	// for changes, one for those rendered once (once = true).
 	engines []*engine
-	dests   map[*structs.Template]string // host path of each destination
+	files   files
 
 	startOnce sync.Once
 	firstDone chan struct{}
@@ -131,16 +137,31 @@ type engine struct {
 }
 
 // New builds the manager and its engines; nothing renders until Prestart.
+// A template that cannot be built (a source that cannot be read, a path
+// that leaves the task's directory, a template that calls itself) is an
+// error wrapping ErrInvalidConfig, and a nil *Manager.
 func New(cfg Config) (*Manager, error) {
 	if len(cfg.Templates) == 0 || cfg.TaskDir == "" || cfg.Lifecycle == nil {
 		return nil, fmt.Errorf("%w: templates, task dir and lifecycle are required", ErrInvalidConfig)
 	}
 	m := &Manager{
 		cfg: cfg, settings: cfg.Settings.withDefaults(),
-		dests:     map[*structs.Template]string{},
 		firstDone: make(chan struct{}),
 		stopCh:    make(chan struct{}),
 	}
+	if err := m.files.open(cfg); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if err := m.build(); err != nil {
+		m.files.close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// build makes the engines.
+func (m *Manager) build() error {
+	cfg := m.cfg
 	var watched, once []*structs.Template
 	for _, t := range cfg.Templates {
 		if t.Once {
@@ -158,11 +179,11 @@ func New(cfg Config) (*Manager, error) {
 		}
 		e, err := m.newEngine(group.ts, group.once)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.engines = append(m.engines, e)
 	}
-	return m, nil
+	return nil
 }
 
 // newEngine builds a runner for templates.
@@ -181,12 +202,17 @@ func (m *Manager) newEngine(templates []*structs.Template, once bool) (*engine, 
 	conf.Templates = &ctmpls
 	conf.Once = once
 	m.serverConfig(conf)
+	// The engine reads no source and writes no destination itself.
+	conf.ReaderFunc = m.files.readSource
+	conf.RendererFunc = m.files.render
 	conf.Finalize()
 	runner, err := manager.NewRunner(conf, false)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %s", ErrInvalidConfig, m.describe(err))
 	}
-	runner.Env = maskProcessEnv(maps.Clone(m.cfg.Env))
+	// The env functions are replaced (envFuncs); this is for the engine's
+	// other uses.
+	runner.Env = maps.Clone(m.cfg.Env)
 	e := &engine{runner: runner, lookup: map[string][]*structs.Template{}, once: once}
 	for id, cts := range runner.TemplateConfigMapping() {
 		for _, ct := range cts {
@@ -221,28 +247,9 @@ func (m *Manager) serverConfig(conf *ctconf.Config) {
 	conf.BlockQueryWaitTime = ctconf.TimeDuration(set.BlockQueryWait)
 }
 
-// templateConfig turns a task's template into the engine's.
+// templateConfig turns a task's template into the engine's: its source
+// read, its destination named, through the allocation's directory.
 func (m *Manager) templateConfig(t *structs.Template) (*ctconf.TemplateConfig, error) {
-	dest, err := m.hostPath(t.DestPath)
-	if err != nil {
-		return nil, fmt.Errorf("%w: destination: %w", ErrInvalidConfig, err)
-	}
-	m.dests[t] = dest
-	ct := ctconf.DefaultTemplateConfig()
-	ct.Destination = ctconf.String(dest)
-	if t.SourcePath != "" {
-		src, err := m.hostPath(t.SourcePath)
-		if err != nil {
-			return nil, fmt.Errorf("%w: source: %w", ErrInvalidConfig, err)
-		}
-		ct.Source = ctconf.String(src)
-	} else {
-		ct.Contents = ctconf.String(t.EmbeddedTmpl)
-	}
-	ct.LeftDelim = ctconf.String(t.LeftDelim)
-	ct.RightDelim = ctconf.String(t.RightDelim)
-	ct.ErrMissingKey = ctconf.Bool(t.ErrMissingKey)
-	ct.CreateDestDirs = ctconf.Bool(true)
 	perms := t.Perms
 	if perms == "" {
 		perms = structs.DefaultTemplatePerms
@@ -252,31 +259,43 @@ func (m *Manager) templateConfig(t *structs.Template) (*ctconf.TemplateConfig, e
 		return nil, fmt.Errorf("%w: perms %q are not octal", ErrInvalidConfig, perms)
 	}
 	mode := os.FileMode(v)
+	dest, err := m.files.destination(t, m.interpolate(t.DestPath), mode)
+	if err != nil {
+		return nil, fmt.Errorf("%w: destination %s: %w", ErrInvalidConfig, t.DestPath, err)
+	}
+	ct := ctconf.DefaultTemplateConfig()
+	ct.Destination = ctconf.String(dest)
+	text := t.EmbeddedTmpl
+	if t.SourcePath != "" {
+		src, b, err := m.files.source(m.interpolate(t.SourcePath))
+		if err != nil {
+			return nil, fmt.Errorf("%w: source %s: %w", ErrInvalidConfig, t.SourcePath, err)
+		}
+		ct.Source = ctconf.String(src)
+		text = string(b)
+	} else {
+		ct.Contents = ctconf.String(t.EmbeddedTmpl)
+	}
+	if err := checkRecursion(text, t.LeftDelim, t.RightDelim, !denied(m.settings.FunctionDenylist, "executeTemplate")); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidConfig, t.DestPath, err)
+	}
+	ct.LeftDelim = ctconf.String(t.LeftDelim)
+	ct.RightDelim = ctconf.String(t.RightDelim)
+	ct.ErrMissingKey = ctconf.Bool(t.ErrMissingKey)
+	ct.CreateDestDirs = ctconf.Bool(true)
 	ct.Perms = &mode
 	ct.Uid, ct.Gid = t.Uid, t.Gid
 	ct.FunctionDenylist = append([]string(nil), m.settings.FunctionDenylist...)
 	maps.Copy(ct.ExtFuncMap, tmplcheck.RefusedFuncMap())
-	if !m.settings.DisableSandbox {
-		ct.SandboxPath = ctconf.String(m.cfg.TaskDir)
-	}
+	// file and the env functions read what the task may, never the
+	// client's own files and environment (the denylist still applies to
+	// them: the engine denies after it adds these).
+	ct.ExtFuncMap["file"] = m.files.fileFunc
+	maps.Copy(ct.ExtFuncMap, envFuncs(m.cfg.Env))
 	minD, maxD := m.settings.wait(t)
 	ct.Wait = &ctconf.WaitConfig{Enabled: ctconf.Bool(minD > 0 || maxD > 0), Min: ctconf.TimeDuration(minD), Max: ctconf.TimeDuration(maxD)}
 	ct.Finalize()
 	return ct, nil
-}
-
-// hostPath resolves a template's path on the host: runtime variables
-// replaced from the task's environment, then inside the task's directory
-// or, for alloc/…, the allocation's shared one.
-func (m *Manager) hostPath(p string) (string, error) {
-	rel, where, ok := structs.TemplatePath(m.interpolate(p))
-	if !ok && !m.settings.DisableSandbox {
-		return "", fmt.Errorf("%q escapes the task directory", p)
-	}
-	if where == structs.TemplateInAlloc && m.cfg.AllocDir != "" {
-		return filepath.Join(m.cfg.AllocDir, rel), nil
-	}
-	return filepath.Join(m.cfg.TaskDir, rel), nil
 }
 
 // dirVars are left for structs.TemplatePath, which knows where they
@@ -311,21 +330,6 @@ func (m *Manager) interpolate(s string) string {
 	}
 }
 
-// maskProcessEnv hides the client's own environment from the env
-// function, which falls back to it for names the task lacks.
-func maskProcessEnv(env map[string]string) map[string]string {
-	if env == nil {
-		env = map[string]string{}
-	}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := env[k]; !ok {
-			env[k] = ""
-		}
-	}
-	return env
-}
-
 // Prestart starts the engine on its first call and waits, at most the
 // render timeout, for every template to render once; it returns the
 // variables of the templates with env = true. Later calls (a restart)
@@ -354,13 +358,18 @@ func (m *Manager) Env() map[string]string {
 	return maps.Clone(m.env)
 }
 
-// Stop stops the engine; the rendered files stay.
+// Stop stops the engine; the rendered files stay. A nil Manager stops
+// at once.
 func (m *Manager) Stop() {
+	if m == nil {
+		return
+	}
 	m.stopOnce.Do(func() {
 		close(m.stopCh)
 		for _, e := range m.engines {
 			e.runner.Stop()
 		}
+		m.files.close()
 	})
 }
 
@@ -526,29 +535,25 @@ func (e *engine) unrendered() string {
 	return strings.Join(out, "; ")
 }
 
-// describe names the destinations in an engine error, which speaks of
-// host paths.
+// describe names the sources and destinations in an engine error, which
+// speaks of the names the engine was given.
 func (m *Manager) describe(err error) string {
-	s := err.Error()
-	for t, dest := range m.dests {
-		s = strings.ReplaceAll(s, dest, t.DestPath)
-	}
-	return s
+	return m.files.describe(err.Error())
 }
 
-// loadEnv reads the variables of the templates with env = true.
+// loadEnv reads the variables of the templates with env = true, from
+// what was last rendered (not from the file, which the task may change).
 func (m *Manager) loadEnv() error {
 	env := map[string]string{}
 	for _, t := range m.cfg.Templates {
 		if !t.Envvars {
 			continue
 		}
-		f, err := os.Open(m.dests[t])
-		if err != nil {
-			return fmt.Errorf("%w: reading the variables of %s: %w", ErrTemplateFailed, t.DestPath, err)
+		b, ok := m.files.rendered(t)
+		if !ok {
+			return fmt.Errorf("%w: reading the variables of %s: not rendered", ErrTemplateFailed, t.DestPath)
 		}
-		vars, err := envparse.Parse(f)
-		f.Close()
+		vars, err := envparse.Parse(bytes.NewReader(b))
 		if err != nil {
 			return fmt.Errorf("%w: %s is not KEY=value lines: %w", ErrTemplateFailed, t.DestPath, err)
 		}

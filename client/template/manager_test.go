@@ -43,10 +43,24 @@ func settings(timeout time.Duration) Settings {
 	return s
 }
 
+// allocDirs lays out an allocation's directory as the client does: the
+// task web's directory (with local/ and secrets/) and the shared alloc/.
+func allocDirs(t *testing.T) (root, taskDir, sharedDir string) {
+	t.Helper()
+	root = t.TempDir()
+	taskDir, sharedDir = filepath.Join(root, "web"), filepath.Join(root, "alloc")
+	for _, d := range []string{"web/local", "web/secrets", "alloc/data"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, taskDir, sharedDir
+}
+
 func newManager(t *testing.T, cfg Config) *Manager {
 	t.Helper()
 	if cfg.TaskDir == "" {
-		cfg.TaskDir = t.TempDir()
+		cfg.AllocRoot, cfg.TaskDir, cfg.AllocDir = allocDirs(t)
 	}
 	if cfg.Lifecycle == nil {
 		cfg.Lifecycle = &lifecycle{}
@@ -69,9 +83,9 @@ func prestart(t *testing.T, m *Manager) (map[string]string, error) {
 // TestPaths: destinations land in the task's directory or, for alloc/,
 // the allocation's; runtime variables are filled in.
 func TestPaths(t *testing.T) {
-	taskDir, allocDir := t.TempDir(), t.TempDir()
+	root, taskDir, allocDir := allocDirs(t)
 	m := newManager(t, Config{
-		TaskDir: taskDir, AllocDir: allocDir, Settings: settings(5 * time.Second),
+		AllocRoot: root, TaskDir: taskDir, AllocDir: allocDir, Settings: settings(5 * time.Second),
 		Env: map[string]string{"NOMAD_ALLOC_INDEX": "3", "NOMAD_TASK_DIR": "/local"},
 		Templates: []*structs.Template{
 			{DestPath: "${NOMAD_TASK_DIR}/a-${NOMAD_ALLOC_INDEX}", EmbeddedTmpl: "a", ChangeMode: "noop"},
@@ -98,7 +112,7 @@ func TestPaths(t *testing.T) {
 // TestRefusedFunctionAtRender: a source file (not checked when the job
 // was submitted) calling a Consul function fails the render, naming it.
 func TestRefusedFunctionAtRender(t *testing.T) {
-	taskDir := t.TempDir()
+	_, taskDir, _ := allocDirs(t)
 	if err := os.WriteFile(filepath.Join(taskDir, "in.tpl"), []byte(`{{ key "app/x" }}`), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,12 @@ import (
 // template settings that apply without Consul and Vault).
 type Settings struct {
 	// FunctionDenylist are functions no template may call (glob
-	// patterns); Nomad's default denies plugin and writeToFile.
+	// patterns); the default denies Nomad's plugin and writeToFile, and
+	// executeTemplate.
 	FunctionDenylist []string
 	// DisableSandbox lets the file function and source read, and
-	// templates write, outside the task's directory.
+	// templates write, outside the task's directory; a path that leaves
+	// the allocation's directory as written then reaches the host.
 	DisableSandbox bool
 	// MaxStale is how stale a read may be (served by any server).
 	MaxStale time.Duration
@@ -53,8 +55,13 @@ const (
 	DefaultEventRate      = 3 * time.Second
 )
 
-// DefaultFunctionDenylist is Nomad's default function_denylist.
-var DefaultFunctionDenylist = []string{"plugin", "writeToFile"}
+// DefaultFunctionDenylist is the default function_denylist: Nomad's
+// (plugin runs a command as the client, writeToFile writes where the
+// client may) and executeTemplate, with which a template that calls
+// itself exhausts the client's stack (the agent dies: no recover catches
+// it). With it allowed, a template that recurses is refused before it
+// renders (checkRecursion).
+var DefaultFunctionDenylist = []string{"plugin", "writeToFile", "executeTemplate"}
 
 // DefaultSettings returns Nomad's client template defaults.
 func DefaultSettings() Settings {
