@@ -3,6 +3,7 @@ package docker
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-connections/nat"
 
+	"github.com/droverhq/drover/client/allocfs"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
@@ -215,12 +217,12 @@ func mounts(h *container.HostConfig, cfg *drivers.TaskConfig, dc *structs.Docker
 		if err != nil {
 			return fmt.Errorf("%w: volumes[%d] %v", drivers.ErrInvalidConfig, i, err)
 		}
-		host, err := bindSource(cfg, src, volumesEnabled)
+		host, hostRO, err := bindSource(cfg, src, volumesEnabled)
 		if err != nil {
 			return fmt.Errorf("volumes[%d]: %w", i, err)
 		}
 		b := host + ":" + dst
-		if ro {
+		if ro || hostRO {
 			b += ":ro"
 		}
 		h.Binds = append(h.Binds, b)
@@ -229,11 +231,11 @@ func mounts(h *container.HostConfig, cfg *drivers.TaskConfig, dc *structs.Docker
 		mt := mount.Mount{Target: m.Target, ReadOnly: m.ReadOnly}
 		switch m.Type {
 		case structs.DockerMountBind:
-			host, err := bindSource(cfg, m.Source, volumesEnabled)
+			host, hostRO, err := bindSource(cfg, m.Source, volumesEnabled)
 			if err != nil {
 				return fmt.Errorf("mount[%d]: %w", i, err)
 			}
-			mt.Type, mt.Source = mount.TypeBind, host
+			mt.Type, mt.Source, mt.ReadOnly = mount.TypeBind, host, m.ReadOnly || hostRO
 		case structs.DockerMountVolume:
 			if m.Source != "" && !volumesEnabled {
 				return fmt.Errorf("mount[%d]: %w: named volume %q", i, errVolumesDisabled, m.Source)
@@ -252,46 +254,80 @@ func mounts(h *container.HostConfig, cfg *drivers.TaskConfig, dc *structs.Docker
 	return nil
 }
 
-// bindSource resolves a bind source: relative to the task's directory,
-// and, unless volumes are enabled, inside the allocation's directory
-// after symlinks are followed. A relative source that does not exist is
-// created as a directory in the task's directory (as docker -v would,
-// but owned by the client).
-func bindSource(cfg *drivers.TaskConfig, src string, volumesEnabled bool) (string, error) {
+// bindSource resolves a bind source. Unless the client enables volumes,
+// a source is resolved through allocfs, symlinks included, at the time
+// the container is made: a relative one against the task's directory, an
+// absolute one only inside the allocation's directory, and either is
+// refused if it leads out of the allocation (a symlink that an artifact,
+// this task or a sibling put in local/ or alloc/). The daemon is handed
+// the resolved path, so it follows no link of the task's. The one other
+// absolute source allowed is a host volume the task mounts (volume_mount,
+// which the client resolved from its own host_volume blocks), named
+// exactly, and read-only if its volume_mount is. A relative source that
+// does not exist is made as a directory
+// in the allocation (as docker -v would, but owned by the client).
+func bindSource(cfg *drivers.TaskConfig, src string, volumesEnabled bool) (host string, ro bool, err error) {
+	if volumesEnabled {
+		// The operator lets jobs bind any host path.
+		if filepath.IsAbs(src) {
+			return filepath.Clean(src), false, nil
+		}
+		if cfg.TaskDir == "" {
+			return "", false, fmt.Errorf("%w: relative source %q needs a task directory", drivers.ErrInvalidConfig, src)
+		}
+		host := filepath.Join(cfg.TaskDir, src)
+		if _, err := os.Lstat(host); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(host, 0o755); err != nil {
+				return "", false, err
+			}
+		}
+		return host, false, nil
+	}
+	host = src
 	if filepath.IsAbs(src) {
-		if !volumesEnabled && !within(filepath.Clean(src), allocRoot(cfg)) {
-			return "", fmt.Errorf("%w: host path %q is outside the allocation's directory", errVolumesDisabled, src)
+		host = filepath.Clean(src)
+		for _, m := range cfg.Mounts {
+			if host == filepath.Clean(m.HostPath) {
+				return host, m.Readonly, nil
+			}
 		}
-		return filepath.Clean(src), nil
-	}
-	if cfg.TaskDir == "" {
-		return "", fmt.Errorf("%w: relative source %q needs a task directory", drivers.ErrInvalidConfig, src)
-	}
-	host := filepath.Join(cfg.TaskDir, src)
-	root := allocRoot(cfg)
-	if !within(host, root) && !volumesEnabled {
-		return "", fmt.Errorf("%w: %q leaves the allocation's directory", drivers.ErrInvalidConfig, src)
-	}
-	if _, err := os.Lstat(host); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(host, 0o755); err != nil {
-			return "", err
+		if !within(host, allocRoot(cfg)) {
+			return "", false, fmt.Errorf("%w: host path %q is outside the allocation's directory", errVolumesDisabled, src)
+		}
+	} else {
+		if cfg.TaskDir == "" {
+			return "", false, fmt.Errorf("%w: relative source %q needs a task directory", drivers.ErrInvalidConfig, src)
+		}
+		host = filepath.Join(cfg.TaskDir, src)
+		if !within(host, allocRoot(cfg)) {
+			return "", false, fmt.Errorf("%w: %q leaves the allocation's directory", errVolumesDisabled, src)
 		}
 	}
-	if !volumesEnabled {
-		real, err := filepath.EvalSymlinks(host)
-		if err != nil {
-			return "", err
-		}
-		realRoot, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			return "", err
-		}
-		if !within(real, realRoot) {
-			return "", fmt.Errorf("%w: %q resolves to %s, outside the allocation's directory", errVolumesDisabled, src, real)
-		}
-		host = real
+	root, err := allocfs.Open(allocRoot(cfg))
+	if err != nil {
+		return "", false, err
 	}
-	return host, nil
+	defer root.Close()
+	refused := func(err error) error {
+		if errors.Is(err, allocfs.ErrEscapes) {
+			return fmt.Errorf("%w: %q resolves outside the allocation's directory: %w", errVolumesDisabled, src, err)
+		}
+		return fmt.Errorf("%w: %q: %w", drivers.ErrInvalidConfig, src, err)
+	}
+	rel, err := root.Rel(host)
+	if err != nil {
+		return "", false, refused(err)
+	}
+	if _, err := root.Stat(rel); errors.Is(err, fs.ErrNotExist) {
+		if err := root.MkdirAll(rel, 0o755); err != nil {
+			return "", false, refused(err)
+		}
+	}
+	real, err := root.RealPath(rel)
+	if err != nil {
+		return "", false, refused(err)
+	}
+	return real, false, nil
 }
 
 // allocRoot is the allocation's directory: the task directory's parent.
