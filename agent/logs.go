@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/client"
+	"github.com/droverhq/drover/client/allocfs"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -155,6 +155,13 @@ func (h *clientHandler) logs(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = h.checkTask(lr)
 	}
+	var root *allocfs.Root
+	if err == nil {
+		root, err = h.openLogs(lr)
+	}
+	if root != nil {
+		defer root.Close()
+	}
 	if err != nil {
 		code := http.StatusInternalServerError
 		var he *httpError
@@ -176,7 +183,7 @@ func (h *clientHandler) logs(w http.ResponseWriter, r *http.Request) {
 	if f, ok := w.(http.Flusher); ok {
 		out.flush = f.Flush
 	}
-	if err := h.stream(r.Context(), lr, out); err != nil && r.Context().Err() == nil {
+	if err := h.stream(r.Context(), root, lr, out); err != nil && r.Context().Err() == nil {
 		h.logger.Debug("streaming logs ended", "alloc_id", lr.alloc, "task", lr.task, "error", err)
 	}
 }
@@ -196,6 +203,32 @@ func (h *clientHandler) checkTask(lr *logRequest) error {
 	return &httpError{code: http.StatusNotFound, msg: fmt.Sprintf("unknown task %q in allocation %q", lr.task, lr.alloc)}
 }
 
+// openLogs opens the allocation's directory, through which alone the
+// task's log files are read (a task can put a symlink or a FIFO in the
+// place of one; see allocfs), and refuses with 400 a log whose directory
+// or files are not what the client writes: the directory leading out of
+// the allocation, or a file that is not a regular file.
+func (h *clientHandler) openLogs(lr *logRequest) (*allocfs.Root, error) {
+	info, _ := h.src.Alloc(lr.alloc)
+	root, err := allocfs.Open(info.Dir.Root)
+	if err != nil {
+		return nil, err
+	}
+	_, _, odd, err := logFiles(root, lr.task+"."+lr.typ)
+	switch {
+	case errors.Is(err, allocfs.ErrEscapes) || errors.Is(err, allocfs.ErrNotRegular):
+		err = badRequest("task %q's log directory is refused: %v", lr.task, err)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	case len(odd) > 0:
+		err = badRequest("task %q's log is refused: %s is not a regular file (the task put a symbolic link or a special file in its place)", lr.task, strings.Join(odd, ", "))
+	default:
+		return root, nil
+	}
+	h.logger.Warn("refusing a task's log", "alloc_id", lr.alloc, "task", lr.task, "error", err)
+	root.Close()
+	return nil, err
+}
+
 // taskDone reports whether the task will write no more: it is dead, or
 // the client no longer holds its alloc.
 func (h *clientHandler) taskDone(lr *logRequest) bool {
@@ -213,15 +246,16 @@ type logPos struct {
 	off   int64
 }
 
-// logFiles lists the indexes of a task's log files, ascending, with their
-// sizes.
-func logFiles(dir, base string) ([]int, map[int]int64, error) {
-	entries, err := os.ReadDir(dir)
+// logFiles lists the indexes of a task's log files in the allocation's
+// alloc/logs, ascending, with their sizes. Only regular files count: the
+// names of others (a symlink, a FIFO a task put there) are returned in
+// odd, and never opened.
+func logFiles(root *allocfs.Root, base string) (idx []int, sizes map[int]int64, odd []string, err error) {
+	entries, err := root.ReadDir(logDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var idx []int
-	sizes := map[int]int64{}
+	sizes = map[int]int64{}
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), base+".")
 		if !ok {
@@ -231,16 +265,24 @@ func logFiles(dir, base string) ([]int, map[int]int64, error) {
 		if err != nil || n < 0 || strconv.Itoa(n) != rest {
 			continue
 		}
+		if !e.Type().IsRegular() {
+			odd = append(odd, logDir+"/"+e.Name())
+			continue
+		}
 		fi, err := e.Info()
-		if err != nil {
+		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
 		idx = append(idx, n)
 		sizes[n] = fi.Size()
 	}
 	slices.Sort(idx)
-	return idx, sizes, nil
+	return idx, sizes, odd, nil
 }
+
+// logDir is where the tasks' logs are, relative to the allocation's
+// directory.
+const logDir = "alloc/logs"
 
 // startPos finds where the stream begins: offset bytes after the start of
 // the first file, or before the end of the last.
@@ -272,23 +314,25 @@ func startPos(idx []int, sizes map[int]int64, offset int64, fromEnd bool) logPos
 // asked. Files are opened by name for every read, so that a rotation
 // (which renames the live file and puts a copy of it in its place) never
 // makes the reader miss or repeat bytes.
-func (h *clientHandler) stream(ctx context.Context, lr *logRequest, out *logWriter) error {
-	info, _ := h.src.Alloc(lr.alloc)
-	dir := info.Dir.LogDir()
+func (h *clientHandler) stream(ctx context.Context, root *allocfs.Root, lr *logRequest, out *logWriter) error {
 	base := lr.task + "." + lr.typ
 	var pos logPos
 	started := false
 	for {
 		done := !lr.follow || h.taskDone(lr)
-		idx, sizes, err := logFiles(dir, base)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		idx, sizes, odd, err := logFiles(root, base)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
+		}
+		if len(odd) > 0 {
+			// Put in place while the log was streamed: never read.
+			return fmt.Errorf("%s: %w", strings.Join(odd, ", "), allocfs.ErrNotRegular)
 		}
 		if !started && len(idx) > 0 {
 			pos, started = startPos(idx, sizes, lr.offset, lr.fromEnd), true
 		}
 		if started {
-			if pos, err = h.drain(dir, base, idx, pos, out); err != nil {
+			if pos, err = h.drain(root, base, idx, pos, out); err != nil {
 				return err
 			}
 		}
@@ -305,12 +349,12 @@ func (h *clientHandler) stream(ctx context.Context, lr *logRequest, out *logWrit
 
 // drain sends everything from pos to the end of the last file and returns
 // the new position.
-func (h *clientHandler) drain(dir, base string, idx []int, pos logPos, out *logWriter) (logPos, error) {
+func (h *clientHandler) drain(root *allocfs.Root, base string, idx []int, pos logPos, out *logWriter) (logPos, error) {
 	for {
-		name := base + "." + strconv.Itoa(pos.index)
-		n, err := copyFrom(filepath.Join(dir, name), pos.off, out, "alloc/logs/"+name)
+		name := logDir + "/" + base + "." + strconv.Itoa(pos.index)
+		n, err := copyFrom(root, name, pos.off, out)
 		pos.off += n
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return pos, err
 		}
 		// Move on to the next file, if there is one.
@@ -322,10 +366,12 @@ func (h *clientHandler) drain(dir, base string, idx []int, pos logPos, out *logW
 	}
 }
 
-// copyFrom copies path from off to its end into out and returns how many
-// bytes it copied.
-func copyFrom(path string, off int64, out *logWriter, file string) (int64, error) {
-	f, err := os.Open(path)
+// copyFrom copies name, a log file under the allocation's directory, from
+// off to its end into out and returns how many bytes it copied. It is
+// opened through allocfs: a symlink out of the allocation is refused
+// (ErrEscapes), a FIFO or device too (ErrNotRegular) without blocking.
+func copyFrom(root *allocfs.Root, name string, off int64, out *logWriter) (int64, error) {
+	f, err := root.Open(name)
 	if err != nil {
 		return 0, err
 	}
@@ -338,7 +384,7 @@ func copyFrom(path string, off int64, out *logWriter, file string) (int64, error
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
-			if werr := out.write(buf[:n], file, off+total+int64(n)); werr != nil {
+			if werr := out.write(buf[:n], name, off+total+int64(n)); werr != nil {
 				return total, werr
 			}
 			total += int64(n)
