@@ -16,19 +16,26 @@ import (
 // requests to the agent: a form or fetch() with a "simple" content type
 // (text/plain, a form encoding, multipart) needs no CORS preflight, so the
 // browser sends it and only hides the answer. Without ACLs (a dev agent,
-// raw_exec on) such a request could register a job that runs commands. The
-// guard refuses, before any route sees it, every request that changes
-// state (any method but GET, HEAD and OPTIONS, and a WebSocket upgrade)
-// when the browser says it comes from another site:
+// raw_exec on) such a request could register a job that runs commands.
+// The guard refuses, before any route sees it:
 //
-//   - an Origin header other than the agent's own (the scheme, host and port
-//     the request was sent to) and not in the allow-list; "null" (a
-//     sandboxed frame, a file: page, a redirect) is never the agent's own;
-//   - Sec-Fetch-Site: cross-site or same-site (another port or sub-domain
-//     of the same site is another origin);
-//   - a loopback-bound agent's own address, but under a name that is not an
-//     IP address or "localhost": a page of a name its attacker points at
-//     127.0.0.1 (DNS rebinding) is "same-origin" to the browser.
+//   - on an agent that listens on loopback only, every request (reads,
+//     WebSocket upgrades and preflights included) sent under a Host that is
+//     not an IP address, "localhost", a name under .localhost (reserved:
+//     browsers and resolvers keep it on this machine) or a name the
+//     operator lists (http_allowed_hosts). A page of a name its attacker
+//     points at 127.0.0.1 (DNS rebinding) is "same-origin" to the browser:
+//     it would read the answers (jobs, variables, logs) and may send any
+//     header, a forwarded request's marks included, which therefore do not
+//     lift this rule. An agent forwards to the address its peer
+//     advertises, which that peer accepts (see agent.crossSite).
+//   - every request that changes state (any method but GET, HEAD and
+//     OPTIONS, and a WebSocket upgrade) when the browser says it comes from
+//     another site: an Origin header other than the agent's own (the
+//     scheme, host and port the request was sent to) and not in the
+//     allow-list ("null", a sandboxed frame, a file: page, a redirect, is
+//     never the agent's own), or Sec-Fetch-Site: cross-site or same-site
+//     (another port or sub-domain of the same site is another origin).
 //
 // Programs (the CLI, Nomad's Go client, curl) send neither Origin nor
 // Sec-Fetch-Site and are served as before. The agent's own UI sends its own
@@ -48,6 +55,10 @@ type CrossSite struct {
 	Headers map[string]string
 	// LoopbackOnly says the agent listens on loopback addresses only.
 	LoopbackOnly bool
+	// AllowedHosts are host names, besides IP addresses, localhost and
+	// names under .localhost, that a LoopbackOnly agent answers requests
+	// sent to (any case; a port is ignored).
+	AllowedHosts []string
 	// ForwardMarks are the headers an agent marks a request it forwards
 	// with (to the leader, to a client node): the first agent guarded it.
 	// A page cannot send them: a header of its own makes the browser ask
@@ -60,6 +71,10 @@ type CrossSite struct {
 // site's page (403).
 var ErrCrossSite = errors.New("cross-site request refused")
 
+// ErrHostRefused: a loopback-only agent was sent a request under a host
+// name that is not its own (DNS rebinding; 403).
+var ErrHostRefused = errors.New("request to an unknown host name refused")
+
 // GuardCrossSite wraps h with the guard.
 func GuardCrossSite(h http.Handler, c CrossSite) http.Handler {
 	allowed := map[string]bool{}
@@ -71,11 +86,22 @@ func GuardCrossSite(h http.Handler, c CrossSite) http.Handler {
 		}
 		allowed[strings.ToLower(strings.TrimRight(o, "/"))] = true
 	}
+	hosts := map[string]bool{}
+	for _, h := range c.AllowedHosts {
+		hosts[canonicalHost(h)] = true
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range c.Headers {
 			if !strings.EqualFold(k, "Access-Control-Allow-Origin") {
 				w.Header().Set(k, v)
 			}
+		}
+		if c.LoopbackOnly && r.Host != "" && !loopbackName(r.Host) && !hosts[canonicalHost(hostOnly(r.Host))] {
+			writeError(w, Errorf(http.StatusForbidden, "%s %s: this agent listens on loopback only and answers requests "+
+				"sent to an IP address or localhost, not to %q: a web page of a name pointed at 127.0.0.1 (DNS rebinding) "+
+				"could read and change it; use http://127.0.0.1:<port> or http://localhost:<port>, or list the name in "+
+				"the agent's http_allowed_hosts: %w", r.Method, r.URL.Path, r.Host, ErrHostRefused))
+			return
 		}
 		origin := r.Header.Get("Origin")
 		listed := origin != "" && allowed[strings.ToLower(origin)]
@@ -95,7 +121,7 @@ func GuardCrossSite(h http.Handler, c CrossSite) http.Handler {
 			return
 		}
 		if changesState(r) && !listed && !forwarded(r, c.ForwardMarks) {
-			if why := crossSiteReason(r, c.LoopbackOnly); why != "" {
+			if why := crossSiteReason(r); why != "" {
 				writeError(w, Errorf(http.StatusForbidden, "%s %s: %s: %w", r.Method, r.URL.Path, why, ErrCrossSite))
 				return
 			}
@@ -123,8 +149,9 @@ func changesState(r *http.Request) bool {
 	return true
 }
 
-// crossSiteReason says why r comes from another site's page, or "".
-func crossSiteReason(r *http.Request, loopbackOnly bool) string {
+// crossSiteReason says why r comes from another site's page, or "". (A
+// page of a rebinding name is refused before, whatever it asks.)
+func crossSiteReason(r *http.Request) string {
 	origin := r.Header.Get("Origin")
 	switch site := strings.ToLower(r.Header.Get("Sec-Fetch-Site")); site {
 	case "cross-site", "same-site":
@@ -145,10 +172,6 @@ func crossSiteReason(r *http.Request, loopbackOnly bool) string {
 			why += fmt.Sprintf(", with the content type %s that a page may send without asking first", mt)
 		}
 		return why + "; add the origin to the agent's allowed origins to let its pages write"
-	}
-	if loopbackOnly && !loopbackName(r.Host) {
-		return fmt.Sprintf("this agent listens on loopback only, yet the page that sent the request calls it %q: "+
-			"a name pointed at 127.0.0.1 by another site (DNS rebinding); use http://127.0.0.1 or http://localhost", hostOnly(r.Host))
 	}
 	return ""
 }
@@ -198,8 +221,15 @@ func hostOnly(hostport string) string {
 }
 
 // loopbackName reports whether host (with or without a port) is an IP
-// address or localhost: names no other site can point here.
+// address, localhost or a name under .localhost: names no other site can
+// point here (.localhost is reserved, RFC 6761, and never delegated).
 func loopbackName(hostport string) bool {
-	h := hostOnly(hostport)
-	return net.ParseIP(h) != nil || strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost")
+	h := canonicalHost(hostOnly(hostport))
+	return net.ParseIP(h) != nil || h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+// canonicalHost is a host name in lower case, without the trailing dot of
+// a fully qualified name ("LocalHost." is localhost).
+func canonicalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(h), ".")
 }

@@ -92,3 +92,83 @@ func TestGuardCrossSitePreflight(t *testing.T) {
 		}
 	}
 }
+
+// A loopback-only agent answers no request, whatever its method, sent
+// under a name a page's attacker may point at 127.0.0.1 (DNS rebinding):
+// only IP addresses, localhost, names under .localhost and the listed
+// names. An agent that listens beyond loopback answers any name.
+func TestGuardHost(t *testing.T) {
+	served := 0
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++; w.WriteHeader(200) })
+	loopback := GuardCrossSite(inner, CrossSite{LoopbackOnly: true, AllowedHosts: []string{"Drover.Internal"},
+		ForwardMarks: []string{ForwardedHeader}})
+	open := GuardCrossSite(inner, CrossSite{ForwardMarks: []string{ForwardedHeader}})
+	hosts := []struct {
+		host string
+		ok   bool
+	}{
+		{"127.0.0.1:4646", true},
+		{"127.0.0.1", true},
+		{"[::1]:4646", true},
+		{"localhost:4646", true},
+		{"localhost", true},
+		{"LocalHost.:4646", true},
+		{"ui.localhost:4646", true},
+		{"drover.internal:4646", true},
+		{"DROVER.INTERNAL.", true},
+		{"evil.example:4646", false},
+		{"evil.example", false},
+		{"127.0.0.1.nip.io:4646", false},
+		{"localhost.evil.example:4646", false},
+		{"drover.internal.evil.example", false},
+	}
+	methods := []struct {
+		name, method string
+		headers      map[string]string
+	}{
+		{"GET", "GET", nil},
+		{"HEAD", "HEAD", nil},
+		{"a page's GET", "GET", map[string]string{"Sec-Fetch-Site": "same-origin"}},
+		{"OPTIONS", "OPTIONS", nil},
+		{"POST", "POST", nil},
+		{"PUT", "PUT", nil},
+		{"DELETE", "DELETE", nil},
+		{"WebSocket", "GET", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}},
+		{"forwarded GET", "GET", map[string]string{ForwardedHeader: "1"}},
+	}
+	for _, h := range hosts {
+		for _, m := range methods {
+			for _, agent := range []struct {
+				name  string
+				guard http.Handler
+				ok    bool
+			}{{"loopback", loopback, h.ok}, {"open", open, true}} {
+				t.Run(agent.name+" "+m.name+" "+h.host, func(t *testing.T) {
+					served = 0
+					r := httptest.NewRequest(m.method, "/v1/jobs", nil)
+					r.Host = h.host
+					for k, v := range m.headers {
+						r.Header.Set(k, v)
+					}
+					rec := httptest.NewRecorder()
+					agent.guard.ServeHTTP(rec, r)
+					if agent.ok != (served == 1) || agent.ok != (rec.Code == 200) {
+						t.Fatalf("served %d, answered %d %s; want served %t", served, rec.Code, rec.Body, agent.ok)
+					}
+					if !agent.ok && (rec.Code != 403 || !strings.Contains(rec.Body.String(), `"`+h.host+`"`) ||
+						!strings.Contains(rec.Body.String(), "http_allowed_hosts")) {
+						t.Fatalf("answered %d %q, want 403 naming the Host and http_allowed_hosts", rec.Code, rec.Body)
+					}
+				})
+			}
+		}
+	}
+	// A request without a Host (HTTP/1.0) names nothing a page could.
+	r := httptest.NewRequest("GET", "/v1/jobs", nil)
+	r.Host = ""
+	rec := httptest.NewRecorder()
+	loopback.ServeHTTP(rec, r)
+	if rec.Code != 200 {
+		t.Fatalf("no Host: %d %s", rec.Code, rec.Body)
+	}
+}
