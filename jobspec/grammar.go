@@ -354,7 +354,7 @@ var grammar = map[string][]element{
 		{"selinux_label", "SELinuxLabel", attr, ignored, "no SELinux relabelling"},
 	},
 	"artifact": {
-		{"source", "GetterSource", attr, supported, ""},
+		{"source", "GetterSource", attr, supported, "http, https, git and hg, as Nomad's client; a path on the client, `file://` and git or hg over a local path refused; `s3::` and `gcs::` not supported"},
 		{"options", "GetterOptions", block, supported, ""},
 		{"headers", "GetterHeaders", block, supported, ""},
 		{"mode", "GetterMode", attr, supported, ""},
