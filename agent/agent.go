@@ -343,7 +343,8 @@ func (a *Agent) handler() http.Handler {
 }
 
 // crossSite configures the guard against other sites' pages
-// (httpapi.CrossSite) from http_api_response_headers.
+// (httpapi.CrossSite) from http_api_response_headers, http_allowed_hosts
+// and the addresses.
 func (a *Agent) crossSite() httpapi.CrossSite {
 	c := httpapi.CrossSite{Headers: a.cfg.ResponseHeaders, ForwardMarks: []string{httpapi.ForwardedHeader, ClientForwardedHeader}}
 	for k, v := range a.cfg.ResponseHeaders {
@@ -354,6 +355,12 @@ func (a *Agent) crossSite() httpapi.CrossSite {
 	if host, _, err := net.SplitHostPort(a.cfg.HTTPAddr); err == nil {
 		ip := net.ParseIP(host)
 		c.LoopbackOnly = ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost")
+	}
+	// A loopback-only agent answers the names http_allowed_hosts lists and
+	// the one it advertises (other agents forward to it there).
+	c.AllowedHosts = slices.Clone(a.cfg.AllowedHosts)
+	if host, _, err := net.SplitHostPort(a.cfg.AdvertiseHTTP); err == nil && net.ParseIP(host) == nil {
+		c.AllowedHosts = append(c.AllowedHosts, host)
 	}
 	return c
 }
@@ -431,35 +438,6 @@ func (a *Agent) Start() {
 	for _, w := range openWarnings(a.cfg, a.HTTPAddr(), raftAddr) {
 		a.logger.Warn("SECURITY: " + w)
 	}
-}
-
-// Shutdown stops the agent and removes a dev data directory. A dev
-// agent's client first kills its allocations' tasks and reports their end
-// to the server; any other client leaves them running, for the restarted
-// client to re-attach to. Then the API, discovery and Raft stop. It is
-// safe to call more than once.
-func (a *Agent) Shutdown() error {
-	var err error
-	a.once.Do(func() {
-		if a.client != nil {
-			a.client.Shutdown(a.cfg.Dev)
-		}
-		if a.cancel != nil {
-			a.cancel()
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if e := a.http.Shutdown(ctx); e != nil {
-			a.http.Close()
-		}
-		a.listener.Close()
-		a.wg.Wait()
-		if a.raft != nil {
-			err = a.raft.Shutdown()
-		}
-		a.removeDevDir()
-	})
-	return err
 }
 
 func (a *Agent) removeDevDir() {

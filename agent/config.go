@@ -104,6 +104,13 @@ type Config struct {
 	// of origins separated by commas or spaces, is the allow-list of the
 	// pages of other origins that may call the API (httpapi.CrossSite).
 	ResponseHeaders map[string]string
+	// AllowedHosts are the host names, besides IP addresses and localhost,
+	// a loopback-only agent answers requests sent to (http_allowed_hosts;
+	// httpapi.CrossSite).
+	AllowedHosts []string
+	// ShutdownTimeout bounds Shutdown (shutdown_timeout); 0 is
+	// config.DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
 	// UIDisabled turns off the web UI a server serves at /ui/
 	// (ui.enabled = false).
 	UIDisabled bool
@@ -208,6 +215,8 @@ func FromConfig(c *config.Config) Config {
 		ACLTokenTTL:         min(c.ACL.TokenTTL, c.ACL.PolicyTTL),
 		UIDisabled:          !c.UI.Enabled,
 		ResponseHeaders:     maps.Clone(c.HTTPAPIResponseHeaders),
+		AllowedHosts:        append([]string(nil), c.HTTPAllowedHosts...),
+		ShutdownTimeout:     c.ShutdownTimeout,
 		WriteRate:           c.Limits.HTTPWriteRate,
 		WriteBurst:          c.Limits.HTTPWriteBurst,
 		Autopilot: &structs.AutopilotConfig{

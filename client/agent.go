@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -208,6 +209,26 @@ func (a *Agent) Shutdown(stopTasks bool) {
 			}
 		}
 	})
+}
+
+// Unstopped lists the allocations whose runners have not stopped, for a
+// shutdown that took too long to name them.
+func (a *Agent) Unstopped() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for id, e := range a.allocs {
+		if e.runner == nil {
+			continue
+		}
+		select {
+		case <-e.runner.Done():
+		default:
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // register registers the node, retrying until a server accepts it or ctx

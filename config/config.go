@@ -112,6 +112,15 @@ type Config struct {
 	// (http_api_response_headers); its Access-Control-Allow-Origin names
 	// the other origins whose pages may call the API.
 	HTTPAPIResponseHeaders map[string]string
+	// HTTPAllowedHosts are the host names, besides IP addresses and
+	// localhost, that a loopback-only agent answers requests sent to
+	// (http_allowed_hosts, drover's own): a request under any other name
+	// may come from a page of a name pointed at 127.0.0.1 (DNS rebinding).
+	HTTPAllowedHosts []string
+	// ShutdownTimeout bounds the agent's shutdown on SIGINT or SIGTERM
+	// (shutdown_timeout, drover's own): past it the agent exits anyway,
+	// naming what did not stop.
+	ShutdownTimeout time.Duration
 
 	// set holds the paths ("server.bootstrap_expect") of the fields a
 	// file, a flag or Set gave; at is where each was given.
@@ -298,6 +307,9 @@ type ACL struct {
 // clients within seconds.
 const DefaultACLTTL = 5 * time.Second
 
+// DefaultShutdownTimeout is shutdown_timeout's default.
+const DefaultShutdownTimeout = 30 * time.Second
+
 // Analysis is drover's analysis block. PrometheusAddress is the base URL
 // of the Prometheus server an analysis queries when its job names no
 // address ("" : such a job is refused).
@@ -409,16 +421,17 @@ func (c *Config) TLSConfig() tlsutil.Config {
 // neither server nor client enabled (Validate requires one of them).
 func Default() *Config {
 	return &Config{
-		Region:     DefaultRegion,
-		Datacenter: DefaultDatacenter,
-		LogLevel:   DefaultLogLevel,
-		BindAddr:   DefaultBindAddr,
-		Ports:      Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
-		Server:     Server{HeartbeatGrace: DefaultHeartbeatGrace, EvalGCThreshold: DefaultEvalGCThreshold, DeploymentGCThreshold: DefaultDeploymentGCThreshold, JobGCThreshold: DefaultJobGCThreshold, NodeGCThreshold: DefaultNodeGCThreshold, JobTrackedVersions: DefaultJobTrackedVersions, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
-		Telemetry:  Telemetry{CollectionInterval: DefaultCollectionInterval},
-		ACL:        ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
-		Limits:     Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},
-		UI:         UI{Enabled: true},
+		Region:          DefaultRegion,
+		Datacenter:      DefaultDatacenter,
+		LogLevel:        DefaultLogLevel,
+		BindAddr:        DefaultBindAddr,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		Ports:           Ports{HTTP: DefaultHTTPPort, Raft: DefaultRaftPort},
+		Server:          Server{HeartbeatGrace: DefaultHeartbeatGrace, EvalGCThreshold: DefaultEvalGCThreshold, DeploymentGCThreshold: DefaultDeploymentGCThreshold, JobGCThreshold: DefaultJobGCThreshold, NodeGCThreshold: DefaultNodeGCThreshold, JobTrackedVersions: DefaultJobTrackedVersions, EnableEventBroker: true, EventBufferSize: DefaultEventBufferSize},
+		Telemetry:       Telemetry{CollectionInterval: DefaultCollectionInterval},
+		ACL:             ACL{TokenTTL: DefaultACLTTL, PolicyTTL: DefaultACLTTL},
+		Limits:          Limits{HTTPWriteRate: DefaultHTTPWriteRate, HTTPWriteBurst: DefaultHTTPWriteBurst},
+		UI:              UI{Enabled: true},
 		Autopilot: Autopilot{
 			CleanupDeadServers: true, LastContactThreshold: DefaultLastContactThreshold,
 			MaxTrailingLogs: DefaultMaxTrailingLogs, ServerStabilizationTime: DefaultServerStabilizationTime,

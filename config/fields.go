@@ -47,6 +47,8 @@ var fields = []field{
 	{"bind_addr", kString, func(c *Config) any { return &c.BindAddr }, "bind"},
 	{"allow_remote_operator", kBool, func(c *Config) any { return &c.AllowRemoteOperator }, ""},
 	{"http_api_response_headers", kMap, func(c *Config) any { return &c.HTTPAPIResponseHeaders }, ""},
+	{"http_allowed_hosts", kStrings, func(c *Config) any { return &c.HTTPAllowedHosts }, ""},
+	{"shutdown_timeout", kDuration, func(c *Config) any { return &c.ShutdownTimeout }, ""},
 	{"addresses.http", kString, func(c *Config) any { return &c.Addresses.HTTP }, ""},
 	{"addresses.raft", kString, func(c *Config) any { return &c.Addresses.Raft }, ""},
 	{"ports.http", kInt, func(c *Config) any { return &c.Ports.HTTP }, ""},

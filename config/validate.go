@@ -73,6 +73,14 @@ func (v *validator) general() {
 			v.errorf(f.path, "%s must not be empty", f.path)
 		}
 	}
+	if c.ShutdownTimeout < time.Second {
+		v.errorf("shutdown_timeout", "shutdown_timeout must be at least 1s (got %s)", c.ShutdownTimeout)
+	}
+	for _, h := range c.HTTPAllowedHosts {
+		if h == "" || strings.ContainsAny(h, ":/ []") {
+			v.errorf("http_allowed_hosts", "http_allowed_hosts: %q is not a host name (give the name alone, without a scheme or a port)", h)
+		}
+	}
 }
 
 func (v *validator) network() {

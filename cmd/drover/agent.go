@@ -175,5 +175,15 @@ func runAgent(cmd *cobra.Command, cfg agent.Config) error {
 		fmt.Fprintf(cmd.OutOrStdout(), "==> caught %s, shutting down\n", s)
 	case <-ctx.Done():
 	}
-	return a.Shutdown()
+	// The shutdown is bounded (shutdown_timeout); a second signal ends the
+	// wait at once.
+	done := make(chan error, 1)
+	go func() { done <- a.Shutdown() }()
+	select {
+	case err := <-done:
+		return err
+	case s := <-sigs:
+		fmt.Fprintf(cmd.OutOrStdout(), "==> caught %s again, exiting without waiting for the shutdown\n", s)
+		return fmt.Errorf("shutdown interrupted by a second %s", s)
+	}
 }

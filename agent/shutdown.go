@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/config"
+)
+
+// ErrShutdownTimeout: a part of the agent had not stopped when the
+// shutdown timeout passed; the agent stopped without it.
+var ErrShutdownTimeout = errors.New("shutdown timeout passed")
+
+// Shutdown stops the agent and removes a dev data directory. A dev
+// agent's client first kills its allocations' tasks and reports their end
+// to the server; any other client leaves them running, for the restarted
+// client to re-attach to. Then the API, discovery and Raft stop. It is
+// safe to call more than once.
+//
+// It returns within the shutdown timeout (Config.ShutdownTimeout,
+// shutdown_timeout: 30s by default), whatever the agent's parts wait on:
+// a part that has not stopped by then is named in an error log line and
+// left behind, the parts after it get one more second between them, and
+// the error wraps ErrShutdownTimeout. The process may then exit.
+func (a *Agent) Shutdown() error {
+	var err error
+	a.once.Do(func() { err = a.shutdown() })
+	return err
+}
+
+func (a *Agent) shutdown() error {
+	timeout := a.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = config.DefaultShutdownTimeout
+	}
+	s := &shutdownSteps{a: a, timeout: timeout, deadline: time.Now().Add(timeout)}
+	if a.client != nil {
+		s.step("client", func() { a.client.Shutdown(a.cfg.Dev) }, func() []any {
+			return []any{"allocations", a.client.Unstopped()}
+		})
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	s.step("http server", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), min(5*time.Second, s.left()))
+		defer cancel()
+		if e := a.http.Shutdown(ctx); e != nil {
+			a.http.Close()
+		}
+		a.listener.Close()
+	}, nil)
+	s.step("agent loops (discovery, metrics, client)", a.wg.Wait, nil)
+	var err error
+	if a.raft != nil {
+		s.step("raft", func() { err = a.raft.Shutdown() }, nil)
+	}
+	s.step("dev data directory removal", a.removeDevDir, nil)
+	if len(s.late) > 0 {
+		return errors.Join(err, fmt.Errorf("%w: %s not stopped after %s", ErrShutdownTimeout, strings.Join(s.late, ", "), timeout))
+	}
+	return err
+}
+
+// shutdownSteps runs the steps of a shutdown within one deadline.
+type shutdownSteps struct {
+	a        *Agent
+	timeout  time.Duration
+	deadline time.Time
+	late     []string // the steps that had not ended by the deadline
+}
+
+func (s *shutdownSteps) left() time.Duration { return max(time.Until(s.deadline), 0) }
+
+// step runs f and waits for it until the deadline; past it, it logs name
+// (and what more says) and goes on, f still running. The first step late
+// moves the deadline a second on, for the steps after it.
+func (s *shutdownSteps) step(name string, f func(), more func() []any) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	t := time.NewTimer(s.left())
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	args := []any{"component", name, "shutdown_timeout", s.timeout}
+	if more != nil {
+		args = append(args, more()...)
+	}
+	s.a.logger.Error("shutdown: not stopped within the shutdown timeout; exiting without it", args...)
+	if len(s.late) == 0 {
+		s.deadline = time.Now().Add(time.Second)
+	}
+	s.late = append(s.late, name)
+}
