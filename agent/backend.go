@@ -52,6 +52,37 @@ func (a *Agent) LeaderHTTPAddr() (string, error) {
 	return m.HTTPAddr, nil
 }
 
+// LeaderBuild is the leader's structs.ServerBuild as it announced it, 0
+// when the leader or its build is not known (httpapi.LeaderBuilder: a
+// follower signs what it forwards in the layout the leader accepts).
+func (a *Agent) LeaderBuild() int {
+	_, id := a.raft.Leader()
+	if id == "" {
+		return 0
+	}
+	m, ok := a.members.get(id)
+	if !ok {
+		return 0
+	}
+	return m.Build
+}
+
+// MinServerBuild is the lowest structs.ServerBuild among the servers of
+// the Raft configuration (1 while one of them is not known, or when the
+// configuration cannot be read): a new message type or field is written
+// only once it is at least the build that introduced it.
+func (a *Agent) MinServerBuild() int {
+	peers, _, err := a.raft.Configuration()
+	if err != nil {
+		return 1
+	}
+	ids := make([]string, len(peers))
+	for i, p := range peers {
+		ids[i] = p.ID
+	}
+	return a.members.minBuild(ids)
+}
+
 // RaftConfiguration returns the Raft configuration with node names.
 func (a *Agent) RaftConfiguration() (*structs.RaftConfiguration, error) {
 	peers, index, err := a.raft.Configuration()

@@ -18,7 +18,10 @@ type members struct {
 	direct map[string]bool
 }
 
+// newMembers returns the members known at start: this server, announcing
+// this binary's structs.ServerBuild.
 func newMembers(self structs.ServerMember) *members {
+	self.Build = structs.ServerBuild
 	return &members{
 		self:   self,
 		byID:   map[string]structs.ServerMember{self.ID: self},
@@ -67,4 +70,21 @@ func (m *members) list() []structs.ServerMember {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// minBuild is the lowest build among the servers with these Raft IDs (each
+// counted at least 1, see structs.EffectiveBuild), or 1 when one of them is
+// not known yet: what every server of the configuration accepts.
+func (m *members) minBuild(ids []string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	lowest := structs.ServerBuild
+	for _, id := range ids {
+		sm, ok := m.byID[id]
+		if !ok {
+			return 1
+		}
+		lowest = min(lowest, structs.EffectiveBuild(sm.Build))
+	}
+	return lowest
 }

@@ -124,9 +124,18 @@ func (s *Server) checkLocal(r *http.Request) error {
 // nothing. The error is the body's read error (413 past MaxBodyBytes);
 // the handler's copy then fails with that error too.
 func (s *Server) forwardSigned(r *http.Request) (bool, error) {
+	f, err := s.forwardFormat(r)
+	return f != 0, err
+}
+
+// forwardFormat is forwardSigned's check, returning the layout of the
+// signature (joinauth.ForwardV2, ForwardV3) or 0 when r carries none that
+// verifies. Every layout the previous release sends is accepted (the
+// version-skew rule, website/production.md#upgrading).
+func (s *Server) forwardFormat(r *http.Request) (int, error) {
 	h := r.Header.Get(joinauth.ForwardHeader)
 	if s.access.JoinToken == "" || h == "" {
-		return false, nil
+		return 0, nil
 	}
 	b, ok := r.Body.(*hashedBody)
 	if !ok {
@@ -136,11 +145,12 @@ func (s *Server) forwardSigned(r *http.Request) (bool, error) {
 	if b.err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(b.err, &mbe) {
-			return false, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", b.err)
+			return 0, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", b.err)
 		}
-		return false, Errorf(http.StatusBadRequest, "reading the request body: %w", b.err)
+		return 0, Errorf(http.StatusBadRequest, "reading the request body: %w", b.err)
 	}
-	return joinauth.VerifyForwardBody(s.access.JoinToken, h, time.Now().Unix(), r.Method, r.URL.RequestURI(), b.sum), nil
+	return joinauth.VerifyForwardAny(s.access.JoinToken, h, time.Now().Unix(), r.Method, r.URL.RequestURI(), b.sum,
+		r.Header.Get(joinauth.OriginHeader)), nil
 }
 
 // hashedBody is a request body read in full and hashed: the handler

@@ -126,7 +126,11 @@ func (s *Server) toLeader(w http.ResponseWriter, r *http.Request) bool {
 		}
 		addr, err := s.backend.LeaderHTTPAddr()
 		if err == nil {
-			ferr := s.proxy.serve(w, r, addr, sum, deadline.Add(forwardSlack+blockingWait(r)))
+			var sig *forwardSig
+			if sum != nil {
+				sig = &forwardSig{sum: *sum, format: joinauth.ForwardFormatFor(s.leaderBuild()), origin: remoteHost(r)}
+			}
+			ferr := s.proxy.serve(w, r, addr, sig, deadline.Add(forwardSlack+blockingWait(r)))
 			if ferr == nil {
 				return true
 			}
@@ -229,9 +233,42 @@ func (f *forwarder) dropIdle(err error) {
 
 type leaderAddrKey struct{}
 
-// forwardBodyKey holds, in a forwarded request's context, the SHA-256 of
-// its body, for the proxy to sign.
+// forwardBodyKey holds, in a forwarded request's context, its
+// forwardSig, for the proxy to sign.
 type forwardBodyKey struct{}
+
+// forwardSig is what the proxy signs a forwarded request with: its body's
+// SHA-256, the layout the leader accepts (joinauth.ForwardFormatFor its
+// build) and, in ForwardV3, the caller's address.
+type forwardSig struct {
+	sum    [sha256.Size]byte
+	format int
+	origin string
+}
+
+// LeaderBuilder is implemented by a Backend that knows the servers'
+// builds (the agent, from their announcements): LeaderBuild is the
+// leader's structs.ServerBuild, 0 when not known or announced.
+type LeaderBuilder interface {
+	LeaderBuild() int
+}
+
+// leaderBuild is the leader's build as the backend knows it, 0 if not.
+func (s *Server) leaderBuild() int {
+	if lb, ok := s.backend.(LeaderBuilder); ok {
+		return lb.LeaderBuild()
+	}
+	return 0
+}
+
+// remoteHost is the host of r's remote address.
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
 
 // forwardErrKey holds, in a forwarded request's context, where the proxy
 // leaves an error it met before answering anything, for toLeader to
@@ -261,12 +298,21 @@ func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwar
 			pr.SetURL(&url.URL{Scheme: scheme, Host: addr})
 			pr.Out.Header.Set(ForwardedHeader, "1")
 			pr.Out.Header.Del(joinauth.ForwardHeader)
-			if sum, ok := pr.In.Context().Value(forwardBodyKey{}).([sha256.Size]byte); ok && joinToken != "" {
+			pr.Out.Header.Del(joinauth.OriginHeader)
+			if sig, ok := pr.In.Context().Value(forwardBodyKey{}).(*forwardSig); ok && joinToken != "" {
 				// Proves to the leader that a server forwards the request
 				// with this body (the local-only routes, the write limit;
-				// see access.go).
-				pr.Out.Header.Set(joinauth.ForwardHeader,
-					joinauth.SignForwardBody(joinToken, time.Now().Unix(), pr.Out.Method, pr.Out.URL.RequestURI(), sum))
+				// see access.go), in the layout the leader's build
+				// accepts; with ForwardV3, received from this caller.
+				now, uri := time.Now().Unix(), pr.Out.URL.RequestURI()
+				if sig.format >= joinauth.ForwardV3 {
+					pr.Out.Header.Set(joinauth.OriginHeader, sig.origin)
+					pr.Out.Header.Set(joinauth.ForwardHeader,
+						joinauth.SignForwardV3(joinToken, now, pr.Out.Method, uri, sig.sum, sig.origin))
+				} else {
+					pr.Out.Header.Set(joinauth.ForwardHeader,
+						joinauth.SignForwardBody(joinToken, now, pr.Out.Method, uri, sig.sum))
+				}
 			}
 		},
 		Transport: f.transport,
@@ -316,16 +362,16 @@ func (p *proxyBuffers) Put(b []byte) {
 }
 
 // serve proxies r to the leader at leaderAddr, signed with the join token
-// over bodySum (nil: not signed), giving up at deadline, and returns the
+// as sig says (nil: not signed), giving up at deadline, and returns the
 // error that kept the proxy from answering, if any; it has then written
 // nothing.
-func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string, bodySum *[sha256.Size]byte, deadline time.Time) error {
+func (f *forwarder) serve(w http.ResponseWriter, r *http.Request, leaderAddr string, sig *forwardSig, deadline time.Time) error {
 	var ferr error
 	dctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 	ctx := context.WithValue(context.WithValue(dctx, leaderAddrKey{}, leaderAddr), forwardErrKey{}, &ferr)
-	if bodySum != nil {
-		ctx = context.WithValue(ctx, forwardBodyKey{}, *bodySum)
+	if sig != nil {
+		ctx = context.WithValue(ctx, forwardBodyKey{}, sig)
 	}
 	f.proxy.ServeHTTP(w, r.WithContext(ctx))
 	return ferr

@@ -4,12 +4,12 @@ import (
 	"container/heap"
 	"crypto/sha256"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/droverhq/drover/internal/joinauth"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -26,11 +26,24 @@ import (
 // Not counted: the client routes (/v1/internal/ and a node's allocations)
 // of a client node that presents the secret of a registered node, or of
 // any client when ACLs are off (clients are not authenticated then, and
-// thousands of them heartbeat through few addresses); and requests that
-// a follower forwards signed with the join token (the follower counted
-// them against their sender and token). Without a join token, forwarded
-// writes count again on the leader, against the follower's address and
-// the request's token.
+// thousands of them heartbeat through few addresses).
+//
+// A write sent to a follower is counted once, against the address and the
+// token of the caller that sent it, never against the follower's address:
+//
+//   - to a leader of ServerBuild 2 or later, the follower forwards it
+//     uncounted, signed with the join token in joinauth.ForwardV3, which
+//     carries the caller's address; the leader counts it against that
+//     address and the request's token. A caller's writes then share one
+//     allowance whichever servers they are sent to.
+//   - to a leader of an earlier build, which verifies only ForwardV2, the
+//     follower counts it against the caller and forwards it signed in
+//     ForwardV2; the leader does not count it again. A leader of this
+//     build takes a ForwardV2 forward (from a follower of the previous
+//     build) the same way.
+//
+// Without a join token forwarded writes are not signed and count on the
+// leader against the follower's address and the request's token.
 //
 // Each kind of bucket is bounded (maxBuckets). Past it, the least
 // recently used of the buckets that have refilled is forgotten first —
@@ -212,12 +225,19 @@ func tokenKey(token string) string {
 // allowWrite spends one write of the sender's buckets (its address's and
 // its token's) for a write route, or answers 429 and reports false.
 func (s *Server) allowWrite(w http.ResponseWriter, r *http.Request, rt route) bool {
-	if rt.kind != writeRoute || s.writeExempt(r, rt) {
+	if rt.kind != writeRoute || s.nodeExempt(r, rt) {
 		return true
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+	host := remoteHost(r)
+	// A body that cannot be read is the handler's to refuse.
+	switch f, _ := s.forwardFormat(r); {
+	case f == joinauth.ForwardV2:
+		// The follower counted it (see the comment at the top).
+		return true
+	case f >= joinauth.ForwardV3:
+		host = r.Header.Get(joinauth.OriginHeader)
+	case s.leaderCounts(r):
+		return true
 	}
 	v := s.writes.take(host, tokenKey(TokenFromRequest(r)), s.now())
 	if v.ok() {
@@ -238,10 +258,17 @@ func (s *Server) allowWrite(w http.ResponseWriter, r *http.Request, rt route) bo
 	return false
 }
 
-// writeExempt reports whether a write does not count: a client node's
-// (see the comment at the top), or one a server forwarded, signed over
-// its body (which this reads, leaving a copy: see forwardSigned).
-func (s *Server) writeExempt(r *http.Request, rt route) bool {
+// leaderCounts reports whether this server, a follower, forwards the write
+// r to a leader that counts it against r's caller: signed in ForwardV3,
+// the leader's build accepting it.
+func (s *Server) leaderCounts(r *http.Request) bool {
+	return s.access.JoinToken != "" && r.Header.Get(ForwardedHeader) == "" && !s.backend.IsLeader() &&
+		joinauth.ForwardFormatFor(s.leaderBuild()) >= joinauth.ForwardV3
+}
+
+// nodeExempt reports whether a write does not count as a client node's
+// (see the comment at the top).
+func (s *Server) nodeExempt(r *http.Request, rt route) bool {
 	switch rt.need.kind {
 	case needNodeRegister, needNodeSelf, needNodeAny, needNodeReadOrSelf:
 		if !s.aclConfig.Enabled {
@@ -254,7 +281,5 @@ func (s *Server) writeExempt(r *http.Request, rt route) bool {
 			}
 		}
 	}
-	// A body that cannot be read is the handler's to refuse.
-	ok, _ := s.forwardSigned(r)
-	return ok
+	return false
 }

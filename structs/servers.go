@@ -10,7 +10,25 @@ type ServerMember struct {
 	Region     string
 	Datacenter string
 	Version    string
+	// Build is the server's ServerBuild; 0 for a server of a build from
+	// before builds were numbered, which announces none (treated as 1).
+	Build int `json:",omitempty"`
 }
+
+// ServerBuild numbers what this build's servers write and accept of each
+// other: the formats of the forwarded requests, the Raft log's message
+// types and fields, the snapshots and the client protocol. It goes up by one
+// in each release that adds to any of them, and a server writes what is new
+// only once every server announces a build that knows it (the version-skew
+// rule, website/production.md#upgrading).
+//
+//   - 1: the builds before numbering (up to upgrade/PREVIOUS): forward v2.
+//   - 2: forward v3, which carries the original caller's address, for the
+//     leader to count a forwarded write against it.
+const ServerBuild = 2
+
+// EffectiveBuild is b, or 1 for a server that announced none.
+func EffectiveBuild(b int) int { return max(b, 1) }
 
 // ServerJoinRequest is the body of `POST /v1/internal/join`: a server
 // announcing itself to another and sharing the servers it knows.

@@ -66,10 +66,45 @@ func VerifyResponse(token, requestSig string, body []byte, sig string) bool {
 // snapshot to restore) while its time is still accepted.
 const ForwardHeader = "X-Drover-Forward-Signature"
 
-// forwardDomain names the signed message's layout. An earlier layout
-// ("forward\n", without the body) is not accepted: its messages differ
-// from this one's from their first line.
-const forwardDomain = "forward v2\n"
+// The forward signature's layouts. Each names its layout on the signed
+// message's first line, so that no message of one is a message of
+// another; the header's value says which one it is.
+//
+//   - ForwardV2, "<unix seconds>.<signature>": the time, the method, the
+//     URI and the body's SHA-256. Sent by every build up to ServerBuild 1
+//     (package structs), accepted by this one until its successor: a
+//     release accepts what the previous one sends (the version-skew rule,
+//     website/security.md).
+//   - ForwardV3, "v3.<unix seconds>.<signature>": v2's, and the original
+//     caller's address (OriginHeader), for the leader to count the write
+//     against that caller. Sent to a leader of ServerBuild 2 or later.
+//
+// The first layout ("forward\n", without the body) is not accepted.
+const (
+	ForwardV2 = 2
+	ForwardV3 = 3
+)
+
+// OriginHeader carries, on a request forwarded with ForwardV3, the address
+// (host) of the caller the forwarding server received it from; the
+// signature covers it.
+const OriginHeader = "X-Drover-Forwarded-For"
+
+// ForwardFormatFor is the layout to sign a request with for a receiving
+// server that announced ServerBuild build (0: a build from before builds
+// were numbered): the newest it accepts.
+func ForwardFormatFor(build int) int {
+	if build >= 2 {
+		return ForwardV3
+	}
+	return ForwardV2
+}
+
+const (
+	forwardDomain   = "forward v2\n"
+	forwardDomainV3 = "forward v3\n"
+	v3Prefix        = "v3."
+)
 
 // forwardWindow bounds how old (or how far in the future) a forward
 // signature may be: a captured request can be replayed only within it,
@@ -99,11 +134,51 @@ func VerifyForwardBody(token, header string, now int64, method, requestURI strin
 	if !ok {
 		return false
 	}
-	n, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || n < now-forwardWindow || n > now+forwardWindow {
+	if !inWindow(ts, now) {
 		return false
 	}
 	return Verify(token, forwardMessage(ts, method, requestURI, bodySum), sig)
+}
+
+// SignForwardV3 returns the ForwardV3 ForwardHeader value for a request
+// sent at now, whose body has the SHA-256 bodySum, received from the
+// caller at origin (OriginHeader's value).
+func SignForwardV3(token string, now int64, method, requestURI string, bodySum [sha256.Size]byte, origin string) string {
+	ts := strconv.FormatInt(now, 10)
+	return v3Prefix + ts + "." + Sign(token, forwardMessageV3(ts, method, requestURI, bodySum, origin))
+}
+
+func forwardMessageV3(ts, method, requestURI string, bodySum [sha256.Size]byte, origin string) []byte {
+	return []byte(forwardDomainV3 + ts + "\n" + method + " " + requestURI + "\n" + hex.EncodeToString(bodySum[:]) + "\n" + origin)
+}
+
+// VerifyForwardAny checks a ForwardHeader value of any accepted layout at
+// now, against the request's method, URI, the SHA-256 of the body it
+// carried and its OriginHeader; it returns the layout (ForwardV2 or
+// ForwardV3), or 0 when the signature does not verify.
+func VerifyForwardAny(token, header string, now int64, method, requestURI string, bodySum [sha256.Size]byte, origin string) int {
+	rest, v3 := strings.CutPrefix(header, v3Prefix)
+	if !v3 {
+		if VerifyForwardBody(token, header, now, method, requestURI, bodySum) {
+			return ForwardV2
+		}
+		return 0
+	}
+	ts, sig, ok := strings.Cut(rest, ".")
+	if !ok || origin == "" || !inWindow(ts, now) {
+		return 0
+	}
+	if !Verify(token, forwardMessageV3(ts, method, requestURI, bodySum, origin), sig) {
+		return 0
+	}
+	return ForwardV3
+}
+
+// inWindow reports whether the signature time ts is within forwardWindow
+// of now.
+func inWindow(ts string, now int64) bool {
+	n, err := strconv.ParseInt(ts, 10, 64)
+	return err == nil && n >= now-forwardWindow && n <= now+forwardWindow
 }
 
 // SignForward returns the ForwardHeader value for a request without a

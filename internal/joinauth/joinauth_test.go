@@ -88,3 +88,40 @@ func TestResponseSignatureIsBoundToTheRequest(t *testing.T) {
 		t.Fatal("an answer verified against another request, secret or body")
 	}
 }
+
+// Both layouts verify while they are accepted; a ForwardV3 signature is
+// bound to its origin and never verifies as ForwardV2 (what the previous
+// build checks), and a ForwardV2 signature never as ForwardV3.
+func TestForwardLayouts(t *testing.T) {
+	const now = 1_700_000_000
+	sum := sha256.Sum256([]byte("body"))
+	v2 := SignForwardBody("k", now, "PUT", "/v1/jobs", sum)
+	v3 := SignForwardV3("k", now, "PUT", "/v1/jobs", sum, "198.51.100.1")
+	for name, c := range map[string]struct {
+		header, origin string
+		at             int64
+		want           int
+	}{
+		"v2":                  {v2, "", now, ForwardV2},
+		"v2 with an origin":   {v2, "198.51.100.1", now, ForwardV2},
+		"v3":                  {v3, "198.51.100.1", now, ForwardV3},
+		"v3, another origin":  {v3, "198.51.100.2", now, 0},
+		"v3 without origin":   {v3, "", now, 0},
+		"v3 too old":          {v3, "198.51.100.1", now + forwardWindow + 1, 0},
+		"v3 as v2":            {v3[len(v3Prefix):], "198.51.100.1", now, 0},
+		"v2 presented as v3":  {v3Prefix + v2, "198.51.100.1", now, 0},
+		"v3 with another key": {SignForwardV3("x", now, "PUT", "/v1/jobs", sum, "198.51.100.1"), "198.51.100.1", now, 0},
+	} {
+		if got := VerifyForwardAny("k", c.header, c.at, "PUT", "/v1/jobs", sum, c.origin); got != c.want {
+			t.Errorf("%s: layout %d, want %d", name, got, c.want)
+		}
+	}
+	if VerifyForwardBody("k", v3, now, "PUT", "/v1/jobs", sum) {
+		t.Error("the previous build's check took a ForwardV3 signature")
+	}
+	for build, want := range map[int]int{0: ForwardV2, 1: ForwardV2, 2: ForwardV3, 3: ForwardV3} {
+		if got := ForwardFormatFor(build); got != want {
+			t.Errorf("ForwardFormatFor(%d) = %d, want %d", build, got, want)
+		}
+	}
+}
