@@ -225,6 +225,45 @@ func (r *Root) write(name string, perm fs.FileMode, fill func(io.Writer) error) 
 	return nil
 }
 
+// OpenAppend opens a log file the client writes for a task (alloc/logs/
+// <task>.stdout.N), creating it: whatever a task put in its place (a
+// symlink, a FIFO, a directory) is removed first, so that the client
+// appends to a regular file of its own and never, through a link, to
+// another one. Between the removal and the open a task could place a link
+// again: it is then followed inside the root only.
+func (r *Root) OpenAppend(name string, perm fs.FileMode) (*os.File, error) {
+	if err := check(name); err != nil {
+		return nil, err
+	}
+	if fi, err := r.root.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		if err := r.root.RemoveAll(name); err != nil {
+			return nil, wrap(name, err)
+		}
+	}
+	f, err := r.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, wrap(name, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %q", ErrNotRegular, name)
+	}
+	return f, nil
+}
+
+// Remove removes name; a symlink is removed, never followed.
+func (r *Root) Remove(name string) error {
+	if err := check(name); err != nil {
+		return err
+	}
+	return wrap(name, r.root.Remove(name))
+}
+
 // Lchown gives name (not what a symlink there points at) to uid and gid.
 func (r *Root) Lchown(name string, uid, gid int) error {
 	if err := check(name); err != nil {

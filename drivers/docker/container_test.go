@@ -183,7 +183,7 @@ func TestSpecRefusesHostPathsUnlessEnabled(t *testing.T) {
 func TestRotatingFile(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "web.stdout")
-	r, err := openRotating(base, 2, 1)
+	r, err := openRotating(dir, base, 2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestRotatingFile(t *testing.T) {
 		t.Fatalf("files %v", names)
 	}
 	// Reopening appends to the live (highest) file.
-	r, err = openRotating(base, 2, 1)
+	r, err = openRotating(dir, base, 2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

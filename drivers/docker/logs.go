@@ -10,10 +10,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+	"golang.org/x/sys/unix"
 
+	"github.com/droverhq/drover/client/allocfs"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
@@ -34,9 +37,14 @@ import (
 // such time of the two files: the lines written meanwhile are caught up,
 // none twice.
 
-// rotatingFile is an io.Writer over a task's numbered log files.
+// rotatingFile is an io.Writer over a task's numbered log files. The
+// files live in alloc/logs, which the task's container can write: every
+// open, removal and stamp goes through the allocation's allocfs root, and
+// whatever a task put in place of a log file (a symlink to a host file, a
+// FIFO) is replaced, never written through.
 type rotatingFile struct {
-	dir      string
+	root     *allocfs.Root
+	dir      string // relative to root
 	base     string // "web.stdout"
 	maxFiles int
 	maxBytes int64
@@ -48,25 +56,41 @@ type rotatingFile struct {
 	last time.Time // of the last write
 }
 
-func openRotating(basePath string, maxFiles, maxFileMB int) (*rotatingFile, error) {
+// openRotating opens the log files named basePath.N inside the
+// allocation directory allocDir.
+func openRotating(allocDir, basePath string, maxFiles, maxFileMB int) (*rotatingFile, error) {
+	root, err := allocfs.Open(allocDir)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := root.Rel(filepath.Dir(basePath))
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
 	r := &rotatingFile{
-		dir: filepath.Dir(basePath), base: filepath.Base(basePath),
+		root: root, dir: dir, base: filepath.Base(basePath),
 		maxFiles: max(maxFiles, 1), maxBytes: int64(max(maxFileMB, 1)) << 20,
 	}
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+	if err := r.openFirst(); err != nil {
+		root.Close()
 		return nil, err
+	}
+	return r, nil
+}
+
+func (r *rotatingFile) openFirst() error {
+	if err := r.root.MkdirAll(r.dir, 0o755); err != nil {
+		return err
 	}
 	idx, err := r.indexes()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, n := range idx {
 		r.idx = max(r.idx, n)
 	}
-	if err := r.open(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.open()
 }
 
 func (r *rotatingFile) path(i int) string {
@@ -74,7 +98,7 @@ func (r *rotatingFile) path(i int) string {
 }
 
 func (r *rotatingFile) open() error {
-	f, err := os.OpenFile(r.path(r.idx), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := r.root.OpenAppend(r.path(r.idx), 0o644)
 	if err != nil {
 		return err
 	}
@@ -89,7 +113,7 @@ func (r *rotatingFile) open() error {
 
 // indexes returns the indexes of the files, in no order.
 func (r *rotatingFile) indexes() ([]int, error) {
-	entries, err := os.ReadDir(r.dir)
+	entries, err := r.root.ReadDir(r.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +162,9 @@ func (r *rotatingFile) writeStamped(p []byte, at time.Time) error {
 		return os.ErrClosed
 	}
 	r.last = at
-	return os.Chtimes(r.path(r.idx), at, at)
+	// Through the open file, not its name: a task may have put a link in
+	// its place since.
+	return futimens(r.f, at)
 }
 
 // stamped is an io.Writer for stdcopy.StdCopy, which writes one frame,
@@ -173,7 +199,7 @@ func (r *rotatingFile) rotate() error {
 	}
 	for _, n := range idx {
 		if n <= r.idx-r.maxFiles {
-			if err := os.Remove(r.path(n)); err != nil && !os.IsNotExist(err) {
+			if err := r.root.Remove(r.path(n)); err != nil && !os.IsNotExist(err) {
 				return err
 			}
 		}
@@ -196,6 +222,7 @@ func (r *rotatingFile) Close() error {
 	}
 	err := r.f.Close()
 	r.f = nil
+	r.root.Close()
 	return err
 }
 
@@ -216,11 +243,11 @@ func openTaskLogs(cfg *drivers.TaskConfig) (*taskLogs, error) {
 	if lc.MaxFileSizeMB == 0 {
 		lc.MaxFileSizeMB = structs.DefaultLogMaxFileMB
 	}
-	out, err := openRotating(cfg.StdoutPath, lc.MaxFiles, lc.MaxFileSizeMB)
+	out, err := openRotating(allocRoot(cfg), cfg.StdoutPath, lc.MaxFiles, lc.MaxFileSizeMB)
 	if err != nil {
 		return nil, err
 	}
-	errf, err := openRotating(cfg.StderrPath, lc.MaxFiles, lc.MaxFileSizeMB)
+	errf, err := openRotating(allocRoot(cfg), cfg.StderrPath, lc.MaxFiles, lc.MaxFileSizeMB)
 	if err != nil {
 		out.Close()
 		return nil, err
@@ -273,4 +300,26 @@ func (d *Driver) follow(ctx context.Context, id string, l *taskLogs, since time.
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// futimens sets f's access and modification times to at, to the
+// nanosecond, by its descriptor (utimensat with a NULL path, as libc's
+// futimens).
+func futimens(f *os.File, at time.Time) error {
+	ts := [2]unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
+	var err error
+	rc, cerr := f.SyscallConn()
+	if cerr != nil {
+		return cerr
+	}
+	cerr = rc.Control(func(fd uintptr) {
+		_, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, fd, 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
+		if errno != 0 {
+			err = &os.PathError{Op: "futimens", Path: f.Name(), Err: errno}
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return err
 }
