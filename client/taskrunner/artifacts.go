@@ -328,6 +328,11 @@ func (tr *TaskRunner) prestartArtifacts() (ok, done bool) {
 		tr.finish(false, structs.TaskKilled, "Task killed while downloading artifacts", nil)
 		return false, true
 	}
+	if tr.detached() {
+		// The client is stopping and leaves the task to its next start:
+		// a download cut short is not a failure of the artifact.
+		return false, true
+	}
 	// As Nomad words it: the event's description wraps DownloadError.
 	tr.event(structs.TaskArtifactDownloadFailed, "Failed to download artifacts: "+err.Error(), func(e *structs.TaskEvent) {
 		e.SetExtra().DownloadError = err.Error()

@@ -284,3 +284,40 @@ func eventList(tr *TaskRunner) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// TestDetachDuringArtifactDownload: a client that shuts down detaches its
+// runners; one downloading an artifact stops at once, and the cut-short
+// download is neither a "Failed Artifact Download" nor a restart: the task
+// stays pending for the next client.
+func TestDetachDuringArtifactDownload(t *testing.T) {
+	url := artifactServer(t, nil)
+	d := mock.New(mock.Options{})
+	task := &structs.Task{Name: "web", Driver: "mock", KillTimeout: time.Second}
+	tr, err := New(Config{
+		Task: task, JobType: structs.JobTypeService, Driver: d,
+		TaskConfig: &drivers.TaskConfig{AllocID: "a1", TaskName: "web", TaskDir: t.TempDir()},
+		Artifacts:  []*structs.TaskArtifact{{GetterSource: url + "/slow"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Run()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(eventList(tr), structs.TaskDownloadingArtifacts) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no download began: %s", eventList(tr))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tr.Detach()
+	select {
+	case <-tr.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the runner did not end within 5s of the detach")
+	}
+	st := tr.State()
+	events := eventList(tr)
+	if st.State != structs.TaskStatePending || st.Failed || strings.Contains(events, structs.TaskArtifactDownloadFailed) || strings.Contains(events, structs.TaskRestarting) {
+		t.Fatalf("after the detach: state %s failed %v events %s", st.State, st.Failed, events)
+	}
+}
