@@ -264,6 +264,15 @@ func (r *Root) Remove(name string) error {
 	return wrap(name, r.root.Remove(name))
 }
 
+// Chmod sets name's mode; a symlink there is followed inside the root
+// only.
+func (r *Root) Chmod(name string, mode fs.FileMode) error {
+	if err := check(name); err != nil {
+		return err
+	}
+	return wrap(name, r.root.Chmod(name, mode))
+}
+
 // Lchown gives name (not what a symlink there points at) to uid and gid.
 func (r *Root) Lchown(name string, uid, gid int) error {
 	if err := check(name); err != nil {

@@ -69,7 +69,15 @@ func (d AllocDir) Build(tasks []string) error {
 			return err
 		}
 	}
-	return os.Chmod(filepath.Join(d.SharedDir(), "tmp"), 0o777|os.ModeSticky)
+	// alloc/tmp may be a task's since the allocation last ran (a client
+	// restart builds the tree again): through the root, a link it put
+	// there cannot make a host directory world-writable.
+	root, err := allocfs.Open(d.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Chmod(allocfs.Shared("tmp"), 0o777|os.ModeSticky)
 }
 
 // WritePayload writes a dispatched job's payload into the task's local
