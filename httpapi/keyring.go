@@ -79,6 +79,7 @@ func (s *Server) keyringRotate(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	_, index, err := s.backend.Apply(r.Context(), fsm.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: k})
 	clear(k.Key)
+	clear(k.RSAKey)
 	if err != nil {
 		return nil, err
 	}

@@ -339,6 +339,7 @@ func (s *Server) ensureRootKey(ctx context.Context) (*structs.RootKey, error) {
 		return nil, err
 	}
 	clear(k.Key)
+	clear(k.RSAKey)
 	k, err = s.backend.State().Snapshot().ActiveRootKey()
 	if err == nil && k == nil {
 		err = Errorf(http.StatusInternalServerError, "%s", errNoRootKey)

@@ -121,6 +121,7 @@ func (s *Store) UpsertRootKeyTxn(t *WriteTxn, req *structs.RootKeyUpsertRequest)
 	}
 	c := *k
 	c.Key = append([]byte(nil), k.Key...)
+	c.RSAKey = append([]byte(nil), k.RSAKey...)
 	c.CreateIndex, c.ModifyIndex = t.index, t.index
 	if err := t.insert(TableRootKeys, &c); err != nil {
 		return false, err

@@ -34,12 +34,18 @@ type RootKeyMeta struct {
 // Active reports whether the key seals new writes.
 func (m *RootKeyMeta) Active() bool { return m.State == RootKeyStateActive }
 
-// RootKey is a root key: its metadata and 32 bytes of key material, made
-// by the leader from a cryptographic random source. It is never logged
-// (String and GoString leave the material out) nor returned by the API.
+// RootKey is a root key: its metadata, 32 bytes of key material that seal
+// variables, and an RSA private key (PKCS #1, DER) that signs workload
+// identities (RS256, as Nomad's), all made by the leader from a
+// cryptographic random source. Only the RSA key's public half leaves the
+// servers (GET /.well-known/jwks.json). A key made before RSAKey existed
+// has none: its identities are HS256, verifiable by the servers only.
+// It is never logged (String and GoString leave the material out) nor
+// returned by the API.
 type RootKey struct {
 	RootKeyMeta
-	Key []byte
+	Key    []byte
+	RSAKey []byte
 }
 
 // String names the key without its material.

@@ -2,9 +2,14 @@ package keyring
 
 import (
 	"crypto/hmac"
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/big"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -12,14 +17,19 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// A workload identity is a JWT (HS256) that the servers sign for one task
-// of one allocation, with a key derived from a root key of the keyring
-// (HMAC-SHA256 of the root key over identityLabel, so that the key that
-// seals variables is never used as is to sign); its header names the root
-// key ("kid"), so that identities signed before a rotation stay valid
-// while the old key is kept. The claims are Nomad's names.
+// A workload identity is a JWT that the servers sign for one task of one
+// allocation with the RSA key of the keyring's active root key (RS256, as
+// Nomad's); its header names the root key ("kid"), so that identities
+// signed before a rotation stay valid while the old key is kept, and the
+// keys' public halves are published (PublicKeys, GET
+// /.well-known/jwks.json) so that anything outside drover can verify
+// them. A root key made before root keys had an RSA key signs HS256 with
+// a key derived from its material (HMAC-SHA256 of the root key over
+// identityLabel, so that the key that seals variables is never used as is
+// to sign): those identities only the servers can verify. The claims are
+// Nomad's names.
 
-// identityLabel separates the signing key from the sealing key.
+// identityLabel separates the HS256 signing key from the sealing key.
 const identityLabel = "drover workload identity v1"
 
 // IdentityAudience is the identities' audience, Nomad's.
@@ -44,7 +54,36 @@ func signingKey(key *structs.RootKey) []byte {
 	return m.Sum(nil)
 }
 
-// SignIdentity returns the identity of c signed with key, issued at now.
+// rsaKeys caches the parsed RSA keys of the keyring, by their DER form
+// (a key's material never changes; parsing checks and precomputes).
+var rsaKeys struct {
+	sync.Mutex
+	m map[string]*rsa.PrivateKey
+}
+
+// rsaKey returns key's parsed RSA key, nil for a key that has none.
+func rsaKey(key *structs.RootKey) (*rsa.PrivateKey, error) {
+	if len(key.RSAKey) == 0 {
+		return nil, nil
+	}
+	rsaKeys.Lock()
+	defer rsaKeys.Unlock()
+	if k, ok := rsaKeys.m[string(key.RSAKey)]; ok {
+		return k, nil
+	}
+	k, err := x509.ParsePKCS1PrivateKey(key.RSAKey)
+	if err != nil {
+		return nil, fmt.Errorf("keyring: root key %s: signing key: %w", key.KeyID, err)
+	}
+	if rsaKeys.m == nil || len(rsaKeys.m) >= 64 {
+		rsaKeys.m = map[string]*rsa.PrivateKey{}
+	}
+	rsaKeys.m[string(key.RSAKey)] = k
+	return k, nil
+}
+
+// SignIdentity returns the identity of c signed with key, issued at now:
+// RS256 with the key's RSA key, HS256 for a key made without one.
 func SignIdentity(key *structs.RootKey, c IdentityClaims, now time.Time) (string, error) {
 	if key == nil || len(key.Key) != KeySize {
 		return "", ErrNoKey
@@ -53,9 +92,18 @@ func SignIdentity(key *structs.RootKey, c IdentityClaims, now time.Time) (string
 	c.Audience = jwt.ClaimStrings{IdentityAudience}
 	c.IssuedAt = jwt.NewNumericDate(now)
 	c.NotBefore = jwt.NewNumericDate(now)
-	t := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	rk, err := rsaKey(key)
+	if err != nil {
+		return "", err
+	}
+	if rk == nil {
+		t := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+		t.Header["kid"] = key.KeyID
+		return t.SignedString(signingKey(key))
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
 	t.Header["kid"] = key.KeyID
-	return t.SignedString(signingKey(key))
+	return t.SignedString(rk)
 }
 
 // LooksLikeIdentity reports whether a presented token has a JWT's shape,
@@ -84,8 +132,21 @@ func VerifyIdentity(token string, lookup func(id string) (*structs.RootKey, erro
 		if key == nil {
 			return nil, fmt.Errorf("%w %q", ErrNoKey, kid)
 		}
-		return signingKey(key), nil
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithAudience(IdentityAudience),
+		rk, err := rsaKey(key)
+		if err != nil {
+			return nil, err
+		}
+		// Each root key verifies the one algorithm it signs with, so
+		// that no identity can pass an HS256 signature off as a key's
+		// that signs RS256 (or the other way round).
+		switch {
+		case rk != nil && t.Method == jwt.SigningMethodRS256:
+			return &rk.PublicKey, nil
+		case rk == nil && t.Method == jwt.SigningMethodHS256:
+			return signingKey(key), nil
+		}
+		return nil, fmt.Errorf("root key %s does not sign %s", kid, t.Method.Alg())
+	}, jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg(), jwt.SigningMethodHS256.Alg()}), jwt.WithAudience(IdentityAudience),
 		jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithLeeway(time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrIdentity, err)
@@ -94,4 +155,42 @@ func VerifyIdentity(token string, lookup func(id string) (*structs.RootKey, erro
 		return nil, fmt.Errorf("%w: missing claims", ErrIdentity)
 	}
 	return &c, nil
+}
+
+// JWK is the public half of one root key's RSA key, as a JSON Web Key
+// (RFC 7517, 7518): what GET /.well-known/jwks.json lists.
+type JWK struct {
+	KeyType   string `json:"kty"`
+	Use       string `json:"use"`
+	Algorithm string `json:"alg"`
+	KeyID     string `json:"kid"`
+	N         string `json:"n"`
+	E         string `json:"e"`
+}
+
+// JWKS is a JSON Web Key Set.
+type JWKS struct {
+	Keys []JWK `json:"keys"`
+}
+
+// PublicKeys returns the public keys that verify the identities keys
+// sign, active and inactive ones, in keys' order. A key without an RSA
+// key (made before they had one) has no public key and is left out.
+func PublicKeys(keys []*structs.RootKey) (JWKS, error) {
+	out := JWKS{Keys: []JWK{}}
+	for _, k := range keys {
+		rk, err := rsaKey(k)
+		if err != nil {
+			return out, err
+		}
+		if rk == nil {
+			continue
+		}
+		out.Keys = append(out.Keys, JWK{
+			KeyType: "RSA", Use: "sig", Algorithm: jwt.SigningMethodRS256.Alg(), KeyID: k.KeyID,
+			N: base64.RawURLEncoding.EncodeToString(rk.N.Bytes()),
+			E: base64.RawURLEncoding.EncodeToString(big.NewInt(int64(rk.E)).Bytes()),
+		})
+	}
+	return out, nil
 }

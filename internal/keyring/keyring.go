@@ -6,14 +6,17 @@
 // path). The callers are the leader's write path, which makes the key
 // material and the nonces from a cryptographic random source and stamps
 // the sealed result into the Raft request, and whichever server answers a
-// read, which opens it. The package reads no clock and no random source
-// of its own: both come in as arguments, so the state machine stays
-// deterministic and the tests reproducible.
+// read, which opens it. The package reads no clock of its own, and no
+// random source but for the RSA key of a new root key (crypto/rsa draws
+// from the system's since Go 1.26): the key is made on the leader and
+// replicated, so the state machine stays deterministic.
 package keyring
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,21 +38,31 @@ var (
 // KeySize is the size of a root key's material (AES-256).
 const KeySize = 32
 
+// RSAKeyBits is the size of the RSA keys that sign workload identities
+// (Nomad's).
+const RSAKeyBits = 2048
+
 // NonceSize is the size of a seal's nonce (GCM's standard).
 const NonceSize = 12
 
-// NewRootKey returns an active root key with material read from random.
+// NewRootKey returns an active root key with material read from random
+// and a new RSA key (RSAKeyBits) that signs workload identities.
 func NewRootKey(id string, now time.Time, random io.Reader) (*structs.RootKey, error) {
 	k := make([]byte, KeySize)
 	if _, err := io.ReadFull(random, k); err != nil {
 		return nil, fmt.Errorf("keyring: key material: %w", err)
+	}
+	rk, err := rsa.GenerateKey(random, RSAKeyBits)
+	if err != nil {
+		return nil, fmt.Errorf("keyring: signing key: %w", err)
 	}
 	return &structs.RootKey{
 		RootKeyMeta: structs.RootKeyMeta{
 			KeyID: id, Algorithm: structs.EncryptionAlgorithmAES256GCM,
 			CreateTime: now.UnixNano(), State: structs.RootKeyStateActive,
 		},
-		Key: k,
+		Key:    k,
+		RSAKey: x509.MarshalPKCS1PrivateKey(rk),
 	}, nil
 }
 
