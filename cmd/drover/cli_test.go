@@ -14,10 +14,14 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	return code, out.String(), errb.String()
 }
 
+// The version command, and Nomad's top-level flags for it (Nomad's API
+// test server runs "nomad -version" before it starts an agent).
 func TestVersion(t *testing.T) {
-	code, out, _ := runCLI(t, "", "version")
-	if code != 0 || !strings.HasPrefix(out, "Drover v") {
-		t.Fatalf("version: code %d, out %q", code, out)
+	for _, arg := range []string{"version", "-version", "--version", "-v"} {
+		code, out, _ := runCLI(t, "", arg)
+		if code != 0 || !strings.HasPrefix(out, "Drover v") {
+			t.Fatalf("%s: code %d, out %q", arg, code, out)
+		}
 	}
 }
 

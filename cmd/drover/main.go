@@ -16,6 +16,10 @@ func main() {
 // what tests call: nothing below it exits the process.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCommand()
+	if len(args) == 1 && versionFlags[args[0]] {
+		// Nomad's "nomad -version" (--version, -v): the version command.
+		args = []string{"version"}
+	}
 	root.SetArgs(normalizeArgs(args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -34,6 +38,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintln(root.ErrOrStderr(), "Error:", err)
 	return 1
 }
+
+// versionFlags print the version, as Nomad's top-level flags do.
+var versionFlags = map[string]bool{"-version": true, "--version": true, "-v": true}
 
 // exitError ends a command with a given exit code; msg, when set, is printed
 // to stderr.
