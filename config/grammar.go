@@ -38,8 +38,8 @@ type foreign struct {
 // same table.
 var unsupported = map[string]foreign{
 	"audit":                            {true, true, "there is no audit log"},
-	"consul":                           {true, true, "there is no Consul integration"},
-	"vault":                            {true, true, "there is no Vault integration"},
+	"consul":                           {true, true, "there is no Consul integration; a block holding only where Consul is, with auto_advertise and the auto_joins false if written, is a warning"},
+	"vault":                            {true, true, "there is no Vault integration; a block that leaves it off (enabled = false or not written) is a warning"},
 	"sentinel":                         {true, true, "there are no Sentinel policies"},
 	"keyring":                          {true, true, "there is no keyring"},
 	"plugin_dir":                       {false, false, "drivers are built in"},

@@ -205,6 +205,10 @@ func (d *decoder) body(body hcl.Body, block string) {
 			continue
 		}
 		if u, ok := unsupported[path]; ok {
+			if u.refused && d.inert(it, path) {
+				d.r.warnf(d.at(it.rng), path, "%s is not supported by drover and is ignored: it leaves the integration off (%s)", path, u.note)
+				continue
+			}
 			if u.refused {
 				d.r.errorf(d.at(it.rng), path, "%s is not supported by drover (%s)", path, u.note)
 			} else {

@@ -94,6 +94,9 @@ func TestParseWarnings(t *testing.T) {
 		{"update check", "\ndisable_update_check = true\n", "disable_update_check is not supported by drover and is ignored", 2},
 		{"serf port", "ports {\n  serf = 4648\n}\n", "ports.serf is not supported by drover and is ignored", 2},
 		{"client gc", "client {\n  gc_interval = \"1m\"\n}\n", "client.gc_interval is not supported by drover and is ignored", 2},
+		{"vault off", "vault {\n  enabled = false\n}\n", "vault is not supported by drover and is ignored: it leaves the integration off", 1},
+		{"vault empty", "\nvault {}\n", "vault is not supported by drover and is ignored: it leaves the integration off", 2},
+		{"consul address", "consul {\n  address = \"127.0.0.1:8500\"\n  auto_advertise = false\n}\n", "consul is not supported by drover and is ignored: it leaves the integration off", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +122,7 @@ ports {
 server {
   heartbeat_grace = "soon"
 }
-vault {}
+vault { enabled = true }
 `
 	_, _, err := Parse("all.hcl", []byte(src))
 	ds := diagsOf(t, err)
@@ -135,6 +138,37 @@ vault {}
 	first := strings.Split(err.Error(), "\n")[0]
 	if first != `all.hcl:1:1: unknown attribute "nmae" at the top level (did you mean "name"?)` {
 		t.Errorf("first line %q", first)
+	}
+}
+
+// A vault block that leaves Vault off, and a consul block that only says
+// where Consul is, are accepted with a warning, in JSON as Nomad's API
+// test server writes them; one that turns either on is refused.
+func TestParseInertIntegrations(t *testing.T) {
+	for _, src := range []string{
+		`{"vault": {"enabled": false}, "consul": {"address": "127.0.0.1:8500", "auth": "u:p", "token": "t"}}`,
+		`{"vault": [{"enabled": false, "name": "default"}], "consul": [{"server_auto_join": false}]}`,
+	} {
+		c, warns, err := Parse("agent.json", []byte(src))
+		if err != nil || c == nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		wantDiag(t, warns, "vault is not supported by drover and is ignored: it leaves the integration off", 1)
+		wantDiag(t, warns, "consul is not supported by drover and is ignored: it leaves the integration off", 1)
+	}
+	for _, tc := range []struct{ src, msg string }{
+		{`{"vault": {"enabled": true}}`, "vault is not supported by drover (there is no Vault integration"},
+		{`{"vault": {"enabled": "false"}}`, "vault is not supported by drover"},
+		{`{"vault": [{"enabled": false}, {"enabled": true}]}`, "vault is not supported by drover"},
+		{`{"consul": {"auto_advertise": true}}`, "consul is not supported by drover (there is no Consul integration"},
+		{`{"consul": {"service_identity": {"aud": ["consul.io"]}}}`, "consul is not supported by drover"},
+		{"consul {\n  address = \"127.0.0.1:8500\"\n  tags = [\"a\"]\n}\n", "consul is not supported by drover"},
+		{"vault {\n  enabled = false\n  default_identity {\n  }\n}\n", "vault is not supported by drover"},
+	} {
+		_, _, err := Parse("test", []byte(tc.src))
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %q", tc.src, err, tc.msg)
+		}
 	}
 }
 
