@@ -66,8 +66,9 @@ func RefusedFuncMap() map[string]any {
 }
 
 // Check parses a template with the delimiters given ("" for the
-// defaults) and checks each function it calls. The error wraps ErrSyntax,
-// ErrUnknownFunction or ErrRefusedFunction.
+// defaults), checks each function it calls and refuses a template that
+// calls itself. The error wraps ErrSyntax, ErrUnknownFunction,
+// ErrRefusedFunction or ErrRecursion.
 func Check(text, left, right string) error {
 	trees, err := parse.Parse("template", text, left, right, map[string]any{})
 	if err != nil {
@@ -99,6 +100,12 @@ func Check(text, left, right string) error {
 		if !Defined(n) {
 			return fmt.Errorf("%w: %q%s", ErrUnknownFunction, n, suggest(n))
 		}
+	}
+	// A cycle fails on every client: refused when the job is submitted.
+	// Whether executeTemplate may take a computed name is the client's
+	// to say (its function_denylist).
+	if err := Recursion(text, left, right, true); err != nil && !errors.Is(err, ErrDynamicTemplateName) {
+		return err
 	}
 	return nil
 }

@@ -21,6 +21,10 @@ func TestCheck(t *testing.T) {
 		{"vault pkiCert", `{{ with pkiCert "pki/issue/x" }}{{ .Cert }}{{ end }}`, "", "", ErrRefusedFunction, `"pkiCert" reads Vault`},
 		{"unknown", `{{ nomadVariable "x" }}`, "", "", ErrUnknownFunction, `did you mean "nomadVar"?`},
 		{"syntax", `{{ env "x" `, "", "", ErrSyntax, "unclosed action"},
+		{"template recursion", `{{ define "a" }}{{ if 1 }}{{ template "a" }}{{ end }}{{ end }}{{ template "a" }}`, "", "", ErrRecursion, `template "a" calls itself`},
+		{"executeTemplate recursion", `{{ define "a" }}{{ executeTemplate "a" }}{{ end }}{{ executeTemplate "a" }}`, "", "", ErrRecursion, `executeTemplate "a"`},
+		{"mutual recursion", `{{ define "a" }}{{ template "b" }}{{ end }}{{ define "b" }}{{ template "a" }}{{ end }}{{ template "a" }}`, "", "", ErrRecursion, "calls itself"},
+		{"computed name is the client's to judge", `{{ define "a" }}x{{ end }}{{ executeTemplate (printf "%s" "a") }}`, "", "", nil, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -276,7 +276,7 @@ func (m *Manager) templateConfig(t *structs.Template) (*ctconf.TemplateConfig, e
 	} else {
 		ct.Contents = ctconf.String(t.EmbeddedTmpl)
 	}
-	if err := checkRecursion(text, t.LeftDelim, t.RightDelim, !denied(m.settings.FunctionDenylist, "executeTemplate")); err != nil {
+	if err := tmplcheck.Recursion(text, t.LeftDelim, t.RightDelim, !denied(m.settings.FunctionDenylist, "executeTemplate")); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidConfig, t.DestPath, err)
 	}
 	ct.LeftDelim = ctconf.String(t.LeftDelim)

@@ -60,7 +60,7 @@ const (
 // client may) and executeTemplate, with which a template that calls
 // itself exhausts the client's stack (the agent dies: no recover catches
 // it). With it allowed, a template that recurses is refused before it
-// renders (checkRecursion).
+// renders (tmplcheck.Recursion).
 var DefaultFunctionDenylist = []string{"plugin", "writeToFile", "executeTemplate"}
 
 // DefaultSettings returns Nomad's client template defaults.

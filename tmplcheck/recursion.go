@@ -1,13 +1,23 @@
-package template
+package tmplcheck
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"text/template/parse"
 )
 
-// checkRecursion refuses a template whose definitions call one another
+// Sentinel errors of Recursion.
+var (
+	// ErrRecursion: a template's definitions call one another in a cycle.
+	ErrRecursion = errors.New("a template may not recurse, it could exhaust the client's stack")
+	// ErrDynamicTemplateName: executeTemplate is called with a name
+	// that is not a constant string, so a cycle could not be seen.
+	ErrDynamicTemplateName = errors.New("executeTemplate's name must be a constant string")
+)
+
+// Recursion refuses a template whose definitions call one another
 // in a cycle, through the template action (or block) or, when the
 // client lets templates call it (exec), executeTemplate. Go's engine
 // bounds the depth of template actions (100,000) but not the stack each
@@ -17,7 +27,7 @@ import (
 // the cycle could not be seen.
 //
 // Text that does not parse is left to the engine, which reports where.
-func checkRecursion(text, left, right string, exec bool) error {
+func Recursion(text, left, right string, exec bool) error {
 	t := parse.New("")
 	t.Mode = parse.SkipFuncCheck
 	trees := map[string]*parse.Tree{}
@@ -44,12 +54,12 @@ func checkRecursion(text, left, right string, exec bool) error {
 					return
 				}
 				if len(n.Args) < 2 {
-					bad = fmt.Errorf("%s: executeTemplate's name must be a constant string", location(tr, n))
+					bad = fmt.Errorf("%s: %w", location(tr, n), ErrDynamicTemplateName)
 					return
 				}
 				s, ok := n.Args[1].(*parse.StringNode)
 				if !ok {
-					bad = fmt.Errorf("%s: executeTemplate's name must be a constant string, not %s", location(tr, n), n.Args[1])
+					bad = fmt.Errorf("%s: %w, not %s", location(tr, n), ErrDynamicTemplateName, n.Args[1])
 					return
 				}
 				calls[name] = append(calls[name], call{s.Text, fmt.Sprintf("executeTemplate %q", s.Text)})
@@ -84,8 +94,8 @@ func checkRecursion(text, left, right string, exec bool) error {
 					k--
 				}
 				cycle := append(append([]string(nil), vias[k:]...), c.via)
-				return fmt.Errorf("%s calls itself (%s): a template may not recurse, it could exhaust the client's stack",
-					display(c.to), strings.Join(cycle, " → "))
+				return fmt.Errorf("%s calls itself (%s): %w",
+					display(c.to), strings.Join(cycle, " → "), ErrRecursion)
 			case unseen:
 				vias = append(vias, c.via)
 				if err := visit(c.to); err != nil {
@@ -136,13 +146,13 @@ func walkNodes(n parse.Node, f func(parse.Node)) {
 		walkNodes(n.Pipe, f)
 	case *parse.IfNode:
 		f(n)
-		walkBranch(&n.BranchNode, f)
+		walkBranchNodes(&n.BranchNode, f)
 	case *parse.RangeNode:
 		f(n)
-		walkBranch(&n.BranchNode, f)
+		walkBranchNodes(&n.BranchNode, f)
 	case *parse.WithNode:
 		f(n)
-		walkBranch(&n.BranchNode, f)
+		walkBranchNodes(&n.BranchNode, f)
 	case *parse.TemplateNode:
 		f(n)
 		walkNodes(n.Pipe, f)
@@ -168,7 +178,7 @@ func walkNodes(n parse.Node, f func(parse.Node)) {
 	}
 }
 
-func walkBranch(b *parse.BranchNode, f func(parse.Node)) {
+func walkBranchNodes(b *parse.BranchNode, f func(parse.Node)) {
 	walkNodes(b.Pipe, f)
 	walkNodes(b.List, f)
 	walkNodes(b.ElseList, f)
