@@ -11,44 +11,13 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/client"
-	"github.com/droverhq/drover/internal/loopback"
-	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/structs"
 )
 
-// sandboxACLAgent is one agent, server and client, with ACLs on, a client
-// host volume "x", raw_exec, and templates that give up on a refused read
-// after two retries: its base URL, its data directory and the
-// management token's headers.
-type sandboxACLAgent struct {
-	base    string
-	dataDir string
-	mgmt    map[string]string
-}
-
-func sandboxACLStart(t *testing.T) *sandboxACLAgent {
-	t.Helper()
-	t.Setenv("NOMAD_TOKEN", "")
-	t.Setenv("DROVER_TOKEN", "")
-	dir := t.TempDir()
-	httpAddr, raftAddr := loopback.Addr(t), loopback.Addr(t)
-	a := &sandboxACLAgent{base: "http://" + httpAddr, dataDir: filepath.Join(dir, "data")}
-	cfg := filepath.Join(dir, "agent.hcl")
-	writeFile(t, cfg, fmt.Sprintf(`
-name      = "sbx"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %s
-  raft = %s
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
-client {
-  enabled = true
-  host_volume "x" {
+// sandboxACLStart starts an agent with a client host volume "x" and
+// templates that give up on a refused read after two retries.
+func sandboxACLStart(t *testing.T) *sandboxAgent {
+	return sandboxStart(t, "sbx", fmt.Sprintf(`  host_volume "x" {
     path = %q
   }
   template {
@@ -56,65 +25,12 @@ client {
       attempts = 2
       backoff  = "100ms"
     }
-  }
-}
-acl {
-  enabled = true
-}
-`, a.dataDir, port(httpAddr), port(raftAddr), t.TempDir())+rawExecConfig)
-	p := startAgentProc(t, "sbx", httpAddr, "-config", cfg)
-	c := p.client()
-	var boot *structs.ACLToken
-	eventually(t, 60*time.Second, "the ACL bootstrap", func() error {
-		var err error
-		boot, err = c.ACLBootstrap(ctx(t), "")
-		return err
-	})
-	c.SetToken(boot.SecretID)
-	p.waitNodeReadyWith(c, 1)
-	a.mgmt = map[string]string{"X-Nomad-Token": boot.SecretID}
-	return a
-}
-
-// token makes a client token with the given policies (each applied
-// first, named pN) and returns its headers.
-func (a *sandboxACLAgent) token(t *testing.T, name string, rules ...string) map[string]string {
-	t.Helper()
-	var names []string
-	for i, r := range rules {
-		pn := fmt.Sprintf("%s-p%d", name, i)
-		body, _ := json.Marshal(structs.ACLPolicy{Name: pn, Rules: r})
-		if code, out := rawRequest(t, "PUT", a.base+"/v1/acl/policy/"+pn, string(body), a.mgmt); code != 200 {
-			t.Fatalf("policy %s: %d %s", pn, code, out)
-		}
-		names = append(names, pn)
-	}
-	body, _ := json.Marshal(structs.ACLToken{Name: name, Type: structs.ACLTokenTypeClient, Policies: names})
-	code, out := rawRequest(t, "PUT", a.base+"/v1/acl/token", string(body), a.mgmt)
-	var tok structs.ACLToken
-	if code != 200 || json.Unmarshal([]byte(out), &tok) != nil || tok.SecretID == "" {
-		t.Fatalf("token %s: %d %s", name, code, out)
-	}
-	return map[string]string{"X-Nomad-Token": tok.SecretID}
-}
-
-// sandboxACLJob is the registration body of an HCL job.
-func sandboxACLJob(t *testing.T, src string) string {
-	t.Helper()
-	job, _, err := jobspec.Parse("job.hcl", []byte(src), jobspec.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(map[string]any{"Job": job})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+  }`, t.TempDir()))
 }
 
 // sandboxACLVolJob is job "vol" of namespace dev, mounting host volume x.
 func sandboxACLVolJob(t *testing.T, readOnly bool) string {
-	return sandboxACLJob(t, fmt.Sprintf(`job "vol" {
+	return sandboxJobBody(t, fmt.Sprintf(`job "vol" {
   namespace = "dev"
   group "g" {
     volume "d" {
@@ -139,7 +55,7 @@ func sandboxACLVolJob(t *testing.T, readOnly bool) string {
 }
 
 // jobStatus answers the management token's GET of a job: its status code.
-func (a *sandboxACLAgent) jobStatus(t *testing.T, ns, id string) int {
+func (a *sandboxAgent) jobStatus(t *testing.T, ns, id string) int {
 	t.Helper()
 	code, _ := rawRequest(t, "GET", a.base+"/v1/job/"+url.PathEscape(id)+"?namespace="+ns, "", a.mgmt)
 	return code
@@ -213,7 +129,7 @@ func TestSandboxACLHostVolumeMounts(t *testing.T) {
 // sandboxACLTemplateJob is a job of namespace dev whose task renders
 // tmpl (and then sleeps).
 func sandboxACLTemplateJob(t *testing.T, id, group, tmpl string) string {
-	return sandboxACLJob(t, fmt.Sprintf(`job %q {
+	return sandboxJobBody(t, fmt.Sprintf(`job %q {
   namespace = "dev"
   type      = "batch"
   group %q {

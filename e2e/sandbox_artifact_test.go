@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers/docker/dockertest"
-	"github.com/droverhq/drover/internal/loopback"
-	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -23,66 +21,18 @@ import (
 // is neither read nor written, the agent keeps answering, and the job
 // learns why (a 400 naming the field at registration, or a task event).
 
-// sandboxArtAgent is one agent, server and client, with ACLs on, raw_exec
-// and the docker driver as a client has them by default (volumes off).
+// sandboxArtAgent is a sandbox agent, with the docker driver as a client
+// has it by default (volumes off), and a token with write on namespace
+// dev only.
 type sandboxArtAgent struct {
-	proc    *agentProc
-	base    string
-	dataDir string
-	mgmt    map[string]string
-	dev     map[string]string // a token with write on namespace dev only
+	*sandboxAgent
+	dev map[string]string
 }
 
 func sandboxArtStart(t *testing.T) *sandboxArtAgent {
 	t.Helper()
-	t.Setenv("NOMAD_TOKEN", "")
-	t.Setenv("DROVER_TOKEN", "")
-	dir := t.TempDir()
-	httpAddr, raftAddr := loopback.Addr(t), loopback.Addr(t)
-	a := &sandboxArtAgent{base: "http://" + httpAddr, dataDir: filepath.Join(dir, "data")}
-	cfg := filepath.Join(dir, "agent.hcl")
-	writeFile(t, cfg, fmt.Sprintf(`
-name      = "sbx-art"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %s
-  raft = %s
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
-client {
-  enabled = true
-}
-acl {
-  enabled = true
-}
-`, a.dataDir, port(httpAddr), port(raftAddr))+rawExecConfig)
-	a.proc = startAgentProc(t, "sbx-art", httpAddr, "-config", cfg)
-	c := a.proc.client()
-	var boot *structs.ACLToken
-	eventually(t, 60*time.Second, "the ACL bootstrap", func() error {
-		var err error
-		boot, err = c.ACLBootstrap(ctx(t), "")
-		return err
-	})
-	c.SetToken(boot.SecretID)
-	a.proc.waitNodeReadyWith(c, 1)
-	a.mgmt = map[string]string{"X-Nomad-Token": boot.SecretID}
-	body, _ := json.Marshal(structs.ACLPolicy{Name: "dev-write", Rules: `namespace "dev" { policy = "write" }`})
-	if code, out := rawRequest(t, "PUT", a.base+"/v1/acl/policy/dev-write", string(body), a.mgmt); code != 200 {
-		t.Fatalf("policy: %d %s", code, out)
-	}
-	body, _ = json.Marshal(structs.ACLToken{Name: "dev", Type: structs.ACLTokenTypeClient, Policies: []string{"dev-write"}})
-	code, out := rawRequest(t, "PUT", a.base+"/v1/acl/token", string(body), a.mgmt)
-	var tok structs.ACLToken
-	if code != 200 || json.Unmarshal([]byte(out), &tok) != nil || tok.SecretID == "" {
-		t.Fatalf("token: %d %s", code, out)
-	}
-	a.dev = map[string]string{"X-Nomad-Token": tok.SecretID}
-	return a
+	a := sandboxStart(t, "sbx-art", "")
+	return &sandboxArtAgent{sandboxAgent: a, dev: a.token(t, "dev", `namespace "dev" { policy = "write" }`)}
 }
 
 // sandboxArtMarker is a host directory holding one file, "marker", that
@@ -126,12 +76,7 @@ func (a *sandboxArtAgent) sandboxArtUntouched(t *testing.T, dir, marker string) 
 // returns the answer.
 func (a *sandboxArtAgent) sandboxArtRegister(t *testing.T, src string) (int, string) {
 	t.Helper()
-	job, _, err := jobspec.Parse("job.hcl", []byte(src), jobspec.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(map[string]any{"Job": job})
-	return rawRequest(t, "PUT", a.base+"/v1/jobs", string(b), a.dev)
+	return rawRequest(t, "PUT", a.base+"/v1/jobs", sandboxJobBody(t, src), a.dev)
 }
 
 // sandboxArtFailedTask waits for task of the dev job id to be dead and
