@@ -247,6 +247,9 @@ func (a *Agent) openServer() error {
 	srv.OnLeadership("autopilot", a.runAutopilot)
 	a.raft, a.leader = srv, leader
 	a.members = newMembers(a.self())
+	// A new message type is written only once every server knows it
+	// (fsm.CheckWritable; website/production.md#upgrading).
+	srv.SetMinServerBuild(a.MinServerBuild)
 	access := httpapi.Access{JoinToken: a.cfg.JoinToken, AllowRemote: a.cfg.AllowRemoteOperator}
 	if a.cfg.Dev {
 		access.RefuseJoins = "a dev agent is a one-server cluster"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,6 +30,9 @@ type Server struct {
 	shutdownCh   chan struct{} // closed by Shutdown
 	shutdownOnce sync.Once
 	shutdownErr  error
+
+	// minBuild gives the servers' lowest build (SetMinServerBuild).
+	minBuild atomic.Pointer[func() int]
 }
 
 // New opens (or creates) the server's Raft state and starts Raft. A server
