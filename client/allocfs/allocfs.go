@@ -110,6 +110,12 @@ func (r *Root) Open(name string) (*os.File, error) {
 		return nil, err
 	}
 	f, err := r.root.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	return regular(name, f, err)
+}
+
+// regular passes on an opened file that is a regular file, and closes
+// any other with ErrNotRegular.
+func regular(name string, f *os.File, err error) (*os.File, error) {
 	if err != nil {
 		return nil, wrap(name, err)
 	}
@@ -241,19 +247,7 @@ func (r *Root) OpenAppend(name string, perm fs.FileMode) (*os.File, error) {
 		}
 	}
 	f, err := r.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NONBLOCK, perm)
-	if err != nil {
-		return nil, wrap(name, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%w: %q", ErrNotRegular, name)
-	}
-	return f, nil
+	return regular(name, f, err)
 }
 
 // Remove removes name; a symlink is removed, never followed.

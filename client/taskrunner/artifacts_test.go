@@ -242,25 +242,7 @@ func TestArtifactInsecure(t *testing.T) {
 // A kill while an artifact downloads stops the download: the task ends
 // killed at once, never started, without waiting for the read timeout.
 func TestKillDuringArtifactDownload(t *testing.T) {
-	url := artifactServer(t, nil)
-	d := mock.New(mock.Options{})
-	task := &structs.Task{Name: "web", Driver: "mock", KillTimeout: time.Second}
-	tr, err := New(Config{
-		Task: task, JobType: structs.JobTypeService, Driver: d,
-		TaskConfig: &drivers.TaskConfig{AllocID: "a1", TaskName: "web", TaskDir: t.TempDir()},
-		Artifacts:  []*structs.TaskArtifact{{GetterSource: url + "/slow"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Run()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(eventList(tr), structs.TaskDownloadingArtifacts) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no download began: %s", eventList(tr))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	tr := downloadingRunner(t)
 	began := time.Now()
 	tr.Kill()
 	select {
@@ -277,19 +259,10 @@ func TestKillDuringArtifactDownload(t *testing.T) {
 	}
 }
 
-func eventList(tr *TaskRunner) string {
-	var out []string
-	for _, e := range tr.State().Events {
-		out = append(out, e.Type)
-	}
-	return strings.Join(out, ",")
-}
-
-// TestDetachDuringArtifactDownload: a client that shuts down detaches its
-// runners; one downloading an artifact stops at once, and the cut-short
-// download is neither a "Failed Artifact Download" nor a restart: the task
-// stays pending for the next client.
-func TestDetachDuringArtifactDownload(t *testing.T) {
+// downloadingRunner runs a task whose artifact downloads for ever, and
+// returns once the download has begun.
+func downloadingRunner(t *testing.T) *TaskRunner {
+	t.Helper()
 	url := artifactServer(t, nil)
 	d := mock.New(mock.Options{})
 	task := &structs.Task{Name: "web", Driver: "mock", KillTimeout: time.Second}
@@ -309,6 +282,23 @@ func TestDetachDuringArtifactDownload(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return tr
+}
+
+func eventList(tr *TaskRunner) string {
+	var out []string
+	for _, e := range tr.State().Events {
+		out = append(out, e.Type)
+	}
+	return strings.Join(out, ",")
+}
+
+// TestDetachDuringArtifactDownload: a client that shuts down detaches its
+// runners; one downloading an artifact stops at once, and the cut-short
+// download is neither a "Failed Artifact Download" nor a restart: the task
+// stays pending for the next client.
+func TestDetachDuringArtifactDownload(t *testing.T) {
+	tr := downloadingRunner(t)
 	tr.Detach()
 	select {
 	case <-tr.Done():
