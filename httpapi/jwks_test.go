@@ -75,3 +75,22 @@ func TestJWKSPublishesTheKeyringsPublicKeys(t *testing.T) {
 		t.Fatalf("discovery: %s", body)
 	}
 }
+
+// A rotation answers the new key as Nomad does, with its indexes zero
+// and the write's index in X-Nomad-Index, so that a list blocking on
+// the answer's CreateIndex (as Nomad's API tests do) does not wait.
+func TestKeyringRotateAnswersTheKeyAsMade(t *testing.T) {
+	_, srv := newTestAPI(t)
+	code, body, h := do(t, "PUT", srv.URL+"/v1/operator/keyring/rotate", "")
+	var rot struct{ Key map[string]any }
+	if err := json.Unmarshal([]byte(body), &rot); code != 200 || err != nil {
+		t.Fatalf("rotate: %d %s", code, body)
+	}
+	if rot.Key["CreateIndex"] != float64(0) || rot.Key["State"] != "active" || h.Get("X-Nomad-Index") == "" || h.Get("X-Nomad-Index") == "0" {
+		t.Fatalf("rotate: %s %v", body, h)
+	}
+	start := time.Now()
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/operator/keyring/keys?index=0&wait=10s", ""); code != 200 || time.Since(start) > 5*time.Second {
+		t.Fatalf("list: %d %s after %s", code, body, time.Since(start))
+	}
+}

@@ -21,7 +21,8 @@ import (
 // key's material is never answered:
 //
 //	GET /v1/operator/keyring/keys     → []RootKeyMeta (management)
-//	PUT /v1/operator/keyring/rotate   → {"Key": RootKeyMeta}, the new active key (management);
+//	PUT /v1/operator/keyring/rotate   → {"Key": RootKeyMeta}, the new active key, indexes zero as
+//	                                    Nomad's (management);
 //	                                    ?algo=aes256-gcm only; ?full=true encrypts every variable
 //	                                    again under the new key; ?publish_time is refused
 //	DELETE /v1/operator/keyring/key/{id}?force=  → null; an inactive key (management); 409 while it
@@ -98,7 +99,12 @@ func (s *Server) keyringRotate(w http.ResponseWriter, r *http.Request) (any, err
 		}
 		s.logger.Info("keyring rotated; variables encrypted again under the new key", "key_id", stored.KeyID, "variables", n)
 	}
-	return struct{ Key structs.RootKeyMeta }{stored.RootKeyMeta}, nil
+	// Nomad answers the key as it made it, before the write: its indexes
+	// are zero (the write's is X-Nomad-Index), so that a list blocking on
+	// the key's CreateIndex does not wait for the next change.
+	meta := stored.RootKeyMeta
+	meta.CreateIndex, meta.ModifyIndex = 0, 0
+	return struct{ Key structs.RootKeyMeta }{meta}, nil
 }
 
 // rekey encrypts every variable sealed under another key again under
