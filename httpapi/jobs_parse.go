@@ -59,7 +59,7 @@ func (s *Server) jobsParse(_ http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	job, _, err := jobspec.Parse(parseJobFile, []byte(req.JobHCL), jobspec.Options{Vars: vars})
+	job, _, err := jobspec.Parse(parseJobFile, []byte(req.JobHCL), jobspec.Options{Vars: vars, ParseOnly: true})
 	if err != nil {
 		var je *jobspec.Errors
 		if errors.As(err, &je) {

@@ -64,3 +64,19 @@ func TestJobsParse(t *testing.T) {
 		}
 	}
 }
+
+// Parse is not validate, as Nomad's: a job without groups parses (with
+// none), and its registration is what refuses it.
+func TestJobsParseOfAJobWithoutGroups(t *testing.T) {
+	_, srv := newTestAPI(t)
+	b, _ := json.Marshal(JobsParseRequest{JobHCL: "job \"example\" {\n  name = \"the example\"\n}\n"})
+	code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs/parse", string(b))
+	var job structs.Job
+	if err := json.Unmarshal([]byte(body), &job); code != 200 || err != nil || job.ID != "example" || job.Name != "the example" || len(job.TaskGroups) != 0 {
+		t.Fatalf("parse: %d %s", code, body)
+	}
+	code, body, _ = do(t, "PUT", srv.URL+"/v1/jobs", `{"Job":{"ID":"example"}}`)
+	if code != 400 || !strings.Contains(body, "has no groups") {
+		t.Fatalf("register: %d %s", code, body)
+	}
+}

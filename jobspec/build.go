@@ -16,6 +16,8 @@ import (
 type builder struct {
 	lc *locator
 	r  *report
+	// parseOnly: Options.ParseOnly.
+	parseOnly bool
 }
 
 func (b *builder) err(path, format string, args ...any) {
@@ -51,14 +53,18 @@ func (b *builder) job(aj *specJob) *structs.Job {
 	if j.Name == "" {
 		j.Name = j.ID
 	}
+	// Nomad's rules: an ID holds no space and no NUL; the name, which
+	// defaults to the ID and may differ from it, no NUL.
 	switch {
 	case j.ID == "":
 		b.err("Job.ID", "needs a non-empty ID")
-	case strings.ContainsAny(j.ID, " \t\r\n\x00"):
-		b.err("Job.ID", "must not contain spaces or control characters (got %q)", j.ID)
+	case strings.Contains(j.ID, " "):
+		b.err("Job.ID", "must not contain a space (got %q)", j.ID)
+	case strings.Contains(j.ID, "\x00"):
+		b.err("Job.ID", "must not contain a NUL character (got %q)", j.ID)
 	}
-	if j.ID != "" && j.Name != j.ID {
-		b.err("Job.Name", "must equal the job ID %q (got %q)", j.ID, j.Name)
+	if strings.Contains(j.Name, "\x00") {
+		b.err("Job.Name", "must not contain a NUL character (got %q)", j.Name)
 	}
 	lay(&j.Priority, aj.Priority)
 	if j.Priority < structs.MinJobPriority || j.Priority > structs.MaxJobPriority {
@@ -91,7 +97,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 	j.Periodic = b.periodic(j.Type, aj.Periodic)
 	j.ParameterizedJob = b.parameterized(j.Type, aj.ParameterizedJob) // build_dispatch.go
 	j.Migrate = b.jobMigrate(j.Type, aj.Migrate)
-	if len(aj.TaskGroups) == 0 {
+	if len(aj.TaskGroups) == 0 && !b.parseOnly {
 		b.err("Job.TaskGroups", "%q has no groups", j.ID)
 	}
 	names := map[string]string{}

@@ -48,7 +48,7 @@ var grammar = map[string][]element{
 		{"region", "Region", attr, supported, ""},
 		{"namespace", "Namespace", attr, supported, ""},
 		{"id", "ID", attr, supported, "must equal the job label"},
-		{"name", "Name", attr, supported, "must equal the job label"},
+		{"name", "Name", attr, supported, "defaults to the job label; may differ (NOMAD_JOB_NAME)"},
 		{"type", "Type", attr, supported, ""},
 		{"priority", "Priority", attr, supported, ""},
 		{"all_at_once", "AllAtOnce", attr, ignored, "placements are never all-or-nothing"},

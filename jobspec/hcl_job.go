@@ -21,8 +21,9 @@ func (d *decoder) job(b *hclsyntax.Block) *specJob {
 		}
 	}
 	if a := attrs["name"]; a != nil {
-		if n := d.str(a, path+".Name", "job.name"); n != nil && *n != label {
-			d.r.errorf(d.at(a.SrcRange, "job.name"), "job.name must equal the job label %q (got %q)", label, *n)
+		// The name defaults to the label (the ID) and may differ, as Nomad's.
+		if n := d.str(a, path+".Name", "job.name"); n != nil {
+			aj.Name = n
 		}
 	}
 	aj.Region = d.str(attrs["region"], path+".Region", "job.region")

@@ -26,6 +26,10 @@ type Options struct {
 	// directory of the job file.
 	AllowFS bool
 	BaseDir string
+	// ParseOnly reads the job as written, for /v1/jobs/parse: Nomad's
+	// parse does not validate, so a job without groups is returned (with
+	// none) rather than refused. Registration and validation check it.
+	ParseOnly bool
 }
 
 // Parse reads a job file (HCL, or Nomad JSON when the content starts with
@@ -41,7 +45,7 @@ func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnosti
 	lc := newLocator(filename, false)
 	d := &decoder{file: filename, src: src, r: r, lc: lc, funcs: jobFunctions(filename, opts)}
 	if job := d.topLevel(opts); job != nil {
-		if j := finish(job, lc, r); len(r.errs) == 0 {
+		if j := finishJob(job, lc, r, opts.ParseOnly); len(r.errs) == 0 {
 			warns, _ := r.result()
 			return j, warns, nil
 		}
@@ -95,7 +99,13 @@ func (d *decoder) topLevel(opts Options) *specJob {
 
 // finish applies defaults, the update merge and the shared checks.
 func finish(aj *specJob, lc *locator, r *report) *structs.Job {
-	b := &builder{lc: lc, r: r}
+	return finishJob(aj, lc, r, false)
+}
+
+// finishJob is finish; parseOnly leaves out the checks Nomad's parse does
+// not make (Options.ParseOnly).
+func finishJob(aj *specJob, lc *locator, r *report, parseOnly bool) *structs.Job {
+	b := &builder{lc: lc, r: r, parseOnly: parseOnly}
 	return b.job(aj)
 }
 
