@@ -264,7 +264,7 @@ var grammar = map[string][]element{
 		{"cores", "Cores", attr, supported, ""},
 		{"memory", "MemoryMB", attr, supported, ""},
 		{"memory_max", "MemoryMaxMB", attr, supported, ""},
-		{"disk", "DiskMB", attr, refused, "a task cannot ask for disk, as in Nomad: set the group's ephemeral_disk size"},
+		{"disk", "DiskMB", attr, ignored, "Nomad parses it and ignores it too: a task's disk is the group's ephemeral_disk size"},
 		{"network", "Networks", block, refused, "write the network block in the group"},
 		{"device", "Devices", block, refused, "no devices"},
 		{"numa", "NUMA", block, refused, "no NUMA placement"},

@@ -2,13 +2,14 @@ package jobspec
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
 
 // resources as Nomad reads them: memory_max = -1 sets no hard limit; a
-// task's disk is refused (Nomad's tasks cannot ask for disk: the group's
-// ephemeral_disk sizes it), a zero disk passes.
+// task's disk is accepted with a warning and dropped, as Nomad parses it and
+// ignores it (the group's ephemeral_disk sizes a task's disk).
 func TestResourcesAsNomad(t *testing.T) {
 	task := func(res string) string {
 		return "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"mock\"\n      resources {\n" + res + "\n      }\n    }\n  }\n}\n"
@@ -32,15 +33,30 @@ func TestResourcesAsNomad(t *testing.T) {
 	for _, c := range []struct{ res, want string }{
 		{"        memory = 64\n        memory_max = -2", "r.hcl:7:9: resources.memory_max must be -1 (no limit), 0 (memory is the limit) or at least memory (got -2)"},
 		{"        memory = 64\n        memory_max = 32", "resources.memory_max must not be less than memory (32 < 64)"},
-		{"        disk = 500", "r.hcl:6:9: resources.disk is not supported by drover (a task cannot ask for disk, as in Nomad: set the group's ephemeral_disk size)"},
 	} {
 		_, _, err := Parse("r.hcl", []byte(task(c.res)), Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.res, err, c.want)
 		}
 	}
-	_, _, err := ParseAPIJob([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock","Resources":{"DiskMB":300}}]}]}`))
-	if err == nil || !strings.Contains(err.Error(), "Job.TaskGroups[0].Tasks[0].Resources.DiskMB: not supported by drover") {
+	job, warns, err := Parse("r.hcl", []byte(task("        memory = 64\n        disk = 64")), Options{})
+	if err != nil {
+		t.Fatalf("disk = 64: %v", err)
+	}
+	if got, _ := json.Marshal(job.TaskGroups[0].Tasks[0].Resources); string(got) != `{"CPU":100,"MemoryMB":64}` {
+		t.Errorf("disk = 64: resources %s", got)
+	}
+	if w := fmt.Sprint(warns); !strings.Contains(w, "r.hcl:7:9") || !strings.Contains(w, "resources.disk is not supported by drover and is ignored (Nomad parses it and ignores it too") {
+		t.Errorf("disk = 64: warnings %v", warns)
+	}
+	api, warns, err := ParseAPIJob([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock","Resources":{"DiskMB":300}}]}]}`))
+	if err != nil {
 		t.Fatalf("API disk: %v", err)
+	}
+	if r := api.TaskGroups[0].Tasks[0].Resources; r != nil && r.DiskMB != 0 {
+		t.Errorf("API disk kept: %d", r.DiskMB)
+	}
+	if w := fmt.Sprint(warns); !strings.Contains(w, "Resources.DiskMB") || !strings.Contains(w, "Nomad parses it and ignores it too") {
+		t.Errorf("API disk: warnings %v", warns)
 	}
 }
