@@ -63,7 +63,7 @@ func (s *Server) registerJob(ctx context.Context, job *structs.Job, enforceIndex
 	eval := &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
 		Namespace:   job.Namespace,
-		Priority:    job.Priority,
+		Priority:    structs.EvalPriorityOr(ctx, job.Priority),
 		Type:        job.Type,
 		TriggeredBy: structs.EvalTriggerJobRegister,
 		JobID:       job.ID,

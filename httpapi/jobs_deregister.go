@@ -7,9 +7,10 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/structs"
 )
 
-// DELETE /v1/job/{id}[?purge=true] stops a job (a new, stopped version) or,
+// DELETE /v1/job/{id}[?purge=true][&eval_priority=N] stops a job (a new, stopped version) or,
 // with purge, deletes it and its history. The leader stamps the
 // job-deregister evaluation and writes both in one entry; the answer is
 // Nomad's JobDeregisterResponse. An unknown job is a 404.
@@ -51,6 +52,15 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 			return nil, Errorf(http.StatusBadRequest, "invalid purge %q", v)
 		}
 	}
+	prio := 0
+	if v := r.URL.Query().Get("eval_priority"); v != "" {
+		if prio, err = strconv.Atoi(v); err != nil {
+			return nil, Errorf(http.StatusBadRequest, "invalid eval_priority %q", v)
+		}
+		if err := structs.CheckEvalPriority(prio); err != nil {
+			return nil, Errorf(http.StatusBadRequest, "%s", err)
+		}
+	}
 	id := r.PathValue("id")
 	ns := o.Namespace // never "*": a write names its namespace (namespace.go)
 	job, err := s.backend.State().Snapshot().JobByID(ns, id)
@@ -60,7 +70,7 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 	if job == nil {
 		return nil, errJobNotFound(id)
 	}
-	out, err := db.DeregisterJob(r.Context(), ns, id, purge)
+	out, err := db.DeregisterJob(structs.WithEvalPriority(r.Context(), prio), ns, id, purge)
 	if err != nil {
 		return nil, fmt.Errorf("deregistering job %q: %w", id, err)
 	}

@@ -80,3 +80,30 @@ func TestJobsParseOfAJobWithoutGroups(t *testing.T) {
 		t.Fatalf("register: %d %s", code, body)
 	}
 }
+
+// A registration's EvalPriority is its evaluation's priority (1 to 100,
+// as Nomad's); without it the evaluation has the job's.
+func TestRegisterEvalPriority(t *testing.T) {
+	b, srv := newTestAPI(t)
+	job := `{"ID":"web","Priority":40,"TaskGroups":[{"Name":"g","Tasks":[{"Name":"t","Driver":"mock"}]}]}`
+	for _, c := range []struct {
+		body string
+		want int
+	}{
+		{`{"Job":` + job + `,"EvalPriority":99}`, 99},
+		{`{"Job":` + job + `}`, 40},
+	} {
+		code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs", c.body)
+		var out JobRegisterResponse
+		if err := json.Unmarshal([]byte(body), &out); code != 200 || err != nil {
+			t.Fatalf("register: %d %s", code, body)
+		}
+		e, err := b.State().Snapshot().EvalByID(out.EvalID)
+		if err != nil || e == nil || e.Priority != c.want {
+			t.Errorf("%s: eval %+v %v, want priority %d", c.body, e, err, c.want)
+		}
+	}
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs", `{"Job":`+job+`,"EvalPriority":101}`); code != 400 || !strings.Contains(body, "eval priority must be between 1 and 100") {
+		t.Fatalf("EvalPriority 101: %d %s", code, body)
+	}
+}

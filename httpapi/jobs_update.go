@@ -38,6 +38,9 @@ type RegisterEnvelope struct {
 	Job            json.RawMessage
 	EnforceIndex   bool
 	JobModifyIndex uint64
+	// EvalPriority is the priority of the registration's evaluation, 0
+	// for the job's.
+	EvalPriority int
 }
 
 // envelopeFields are the keys of Nomad's JobRegisterRequest: true for
@@ -46,9 +49,8 @@ type RegisterEnvelope struct {
 // false for those it does not support, refused when set.
 var envelopeFields = map[string]bool{
 	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,
-	"Region": true, "Namespace": true, "SecretID": true, "AuthToken": true, "Submission": true,
-	"PolicyOverride": false, "PreserveCounts": false, "PreserveResources": false,
-	"EvalPriority": false, "IdempotencyToken": false,
+	"Region": true, "Namespace": true, "SecretID": true, "AuthToken": true, "Submission": true, "EvalPriority": true,
+	"PolicyOverride": false, "PreserveCounts": false, "PreserveResources": false, "IdempotencyToken": false,
 }
 
 // ParseRegisterEnvelope reads a registration body: malformed JSON is a 400
@@ -79,6 +81,9 @@ func ParseRegisterEnvelope(body []byte) (*RegisterEnvelope, error) {
 	}
 	if emptyJSON(env.Job) {
 		return nil, Errorf(http.StatusBadRequest, "request has no job")
+	}
+	if err := structs.CheckEvalPriority(env.EvalPriority); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "EvalPriority: %s", err)
 	}
 	return &env, nil
 }
@@ -165,7 +170,7 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	for _, d := range diags {
 		warnings = append(warnings, d.String())
 	}
-	out, err := s.registerJob(r.Context(), job, env.EnforceIndex, env.JobModifyIndex)
+	out, err := s.registerJob(structs.WithEvalPriority(r.Context(), env.EvalPriority), job, env.EnforceIndex, env.JobModifyIndex)
 	if errors.Is(err, state.ErrConflict) {
 		return nil, Errorf(http.StatusConflict, "%s", strings.TrimPrefix(err.Error(), "state: "))
 	}

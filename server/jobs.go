@@ -23,7 +23,9 @@ type JobRegisterResponse struct {
 }
 
 // RegisterJob registers a job version with its job-register evaluation,
-// stamped here (ID, trigger, priority, type, times), in one entry. An
+// stamped here (ID, trigger, priority, type, times), in one entry; the
+// evaluation's priority is the job's unless ctx carries one
+// (structs.WithEvalPriority). An
 // identical re-submission creates no new version but is evaluated again.
 func (l *Leader) RegisterJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error) {
 	return l.registerJob(ctx, job, false, 0)
@@ -65,7 +67,7 @@ func (l *Leader) registerJob(ctx context.Context, job *structs.Job, enforce bool
 	// job's children, dispatches a parameterized job's.
 	var eval *structs.Evaluation
 	if !j.IsParent() {
-		eval = l.jobEval(j.Namespace, j.ID, j.Type, j.Priority, structs.EvalTriggerJobRegister, now)
+		eval = l.jobEval(j.Namespace, j.ID, j.Type, structs.EvalPriorityOr(ctx, j.Priority), structs.EvalTriggerJobRegister, now)
 	}
 	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now,
 		EnforceIndex: enforce, JobModifyIndex: jobModifyIndex})
@@ -102,7 +104,7 @@ func (l *Leader) DeregisterJob(ctx context.Context, namespace, jobID string, pur
 		typ, prio = j.Type, j.Priority
 	}
 	now := l.clock.Now().UnixNano()
-	eval := l.jobEval(namespace, jobID, typ, prio, structs.EvalTriggerJobDeregister, now)
+	eval := l.jobEval(namespace, jobID, typ, structs.EvalPriorityOr(ctx, prio), structs.EvalTriggerJobDeregister, now)
 	req := &structs.JobDeregisterRequest{Namespace: namespace, JobID: jobID, Purge: purge, Eval: eval, SubmitTime: now}
 	resp, index, err := l.apply(ctx, fsm.JobDeregisterRequestType, req)
 	if err != nil {
