@@ -32,12 +32,13 @@ var (
 	_ httpapi.NodeDrainBackend     = (*Agent)(nil)
 	_ httpapi.DispatchBackend      = (*Agent)(nil)
 	_ httpapi.JobRestartBackend    = (*Agent)(nil)
+	_ httpapi.LeaderBuilder        = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
 	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "JobDeregisterBackend", "JobRegisterBackend", "JobRestartBackend",
-	"JobScaleBackend", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
+	"JobScaleBackend", "LeaderBuilder", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
 // TestAgentServesEveryBackendInterfaceOfTheAPI fails when the HTTP API

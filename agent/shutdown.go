@@ -42,6 +42,9 @@ func (a *Agent) shutdown() error {
 			return []any{"allocations", a.client.Unstopped()}
 		})
 	}
+	if a.raft != nil && a.api != nil {
+		s.step("leadership handover", func() { a.handOver(min(10*time.Second, s.left())) }, nil)
+	}
 	if a.cancel != nil {
 		a.cancel()
 	}
@@ -105,4 +108,49 @@ func (s *shutdownSteps) step(name string, f func(), more func() []any) {
 		s.deadline = time.Now().Add(time.Second)
 	}
 	s.late = append(s.late, name)
+}
+
+// handOver, on a server that leads, moves its leadership to the most
+// up-to-date other voter before the server stops serving: its API stops
+// serving as the leader and lets the writes it is serving finish
+// (httpapi's Leave), then Raft hands the leadership over; requests that
+// arrive meanwhile are held and sent on to the new leader, and the HTTP
+// server drains after. Without this the stopping leader kept its
+// leadership while its HTTP server drained (up to 5 s), and the others
+// elected a leader only once its Raft stopped. A follower only stops
+// keeping its connections alive. At most timeout.
+func (a *Agent) handOver(timeout time.Duration) {
+	a.http.SetKeepAlivesEnabled(false)
+	if !a.raft.IsLeader() || !a.otherVoters() {
+		return
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := a.api.Leave(ctx); err != nil {
+		a.logger.Warn("shutdown: handing the leadership over with writes still being served", "error", err)
+	}
+	id, err := a.raft.TransferLeadership(max(time.Until(start.Add(timeout)), 0))
+	if err != nil {
+		// Serve as the leader until the HTTP server stops, as before.
+		a.api.Stay()
+		a.logger.Warn("shutdown: the leadership could not be handed over; the others elect a leader once this server stops", "error", err)
+		return
+	}
+	a.logger.Info("shutdown: leadership handed over", "new_leader", id, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// otherVoters reports whether the Raft configuration has a voter besides
+// this server.
+func (a *Agent) otherVoters() bool {
+	peers, _, err := a.raft.Configuration()
+	if err != nil {
+		return false
+	}
+	for _, p := range peers {
+		if p.Voter && p.ID != a.raft.ID() {
+			return true
+		}
+	}
+	return false
 }

@@ -323,6 +323,58 @@ func (s *Server) RemoveServer(id string) error {
 	return translate(s.raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second).Error())
 }
 
+// ErrNoTransferTarget: a leadership transfer found no other voter to hand
+// the leadership to (a one-server cluster).
+var ErrNoTransferTarget = errors.New("no other voter to hand the leadership to")
+
+// TransferLeadership hands this server's leadership to the most up-to-date
+// other voter (hashicorp/raft's LeadershipTransfer: the target is brought
+// up to date with the log, then told to start an election at once, which
+// it wins) and waits until the transfer ends, at most timeout. It returns
+// the new leader's ID. Leader only; while it runs, this server takes no
+// new entries (ErrLeadershipLost). Before a leader stops, it moves the
+// leadership in tens of milliseconds instead of leaving the others to
+// notice its silence and elect one (about a second).
+func (s *Server) TransferLeadership(timeout time.Duration) (string, error) {
+	if !s.IsLeader() {
+		return "", ErrNotLeader
+	}
+	peers, _, err := s.Configuration()
+	if err != nil {
+		return "", err
+	}
+	others := 0
+	for _, p := range peers {
+		if p.Voter && p.ID != s.id {
+			others++
+		}
+	}
+	if others == 0 {
+		return "", ErrNoTransferTarget
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.raft.LeadershipTransfer().Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return "", translate(err)
+		}
+	case <-time.After(timeout):
+		return "", fmt.Errorf("%w: leadership transfer not done within %s", ErrTimeout, timeout)
+	}
+	// The new leader is known once it has sent its first heartbeat.
+	deadline := time.Now().Add(timeout)
+	for {
+		if _, id := s.Leader(); id != "" && id != s.id {
+			return id, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%w: no new leader heard of within %s of the transfer", ErrTimeout, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // IsLeader reports whether this server is the leader now.
 func (s *Server) IsLeader() bool { return s.raft.State() == raft.Leader }
 

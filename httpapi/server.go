@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -74,6 +75,10 @@ type Server struct {
 	// forwardHold bounds how long a request for the leader waits out an
 	// election (forward.go).
 	forwardHold time.Duration
+	// leaving is set by Leave: this server no longer serves as the
+	// leader; localWrites counts the writes it serves as the leader.
+	leaving     atomic.Bool
+	localWrites atomic.Int64
 	// prometheusAddress is the servers' analysis { prometheus_address }
 	// (analysis.go).
 	prometheusAddress string
@@ -180,6 +185,15 @@ func (s *Server) wrap(rt route) http.Handler {
 		}
 		if s.forward(w, r, rt.kind) {
 			return
+		}
+		if rt.kind == writeRoute && s.backend.IsLeader() {
+			// Served here as the leader: counted for Leave, or, once this
+			// server is leaving, sent on to the next leader.
+			if s.enterLocal() {
+				defer s.localWrites.Add(-1)
+			} else if s.toLeader(w, r) {
+				return
+			}
 		}
 		checked, err := s.authorize(r, rt)
 		if err != nil {
