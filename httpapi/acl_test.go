@@ -327,7 +327,7 @@ func TestACLEndpoints(t *testing.T) {
 
 	for _, bad := range []struct{ body, want string }{
 		{`{"Type":"client"}`, "client token missing policies"},
-		{`{"Type":"client","Policies":["nope"]}`, `ACL policy "nope" does not exist`},
+		{`{"Type":"client","Policies":[""]}`, `Policies[0]: empty policy name`},
 		{`{"Type":"management","Policies":["ro"]}`, "cannot be associated with policies"},
 		{`{"Type":"root"}`, "token type must be client or management"},
 		{`{"Type":"client","Policies":["ro"],"ExpirationTTL":"-1h"}`, "must not be negative"},
