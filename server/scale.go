@@ -34,6 +34,11 @@ func (l *Leader) ScaleJob(ctx context.Context, req ScaleRequest) (*JobRegisterRe
 	if ns == "" {
 		ns = structs.DefaultNamespace
 	}
+	// The request is checked before the job is looked up, as Nomad's: a
+	// scaling without a group is a 400 whether the job exists or not.
+	if req.Group == "" {
+		return nil, errNoScaleGroup
+	}
 	job, err := l.store().Snapshot().JobByID(ns, req.JobID)
 	if err != nil {
 		return nil, err
@@ -79,11 +84,13 @@ func (l *Leader) ScaleJob(ctx context.Context, req ScaleRequest) (*JobRegisterRe
 	return out, nil
 }
 
+var errNoScaleGroup = fmt.Errorf("%w: the task group to scale is required (Target.Group)", ErrInvalidRequest)
+
 // scalable refuses what Nomad refuses: a group the job lacks, a negative
 // count, a job of a type without counts, a stopped job, an empty event.
 func scalable(job *structs.Job, req ScaleRequest) error {
 	if req.Group == "" {
-		return fmt.Errorf("%w: the task group to scale is required (Target.Group)", ErrInvalidRequest)
+		return errNoScaleGroup
 	}
 	if job.LookupTaskGroup(req.Group) == nil {
 		return fmt.Errorf("%w: task group %q specified for scaling does not exist in job", ErrInvalidRequest, req.Group)
