@@ -130,6 +130,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if err := s.checkRegion(r); err != nil {
+		writeError(w, err)
+		return
+	}
+	routeJobPath(r)
 	s.mux.ServeHTTP(w, r)
 }
 
