@@ -62,6 +62,9 @@ type Client struct {
 	http *http.Client
 	// token is the ACL token every request carries (SetToken).
 	token string
+	// namespace and region are the defaults of every request that names
+	// none (SetNamespace, SetRegion).
+	namespace, region string
 }
 
 // New returns a client for address ("http://host:port" or "host:port").
@@ -188,8 +191,15 @@ func decodeAnswer(h http.Header, data []byte, out any) error {
 // answer's body and headers; a status other than 2xx is a *StatusError.
 func (c *Client) doRaw(ctx context.Context, method, path string, q url.Values, in []byte, h http.Header) ([]byte, http.Header, error) {
 	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + path
-	u.RawQuery = q.Encode()
+	// path is escaped ("/v1/job/"+url.PathEscape(id)): a job ID's "/" is
+	// sent as %2F, not as %252F.
+	raw := strings.TrimSuffix(c.base.EscapedPath(), "/") + path
+	unescaped, err := url.PathUnescape(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid path %q: %w", path, err)
+	}
+	u.Path, u.RawPath = unescaped, raw
+	u.RawQuery = c.withDefaults(q).Encode()
 	var body io.Reader
 	if in != nil {
 		body = bytes.NewReader(in)

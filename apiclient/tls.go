@@ -15,6 +15,7 @@ import (
 // reads a DROVER_ form first, as DROVER_ADDR before NOMAD_ADDR.
 const (
 	EnvCACert        = "NOMAD_CACERT"
+	EnvCAPath        = "NOMAD_CAPATH"
 	EnvClientCert    = "NOMAD_CLIENT_CERT"
 	EnvClientKey     = "NOMAD_CLIENT_KEY"
 	EnvTLSServerName = "NOMAD_TLS_SERVER_NAME"
@@ -37,7 +38,7 @@ func TLSFiles(flags tlsutil.ClientFiles) (tlsutil.ClientFiles, error) {
 	for _, e := range []struct {
 		v    *string
 		name string
-	}{{&f.CACert, EnvCACert}, {&f.ClientCert, EnvClientCert}, {&f.ClientKey, EnvClientKey}, {&f.ServerName, EnvTLSServerName}} {
+	}{{&f.CACert, EnvCACert}, {&f.CAPath, EnvCAPath}, {&f.ClientCert, EnvClientCert}, {&f.ClientKey, EnvClientKey}, {&f.ServerName, EnvTLSServerName}} {
 		if *e.v == "" {
 			*e.v = env(e.name)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -9,23 +10,62 @@ import (
 	"github.com/droverhq/drover/tlsutil"
 )
 
-// The flags of every command that calls an agent's HTTP API: -address,
-// -token and Nomad's TLS flags. Each falls back on the environment
-// (DROVER_ADDR, NOMAD_ADDR; DROVER_TOKEN, NOMAD_TOKEN; DROVER_CACERT,
-// NOMAD_CACERT, …; see apiclient.TLSFiles).
+// The global flags: those of every command that calls an agent's HTTP
+// API, as Nomad's (Meta.FlagSet with FlagSetClient). Each falls back on
+// the environment: DROVER_ADDR, NOMAD_ADDR; DROVER_REGION, NOMAD_REGION;
+// DROVER_NAMESPACE, NOMAD_NAMESPACE; DROVER_TOKEN, NOMAD_TOKEN;
+// DROVER_CACERT, NOMAD_CACERT, … (apiclient.TLSFiles). They are defined
+// here only: a command that talks to an agent calls addAddressFlag.
 
-// addAddressFlag adds -address, -token and the TLS flags to cmd.
+// addAddressFlag adds the global flags to cmd, -address bound to address.
 func addAddressFlag(cmd *cobra.Command, address *string) {
 	fs := cmd.Flags()
-	fs.String("token", "", "ACL token sent as X-Nomad-Token (default $DROVER_TOKEN, $NOMAD_TOKEN)")
 	fs.StringVar(address, "address", "", "HTTP address of the agent (default $DROVER_ADDR, $NOMAD_ADDR, "+apiclient.DefaultAddress+
 		"; https://127.0.0.1:4646 when a TLS flag is given)")
+	fs.String("region", "", "region of the request; drover serves one region per cluster, and refuses another (default $DROVER_REGION, $NOMAD_REGION)")
+	fs.String("namespace", "", `namespace of the request (default $DROVER_NAMESPACE, $NOMAD_NAMESPACE, "default")`)
+	fs.String("token", "", "ACL token sent as X-Nomad-Token (default $DROVER_TOKEN, $NOMAD_TOKEN)")
 	fs.String("ca-cert", "", "PEM file of the CA that signed the agent's certificate (default $NOMAD_CACERT)")
+	fs.String("ca-path", "", "directory of PEM files of CAs, instead of -ca-cert (default $NOMAD_CAPATH)")
 	fs.String("client-cert", "", "PEM file of the certificate presented to the agent (default $NOMAD_CLIENT_CERT)")
 	fs.String("client-key", "", "PEM file of -client-cert's key (default $NOMAD_CLIENT_KEY)")
 	fs.String("tls-server-name", "", "name the agent's certificate must carry, such as server.global.nomad (default $NOMAD_TLS_SERVER_NAME)")
 	fs.Bool("tls-skip-verify", false, "do not verify the agent's certificate (default $NOMAD_SKIP_VERIFY)")
+	fs.Bool("insecure", false, "the former name of -tls-skip-verify")
+	fs.Bool("no-color", false, "accepted as Nomad's: drover's output has no colours")
+	fs.Bool("force-color", false, "accepted as Nomad's: drover's output has no colours")
+	_ = fs.MarkHidden("insecure")
 }
+
+// globalFlag returns cmd's flag name, else DROVER_<ENV>, else NOMAD_<ENV>.
+func globalFlag(cmd *cobra.Command, name, env string) string {
+	if cmd != nil {
+		if v, _ := cmd.Flags().GetString(name); v != "" {
+			return v
+		}
+	}
+	for _, e := range []string{"DROVER_" + env, "NOMAD_" + env} {
+		if v := os.Getenv(e); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// namespaceFlag is -namespace, else $DROVER_NAMESPACE, else
+// $NOMAD_NAMESPACE; "" lets the agent default ("default").
+func namespaceFlag(cmd *cobra.Command) string { return globalFlag(cmd, "namespace", "NAMESPACE") }
+
+// namespaceOrDefault is namespaceFlag, "default" when none is given.
+func namespaceOrDefault(cmd *cobra.Command) string {
+	if ns := namespaceFlag(cmd); ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+// regionFlag is -region, else $DROVER_REGION, else $NOMAD_REGION.
+func regionFlag(cmd *cobra.Command) string { return globalFlag(cmd, "region", "REGION") }
 
 // tlsFlags reads the TLS flags addAddressFlag added to cmd.
 func tlsFlags(cmd *cobra.Command) tlsutil.ClientFiles {
@@ -37,8 +77,12 @@ func tlsFlags(cmd *cobra.Command) tlsutil.ClientFiles {
 	f.CACert, _ = fs.GetString("ca-cert")
 	f.ClientCert, _ = fs.GetString("client-cert")
 	f.ClientKey, _ = fs.GetString("client-key")
+	f.CAPath, _ = fs.GetString("ca-path")
 	f.ServerName, _ = fs.GetString("tls-server-name")
 	f.Insecure, _ = fs.GetBool("tls-skip-verify")
+	if insecure, _ := fs.GetBool("insecure"); insecure {
+		f.Insecure = true
+	}
 	return f
 }
 
@@ -50,6 +94,8 @@ func apiClientFor(cmd *cobra.Command, address string) (*apiclient.Client, error)
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error initializing client: %v", err)}
 	}
 	c.SetToken(tokenFlag(cmd))
+	c.SetNamespace(namespaceFlag(cmd))
+	c.SetRegion(regionFlag(cmd))
 	return c, nil
 }
 

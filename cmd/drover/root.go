@@ -37,6 +37,7 @@ Flags may be written with one dash, as in Nomad: drover job run -detach app.hcl`
 	addSorted(job, jobCommands)
 	root.AddCommand(job)
 	addSorted(root, topCommands)
+	completeNomadFlags(root)
 	return root
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net/url"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -28,19 +27,13 @@ type serviceFlags struct {
 	namespace string
 }
 
-func (f *serviceFlags) addNamespace(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.namespace, "namespace", "", `namespace of the services, "*" for all the token may read (default $DROVER_NAMESPACE, $NOMAD_NAMESPACE, "default")`)
-}
+// addNamespace is kept for the service commands' files: -namespace is one
+// of the global flags (addAddressFlag), "*" for every namespace the token
+// may read.
+func (f *serviceFlags) addNamespace(*cobra.Command) {}
 
 // ns is -namespace, else the environment's; "" lets the agent default.
-func (f *serviceFlags) ns() string {
-	for _, v := range []string{f.namespace, os.Getenv("DROVER_NAMESPACE"), os.Getenv("NOMAD_NAMESPACE")} {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
+func (f *serviceFlags) ns(cmd *cobra.Command) string { return namespaceFlag(cmd) }
 
 // listServices reads GET /v1/services.
 func listServices(ctx context.Context, c *apiclient.Client, ns string) ([]*structs.ServiceRegistrationListStub, error) {

@@ -26,7 +26,7 @@ its client's repeated reports.`,
 				return err
 			}
 			path := "/v1/service/" + url.PathEscape(args[0]) + "/" + url.PathEscape(args[1])
-			if _, err := c.Delete(cmd.Context(), path, &apiclient.QueryOptions{Namespace: f.ns()}, nil); err != nil {
+			if _, err := c.Delete(cmd.Context(), path, &apiclient.QueryOptions{Namespace: f.ns(cmd)}, nil); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error deleting service registration: %v", err)}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "Successfully deleted service registration")

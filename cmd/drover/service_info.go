@@ -28,7 +28,7 @@ every field of each registration, full IDs included.`,
 			if err != nil {
 				return err
 			}
-			regs, err := serviceRegistrations(cmd.Context(), c, f.ns(), args[0])
+			regs, err := serviceRegistrations(cmd.Context(), c, f.ns(cmd), args[0])
 			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error listing service registrations: %v", err)}
 			}

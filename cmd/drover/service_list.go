@@ -25,7 +25,7 @@ each service's name and the union of its instances' tags.`,
 			if err != nil {
 				return err
 			}
-			list, err := listServices(cmd.Context(), c, f.ns())
+			list, err := listServices(cmd.Context(), c, f.ns(cmd))
 			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error listing service registrations: %v", err)}
 			}
@@ -36,7 +36,7 @@ each service's name and the union of its instances' tags.`,
 			if ok, err := f.formatted(cmd, list); ok {
 				return err
 			}
-			printServiceList(cmd.OutOrStdout(), list, f.ns() == "*")
+			printServiceList(cmd.OutOrStdout(), list, f.ns(cmd) == "*")
 			return nil
 		},
 	}

@@ -34,22 +34,6 @@ func newVarCommand() *cobra.Command {
 	return cmd
 }
 
-// addNamespaceFlag adds -namespace: the flag, else $NOMAD_NAMESPACE,
-// else "default", as Nomad's.
-func addNamespaceFlag(cmd *cobra.Command, ns *string) {
-	cmd.Flags().StringVar(ns, "namespace", "", `namespace of the variable (default $NOMAD_NAMESPACE, "default")`)
-}
-
-func namespaceOrEnv(ns string) string {
-	if ns != "" {
-		return ns
-	}
-	if e := os.Getenv("NOMAD_NAMESPACE"); e != "" {
-		return e
-	}
-	return "default"
-}
-
 // Output formats of var get and var put (-out), Nomad's names.
 var varOutFormats = []string{"go-template", "hcl", "json", "none", "table"}
 

@@ -9,7 +9,7 @@ import (
 )
 
 func newVarGetCommand() *cobra.Command {
-	var address, ns, out, tmpl, item string
+	var address, out, tmpl, item string
 	cmd := &cobra.Command{
 		Use:   "get [-item KEY] [-out FORMAT] PATH",
 		Short: "Read a variable",
@@ -31,7 +31,7 @@ when the output is redirected), hcl, go-template (with -template) or none.`,
 			if err != nil {
 				return err
 			}
-			v, err := c.VarGet(cmd.Context(), args[0], &apiclient.QueryOptions{Namespace: namespaceOrEnv(ns)})
+			v, err := c.VarGet(cmd.Context(), args[0], &apiclient.QueryOptions{Namespace: namespaceOrDefault(cmd)})
 			if apiclient.IsNotFound(err) {
 				return &exitError{code: 1, msg: "Variable not found"}
 			}
@@ -53,7 +53,6 @@ when the output is redirected), hcl, go-template (with -template) or none.`,
 	fs.StringVar(&item, "item", "", "print only the value of this item")
 	fs.StringVar(&out, "out", "", "output format: go-template, hcl, json, none or table")
 	fs.StringVar(&tmpl, "template", "", "Go template for -out go-template")
-	addNamespaceFlag(cmd, &ns)
 	addAddressFlag(cmd, &address)
 	return cmd
 }

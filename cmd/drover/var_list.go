@@ -11,7 +11,7 @@ import (
 )
 
 func newVarListCommand() *cobra.Command {
-	var address, ns string
+	var address string
 	var quiet bool
 	var o outputFlags
 	cmd := &cobra.Command{
@@ -26,7 +26,7 @@ list. -q prints their paths alone.`,
 			if err != nil {
 				return err
 			}
-			q := &apiclient.QueryOptions{Namespace: namespaceOrEnv(ns)}
+			q := &apiclient.QueryOptions{Namespace: namespaceOrDefault(cmd)}
 			if len(args) == 1 {
 				q.Prefix = args[0]
 			}
@@ -65,7 +65,6 @@ list. -q prints their paths alone.`,
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the variables' paths")
 	o.add(cmd)
-	addNamespaceFlag(cmd, &ns)
 	addAddressFlag(cmd, &address)
 	return cmd
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func newVarPurgeCommand() *cobra.Command {
-	var address, ns string
+	var address string
 	var checkIndex uint64
 	cmd := &cobra.Command{
 		Use:   "purge [-check-index N] PATH",
@@ -24,7 +24,7 @@ the servers is N.`,
 				return err
 			}
 			cas := cmd.Flags().Changed("check-index")
-			err = c.VarDelete(cmd.Context(), namespaceOrEnv(ns), args[0], cas, checkIndex)
+			err = c.VarDelete(cmd.Context(), namespaceOrDefault(cmd), args[0], cas, checkIndex)
 			var conflict *apiclient.ErrCASConflict
 			if errors.As(err, &conflict) {
 				return casConflictError(checkIndex, conflict.Current)
@@ -37,7 +37,6 @@ the servers is N.`,
 		},
 	}
 	cmd.Flags().Uint64Var(&checkIndex, "check-index", 0, "delete only if the variable's modify index is this")
-	addNamespaceFlag(cmd, &ns)
 	addAddressFlag(cmd, &address)
 	return cmd
 }

@@ -33,6 +33,7 @@ modify_index or -check-index (0, the default, when the variable must not
 exist yet). -force writes whatever the servers hold.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ns = namespaceFlag(cmd)
 			w := cmd.OutOrStdout()
 			if out == "" {
 				out = defaultVarOut(w, "none")
@@ -120,7 +121,9 @@ exist yet). -force writes whatever the servers hold.`,
 			if len(v.Items) == 0 {
 				return &exitError{code: 1, msg: "No items: a variable needs at least one KEY=VALUE item"}
 			}
-			v.Namespace = namespaceOrEnv(ns)
+			if v.Namespace = ns; v.Namespace == "" {
+				v.Namespace = "default"
+			}
 			check := specIndex
 			if cmd.Flags().Changed("check-index") {
 				check = checkIndex
@@ -158,7 +161,6 @@ exist yet). -force writes whatever the servers hold.`,
 	fs.StringVar(&out, "out", "", "output format: go-template, hcl, json, none or table")
 	fs.StringVar(&tmpl, "template", "", "Go template for -out go-template")
 	fs.BoolVar(&verbose, "verbose", false, "say what is written, on standard error")
-	addNamespaceFlag(cmd, &ns)
 	addAddressFlag(cmd, &address)
 	return cmd
 }

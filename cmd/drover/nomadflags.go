@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/droverhq/drover/internal/nomadcompat"
+)
+
+// Every flag that Nomad's command of the same name accepts is a flag of
+// drover's command (internal/nomadcompat/flags_gen.go is the table, read
+// from Nomad's sources by scripts/nomad-flags.sh). A command defines the
+// flags it honours; completeNomadFlags adds the others when the tree is
+// built, so that none is ever an "unknown flag":
+//
+//   - the global flags, on a command that does not talk to an agent (fmt,
+//     job init, tls ca create…), are accepted and have no effect, as in
+//     Nomad;
+//   - any other is accepted and refused when given, with the reason:
+//     refusedReasons, or else that drover's command does not implement it.
+
+// refusedAnnotation marks a flag drover accepts only to refuse it; its
+// value is the reason.
+const refusedAnnotation = "drover-refused"
+
+// noEffectAnnotation marks a global flag accepted without effect by a
+// command that does not talk to an agent, as Nomad's.
+const noEffectAnnotation = "drover-no-effect"
+
+// refusedReasons says why drover refuses a flag of Nomad's, by "PATH -FLAG"
+// or, for every command, by "-FLAG".
+var refusedReasons = map[string]string{
+	"-policy-override":              "Sentinel policies are a Nomad Enterprise feature",
+	"-consul-namespace":             "drover has no Consul integration",
+	"-consul-token":                 "drover has no Consul integration",
+	"-vault-namespace":              "drover has no Vault integration",
+	"-vault-token":                  "drover has no Vault integration",
+	"-eval-priority":                "drover evaluates every job at the job's priority",
+	"-hcl1":                         "drover reads HCL2 job files only, as Nomad since 1.5",
+	"-ui":                           "drover does not open a browser from this command (drover ui does)",
+	"-authenticate":                 "the UI asks for a token on its own page",
+	"-no-shutdown-delay":            "drover has no shutdown delay",
+	"-preserve-resources":           "drover registers the resources the job file says",
+	"alloc stop -no-shutdown-delay": "drover has no shutdown delay",
+}
+
+// refusedFlag returns the reason drover refuses f, or "" when it honours
+// it (or f is nil).
+func refusedFlag(f *pflag.Flag) string {
+	if f == nil || f.Annotations == nil {
+		return ""
+	}
+	if r := f.Annotations[refusedAnnotation]; len(r) > 0 {
+		return r[0]
+	}
+	return ""
+}
+
+// checkRefusedFlags returns the error for the refused flags given to c,
+// nil when none is.
+func checkRefusedFlags(c *cobra.Command) error {
+	var msgs []string
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if why := refusedFlag(f); why != "" {
+			msgs = append(msgs, fmt.Sprintf("-%s is not supported by drover: %s", f.Name, why))
+		}
+	})
+	if len(msgs) == 0 {
+		return nil
+	}
+	sort.Strings(msgs)
+	return &exitError{code: 1, msg: "Error: " + strings.Join(msgs, "\nError: ")}
+}
+
+// completeNomadFlags adds to each command of the tree under root the flags
+// Nomad's command of the same name takes and drover's does not define.
+func completeNomadFlags(root *cobra.Command) {
+	global := map[string]bool{}
+	for _, f := range nomadcompat.GlobalFlags {
+		global[f.Name] = true
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+		if !c.Runnable() {
+			return
+		}
+		path := strings.TrimPrefix(c.CommandPath(), "drover ")
+		flags, ok := nomadcompat.FlagsOf(path)
+		if !ok {
+			return
+		}
+		talks := c.Flags().Lookup("address") != nil
+		refused := 0
+		for _, f := range flags {
+			if c.Flags().Lookup(f.Name) != nil {
+				continue
+			}
+			why := ""
+			if !global[f.Name] || talks {
+				why = refusedReasons[path+" -"+f.Name]
+				if why == "" {
+					why = refusedReasons["-"+f.Name]
+				}
+				if why == "" {
+					why = fmt.Sprintf("drover's %q does not implement it yet", path)
+				}
+			}
+			addNomadFlag(c, f, why)
+			if why != "" {
+				refused++
+			}
+		}
+		if refused == 0 {
+			return
+		}
+		run := c.RunE
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if err := checkRefusedFlags(cmd); err != nil {
+				return err
+			}
+			if run != nil {
+				return run(cmd, args)
+			}
+			c.Run(cmd, args)
+			return nil
+		}
+	}
+	walk(root)
+}
+
+// addNomadFlag defines f on c: refused with why, or, when why is empty,
+// accepted without effect.
+func addNomadFlag(c *cobra.Command, f nomadcompat.Flag, why string) {
+	usage := "accepted as Nomad's; no effect: this command does not talk to an agent"
+	if why != "" {
+		usage = "not supported by drover: " + why
+	}
+	fs := c.Flags()
+	// A one-letter flag ("-n") is a shorthand on the command line.
+	short := ""
+	if len(f.Name) == 1 && fs.ShorthandLookup(f.Name) == nil {
+		short = f.Name
+	}
+	switch f.Kind {
+	case "bool":
+		fs.BoolP(f.Name, short, false, usage)
+	case "int":
+		fs.Int64P(f.Name, short, 0, usage)
+	case "float":
+		fs.Float64P(f.Name, short, 0, usage)
+	case "duration":
+		fs.DurationP(f.Name, short, 0, usage)
+	case "value":
+		fs.StringArrayP(f.Name, short, nil, usage)
+	default:
+		fs.StringP(f.Name, short, "", usage)
+	}
+	if why != "" {
+		_ = fs.SetAnnotation(f.Name, refusedAnnotation, []string{why})
+	} else {
+		_ = fs.SetAnnotation(f.Name, noEffectAnnotation, []string{"true"})
+	}
+}
