@@ -206,6 +206,11 @@ func (s *Server) varWrite(w http.ResponseWriter, r *http.Request) (any, error) {
 	case in.Path != "" && cleanVarPath(in.Path) != path:
 		return nil, Errorf(http.StatusBadRequest, "Path: the body names path %q, the URL %q", in.Path, path)
 	}
+	if in.Items == nil {
+		// Nomad's words for a body without Items ({} is "empty
+		// variables are invalid", below).
+		return nil, Errorf(http.StatusBadRequest, "variable missing required Items object")
+	}
 	v := &structs.Variable{Namespace: ns, Path: path, Items: in.Items}
 	if err := structs.ValidateVariable(v); err != nil {
 		return nil, Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), structs.ErrVariableInvalid.Error()+": "))

@@ -87,6 +87,8 @@ func TestVariablesLimits(t *testing.T) {
 	}{
 		{"PUT", "/v1/var/a", `{"Items":{"k":"` + big + `"}}`, "Items: variables are limited to 64KiB"},
 		{"PUT", "/v1/var/a", `{"Items":{}}`, "Items: empty variables are invalid"},
+		{"PUT", "/v1/var/a", `{"Path":"a"}`, "variable missing required Items object"},
+		{"PUT", "/v1/var/a", `{"Items":null}`, "variable missing required Items object"},
 		{"PUT", "/v1/var/a.b", `{"Items":{"k":"v"}}`, `Path: invalid path "a.b": character "." at 1`},
 		{"PUT", "/v1/var/a/../b", `{"Items":{"k":"v"}}`, `".." segments are not allowed`},
 		{"GET", "/v1/var/a/./b", ``, `"." segments are not allowed`},
