@@ -7,15 +7,18 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -394,4 +397,350 @@ func upgradeArchiveIndex(archive []byte) (uint64, error) {
 			return meta.Index, nil
 		}
 	}
+}
+
+// upgradeTarget is a server a writer sends writes through; down reports
+// whether it was told to stop (or is stopped), so that a connection it
+// refuses then is not counted as a refusal.
+type upgradeTarget struct {
+	name string
+	addr func() string
+	down func() bool
+}
+
+// upgradeWriter sends writes (variables upgrade/w<n>) through its targets
+// in turn, each over a new connection, every interval, and keeps what
+// each got.
+type upgradeWriter struct {
+	t        testing.TB
+	token    string
+	interval time.Duration
+
+	mu      sync.Mutex
+	acked   []string
+	refused []string // "server: error"
+	notUp   int      // connections refused by a stopped server
+	sent    int
+
+	stopCh chan struct{}
+	done   chan struct{}
+}
+
+// upgradeStartWriter starts a writer that runs until stop.
+func upgradeStartWriter(t testing.TB, token string, interval time.Duration, targets []upgradeTarget) *upgradeWriter {
+	w := &upgradeWriter{t: t, token: token, interval: interval, stopCh: make(chan struct{}), done: make(chan struct{})}
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			select {
+			case <-w.stopCh:
+				return
+			case <-tick.C:
+			}
+			tg := targets[n%len(targets)]
+			path := fmt.Sprintf("upgrade/w%d", n)
+			c, err := apiclient.NewWithHTTPClient(tg.addr(), hc)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			c.SetToken(token)
+			wasDown := tg.down()
+			_, err = c.VarPut(context.Background(), "default", &structs.Variable{Namespace: "default", Path: path,
+				Items: structs.VariableItems{"n": fmt.Sprint(n)}}, false, 0)
+			w.mu.Lock()
+			w.sent++
+			var op *net.OpError
+			switch {
+			case err == nil:
+				w.acked = append(w.acked, path)
+			case (wasDown || tg.down()) && errors.As(err, &op) && op.Op == "dial":
+				w.notUp++
+			default:
+				w.refused = append(w.refused, fmt.Sprintf("%s %s (%s): %v", time.Now().Format("15:04:05.000"), tg.name, path, err))
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// stop ends the writer and returns what it saw.
+func (w *upgradeWriter) stop() (sent int, acked, refused []string, notUp int) {
+	close(w.stopCh)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sent, w.acked, w.refused, w.notUp
+}
+
+// upgradeCheckAcked fails the test for each acknowledged write that c
+// does not hold.
+func upgradeCheckAcked(t testing.TB, c *apiclient.Client, acked []string) {
+	t.Helper()
+	lost := 0
+	for _, path := range acked {
+		if _, err := c.VarGet(upgradeCtx(t), path, nil); err != nil {
+			lost++
+			if lost <= 5 {
+				t.Errorf("acknowledged write %s lost: %v", path, err)
+			}
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d acknowledged writes lost", lost, len(acked))
+	}
+}
+
+// upgradeServerConfig is a server's configuration file for the upgrade
+// test: three servers joined with a join token, so that the forwarded
+// requests are signed.
+func upgradeServerConfig(name, dataDir, httpAddr, raftAddr string, joins []string) string {
+	return fmt.Sprintf(`
+name      = %q
+data_dir  = %q
+bind_addr = "127.0.0.1"
+log_level = "debug"
+ports {
+  http = %s
+  raft = %s
+}
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  retry_join       = [%s]
+  join_token       = "upgrade-test-join-token"
+}
+`, name, dataDir, port(httpAddr), port(raftAddr), strings.Join(joins, ", "))
+}
+
+// upgradeWaitHealthy waits until every server answers, names the same
+// leader, and the leader's autopilot finds the three servers healthy (the
+// restarted one rejoined and caught up with the log).
+func upgradeWaitHealthy(t testing.TB, servers []*upgradeProc) *upgradeProc {
+	t.Helper()
+	var leader *upgradeProc
+	eventually(t, 90*time.Second, "three healthy servers agreeing on a leader", func() error {
+		seen := ""
+		for _, s := range servers {
+			l, err := s.client().Status().Leader(upgradeCtx(t))
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			if l == "" || seen != "" && l != seen {
+				return fmt.Errorf("%s sees leader %q, another %q", s.name, l, seen)
+			}
+			seen = l
+		}
+		h, err := servers[0].client().Operator().AutopilotHealth(upgradeCtx(t))
+		if err != nil {
+			return err
+		}
+		if !h.Healthy || len(h.Servers) != 3 || len(h.Voters) != 3 {
+			return fmt.Errorf("autopilot: %s", jsonString(h))
+		}
+		for _, s := range servers {
+			self, err := s.client().Agent().Self(upgradeCtx(t))
+			if err != nil {
+				return err
+			}
+			if self.Config.Addresses.Raft == seen {
+				leader = s
+			}
+		}
+		if leader == nil {
+			return fmt.Errorf("leader %q is none of the servers", seen)
+		}
+		return nil
+	})
+	return leader
+}
+
+// TestUpgradeFromThePreviousRelease upgrades a live cluster of the
+// previous release (upgrade/PREVIOUS, built from the history) to this
+// build, one agent at a time as website/production.md says: three servers
+// and a client run a job whose rollout to a new version is in progress,
+// and a writer sends a write every 50 ms through each server in turn;
+// each follower, then the leader, is stopped (SIGTERM) and started again
+// with this build on its data directory, once the cluster is healthy
+// again; then the client. No write is refused through a server that was
+// up, none acknowledged is lost, the rollout finishes, and no allocation
+// is replaced beyond the rollout's own: the client's upgrade keeps every
+// allocation and task process.
+func TestUpgradeFromThePreviousRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the previous release and runs four agents of each build")
+	}
+	prev := upgradePreviousBin(t)
+	begin := time.Now()
+	dir := t.TempDir()
+	type addrs struct{ name, http, raft string }
+	var as []addrs
+	var joins, servers []string
+	for i := range 3 {
+		a := addrs{fmt.Sprintf("s%d", i+1), loopback.Addr(t), loopback.Addr(t)}
+		as = append(as, a)
+		joins = append(joins, fmt.Sprintf("%q", a.http))
+		servers = append(servers, a.http)
+	}
+	var procs []*upgradeProc
+	for _, a := range as {
+		cfg := filepath.Join(dir, a.name+".hcl")
+		writeFile(t, cfg, upgradeServerConfig(a.name, filepath.Join(dir, a.name), a.http, a.raft, joins))
+		procs = append(procs, upgradeStart(t, a.name, prev, a.http, "-config", cfg))
+	}
+	clientHTTP := loopback.Addr(t)
+	client := upgradeStart(t, "c1", prev, clientHTTP, withRawExec(t, []string{"-client", "-data-dir", filepath.Join(dir, "c1"),
+		"-servers", strings.Join(servers, ","), "-http-addr", clientHTTP, "-node", "c1", "-log-level", "debug"})...)
+	upgradeWaitHealthy(t, procs)
+	c := procs[0].client()
+	eventually(t, 60*time.Second, "the client ready", func() error {
+		nodes, _, err := c.Nodes().List(upgradeCtx(t), nil)
+		if err != nil {
+			return err
+		}
+		if len(nodes) != 1 || nodes[0].Status != structs.NodeStatusReady {
+			return fmt.Errorf("nodes %s", jsonString(nodes))
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, "the keyring's first key", func() error {
+		_, err := c.KeyringList(upgradeCtx(t))
+		return err
+	})
+
+	spec := rolloutSpec{ID: "up", Count: 3, Version: "0",
+		Update: "      max_parallel     = 1\n      min_healthy_time = \"4s\"\n      healthy_deadline = \"2m\"\n      progress_deadline = \"5m\""}
+	spec.run(t, c)
+	stopJobProcs(t, c, "up")
+	waitRollout(t, c, "up", 0, structs.DeploymentStatusSuccessful, 90*time.Second)
+
+	down := make([]atomic.Bool, len(procs))
+	var targets []upgradeTarget
+	for i, p := range procs {
+		targets = append(targets, upgradeTarget{name: p.name, addr: func() string { return p.httpAddr }, down: down[i].Load})
+	}
+	w := upgradeStartWriter(t, "", 50*time.Millisecond, targets)
+
+	// The rollout to version 1, in progress through the servers' upgrades.
+	spec.Version = "1"
+	spec.run(t, c)
+	rolloutStart := time.Now()
+
+	upgrade := func(i int) {
+		t.Helper()
+		p := procs[i]
+		start := time.Now()
+		down[i].Store(true)
+		p.stop()
+		p.run(droverBin)
+		// Up with this build, then caught up with the log as it stood
+		// once it was up, and healthy to the leader's autopilot.
+		var idx uint64
+		eventually(t, 60*time.Second, p.name+" up with this build", func() error {
+			self, err := p.client().Agent().Self(upgradeCtx(t))
+			if err != nil {
+				return err
+			}
+			if self.Member.Build != structs.ServerBuild {
+				return fmt.Errorf("%s runs build %d, want %d", p.name, self.Member.Build, structs.ServerBuild)
+			}
+			_, meta, err := procs[(i+1)%len(procs)].client().Jobs().List(upgradeCtx(t), nil)
+			if err != nil {
+				return err
+			}
+			idx = meta.LastIndex
+			return nil
+		})
+		eventually(t, 60*time.Second, p.name+" caught up", func() error {
+			_, meta, err := p.client().Jobs().List(upgradeCtx(t), &apiclient.QueryOptions{AllowStale: true})
+			if err != nil {
+				return err
+			}
+			if meta.LastIndex < idx {
+				return fmt.Errorf("%s at index %d, the leader at %d", p.name, meta.LastIndex, idx)
+			}
+			return nil
+		})
+		upgradeWaitHealthy(t, procs)
+		down[i].Store(false)
+		t.Logf("%s upgraded in %v", p.name, time.Since(start).Round(time.Millisecond))
+	}
+	leader := upgradeWaitHealthy(t, procs)
+	for i, p := range procs {
+		if p != leader {
+			upgrade(i)
+		}
+	}
+	for i, p := range procs {
+		if p == leader {
+			upgrade(i)
+		}
+	}
+	waitRollout(t, c, "up", 1, structs.DeploymentStatusSuccessful, 3*time.Minute)
+	t.Logf("the rollout finished %v after it started", time.Since(rolloutStart).Round(time.Millisecond))
+
+	// The client: its allocations and their processes are kept.
+	before := upgradeRunning(t, c)
+	nodes, _, err := c.Nodes().List(upgradeCtx(t), nil)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes %s: %v", jsonString(nodes), err)
+	}
+	node, _, err := c.Nodes().Info(upgradeCtx(t), nodes[0].ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.stop()
+	client.run(droverBin)
+	eventually(t, 60*time.Second, "the upgraded client registered again", func() error {
+		n, _, err := c.Nodes().Info(upgradeCtx(t), node.ID, nil)
+		if err != nil {
+			return err
+		}
+		if n.Status != structs.NodeStatusReady || n.ModifyIndex == node.ModifyIndex {
+			return fmt.Errorf("node %s, modify index %d (was %d)", n.Status, n.ModifyIndex, node.ModifyIndex)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second)
+	after := upgradeRunning(t, c)
+	if jsonString(before) != jsonString(after) {
+		t.Errorf("the client's upgrade changed the allocations or their processes:\nbefore %s\nafter  %s", jsonString(before), jsonString(after))
+	}
+	allocs, err := jobAllocs(t, c, "up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(allocs) != 6 {
+		t.Errorf("%d allocations, want 6 (3 of each version, none replaced): %s", len(allocs), jsonString(allocs))
+	}
+
+	sent, acked, refused, notUp := w.stop()
+	t.Logf("upgrade from %s: %d writes sent, %d acknowledged, %d refused, %d not taken by a stopped server; %v in all",
+		upgradePrevious(t)[:7], sent, len(acked), len(refused), notUp, time.Since(begin).Round(time.Second))
+	if len(refused) > 0 {
+		t.Errorf("%d writes refused through servers that were up:\n%s", len(refused), strings.Join(refused[:min(len(refused), 10)], "\n"))
+	}
+	upgradeCheckAcked(t, procs[0].client(), acked)
+}
+
+// upgradeRunning maps the job's running allocations to their task
+// processes.
+func upgradeRunning(t testing.TB, c *apiclient.Client) map[string][]int {
+	t.Helper()
+	allocs, err := jobAllocs(t, c, "up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := taskProcs()
+	out := map[string][]int{}
+	for _, a := range allocs {
+		if a.ClientStatus == structs.AllocClientStatusRunning {
+			out[a.ID] = procs[a.ID]
+		}
+	}
+	return out
 }
