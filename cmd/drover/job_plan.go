@@ -24,7 +24,7 @@ const (
 func newJobPlanCommand() *cobra.Command {
 	var files jobFileFlags
 	var f opFlags
-	var verbose bool
+	var verbose, diff bool
 	cmd := &cobra.Command{
 		Use:   "plan [flags] FILE",
 		Short: "Show what submitting a job file would change, without changing anything",
@@ -38,7 +38,11 @@ placed as canaries or left alone; and placements that would find no node.
 Exit code 0: no allocation would change; 1: allocations would be created,
 replaced or stopped; 255: an error. The Job Modify Index printed at the end
 makes "drover job run -check-index N" refuse to run if the job changed in
-the meantime.`,
+the meantime.
+
+-json-output prints the plan's answer as JSON and -t formats it with a Go
+template; -json says the file is JSON, as Nomad's. -diff=false leaves the
+field diff out.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job, err := files.loadJob(cmd, args[0])
@@ -48,16 +52,27 @@ the meantime.`,
 				}
 				return err
 			}
+			if f.json && f.tmpl != "" {
+				return &exitError{code: planError, msg: "Both -json-output and -t formatting are not allowed"}
+			}
 			c, err := f.client()
 			if err != nil {
 				return &exitError{code: planError, msg: err.Error()}
 			}
+			c.SetNamespace(job.Namespace)
 			resp, err := c.Jobs().Plan(cmd.Context(), job.ID, job, true)
 			if err != nil {
 				return &exitError{code: planError, msg: fmt.Sprintf("Error during plan: %v", err)}
 			}
-			if f.json {
-				if err := writeJSON(cmd, resp); err != nil {
+			if !diff {
+				resp.Diff = nil
+			}
+			if f.json || f.tmpl != "" {
+				o := outputFlags{json: f.json, tmpl: f.tmpl}
+				if err := o.write(cmd, resp); err != nil {
+					if ee, ok := err.(*exitError); ok {
+						ee.code = planError
+					}
 					return err
 				}
 			} else {
@@ -70,8 +85,11 @@ the meantime.`,
 		},
 	}
 	files.register(cmd)
+	files.registerInput(cmd)
 	f.addAddress(cmd)
-	cmd.Flags().BoolVar(&f.json, "json", false, "print the API's plan answer as JSON")
+	cmd.Flags().BoolVar(&f.json, "json-output", false, "print the API's plan answer as JSON")
+	cmd.Flags().StringVarP(&f.tmpl, "t", "t", "", "format the API's plan answer with a Go template")
+	cmd.Flags().BoolVar(&diff, "diff", true, "print the field diff (-diff=false leaves it out)")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "show unchanged fields, blocks and tasks beside the changes")
 	return cmd
 }

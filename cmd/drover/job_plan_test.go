@@ -63,7 +63,7 @@ func TestJobPlanCommand(t *testing.T) {
 	}
 	wantCLI(t, 1, []string{`      +/- args[0]: "3600" => "7200"`, `          command: "`},
 		"job", "plan", "-verbose", "-address", addr, path)
-	wantCLI(t, 1, []string{`"DesiredTGUpdates"`}, "job", "plan", "-json", "-address", addr, path)
+	wantCLI(t, 1, []string{`"DesiredTGUpdates"`}, "job", "plan", "-json-output", "-address", addr, path)
 
 	// Errors exit 255.
 	if err := os.WriteFile(path, []byte("job {"), 0o600); err != nil {

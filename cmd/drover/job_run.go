@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
 )
 
 func init() { registerJobCommand("run", newJobRunCommand) }
@@ -15,6 +18,9 @@ func newJobRunCommand() *cobra.Command {
 		address    string
 		detach     bool
 		checkIndex uint64
+		output     bool
+		verbose    bool
+		preserve   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] FILE",
@@ -35,12 +41,22 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 			if err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
+			if output {
+				// Nomad's -output: the registration's body, not sent.
+				return writeJSON(cmd, map[string]any{"Job": job})
+			}
 			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			out := cmd.OutOrStdout()
+			c.SetNamespace(job.Namespace)
+			if preserve {
+				if err := preserveCounts(cmd, c, job); err != nil {
+					return err
+				}
+			}
 			var resp registered
 			if cmd.Flags().Changed("check-index") {
 				r, err := c.Jobs().RegisterChecked(ctx, job, checkIndex)
@@ -81,15 +97,43 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 				return nil
 			}
 			m := newMonitor(c, out, true)
+			m.verbose = verbose
 			code, err := m.run(ctx, resp.id)
 			return monitorExit("the job", code, err)
 		},
 	}
 	files.register(cmd)
+	files.registerInput(cmd)
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&output, "output", false, `print the registration's JSON ({"Job": …}) instead of submitting the job`)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
+	cmd.Flags().BoolVar(&preserve, "preserve-counts", false, "keep the running job's group counts instead of the file's")
 	cmd.Flags().BoolVar(&detach, "detach", false, "return once the job is submitted, printing the evaluation ID")
 	cmd.Flags().Uint64Var(&checkIndex, "check-index", 0, "register only if the job's modify index is this (0: the job must not exist)")
 	return cmd
+}
+
+// preserveCounts sets the count of each of job's groups that the
+// registered job has to the registered count, as Nomad's
+// -preserve-counts; a job not registered yet keeps the file's counts.
+func preserveCounts(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) error {
+	cur, _, err := c.Jobs().Info(cmd.Context(), job.ID, &apiclient.QueryOptions{Namespace: job.Namespace})
+	if apiclient.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("Error reading the registered job for -preserve-counts: %v", err)}
+	}
+	counts := map[string]int{}
+	for _, tg := range cur.TaskGroups {
+		counts[tg.Name] = tg.Count
+	}
+	for _, tg := range job.TaskGroups {
+		if n, ok := counts[tg.Name]; ok {
+			tg.Count = n
+		}
+	}
+	return nil
 }
 
 // registered is what job run keeps of a registration's answer: the

@@ -19,13 +19,18 @@ func init() { registerJobCommand("status", newJobStatusCommand) }
 func newJobStatusCommand() *cobra.Command {
 	var address string
 	var o outputFlags
+	var v jobStatusView
 	cmd := &cobra.Command{
 		Use:   "status [flags] [JOB]",
 		Short: "List jobs, or show one job's summary, deployment and allocations",
 		Long: `Without an argument, lists the jobs: ID, Type, Priority, Status and Submit
 Date. With a job ID (or a unique prefix of one), shows the job, the
 summary of its allocations per task group, its latest deployment and its
-allocations, as Nomad does.`,
+allocations, as Nomad does.
+
+-short shows the job's lines only; -evals adds its evaluations; -verbose
+prints full IDs; -all-allocs also lists the allocations of an earlier job
+registered under the same ID (purged, then registered again).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -59,12 +64,29 @@ allocations, as Nomad does.`,
 				}
 				return o.write(cmd, status)
 			}
-			return printJobStatus(cmd, c, job)
+			return printJobStatus(cmd, c, job, v)
 		},
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	cmd.Flags().BoolVar(&v.short, "short", false, "show the job's lines only, no summary, deployment or allocations")
+	cmd.Flags().BoolVar(&v.evals, "evals", false, "show the job's evaluations")
+	cmd.Flags().BoolVar(&v.allAllocs, "all-allocs", false, "also list the allocations of an earlier job of the same ID")
+	cmd.Flags().BoolVar(&v.verbose, "verbose", false, "full IDs")
 	return cmd
+}
+
+// jobStatusView are job status's display flags.
+type jobStatusView struct {
+	short, evals, allAllocs, verbose bool
+}
+
+// id is an ID as job status prints it.
+func (v jobStatusView) id(s string) string {
+	if v.verbose {
+		return s
+	}
+	return idShort(s)
 }
 
 // asExit turns an error into an exitError with code 1, keeping exit
@@ -105,7 +127,7 @@ func jobStatusOf(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) (*jo
 	return out, nil
 }
 
-func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) error {
+func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job, v jobStatusView) error {
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
 	summary, _, err := c.Jobs().Summary(ctx, job.ID, nil)
 	if err != nil {
@@ -142,6 +164,9 @@ func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) e
 		kv = append(kv, [2]string{"Next Periodic Launch", next})
 	}
 	printKV(out, kv)
+	if v.short {
+		return nil
+	}
 	if job.IsParent() {
 		return printPeriodicChildren(cmd, c, job, summary)
 	}
@@ -152,20 +177,61 @@ func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job) e
 	if _, err := c.Get(ctx, "/v1/job/"+url.PathEscape(job.ID)+"/deployment", nil, &dep); err == nil && dep != nil && dep.ID != "" {
 		fmt.Fprintln(out, "\nLatest Deployment")
 		printKV(out, [][2]string{
-			{"ID", idShort(dep.ID)},
+			{"ID", v.id(dep.ID)},
 			{"Status", dep.Status},
 			{"Description", dep.StatusDescription},
 		})
 		fmt.Fprintln(out, "\nDeployed")
 		printDeploymentGroups(out, dep)
 	}
+	if v.evals {
+		var evals []*structs.Evaluation
+		if _, err := c.Get(ctx, "/v1/job/"+url.PathEscape(job.ID)+"/evaluations", nil, &evals); err != nil {
+			return asExit(fmt.Errorf("querying the job's evaluations: %w", err))
+		}
+		fmt.Fprintln(out, "\nEvaluations")
+		tw := newTabs(out)
+		fmt.Fprintln(tw, "ID\tPriority\tTriggered By\tStatus\tPlacement Failures")
+		for _, e := range evals {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%t\n", v.id(e.ID), e.Priority, e.TriggeredBy, e.Status, len(e.FailedTGAllocs) > 0)
+		}
+		tw.Flush()
+	}
+	if !v.allAllocs {
+		// An allocation of an earlier job of the same ID (purged and
+		// registered again) predates this job's creation.
+		kept := allocs[:0:0]
+		for _, a := range allocs {
+			if a.CreateIndex >= job.CreateIndex {
+				kept = append(kept, a)
+			}
+		}
+		allocs = kept
+	}
 	fmt.Fprintln(out, "\nAllocations")
 	if len(allocs) == 0 {
 		fmt.Fprintln(out, "No allocations placed")
 		return nil
 	}
+	if v.verbose {
+		printAllocStubsFull(out, allocs)
+		return nil
+	}
 	printAllocStubs(out, allocs)
 	return nil
+}
+
+// printAllocStubsFull is printAllocStubs with full IDs (-verbose).
+func printAllocStubsFull(w io.Writer, stubs []*structs.AllocationListStub) {
+	sorted := append([]*structs.AllocationListStub(nil), stubs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].CreateIndex > sorted[j].CreateIndex })
+	tw := newTabs(w)
+	fmt.Fprintln(tw, "ID\tEval ID\tNode ID\tTask Group\tVersion\tDesired\tStatus\tCreated\tModified")
+	for _, a := range sorted {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.ID, a.EvalID, a.NodeID, a.TaskGroup,
+			a.JobVersion, a.DesiredStatus, a.ClientStatus, fmtAgo(a.CreateTime), fmtAgo(a.ModifyTime))
+	}
+	tw.Flush()
 }
 
 // jobStatusWord is the job's status, with "(stopped)" when it is.

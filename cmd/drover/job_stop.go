@@ -12,6 +12,7 @@ func newJobStopCommand() *cobra.Command {
 	var (
 		address       string
 		purge, detach bool
+		verbose, yes  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "stop [flags] JOB",
@@ -40,6 +41,7 @@ version history. The job may be named by a unique ID prefix. Unless
 				return nil
 			}
 			m := newMonitor(c, out, false)
+			m.verbose = verbose
 			code, err := m.run(ctx, resp.EvalID)
 			return monitorExit("the job", code, err)
 		},
@@ -47,5 +49,7 @@ version history. The job may be named by a unique ID prefix. Unless
 	addAddressFlag(cmd, &address)
 	cmd.Flags().BoolVar(&purge, "purge", false, "delete the job and its history instead of stopping it")
 	cmd.Flags().BoolVar(&detach, "detach", false, "return at once, printing the evaluation ID")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation: drover's job stop never asks")
 	return cmd
 }

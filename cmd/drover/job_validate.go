@@ -26,5 +26,6 @@ message. Exits 0 when the job is valid, 1 otherwise.`,
 		},
 	}
 	files.register(cmd)
+	files.registerInput(cmd)
 	return cmd
 }

@@ -36,6 +36,8 @@ type evalMonitor struct {
 	now func() time.Time
 	// followDeployment is off for job stop: there is nothing to roll out.
 	followDeployment bool
+	// verbose prints full IDs (-verbose).
+	verbose bool
 }
 
 // newMonitor returns a monitor printing to w: a live table redrawn in
@@ -66,6 +68,14 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// id is an ID as the monitor prints it: shortened, unless verbose.
+func (m *evalMonitor) id(s string) string {
+	if m.verbose {
+		return s
+	}
+	return idShort(s)
+}
+
 func (m *evalMonitor) stamp() string { return fmtTime(m.now()) }
 
 func (m *evalMonitor) headf(format string, args ...any) {
@@ -80,7 +90,7 @@ func (m *evalMonitor) linef(format string, args ...any) {
 // placed and the deployment (if any) succeeded, 1 when it failed, 2 on a
 // placement failure.
 func (m *evalMonitor) run(ctx context.Context, evalID string) (int, error) {
-	m.headf("Monitoring evaluation %q", idShort(evalID))
+	m.headf("Monitoring evaluation %q", m.id(evalID))
 	eval, err := m.waitEval(ctx, evalID)
 	if err != nil {
 		return 1, err
@@ -91,17 +101,17 @@ func (m *evalMonitor) run(ctx context.Context, evalID string) (int, error) {
 	}
 	sort.Slice(allocs, func(i, j int) bool { return allocs[i].Name < allocs[j].Name })
 	for _, a := range allocs {
-		m.linef("Allocation %q created: node %q, group %q", idShort(a.ID), idShort(a.NodeID), a.TaskGroup)
+		m.linef("Allocation %q created: node %q, group %q", m.id(a.ID), m.id(a.NodeID), a.TaskGroup)
 	}
 	if len(eval.FailedTGAllocs) > 0 {
-		m.headf("Evaluation %q finished with status %q but failed to place all allocations:", idShort(eval.ID), eval.Status)
+		m.headf("Evaluation %q finished with status %q but failed to place all allocations:", m.id(eval.ID), eval.Status)
 		m.printPlacementFailures(eval)
 		if eval.BlockedEval != "" {
-			m.linef("Evaluation %q waiting for additional capacity to place remainder", idShort(eval.BlockedEval))
+			m.linef("Evaluation %q waiting for additional capacity to place remainder", m.id(eval.BlockedEval))
 		}
 		return exitPlacementFailure, nil
 	}
-	m.headf("Evaluation %q finished with status %q", idShort(eval.ID), eval.Status)
+	m.headf("Evaluation %q finished with status %q", m.id(eval.ID), eval.Status)
 	if eval.Status != structs.EvalStatusComplete {
 		return 1, nil
 	}
@@ -139,7 +149,7 @@ func (m *evalMonitor) waitEval(ctx context.Context, id string) (*structs.Evaluat
 		status = e.Status
 		if e.Terminal() {
 			if e.Status == structs.EvalStatusFailed && e.NextEval != "" {
-				m.linef("Evaluation %q failed (%s); monitoring next evaluation %q", idShort(e.ID), e.StatusDescription, idShort(e.NextEval))
+				m.linef("Evaluation %q failed (%s); monitoring next evaluation %q", m.id(e.ID), e.StatusDescription, m.id(e.NextEval))
 				id, status, first, index = e.NextEval, "", false, 0
 				continue
 			}
@@ -272,7 +282,7 @@ func (m *evalMonitor) latestDeployment(ctx context.Context, jobID string, index 
 // returns the exit code; a failure that rolls back is followed into the
 // rollback deployment (once) and still exits 1.
 func (m *evalMonitor) followDeploymentToEnd(ctx context.Context, d *structs.Deployment, jobID string, followRollback bool) (int, error) {
-	m.headf("Monitoring deployment %q", idShort(d.ID))
+	m.headf("Monitoring deployment %q", m.id(d.ID))
 	table := &deploymentTable{out: m.out, tty: m.tty}
 	index := d.ModifyIndex
 	for {
@@ -284,7 +294,7 @@ func (m *evalMonitor) followDeploymentToEnd(ctx context.Context, d *structs.Depl
 			// As Nomad's monitor: the rollout cannot go on without the
 			// user, so say what to run and stop watching.
 			fmt.Fprintln(m.out)
-			fmt.Fprintf(m.out, "  ! Deployment %q waiting to be promoted: drover deployment promote %s\n", idShort(d.ID), idShort(d.ID))
+			fmt.Fprintf(m.out, "  ! Deployment %q waiting to be promoted: drover deployment promote %s\n", m.id(d.ID), m.id(d.ID))
 			return exitOK, nil
 		}
 		next, idx, err := m.deployment(ctx, d.ID, index)
@@ -296,13 +306,13 @@ func (m *evalMonitor) followDeploymentToEnd(ctx context.Context, d *structs.Depl
 	fmt.Fprintln(m.out)
 	switch d.Status {
 	case structs.DeploymentStatusSuccessful:
-		fmt.Fprintf(m.out, "  ✓ Deployment %q successful\n", idShort(d.ID))
+		fmt.Fprintf(m.out, "  ✓ Deployment %q successful\n", m.id(d.ID))
 		return exitOK, nil
 	case structs.DeploymentStatusCancelled:
-		fmt.Fprintf(m.out, "  ! Deployment %q cancelled\n", idShort(d.ID))
+		fmt.Fprintf(m.out, "  ! Deployment %q cancelled\n", m.id(d.ID))
 		return exitDeploymentFailed, nil
 	}
-	fmt.Fprintf(m.out, "  ! Deployment %q failed\n", idShort(d.ID))
+	fmt.Fprintf(m.out, "  ! Deployment %q failed\n", m.id(d.ID))
 	if followRollback && strings.Contains(d.StatusDescription, "rolling back to job version") {
 		rb, err := m.waitRollback(ctx, jobID, d.ID)
 		if err != nil {

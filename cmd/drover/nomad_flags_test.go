@@ -212,3 +212,31 @@ func TestAllocLogsFlagConflicts(t *testing.T) {
 		}
 	}
 }
+
+// TestJobFileNomadFlags: job run -output prints the registration without
+// sending it; -namespace names the namespace of a file that names none;
+// -json reads a {"Job": …} envelope; -hcl2-strict=false is refused.
+func TestJobFileNomadFlags(t *testing.T) {
+	hcl := writeFile(t, "j.hcl", "job \"web\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n      config { command = \"/bin/true\" }\n    }\n  }\n}\n")
+	var out, errb strings.Builder
+	if code := run([]string{"job", "run", "-output", "-namespace", "dev", "-address=http://127.0.0.1:1", hcl}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("job run -output: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"Job": {`) || !strings.Contains(out.String(), `"Namespace": "dev"`) {
+		t.Fatalf("job run -output printed %s", out.String())
+	}
+	env := writeFile(t, "j.json", out.String())
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"job", "validate", "-json", env}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("job validate -json of job run -output: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"job", "validate", "-json", hcl}, strings.NewReader(""), &out, &errb); code != 1 || !strings.Contains(errb.String(), "not JSON") {
+		t.Fatalf("job validate -json of HCL: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"job", "validate", "-hcl2-strict=false", hcl}, strings.NewReader(""), &out, &errb); code != 1 || !strings.Contains(errb.String(), "-hcl2-strict=false is not supported by drover") {
+		t.Fatalf("-hcl2-strict=false: exit %d: %s", code, errb.String())
+	}
+}

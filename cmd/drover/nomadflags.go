@@ -34,18 +34,19 @@ const noEffectAnnotation = "drover-no-effect"
 // refusedReasons says why drover refuses a flag of Nomad's, by "PATH -FLAG"
 // or, for every command, by "-FLAG".
 var refusedReasons = map[string]string{
-	"-policy-override":              "Sentinel policies are a Nomad Enterprise feature",
-	"-consul-namespace":             "drover has no Consul integration",
-	"-consul-token":                 "drover has no Consul integration",
-	"-vault-namespace":              "drover has no Vault integration",
-	"-vault-token":                  "drover has no Vault integration",
-	"-eval-priority":                "drover evaluates every job at the job's priority",
-	"-hcl1":                         "drover reads HCL2 job files only, as Nomad since 1.5",
-	"-ui":                           "drover does not open a browser from this command (drover ui does)",
-	"-authenticate":                 "the UI asks for a token on its own page",
-	"-no-shutdown-delay":            "drover has no shutdown delay",
-	"-preserve-resources":           "drover registers the resources the job file says",
-	"alloc stop -no-shutdown-delay": "drover has no shutdown delay",
+	"-policy-override":    "Sentinel policies are a Nomad Enterprise feature",
+	"-consul-namespace":   "drover has no Consul integration",
+	"-consul-token":       "drover has no Consul integration",
+	"-vault-namespace":    "drover has no Vault integration",
+	"-vault-token":        "drover has no Vault integration",
+	"-eval-priority":      "drover evaluates every job at the job's priority",
+	"-hcl1":               "drover reads HCL2 job files only, as Nomad since 1.5",
+	"-ui":                 "drover does not open a browser from this command (drover ui does)",
+	"-authenticate":       "the UI asks for a token on its own page",
+	"-no-shutdown-delay":  "drover has no shutdown delay",
+	"-preserve-resources": "drover registers the resources the job file says",
+	"-global":             "drover has no multi-region jobs: a cluster is one region",
+	"-stats":              "drover's CLI does not print resource usage yet (the client's /v1/client/allocation/<id>/stats serves it)",
 }
 
 // refusedFlag returns the reason drover refuses f, or "" when it honours
