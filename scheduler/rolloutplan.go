@@ -116,7 +116,10 @@ func (s *planSim) limit() int {
 	n := 0
 	for _, tg := range s.job.TaskGroups {
 		if tg != nil {
-			n += tg.Count + tg.Update.Canary
+			n += tg.Count
+			if tg.Update != nil { // a batch job's groups have none
+				n += tg.Update.Canary
+			}
 		}
 	}
 	return 4*(n+len(s.allocs)) + 16
