@@ -174,7 +174,9 @@ func (s *Server) aclPolicies(w http.ResponseWriter, r *http.Request) (any, error
 			}
 		}
 		idx, err := snap.Index(state.TableACLPolicies)
-		return out, idx, err
+		// Nomad floors its ACL lists' index at 1 (the evaluations' and
+		// allocations' lists answer 0 while empty).
+		return out, max(idx, 1), err
 	})
 }
 
@@ -265,7 +267,9 @@ func (s *Server) aclTokens(w http.ResponseWriter, r *http.Request) (any, error) 
 			out = append(out, t.Stub())
 		}
 		idx, err := snap.Index(state.TableACLTokens)
-		return out, idx, err
+		// Nomad floors its ACL lists' index at 1 (the evaluations' and
+		// allocations' lists answer 0 while empty).
+		return out, max(idx, 1), err
 	})
 }
 

@@ -1,15 +1,34 @@
 package httpapi
 
-import "testing"
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
 
-// A read of a table nothing was written to answers X-Nomad-Index 1, as
-// Nomad's, never 0 (a client blocks on the index it was answered).
-func TestReadIndexIsAtLeastOne(t *testing.T) {
-	_, srv := newTestAPI(t)
-	for _, path := range []string{"/v1/jobs", "/v1/evaluations", "/v1/deployments"} {
-		code, body, h := do(t, "GET", srv.URL+path, "")
-		if h.Get("X-Nomad-Index") != "1" {
-			t.Errorf("%s: %d %s, X-Nomad-Index %q, want 1", path, code, body, h.Get("X-Nomad-Index"))
+	"github.com/droverhq/drover/structs"
+)
+
+// Nomad's ACL lists answer X-Nomad-Index 1 at least while nothing was
+// written to their table; its evaluations' and allocations' lists 0.
+func TestEmptyListIndexAsNomad(t *testing.T) {
+	srv := httptest.NewServer(New(newFakeBackend(), nil, WithACL(ACLConfig{Enabled: true})).Handler())
+	t.Cleanup(srv.Close)
+	code, body, _ := do(t, "PUT", srv.URL+"/v1/acl/bootstrap", "")
+	var root structs.ACLToken
+	if err := json.Unmarshal([]byte(body), &root); code != 200 || err != nil {
+		t.Fatalf("bootstrap: %d %s", code, body)
+	}
+	for path, want := range map[string]string{"/v1/acl/policies": "1", "/v1/evaluations": "0", "/v1/allocations": "0"} {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("X-Nomad-Token", root.SecretID)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("X-Nomad-Index") != want {
+			t.Errorf("%s: %d, X-Nomad-Index %q, want %s", path, resp.StatusCode, resp.Header.Get("X-Nomad-Index"), want)
 		}
 	}
 }

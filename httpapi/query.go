@@ -73,12 +73,10 @@ func (o QueryOptions) matchNamespace(ns string) bool {
 func (o QueryOptions) matchPrefix(id string) bool { return strings.HasPrefix(id, o.Prefix) }
 
 // blockingRead runs fn as a blocking query on the local state and sets the
-// index and leader headers. The index answered is at least 1, as Nomad's
-// (a table nothing was written to yet has index 0, which a client could
-// not block on).
+// index and leader headers.
 func (s *Server) blockingRead(w http.ResponseWriter, r *http.Request, o QueryOptions, fn state.QueryFunc) (any, error) {
 	out, idx, err := s.backend.State().BlockingQuery(r.Context(), o.MinIndex, o.Wait, fn)
-	s.setMeta(w, max(idx, 1))
+	s.setMeta(w, idx)
 	return out, err
 }
 
