@@ -121,6 +121,17 @@ func jsonErrorAt(body []byte, err error) string {
 	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
 
+// enforceIndexMessage words a failed EnforceIndex check as Nomad does,
+// "Enforcing job modify index N: ...", which Nomad's Go client knows by
+// that prefix (api.RegisterEnforceIndexErrPrefix).
+func enforceIndexMessage(err error) string {
+	msg := strings.TrimSuffix(err.Error(), ": "+state.ErrConflict.Error())
+	if i := strings.Index(msg, "enforcing job modify index"); i >= 0 {
+		return "E" + msg[i+1:]
+	}
+	return strings.TrimPrefix(msg, "state: ")
+}
+
 // jobNamespace is the namespace a submitted job will live in.
 func jobNamespace(job *structs.Job) string {
 	if job.Namespace == "" {
@@ -172,7 +183,7 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	}
 	out, err := s.registerJob(structs.WithEvalPriority(r.Context(), env.EvalPriority), job, env.EnforceIndex, env.JobModifyIndex)
 	if errors.Is(err, state.ErrConflict) {
-		return nil, Errorf(http.StatusConflict, "%s", strings.TrimPrefix(err.Error(), "state: "))
+		return nil, Errorf(http.StatusConflict, "%s", enforceIndexMessage(err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("registering job %q: %w", job.ID, err)

@@ -361,7 +361,8 @@ func TestJobRegisterEnforceIndex(t *testing.T) {
 		code, body, _ := do(t, "PUT", srv.URL+"/v1/job/web", env)
 		return code, body
 	}
-	if code, body := enforce(7, "/bin/true"); code != 409 || !strings.Contains(body, "does not exist") {
+	// Nomad's words, which its Go client recognises by their prefix.
+	if code, body := enforce(7, "/bin/true"); code != 409 || !strings.HasPrefix(body, `Enforcing job modify index 7: job "web" does not exist`) || strings.Contains(body, ": conflict") {
 		t.Fatalf("index 7 for a new job: %d %s", code, body)
 	}
 	code, body := enforce(0, "/bin/true")
