@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/droverhq/drover/cluster"
 	"github.com/droverhq/drover/httpapi"
@@ -23,6 +24,11 @@ func (a *Agent) RemoveRaftPeer(_ context.Context, id, address string) error {
 	}
 	for _, p := range peers {
 		if (id != "" && p.ID == id) || (id == "" && p.Address == address) {
+			if p.ID == a.raft.ID() && a.raft.IsLeader() && a.otherVoters() {
+				if err := a.handOverForRemoval(); err == nil {
+					return httpapi.ErrHandedOver
+				}
+			}
 			a.logger.Info("removing server from the Raft configuration", "id", p.ID, "address", p.Address)
 			return a.raft.RemoveServer(p.ID)
 		}
@@ -54,3 +60,23 @@ var (
 	_ httpapi.SnapshotBackend      = (*Agent)(nil)
 	_ httpapi.ServerMembersBackend = (*Agent)(nil)
 )
+
+// handOverForRemoval moves this leader's leadership to another voter
+// before it is removed from the Raft configuration (httpapi.ErrHandedOver):
+// as at a shutdown (handOver), the writes it is serving finish first and
+// those that arrive meanwhile go to the new leader.
+func (a *Agent) handOverForRemoval() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	defer a.api.Stay()
+	if err := a.api.LeaveFromWrite(ctx); err != nil {
+		a.logger.Warn("handing the leadership over with writes still being served", "error", err)
+	}
+	id, err := a.raft.TransferLeadership(10 * time.Second)
+	if err != nil {
+		a.logger.Warn("the leadership could not be handed over before this server's removal; it removes itself", "error", err)
+		return err
+	}
+	a.logger.Info("leadership handed over before this server's removal", "new_leader", id)
+	return nil
+}

@@ -57,9 +57,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, kind routeKind)
 // leadership moves, and Leave returns once the writes it was serving as
 // the leader have been answered (or ctx is done), so that the handover
 // cuts none of them off.
-func (s *Server) Leave(ctx context.Context) error {
+func (s *Server) Leave(ctx context.Context) error { return s.leave(ctx, 0) }
+
+// LeaveFromWrite is Leave called while serving a write as the leader (a
+// leader asked to remove itself): that write is not waited for.
+func (s *Server) LeaveFromWrite(ctx context.Context) error { return s.leave(ctx, 1) }
+
+// leave is Leave, waiting until at most own writes are being served.
+func (s *Server) leave(ctx context.Context, own int64) error {
 	s.leaving.Store(true)
-	for s.localWrites.Load() > 0 {
+	for s.localWrites.Load() > own {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("writes still being served: %w", ctx.Err())

@@ -9,6 +9,14 @@ import (
 // server from the Raft configuration, as Nomad's endpoint: the way to
 // drop a dead server that will not come back, before its replacement
 // joins. The leader does it (a write route); the answer is an empty 200.
+// A leader asked to remove itself first hands its leadership to another
+// voter (the backend answers ErrHandedOver), then sends the request on to
+// the new leader, which removes it: the cluster is not left to notice that
+// its leader went and elect another.
+
+// ErrHandedOver: the leader asked to remove itself handed its leadership
+// over; the new leader is to remove it.
+var ErrHandedOver = errors.New("this server handed its leadership over before its removal")
 
 func init() {
 	register(route{"DELETE /v1/operator/raft/peer", writeRoute, operatorWrite, (*Server).raftRemovePeer})
@@ -28,6 +36,13 @@ func (s *Server) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, Errorf(http.StatusBadRequest, "must specify ?id or ?address, not both")
 	}
 	if err := b.RemoveRaftPeer(r.Context(), id, addr); err != nil {
+		if errors.Is(err, ErrHandedOver) {
+			// The new leader removes this server.
+			if s.toLeader(w, r) {
+				return written{}, nil
+			}
+			return nil, Errorf(http.StatusInternalServerError, "%w; this server leads again: retry", err)
+		}
 		if errors.Is(err, ErrPeerNotFound) {
 			return nil, Errorf(http.StatusNotFound, "%w", err)
 		}
