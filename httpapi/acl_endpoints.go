@@ -420,6 +420,11 @@ func (s *Server) aclTokenUpdate(w http.ResponseWriter, r *http.Request) (any, er
 	if t.Type != old.Type {
 		return nil, Errorf(http.StatusBadRequest, "Type: cannot change a %s token into a %s token", old.Type, t.Type)
 	}
+	// A token's expiry is set when it is made, as Nomad's: an update that
+	// gives a TTL or another expiration time is refused.
+	if t.ExpirationTTL != 0 || (t.ExpirationTime != nil && (old.ExpirationTime == nil || !t.ExpirationTime.Equal(*old.ExpirationTime))) {
+		return nil, Errorf(http.StatusBadRequest, "Cannot change expiration time")
+	}
 	if err := s.checkToken(&t); err != nil {
 		return nil, err
 	}

@@ -39,3 +39,30 @@ func TestBootstrapSecretNotAUUID(t *testing.T) {
 		t.Fatalf("bootstrap: %d %s", code, body)
 	}
 }
+
+// A token's expiry cannot change on update, as Nomad's: a TTL or another
+// expiration time is a 400; the same expiration time, or none, is fine.
+func TestTokenUpdateKeepsItsExpiry(t *testing.T) {
+	f := newACLFixture(t)
+	code, body := f.do(t, "mgmt", "PUT", "/v1/acl/token", `{"Name":"t","Type":"client","Policies":["readonly"],"ExpirationTTL":"1h"}`)
+	var tok structs.ACLToken
+	if code != 200 || json.Unmarshal([]byte(body), &tok) != nil || tok.ExpirationTime == nil {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	path := "/v1/acl/token/" + tok.AccessorID
+	exp, _ := json.Marshal(tok.ExpirationTime)
+	for _, c := range []struct {
+		body string
+		want int
+	}{
+		{`{"Name":"u","Type":"client","Policies":["readonly"],"ExpirationTTL":"10m"}`, 400},
+		{`{"Name":"u","Type":"client","Policies":["readonly"],"ExpirationTime":"2030-01-01T00:00:00Z"}`, 400},
+		{`{"Name":"u","Type":"client","Policies":["readonly"],"ExpirationTime":` + string(exp) + `}`, 200},
+		{`{"Name":"v","Type":"client","Policies":["readonly"]}`, 200},
+	} {
+		code, body := f.do(t, "mgmt", "PUT", path, c.body)
+		if code != c.want || (c.want == 400 && !strings.Contains(body, "Cannot change expiration time")) {
+			t.Errorf("%s: %d %s, want %d", c.body, code, body, c.want)
+		}
+	}
+}
