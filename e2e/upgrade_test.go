@@ -744,3 +744,59 @@ func upgradeRunning(t testing.TB, c *apiclient.Client) map[string][]int {
 	}
 	return out
 }
+
+// The skew the other way: a client of this build works with servers of
+// the previous release (a client upgraded before its servers, against the
+// order website/production.md gives): it registers, runs a job's
+// allocation, reports it healthy, and stops it when the job is stopped.
+func TestUpgradeClientBeforeItsServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the previous release and runs two agents")
+	}
+	prev := upgradePreviousBin(t)
+	dir := t.TempDir()
+	httpAddr, raftAddr := loopback.Addr(t), loopback.Addr(t)
+	srv := upgradeStart(t, "s1", prev, httpAddr, "-server", "-bootstrap-expect", "1", "-data-dir", filepath.Join(dir, "s1"),
+		"-http-addr", httpAddr, "-raft-addr", raftAddr, "-node", "s1", "-log-level", "debug")
+	clientHTTP := loopback.Addr(t)
+	upgradeStart(t, "c1", droverBin, clientHTTP, withRawExec(t, []string{"-client", "-data-dir", filepath.Join(dir, "c1"),
+		"-servers", httpAddr, "-http-addr", clientHTTP, "-node", "c1", "-log-level", "debug"})...)
+	c := srv.client()
+	eventually(t, 60*time.Second, "the new client ready", func() error {
+		nodes, _, err := c.Nodes().List(upgradeCtx(t), nil)
+		if err != nil {
+			return err
+		}
+		if len(nodes) != 1 || nodes[0].Status != structs.NodeStatusReady {
+			return fmt.Errorf("nodes %s", jsonString(nodes))
+		}
+		return nil
+	})
+	spec := rolloutSpec{ID: "skew", Count: 2, Version: "0", Update: "      max_parallel     = 1\n      min_healthy_time = \"1s\""}
+	spec.run(t, c)
+	stopJobProcs(t, c, "skew")
+	waitRollout(t, c, "skew", 0, structs.DeploymentStatusSuccessful, 90*time.Second)
+	allocs, err := jobAllocs(t, c, "skew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := runningAllocs(allocs, 0)
+	if len(ids) != 2 {
+		t.Fatalf("%d running allocations, want 2: %s", len(ids), jsonString(allocs))
+	}
+	if err := allHaveProcesses(ids); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Jobs().Deregister(upgradeCtx(t), "skew", false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the tasks stopped", func() error {
+		procs := taskProcs()
+		for _, id := range ids {
+			if len(procs[id]) > 0 {
+				return fmt.Errorf("%s still runs %v", id, procs[id])
+			}
+		}
+		return nil
+	})
+}
