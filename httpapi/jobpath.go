@@ -48,8 +48,13 @@ func jobRouteSuffixes() []string {
 }
 
 // routeJobPath rewrites r's escaped path so that a job ID with slashes is
-// one segment (see above); any other request is left as it is.
+// one segment (see above), and sends GET /v1/node/pool/{name} to its
+// route (nodepools.go); any other request is left as it is.
 func routeJobPath(r *http.Request) {
+	if pool, ok := strings.CutPrefix(r.URL.Path, "/v1/node/pool/"); ok && r.Method == http.MethodGet && pool != "" && !strings.Contains(pool, "/") {
+		r.URL.Path, r.URL.RawPath = "/v1/node-pool/"+pool, ""
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/job/")
 	if !ok || !strings.Contains(rest, "/") {
 		return
