@@ -72,7 +72,8 @@ var eventTopicNames = func() map[string]stream.Topic {
 }()
 
 // parseTopics reads ?topic= (repeated; Topic, Topic:key, Topic:*, *):
-// every topic when none is given, as Nomad's.
+// every topic when none is given, as Nomad's; a key with a colon is
+// refused, as Nomad's.
 func parseTopics(r *http.Request) (map[stream.Topic][]string, error) {
 	vals := r.URL.Query()["topic"]
 	topics := map[stream.Topic][]string{}
@@ -85,6 +86,10 @@ func parseTopics(r *http.Request) (map[stream.Topic][]string, error) {
 		t, ok := eventTopicNames[name]
 		if !ok {
 			return nil, Errorf(http.StatusBadRequest, "invalid topic %q: unknown topic %q (one of Job, Allocation, Deployment, Evaluation, Node, *)", v, name)
+		}
+		if strings.Contains(key, ":") {
+			// Nomad's words: a topic is Topic:key, one colon.
+			return nil, Errorf(http.StatusBadRequest, "Invalid key value pair for topic: %s", v)
 		}
 		if key == "" {
 			key = "*"

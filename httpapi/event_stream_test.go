@@ -231,11 +231,15 @@ func TestEventStreamNomadClientSeesDrop(t *testing.T) {
 
 func TestEventStreamBadRequests(t *testing.T) {
 	_, srv := newEventAPI(t, 4, EventStreamConfig{}, nil)
-	for _, q := range []string{"topic=Jobs", "topic=Job&index=x"} {
+	for _, q := range []string{"topic=Jobs", "topic=Job&index=x", "topic=Evaluation:::*"} {
 		code, body, _ := do(t, "GET", srv.URL+"/v1/event/stream?"+q, "")
 		if code != 400 {
 			t.Fatalf("%s: %d %s", q, code, body)
 		}
+	}
+	// A key with a colon, as Nomad's: its words.
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/event/stream?topic=Evaluation:::*", ""); !strings.Contains(body, "Invalid key value pair for topic: Evaluation:::*") {
+		t.Fatalf("a key with a colon: %d %s", code, body)
 	}
 	// Without a buffer the route says so.
 	plain := httptest.NewServer(New(newFakeBackend(), nil).Handler())
