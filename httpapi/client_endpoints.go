@@ -166,8 +166,8 @@ func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, Errorf(http.StatusBadRequest, "invalid status %q for a registering node", n.Status)
 	}
 	// The node's secret comes in the token header, never in the body;
-	// the servers keep its hash.
-	n.SecretHash = ""
+	// the servers keep its hash (a SecretID in the body is dropped).
+	n.SecretHash, n.SecretID = "", ""
 	if secret := TokenFromRequest(r); secret != "" {
 		n.SecretHash = structs.HashSecret(secret)
 	}

@@ -79,8 +79,8 @@ var droverUpdateFields = []string{"StaggerSet", "MaxParallelPercent", "MaxSurge"
 	"MaxUnhealthy", "MaxFailed", "OnFailure", "Checkpoints", "CheckpointDelay"}
 
 // withoutDroverFields drops drover's own fields from every update block
-// and job (RevertOf) of a JSON document, so that a strict decode checks
-// the rest against Nomad's types.
+// and job (RevertOf) of a JSON document, and a node's empty SecretID, so
+// that a strict decode checks the rest against Nomad's types.
 func withoutDroverFields(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -91,6 +91,11 @@ func withoutDroverFields(v any) any {
 		}
 		if _, job := x["TaskGroups"]; job {
 			delete(x, "RevertOf")
+		}
+		// Nomad's servers answer a node's SecretID, empty, which its
+		// client's Node type does not have.
+		if _, node := x["NodeResources"]; node && x["SecretID"] == "" {
+			delete(x, "SecretID")
 		}
 		for _, e := range x {
 			withoutDroverFields(e)

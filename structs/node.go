@@ -51,7 +51,10 @@ type Node struct {
 	// SecretHash is HashSecret of the node's secret, which its client
 	// presents on every call to the servers (X-Nomad-Token). Never part
 	// of the JSON shape; the state keeps only the hash.
-	SecretHash  string `json:"-" codec:"SecretHash"`
+	SecretHash string `json:"-" codec:"SecretHash"`
+	// SecretID is Nomad's field for the secret, answered empty as Nomad
+	// answers it: the secret itself is never kept. Not replicated.
+	SecretID    string `codec:"-"`
 	CreateIndex uint64
 	ModifyIndex uint64
 }
