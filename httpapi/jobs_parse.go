@@ -18,8 +18,9 @@ import (
 
 // PUT|POST /v1/jobs/parse {"JobHCL": "...", "Variables": "...",
 // "Canonicalize": bool} parses a job file on the agent and answers the job
-// in Nomad's API JSON shape. drover always applies defaults and the update
-// merge, so the answer is canonical whatever Canonicalize says. Variables
+// in Nomad's API JSON shape: with Canonicalize, with defaults and the
+// update merge applied; without, as written (jobspec.ParseAsWritten), as
+// Nomad answers. Variables
 // is read as the content of a variables file (NAME = VALUE lines). An
 // invalid job is a 400 whose body lists every problem as
 // "input.hcl:LINE:COL: message", one a line.
@@ -59,7 +60,14 @@ func (s *Server) jobsParse(_ http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	job, _, err := jobspec.Parse(parseJobFile, []byte(req.JobHCL), jobspec.Options{Vars: vars, ParseOnly: true})
+	opts := jobspec.Options{Vars: vars, ParseOnly: true}
+	var job any
+	if req.Canonicalize {
+		job, _, err = jobspec.Parse(parseJobFile, []byte(req.JobHCL), opts)
+	} else {
+		// As Nomad's: the job as written, no defaults filled in.
+		job, _, err = jobspec.ParseAsWritten(parseJobFile, []byte(req.JobHCL), opts)
+	}
 	if err != nil {
 		var je *jobspec.Errors
 		if errors.As(err, &je) {

@@ -107,3 +107,28 @@ func TestRegisterEvalPriority(t *testing.T) {
 		t.Fatalf("EvalPriority 101: %d %s", code, body)
 	}
 }
+
+// Without Canonicalize the job is answered as written, as Nomad's: what
+// the file leaves out is null (no namespace, no defaults); with it, the
+// defaults are filled in.
+func TestJobsParseAsWritten(t *testing.T) {
+	_, srv := newTestAPI(t)
+	for _, canon := range []bool{false, true} {
+		b, _ := json.Marshal(JobsParseRequest{JobHCL: parseHCL, Canonicalize: canon})
+		code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs/parse", string(b))
+		var job map[string]any
+		if err := json.Unmarshal([]byte(body), &job); code != 200 || err != nil || job["ID"] != "web" || job["Name"] != "web" {
+			t.Fatalf("canonicalize %v: %d %s", canon, code, body)
+		}
+		groups, _ := job["TaskGroups"].([]any)
+		if len(groups) != 1 {
+			t.Fatalf("canonicalize %v: groups %s", canon, body)
+		}
+		if ns := job["Namespace"]; (ns == nil) == canon || (canon && ns != "default") {
+			t.Errorf("canonicalize %v: Namespace %v", canon, ns)
+		}
+		if count := groups[0].(map[string]any)["Count"]; count != float64(1) {
+			t.Errorf("canonicalize %v: Count %v (the variable's default)", canon, count)
+		}
+	}
+}

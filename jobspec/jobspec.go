@@ -7,6 +7,7 @@ package jobspec
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -48,6 +49,37 @@ func Parse(filename string, src []byte, opts Options) (*structs.Job, []Diagnosti
 		if j := finishJob(job, lc, r, opts.ParseOnly); len(r.errs) == 0 {
 			warns, _ := r.result()
 			return j, warns, nil
+		}
+	}
+	warns, err := r.result()
+	return nil, warns, err
+}
+
+// ParseAsWritten parses an HCL job file as Parse does with ParseOnly, and
+// returns the job as the file writes it, in Nomad's API JSON shape with
+// nothing filled in (an element not written is null): what Nomad's
+// /v1/jobs/parse answers without Canonicalize. The job's name is its
+// label unless written. A JSON job file is returned as Parse returns it.
+func ParseAsWritten(filename string, src []byte, opts Options) (json.RawMessage, []Diagnostic, error) {
+	if trimmed := bytes.TrimLeft(src, " \t\r\n\ufeff"); len(trimmed) > 0 && trimmed[0] == '{' {
+		j, warns, err := parseJSONFile(filename, src)
+		if err != nil {
+			return nil, warns, err
+		}
+		b, err := json.Marshal(j)
+		return b, warns, err
+	}
+	r := &report{}
+	lc := newLocator(filename, false)
+	d := &decoder{file: filename, src: src, r: r, lc: lc, funcs: jobFunctions(filename, opts)}
+	if job := d.topLevel(opts); job != nil {
+		written, err := json.Marshal(job)
+		if err != nil {
+			return nil, nil, err
+		}
+		if finishJob(job, lc, r, true); len(r.errs) == 0 {
+			warns, _ := r.result()
+			return written, warns, nil
 		}
 	}
 	warns, err := r.result()
