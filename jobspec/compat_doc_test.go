@@ -98,15 +98,29 @@ func compatibilityDoc() []byte {
 	b.WriteString("under [commands](commands/index.md) does not say otherwise. Nomad's official CLI also works against a\n")
 	b.WriteString("drover agent (`NOMAD_ADDR`) for the commands whose endpoints drover serves. Enterprise commands\n")
 	b.WriteString("and the deprecated top-level aliases (`nomad run`, …) are left out.\n\n")
+	nflags := 0
+	for _, c := range nomadcompat.NomadFlags {
+		nflags += len(c.Flags)
+	}
+	fmt.Fprintf(&b, "Every flag of Nomad's command of the same name is a flag of drover's, with Nomad's global flags on every\n")
+	fmt.Fprintf(&b, "command that talks to an agent: drover honours it with Nomad's meaning, or accepts it and refuses it\n")
+	fmt.Fprintf(&b, "with the reason, never as an unknown flag. The table of Nomad's commands and flags (%d commands, %d flags\n", len(nomadcompat.NomadFlags), nflags)
+	fmt.Fprintf(&b, "of their own and %d global ones) is read from Nomad %s's sources (commit `%.12s`) by\n", len(nomadcompat.GlobalFlags), nomadcompat.NomadVersion, nomadcompat.NomadCommit)
+	b.WriteString("`scripts/nomad-flags.sh`, and a test walks drover's command tree against it; the flags drover refuses,\n")
+	b.WriteString("command by command, are in [nomad-flags](commands/nomad-flags.md). A command `refused with the reason`\n")
+	b.WriteString("takes Nomad's flags and answers with an error that says why drover does not run it yet.\n\n")
 	b.WriteString("| command | status | notes |\n|---|---|---|\n")
-	supported := 0
+	supported, notYet := 0, 0
 	for _, c := range nomadcompat.Commands {
-		if c.Status == nomadcompat.Supported {
+		switch c.Status {
+		case nomadcompat.Supported:
 			supported++
+		case nomadcompat.NotYet:
+			notYet++
 		}
 		fmt.Fprintf(&b, "| `nomad %s` | %s | %s |\n", c.Path, c.Status, c.Note)
 	}
-	fmt.Fprintf(&b, "\n%d of Nomad's %d commands are supported. Drover's own:\n\n", supported, len(nomadcompat.Commands))
+	fmt.Fprintf(&b, "\n%d of Nomad's %d commands are supported, %d refused with the reason. Drover's own:\n\n", supported, len(nomadcompat.Commands), notYet)
 	b.WriteString("| command | notes |\n|---|---|\n")
 	for _, c := range nomadcompat.DroverOnly {
 		fmt.Fprintf(&b, "| `drover %s` | %s |\n", c.Path, c.Note)

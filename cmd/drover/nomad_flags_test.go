@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -51,6 +55,8 @@ func countNomadFlags() flagCounts {
 			n.nomad++
 			df := c.Flags().Lookup(f.Name)
 			switch {
+			case df != nil && notYet[path] != "":
+				n.refused++ // the command itself is refused with its reason
 			case df == nil:
 				n.unknown = append(n.unknown, path+" -"+f.Name)
 			case refusedFlag(df) != "":
@@ -238,5 +244,78 @@ func TestJobFileNomadFlags(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"job", "validate", "-hcl2-strict=false", hcl}, strings.NewReader(""), &out, &errb); code != 1 || !strings.Contains(errb.String(), "-hcl2-strict=false is not supported by drover") {
 		t.Fatalf("-hcl2-strict=false: exit %d: %s", code, errb.String())
+	}
+}
+
+var updateDocs = flag.Bool("update", false, "rewrite website/commands/nomad-flags.md")
+
+const nomadFlagsDoc = "../../website/commands/nomad-flags.md"
+
+// nomadFlagsPage renders website/commands/nomad-flags.md: per command of
+// Nomad's that drover has, the flags drover refuses and why, from the tree
+// and the table.
+func nomadFlagsPage() []byte {
+	n := countNomadFlags()
+	var b bytes.Buffer
+	b.WriteString("# Nomad's flags in drover's commands\n\n")
+	b.WriteString("Generated (`go test ./cmd/drover -run TestNomadFlagsDoc -update`) from drover's command tree and the table of\n")
+	fmt.Fprintf(&b, "Nomad's commands and flags, `internal/nomadcompat/flags_gen.go`, which `scripts/nomad-flags.sh` reads from\n")
+	fmt.Fprintf(&b, "hashicorp/nomad's `command/` sources at `%s` (Nomad %s). A test fails when this page is out of date,\n", nomadcompat.NomadCommit, nomadcompat.NomadVersion)
+	b.WriteString("and when a flag of one of Nomad's commands is unknown to drover's command of the same name.\n\n")
+	fmt.Fprintf(&b, "%d of drover's commands are Nomad's. Their flags in Nomad, the global flags included: %d. Drover honours %d,\n", n.commands, n.nomad, n.honoured)
+	fmt.Fprintf(&b, "accepts %d without effect as Nomad does (the global flags of a command that talks to no agent), and\n", n.noEffect)
+	fmt.Fprintf(&b, "refuses %d with the reason, exit status 1, before anything is sent. None is an unknown flag.\n\n", n.refused)
+	b.WriteString("The flags refused, command by command (every other flag of Nomad's command is honoured):\n\n")
+	b.WriteString("| command | refused | why |\n|---|---|---|\n")
+	var walk func(c *cobra.Command)
+	var rows []string
+	walk = func(c *cobra.Command) {
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+		path := strings.TrimPrefix(c.CommandPath(), "drover ")
+		if _, ok := nomadcompat.FlagsOf(path); !ok || !c.Runnable() {
+			return
+		}
+		if why := notYet[path]; why != "" {
+			rows = append(rows, fmt.Sprintf("| `%s` | the command | %s |", path, why))
+			return
+		}
+		byWhy := map[string][]string{}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if why := refusedFlag(f); why != "" {
+				byWhy[why] = append(byWhy[why], "`-"+f.Name+"`")
+			}
+		})
+		whys := make([]string, 0, len(byWhy))
+		for w := range byWhy {
+			whys = append(whys, w)
+		}
+		sort.Strings(whys)
+		for _, w := range whys {
+			sort.Strings(byWhy[w])
+			rows = append(rows, fmt.Sprintf("| `%s` | %s | %s |", path, strings.Join(byWhy[w], " "), strings.ReplaceAll(w, "|", "\\|")))
+		}
+	}
+	walk(newRootCommand())
+	sort.Strings(rows)
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+	return b.Bytes()
+}
+
+// TestNomadFlagsDoc keeps website/commands/nomad-flags.md true.
+func TestNomadFlagsDoc(t *testing.T) {
+	got := nomadFlagsPage()
+	if *updateDocs {
+		if err := os.WriteFile(nomadFlagsDoc, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(nomadFlagsDoc)
+	if err != nil || !bytes.Equal(want, got) {
+		t.Errorf("%s is out of date (go test ./cmd/drover -run TestNomadFlagsDoc -update): %v", nomadFlagsDoc, err)
 	}
 }

@@ -112,14 +112,17 @@ func completeNomadFlags(root *cobra.Command) {
 				if why == "" {
 					why = fmt.Sprintf("drover's %q does not implement it yet", path)
 				}
+				if cmdWhy := notYet[path]; cmdWhy != "" {
+					why = "the command is not supported by drover yet: " + cmdWhy
+				}
 			}
 			addNomadFlag(c, f, why)
 			if why != "" {
 				refused++
 			}
 		}
-		if refused == 0 {
-			return
+		if refused == 0 || notYet[path] != "" {
+			return // a command drover refuses says so itself
 		}
 		run := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -37,8 +38,47 @@ Flags may be written with one dash, as in Nomad: drover job run -detach app.hcl`
 	addSorted(job, jobCommands)
 	root.AddCommand(job)
 	addSorted(root, topCommands)
+	addSubcommands(root)
 	completeNomadFlags(root)
 	return root
+}
+
+// subcommands are commands registered by their full path ("node pool
+// list"), under parents made as needed; groupShorts describe those
+// parents.
+var (
+	subcommands = map[string]func() *cobra.Command{}
+	groupShorts = map[string]string{}
+)
+
+// registerSubcommand adds the command at path (after "drover"); its
+// parents are the commands of those names, made when no file makes them.
+func registerSubcommand(path string, f func() *cobra.Command) { subcommands[path] = f }
+
+func addSubcommands(root *cobra.Command) {
+	paths := make([]string, 0, len(subcommands))
+	for p := range subcommands {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		words := strings.Fields(p)
+		parent := root
+		for i, w := range words[:len(words)-1] {
+			var next *cobra.Command
+			for _, c := range parent.Commands() {
+				if c.Name() == w {
+					next = c
+				}
+			}
+			if next == nil {
+				next = &cobra.Command{Use: w, Short: groupShorts[strings.Join(words[:i+1], " ")]}
+				parent.AddCommand(next)
+			}
+			parent = next
+		}
+		parent.AddCommand(subcommands[p]())
+	}
 }
 
 func addSorted(parent *cobra.Command, cmds map[string]func() *cobra.Command) {

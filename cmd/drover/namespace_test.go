@@ -1,0 +1,40 @@
+package main
+
+import "testing"
+
+// TestNamespaceNodePoolSystemCommands runs the commands around
+// namespaces, node pools, the scheduler and the system against an
+// in-process API, as a Nomad user types them.
+func TestNamespaceNodePoolSystemCommands(t *testing.T) {
+	b, addr, _ := newCLIServer(t)
+	b.registerWeb(t)
+	a := "-address=" + addr
+
+	wantCLI(t, 0, []string{`Successfully applied namespace "dev"!`}, "namespace", "apply", a, "dev")
+	wantCLI(t, 1, []string{"Error applying namespace", "drover does not store a namespace's description"},
+		"namespace", "apply", "-description", "the dev team", a, "dev")
+	wantCLI(t, 0, []string{"Name", "default", "Default shared namespace"}, "namespace", "list", a)
+	wantCLI(t, 0, []string{"default\n"}, "namespace", "list", "-t", `{{range .}}{{.Name}}{{"\n"}}{{end}}`, a)
+	wantCLI(t, 0, []string{`"Name": "default"`}, "namespace", "inspect", a, "default")
+	wantCLI(t, 0, []string{"Default shared namespace"}, "namespace", "status", a, "default")
+	wantCLI(t, 1, []string{`Namespace "nope" not found`}, "namespace", "status", a, "nope")
+	wantCLI(t, 1, []string{"default namespace can not be deleted"}, "namespace", "delete", a, "default")
+	wantCLI(t, 0, []string{"web"}, "job", "status", "-namespace", "default", "-short", a, "web")
+	wantCLI(t, 1, []string{"No job(s) with prefix or id"}, "job", "status", "-namespace", "dev", a, "web")
+
+	wantCLI(t, 0, []string{"all", "default", "Default node pool."}, "node", "pool", "list", a)
+	wantCLI(t, 0, []string{"Default node pool."}, "node", "pool", "info", a, "default")
+	wantCLI(t, 0, []string{"web"}, "node", "pool", "jobs", a, "default")
+	wantCLI(t, 0, []string{"No nodes"}, "node", "pool", "nodes", a, "all")
+	wantCLI(t, 1, []string{`modifying node pool "default" is not allowed`}, "node", "pool", "delete", a, "default")
+
+	wantCLI(t, 0, []string{"Scheduler Algorithm", "binpack", "Memory Oversubscription", "true"}, "operator", "scheduler", "get-config", a)
+	wantCLI(t, 0, []string{"Scheduler configuration updated!"}, "operator", "scheduler", "set-config", "-scheduler-algorithm", "binpack", a)
+	wantCLI(t, 1, []string{"changing SchedulerAlgorithm is not supported by drover yet"}, "operator", "scheduler", "set-config", "-scheduler-algorithm=spread", a)
+	wantCLI(t, 0, nil, "system", "reconcile", "summaries", a)
+	wantCLI(t, 1, []string{"not a server: garbage collection unavailable"}, "system", "gc", a)
+
+	wantCLI(t, 1, []string{"drover acl role list is not supported by drover yet: the servers have no ACL roles yet"}, "acl", "role", "list", "-json", a)
+	wantCLI(t, 1, []string{"drover server force-leave is not supported by drover yet"}, "server", "force-leave", "-prune", a, "s1")
+	wantCLI(t, 1, []string{"No path to region"}, "job", "status", "-region", "eu", a)
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/httpapi"
+	"github.com/droverhq/drover/structs"
+)
+
+// "drover node pool apply|delete|info|list|jobs|nodes", as Nomad's, over
+// /v1/node/pools and /v1/node/pool/{name} (website/commands/node-pool.md).
+// Drover has Nomad's two built-in pools, default and all.
+
+func init() {
+	groupShorts["node pool"] = "List and read node pools, their nodes and jobs"
+	registerSubcommand("node pool apply", newNodePoolApplyCommand)
+	registerSubcommand("node pool delete", newNodePoolDeleteCommand)
+	registerSubcommand("node pool info", newNodePoolInfoCommand)
+	registerSubcommand("node pool list", newNodePoolListCommand)
+	registerSubcommand("node pool jobs", newNodePoolJobsCommand)
+	registerSubcommand("node pool nodes", newNodePoolNodesCommand)
+}
+
+func newNodePoolApplyCommand() *cobra.Command {
+	var address string
+	var fromJSON bool
+	cmd := &cobra.Command{
+		Use:   "apply [-json] FILE",
+		Short: "Create or update a node pool (drover has default and all only)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var data []byte
+			var err error
+			if args[0] == "-" {
+				data, err = io.ReadAll(cmd.InOrStdin())
+			} else {
+				data, err = os.ReadFile(args[0])
+			}
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error reading node pool specification: %v", err)}
+			}
+			var pool map[string]any
+			if fromJSON || strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
+				err = json.Unmarshal(data, &pool)
+			} else {
+				pool, err = parseNodePoolHCL(args[0], data)
+			}
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error parsing node pool specification: %v", err)}
+			}
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			if _, err := c.Put(cmd.Context(), "/v1/node/pools", pool, nil); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error applying node pool: %v", err)}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Successfully applied node pool %q!\n", pool["Name"])
+			return nil
+		},
+	}
+	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&fromJSON, "json", false, "FILE is JSON")
+	return cmd
+}
+
+// parseNodePoolHCL reads Nomad's node_pool "NAME" { description = … }.
+func parseNodePoolHCL(name string, data []byte) (map[string]any, error) {
+	// The one block's label is the pool's name: read it as a namespace-like
+	// flat body after unwrapping.
+	src := strings.TrimSpace(string(data))
+	rest, ok := strings.CutPrefix(src, "node_pool")
+	if !ok {
+		return nil, fmt.Errorf("%s: want a node_pool block", name)
+	}
+	rest = strings.TrimSpace(rest)
+	var label string
+	if _, err := fmt.Sscanf(rest, "%q", &label); err != nil {
+		return nil, fmt.Errorf("%s: the node_pool block needs a name label", name)
+	}
+	open, closing := strings.Index(rest, "{"), strings.LastIndex(rest, "}")
+	if open < 0 || closing < open {
+		return nil, fmt.Errorf("%s: the node_pool block has no body", name)
+	}
+	m, err := parseSimpleHCL(name, []byte(rest[open+1:closing]), map[string]string{"description": "Description"})
+	if err != nil {
+		return nil, err
+	}
+	m["Name"] = label
+	return m, nil
+}
+
+func newNodePoolDeleteCommand() *cobra.Command {
+	var address string
+	cmd := &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a node pool (drover has default and all only)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			if _, err := c.Delete(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0]), nil, nil); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error deleting node pool: %v", err)}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Successfully deleted node pool %q!\n", args[0])
+			return nil
+		},
+	}
+	addAddressFlag(cmd, &address)
+	return cmd
+}
+
+func listNodePools(cmd *cobra.Command, c *apiclient.Client, prefix string) ([]*httpapi.NodePool, error) {
+	var pools []*httpapi.NodePool
+	if _, err := c.Get(cmd.Context(), "/v1/node/pools", &apiclient.QueryOptions{Prefix: prefix}, &pools); err != nil {
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error retrieving node pools: %v", err)}
+	}
+	return pools, nil
+}
+
+func newNodePoolInfoCommand() *cobra.Command {
+	var address string
+	var o outputFlags
+	cmd := &cobra.Command{
+		Use:   "info [-json | -t TEMPLATE] NAME",
+		Short: "Show a node pool",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			var p httpapi.NodePool
+			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0]), nil, &p); err != nil {
+				if apiclient.IsNotFound(err) {
+					return &exitError{code: 1, msg: fmt.Sprintf("Node pool %q not found", args[0])}
+				}
+				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving node pool: %v", err)}
+			}
+			if o.set() {
+				return o.write(cmd, p)
+			}
+			printKV(cmd.OutOrStdout(), [][2]string{{"Name", p.Name}, {"Description", p.Description}})
+			return nil
+		},
+	}
+	addAddressFlag(cmd, &address)
+	o.add(cmd)
+	return cmd
+}
+
+func newNodePoolListCommand() *cobra.Command {
+	var address string
+	var o outputFlags
+	cmd := &cobra.Command{
+		Use:   "list [-json | -t TEMPLATE]",
+		Short: "List node pools",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			pools, err := listNodePools(cmd, c, "")
+			if err != nil {
+				return err
+			}
+			if o.set() {
+				return o.write(cmd, pools)
+			}
+			tw := newTabs(cmd.OutOrStdout())
+			fmt.Fprintln(tw, "Name\tDescription")
+			for _, p := range pools {
+				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+			}
+			return tw.Flush()
+		},
+	}
+	addAddressFlag(cmd, &address)
+	o.add(cmd)
+	return cmd
+}
+
+func newNodePoolJobsCommand() *cobra.Command {
+	var address string
+	var o outputFlags
+	cmd := &cobra.Command{
+		Use:   "jobs [-json | -t TEMPLATE] NAME",
+		Short: "List the jobs of a node pool (in -namespace; * for all)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			var jobs []*structs.JobListStub
+			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/jobs", nil, &jobs); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving jobs: %v", err)}
+			}
+			if o.set() {
+				return o.write(cmd, jobs)
+			}
+			out := cmd.OutOrStdout()
+			if len(jobs) == 0 {
+				fmt.Fprintln(out, "No jobs")
+				return nil
+			}
+			printJobStubs(out, jobs)
+			return nil
+		},
+	}
+	addAddressFlag(cmd, &address)
+	o.add(cmd)
+	return cmd
+}
+
+func newNodePoolNodesCommand() *cobra.Command {
+	var address string
+	var o outputFlags
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "nodes [-json | -t TEMPLATE] [-verbose] NAME",
+		Short: "List the nodes of a node pool",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			var nodes []*structs.NodeListStub
+			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/nodes", nil, &nodes); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving nodes: %v", err)}
+			}
+			if o.set() {
+				return o.write(cmd, nodes)
+			}
+			out := cmd.OutOrStdout()
+			if len(nodes) == 0 {
+				fmt.Fprintln(out, "No nodes")
+				return nil
+			}
+			if !verbose {
+				printNodeStubs(out, nodes)
+				return nil
+			}
+			tw := newTabs(out)
+			fmt.Fprintln(tw, "ID\tDC\tName\tPool\tDrain\tEligibility\tStatus")
+			for _, n := range nodes {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\t%s\n", n.ID, n.Datacenter, n.Name, n.NodePool, n.Drain, n.SchedulingEligibility, n.Status)
+			}
+			return tw.Flush()
+		},
+	}
+	addAddressFlag(cmd, &address)
+	o.add(cmd)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full node IDs")
+	return cmd
+}

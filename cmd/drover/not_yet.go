@@ -1,0 +1,52 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Commands of Nomad's that drover accepts, with every flag of Nomad's, and
+// answers with an error that says why it does not run them yet: the
+// servers lack what they act on. A script that calls one fails with that
+// reason rather than "unknown command".
+
+// notYet are those commands, by path, with the reason.
+var notYet = map[string]string{
+	"monitor":            "the agents do not stream their logs over the API yet (GET /v1/agent/monitor); read the agent's own output or log file",
+	"server force-leave": "drover's servers have no gossip membership to leave: remove a server with drover operator raft remove-peer",
+	"var lock":           "the servers have no variable locks yet (lock-acquire, lock-renew, lock-release)",
+	"login":              "the servers have no ACL auth methods yet: create a token with drover acl token create",
+}
+
+func init() {
+	for _, v := range []string{"create", "delete", "info", "list", "update"} {
+		notYet["acl role "+v] = "the servers have no ACL roles yet: give tokens their policies by name (drover acl token create -policy)"
+		notYet["acl auth-method "+v] = "the servers have no ACL auth methods yet (JWT, OIDC)"
+		notYet["acl binding-rule "+v] = "the servers have no ACL auth methods, and so no binding rules, yet"
+	}
+	groupShorts["acl role"] = "ACL roles (not supported by drover yet)"
+	groupShorts["acl auth-method"] = "ACL auth methods (not supported by drover yet)"
+	groupShorts["acl binding-rule"] = "ACL binding rules (not supported by drover yet)"
+	for path, why := range notYet {
+		registerSubcommand(path, func() *cobra.Command { return newNotYetCommand(path, why) })
+	}
+}
+
+// newNotYetCommand is the command at path, refused with why; the flags of
+// Nomad's command are added with the tree's (completeNomadFlags).
+func newNotYetCommand(path, why string) *cobra.Command {
+	words := strings.Fields(path)
+	var address string
+	cmd := &cobra.Command{
+		Use:                words[len(words)-1] + " [flags] [args]",
+		Short:              "Not supported by drover yet: " + why,
+		Args:               cobra.ArbitraryArgs,
+		DisableFlagParsing: false,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return &exitError{code: 1, msg: "Error: drover " + path + " is not supported by drover yet: " + why}
+		},
+	}
+	addAddressFlag(cmd, &address)
+	return cmd
+}
