@@ -89,6 +89,10 @@ func newACLTokenUpdateCommand() *cobra.Command {
 			if fs.Changed("global") {
 				old.Global = f.global
 			}
+			// The TTL was spent when the token was made (its expiration
+			// time, sent back as it is, stays); the servers refuse an
+			// update that gives one, as Nomad's.
+			old.ExpirationTTL = 0
 			tok, err := c.ACLTokenUpdate(cmd.Context(), old)
 			if err != nil {
 				return aclFailed("updating token", err)
