@@ -206,7 +206,8 @@ func (d *decoder) body(body hcl.Body, block string) {
 		}
 		if u, ok := unsupported[path]; ok {
 			if u.refused && d.inert(it, path) {
-				d.r.warnf(d.at(it.rng), path, "%s is not supported by drover and is ignored: it leaves the integration off (%s)", path, u.note)
+				note, _, _ := strings.Cut(u.note, ";")
+				d.r.warnf(d.at(it.rng), path, "%s is ignored: it leaves the integration off (%s)", path, note)
 				continue
 			}
 			if u.refused {

@@ -94,9 +94,9 @@ func TestParseWarnings(t *testing.T) {
 		{"update check", "\ndisable_update_check = true\n", "disable_update_check is not supported by drover and is ignored", 2},
 		{"serf port", "ports {\n  serf = 4648\n}\n", "ports.serf is not supported by drover and is ignored", 2},
 		{"client gc", "client {\n  gc_interval = \"1m\"\n}\n", "client.gc_interval is not supported by drover and is ignored", 2},
-		{"vault off", "vault {\n  enabled = false\n}\n", "vault is not supported by drover and is ignored: it leaves the integration off", 1},
-		{"vault empty", "\nvault {}\n", "vault is not supported by drover and is ignored: it leaves the integration off", 2},
-		{"consul address", "consul {\n  address = \"127.0.0.1:8500\"\n  auto_advertise = false\n}\n", "consul is not supported by drover and is ignored: it leaves the integration off", 1},
+		{"vault off", "vault {\n  enabled = false\n}\n", "vault is ignored: it leaves the integration off (there is no Vault integration)", 1},
+		{"vault empty", "\nvault {}\n", "vault is ignored: it leaves the integration off (there is no Vault integration)", 2},
+		{"consul address", "consul {\n  address = \"127.0.0.1:8500\"\n  auto_advertise = false\n}\n", "consul is ignored: it leaves the integration off (there is no Consul integration)", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,8 +153,8 @@ func TestParseInertIntegrations(t *testing.T) {
 		if err != nil || c == nil {
 			t.Fatalf("%s: %v", src, err)
 		}
-		wantDiag(t, warns, "vault is not supported by drover and is ignored: it leaves the integration off", 1)
-		wantDiag(t, warns, "consul is not supported by drover and is ignored: it leaves the integration off", 1)
+		wantDiag(t, warns, "vault is ignored: it leaves the integration off (there is no Vault integration)", 1)
+		wantDiag(t, warns, "consul is ignored: it leaves the integration off (there is no Consul integration)", 1)
 	}
 	for _, tc := range []struct{ src, msg string }{
 		{`{"vault": {"enabled": true}}`, "vault is not supported by drover (there is no Vault integration"},
