@@ -75,6 +75,11 @@ const (
 	// container); the allocation's directories are mounted at /alloc,
 	// /local and /secrets, and the client's variables stay outside.
 	FSIsolationImage = "image"
+	// FSIsolationChroot: the task runs in a root of its own built in its
+	// task directory from host directories (exec); the allocation's
+	// directories are at /alloc, /local and /secrets, and the client's
+	// variables stay outside, as for FSIsolationImage.
+	FSIsolationChroot = "chroot"
 )
 
 // Capabilities is what a driver tells the client about how its tasks run.

@@ -5,6 +5,7 @@ import "time"
 // Task drivers drover ships.
 const (
 	DriverRawExec = "raw_exec"
+	DriverExec    = "exec"
 	DriverDocker  = "docker"
 	DriverMock    = "mock"
 )

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/droverhq/drover/drivers"
 )
 
 // Log rotation without a helper process.
@@ -183,4 +185,37 @@ func (r *rotator) prune(live int) error {
 		}
 	}
 	return nil
+}
+
+// LogFiles are a task's live stdout and stderr files, opened for the
+// task's process to write itself, and their rotation (as above). Drivers
+// whose tasks write their own log files share raw_exec's (exec does).
+type LogFiles struct {
+	// Stdout and Stderr are handed to the process; close them with
+	// CloseFiles once it holds its own copies.
+	Stdout, Stderr *os.File
+	rs             []*rotator
+}
+
+// OpenLogFiles opens cfg's live log files (/dev/null when its logs are
+// disabled). After a client restart, it finds the live files again.
+func OpenLogFiles(cfg *drivers.TaskConfig) (*LogFiles, error) {
+	stdout, stderr, rs, err := openLogs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &LogFiles{Stdout: stdout, Stderr: stderr, rs: rs}, nil
+}
+
+// CloseFiles closes the client's copies of the files; rotation goes on.
+func (l *LogFiles) CloseFiles() {
+	l.Stdout.Close()
+	l.Stderr.Close()
+}
+
+// Rotate rotates the files that have reached their size limit.
+func (l *LogFiles) Rotate() {
+	for _, r := range l.rs {
+		_, _ = r.check()
+	}
 }
