@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A shell session written for Nomad's CLI, as runbooks and scripts use it.
+# The e2e test runs it unchanged with drover as `nomad` on PATH and
+# NOMAD_ADDR pointing at a dev agent.
+set -euo pipefail
+
+cat > session.hcl <<'HCL'
+job "session" {
+  group "g" {
+    task "web" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo hello-from-session; echo oops-on-stderr >&2; exec sleep 600"]
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+        disk   = 64
+      }
+    }
+  }
+}
+HCL
+
+nomad namespace apply dev
+nomad job run -detach -namespace dev session.hcl
+
+status=""
+for _ in $(seq 1 120); do
+  status=$(nomad job status -namespace dev -t '{{range .Allocations}}{{.ClientStatus}}{{end}}' session)
+  [ "$status" = running ] && break
+  sleep 0.25
+done
+[ "$status" = running ] || { echo "allocation not running: $status" >&2; exit 1; }
+
+alloc=$(nomad job status -namespace dev -t '{{range .Allocations}}{{.ID}}{{end}}' session)
+for _ in $(seq 1 40); do
+  nomad alloc logs -task web "$alloc" | grep -q hello-from-session && break
+  sleep 0.25
+done
+nomad alloc logs -task web "$alloc" | grep -q hello-from-session
+nomad alloc logs -stderr -task web "$alloc" | grep -q oops-on-stderr
+nomad alloc logs -namespace dev -job -task web -tail -n 1 session | grep -q hello-from-session
+
+nomad job status -json -namespace dev session | grep -q '"ID": "session"'
+nomad job status -namespace dev -short session | grep -q 'Namespace *= dev'
+nomad namespace list | grep -q '^dev'
+nomad namespace status -t '{{.Name}}' dev | grep -qx dev
+nomad node pool list | grep -q '^default'
+nomad node pool list -json | grep -q '"Name": "all"'
+
+nomad job stop -namespace dev -purge -detach -yes session
+nomad system gc
+nomad system reconcile summaries
+echo session-ok
