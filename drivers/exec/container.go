@@ -14,7 +14,6 @@ import (
 	"github.com/opencontainers/cgroups"
 	devcfg "github.com/opencontainers/cgroups/devices/config"
 	"github.com/opencontainers/runc/libcontainer/configs"
-	"github.com/opencontainers/runc/libcontainer/specconv"
 	"golang.org/x/sys/unix"
 
 	"github.com/droverhq/drover/drivers"
@@ -89,10 +88,15 @@ func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConf
 	if tc.IpcMode == ModePrivate {
 		ns = append(ns, configs.Namespace{Type: configs.NEWIPC})
 	}
+	devs := taskDevices()
 	var devRules []*devcfg.Rule
-	for _, dev := range specconv.AllowedDevices {
+	for _, dev := range devs {
 		devRules = append(devRules, &dev.Rule)
 	}
+	// The terminals of the task's own devpts (alloc exec -t).
+	devRules = append(devRules,
+		&devcfg.Rule{Type: devcfg.CharDevice, Major: 5, Minor: 2, Permissions: "rwm", Allow: true},
+		&devcfg.Rule{Type: devcfg.CharDevice, Major: 136, Minor: devcfg.Wildcard, Permissions: "rwm", Allow: true})
 	res := &cgroups.Resources{Devices: devRules}
 	if r := cfg.Resources; r != nil {
 		limit := r.Memory.MemoryMB
@@ -122,7 +126,7 @@ func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConf
 			Path:      d.cgroupParent + "/" + id,
 			Resources: res,
 		},
-		Devices: specconv.AllowedDevices,
+		Devices: devs,
 		MaskPaths: []string{
 			"/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
 			"/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
@@ -185,6 +189,22 @@ func withoutMount(ms []*configs.Mount, dst string) []*configs.Mount {
 		if m.Destination != dst {
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// taskDevices are the device nodes in a task's /dev, and all it may use
+// besides its terminals: null, zero, full, random, urandom and tty.
+func taskDevices() []*devcfg.Device {
+	var out []*devcfg.Device
+	for _, d := range []struct {
+		name         string
+		major, minor int64
+	}{{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0}} {
+		out = append(out, &devcfg.Device{
+			Path: "/dev/" + d.name, FileMode: 0o666,
+			Rule: devcfg.Rule{Type: devcfg.CharDevice, Major: d.major, Minor: d.minor, Permissions: "rwm", Allow: true},
+		})
 	}
 	return out
 }

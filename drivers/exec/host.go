@@ -19,6 +19,9 @@ import (
 // can: the client must be root, on Linux, with PID, IPC, mount and UTS
 // namespaces, and the cpu and memory cgroup controllers (v1 or v2).
 func Unsupported() string {
+	if !builtWithCgo {
+		return "exec needs a client built with cgo (libcontainer's namespace setup is C)"
+	}
 	if os.Geteuid() != 0 {
 		return "exec needs the client to run as root"
 	}

@@ -6,9 +6,6 @@ import (
 	// The cgroup managers set a task's device rules only with it.
 	_ "github.com/opencontainers/cgroups/devices"
 	"github.com/opencontainers/runc/libcontainer"
-	// nsenter's constructor sets up a task's namespaces in the re-executed
-	// binary before Go's runtime starts; it does nothing otherwise.
-	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 )
 
 // Init is the first thing a binary that runs exec tasks does (drover's

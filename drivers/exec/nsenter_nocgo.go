@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package exec
+
+const builtWithCgo = false
