@@ -30,6 +30,11 @@ func (s *Server) nodesList(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	// ?resources=true adds each node's resources, as Nomad's.
+	resources, err := queryBool(r, "resources")
+	if err != nil {
+		return nil, err
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		var nodes []*structs.Node
 		var err error
@@ -43,7 +48,11 @@ func (s *Server) nodesList(w http.ResponseWriter, r *http.Request) (any, error) 
 		}
 		out := make([]*structs.NodeListStub, 0, len(nodes))
 		for _, n := range nodes {
-			out = append(out, n.Stub())
+			if resources {
+				out = append(out, n.StubWithResources())
+			} else {
+				out = append(out, n.Stub())
+			}
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 		idx, err := snap.Index(state.TableNodes)

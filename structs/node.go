@@ -184,9 +184,25 @@ type NodeListStub struct {
 	Status                string
 	StatusDescription     string
 	Drivers               map[string]*DriverInfo
-	LastDrain             *DrainMetadata
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// NodeResources and ReservedResources are answered with
+	// ?resources=true only (StubWithResources), as Nomad's.
+	NodeResources     *NodeResources         `json:",omitempty"`
+	ReservedResources *NodeReservedResources `json:",omitempty"`
+	LastDrain         *DrainMetadata
+	CreateIndex       uint64
+	ModifyIndex       uint64
+}
+
+// StubWithResources is Stub with the node's resources and what it
+// reserves (nothing, when it reserves nothing), for ?resources=true.
+func (n *Node) StubWithResources() *NodeListStub {
+	s := n.Stub()
+	c := n.Copy()
+	s.NodeResources, s.ReservedResources = c.NodeResources, c.ReservedResources
+	if s.ReservedResources == nil {
+		s.ReservedResources = &NodeReservedResources{}
+	}
+	return s
 }
 
 // Stub returns the list form of the node.
