@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"sort"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -13,7 +15,8 @@ import (
 // The evaluation reads, as Nomad's:
 //
 //	GET /v1/evaluations[?prefix=ab12]     → []*structs.Evaluation
-//	GET /v1/evaluation/{id}               → *structs.Evaluation; 404 if unknown
+//	GET /v1/evaluation/{id}[?related=true] → *structs.Evaluation; 404 if unknown; with related,
+//	                                         RelatedEvals: the evaluations linked to it
 //	GET /v1/evaluation/{id}/allocations   → []*structs.AllocationListStub
 //
 // All are blocking queries.
@@ -62,13 +65,76 @@ func (s *Server) evalInfo(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	related, err := queryBool(r, "related")
+	if err != nil {
+		return nil, err
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		e, idx, err := evalByPath(r, snap)
 		if err != nil {
 			return nil, idx, err
 		}
-		return e, idx, nil
+		if !related {
+			return e, idx, nil
+		}
+		rel, err := relatedEvals(snap, e)
+		if err != nil {
+			return nil, 0, err
+		}
+		return &evalWithRelated{Evaluation: e, RelatedEvals: rel}, idx, nil
 	})
+}
+
+// evalWithRelated is an evaluation with ?related=true, as Nomad's: the
+// evaluations linked to it, through NextEval, PreviousEval and
+// BlockedEval, one from another.
+type evalWithRelated struct {
+	*structs.Evaluation
+	RelatedEvals []*evalStub
+}
+
+// evalStub is Nomad's EvaluationStub.
+type evalStub struct {
+	ID, Namespace, Type, TriggeredBy, JobID, NodeID, DeploymentID string
+	Priority                                                      int
+	Status, StatusDescription                                     string
+	WaitUntil                                                     time.Time
+	NextEval, PreviousEval, BlockedEval                           string
+	CreateIndex, ModifyIndex                                      uint64
+	CreateTime, ModifyTime                                        int64
+}
+
+// relatedEvals walks e's links (both ways, each evaluation once) and
+// answers the evaluations reached, e left out, by creation.
+func relatedEvals(snap *state.Snapshot, e *structs.Evaluation) ([]*evalStub, error) {
+	seen := map[string]bool{e.ID: true}
+	queue := []*structs.Evaluation{e}
+	out := []*evalStub{}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, id := range []string{cur.NextEval, cur.PreviousEval, cur.BlockedEval} {
+			if id == "" || seen[id] {
+				continue
+			}
+			seen[id] = true
+			next, err := snap.EvalByID(id)
+			if err != nil {
+				return nil, err
+			}
+			if next == nil {
+				continue
+			}
+			queue = append(queue, next)
+			out = append(out, &evalStub{ID: next.ID, Namespace: next.Namespace, Type: next.Type, TriggeredBy: next.TriggeredBy,
+				JobID: next.JobID, NodeID: next.NodeID, DeploymentID: next.DeploymentID, Priority: next.Priority,
+				Status: next.Status, StatusDescription: next.StatusDescription, WaitUntil: next.WaitUntil,
+				NextEval: next.NextEval, PreviousEval: next.PreviousEval, BlockedEval: next.BlockedEval,
+				CreateIndex: next.CreateIndex, ModifyIndex: next.ModifyIndex, CreateTime: next.CreateTime, ModifyTime: next.ModifyTime})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex < out[j].CreateIndex })
+	return out, nil
 }
 
 func (s *Server) evalAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
