@@ -30,6 +30,7 @@ func (s *Server) allocsList(w http.ResponseWriter, r *http.Request) (any, error)
 		all:       (*state.Snapshot).Allocs,
 		byPrefix:  (*state.Snapshot).AllocsByIDPrefix,
 		namespace: func(a *structs.Allocation) string { return a.Namespace },
+		key:       func(a *structs.Allocation) string { return a.ID },
 		answer:    func(kept []*structs.Allocation) any { return allocStubs(kept) },
 	})
 }

@@ -14,7 +14,7 @@ import (
 
 // The evaluation reads, as Nomad's:
 //
-//	GET /v1/evaluations[?prefix=ab12]     → []*structs.Evaluation
+//	GET /v1/evaluations[?prefix=ab12][&per_page=&next_token=] → []*structs.Evaluation, paged as Nomad's
 //	GET /v1/evaluation/{id}[?related=true] → *structs.Evaluation; 404 if unknown; with related,
 //	                                         RelatedEvals: the evaluations linked to it
 //	GET /v1/evaluation/{id}/allocations   → []*structs.AllocationListStub
@@ -35,6 +35,7 @@ func (s *Server) evalsList(w http.ResponseWriter, r *http.Request) (any, error) 
 		all:       (*state.Snapshot).Evals,
 		byPrefix:  (*state.Snapshot).EvalsByIDPrefix,
 		namespace: func(e *structs.Evaluation) string { return e.Namespace },
+		key:       func(e *structs.Evaluation) string { return e.ID },
 		answer:    func(kept []*structs.Evaluation) any { return sortedEvals(kept) },
 	})
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,8 @@ type QueryOptions struct {
 	Stale     bool          // ?stale
 	Prefix    string        // ?prefix=
 	Namespace string        // the resolved namespace (namespace.go): "default" when unset, "*" for all
+	PerPage   int           // ?per_page=, 0 for no pages (the lists that page: paginate)
+	NextToken string        // ?next_token=, where the page starts
 	// allowNS, with ACLs on, says which namespaces the caller may see in
 	// a list across namespaces (nil: all).
 	allowNS func(string) bool
@@ -42,6 +45,14 @@ func parseQuery(r *http.Request) (QueryOptions, error) {
 		}
 		o.MinIndex = n
 	}
+	if v := q.Get("per_page"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return o, Errorf(http.StatusBadRequest, "invalid per_page %q", v)
+		}
+		o.PerPage = int(n)
+	}
+	o.NextToken = q.Get("next_token")
 	if v := q.Get("wait"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -97,7 +108,9 @@ type listing[T any] struct {
 	all       func(*state.Snapshot) ([]T, error)
 	byPrefix  func(*state.Snapshot, string) ([]T, error)
 	namespace func(T) string
-	answer    func([]T) any
+	// key, when set, pages the list (paginate) in its order.
+	key    func(T) string
+	answer func([]T) any
 }
 
 // listRead serves a list endpoint as a blocking query on l.table: every
@@ -124,9 +137,34 @@ func listRead[T any](s *Server, w http.ResponseWriter, r *http.Request, l listin
 				kept = append(kept, obj)
 			}
 		}
+		if l.key != nil {
+			kept = paginate(w, o, kept, l.key)
+		}
 		idx, err := snap.Index(l.table)
 		return l.answer(kept), idx, err
 	})
+}
+
+// NextTokenHeader carries the token of a list's next page, as Nomad's.
+const NextTokenHeader = "X-Nomad-NextToken"
+
+// paginate pages a list, as Nomad's ?per_page= and ?next_token=: items are
+// put in key order, the page starts at the first whose key is not before
+// the token and holds at most PerPage items; the next page's token (the
+// key of the item after the page, "" for none) goes in X-Nomad-NextToken.
+// Without per_page the whole list is one page.
+func paginate[T any](w http.ResponseWriter, o QueryOptions, items []T, key func(T) string) []T {
+	sort.SliceStable(items, func(i, j int) bool { return key(items[i]) < key(items[j]) })
+	if o.NextToken != "" {
+		start := sort.Search(len(items), func(i int) bool { return key(items[i]) >= o.NextToken })
+		items = items[start:]
+	}
+	w.Header().Del(NextTokenHeader)
+	if o.PerPage > 0 && len(items) > o.PerPage {
+		w.Header().Set(NextTokenHeader, key(items[o.PerPage]))
+		items = items[:o.PerPage]
+	}
+	return items
 }
 
 // queryBool reads a true/false query parameter; absent is false, anything

@@ -122,6 +122,9 @@ func (s *Server) varsList(w http.ResponseWriter, r *http.Request) (any, error) {
 			}
 			out = append(out, v.VariableMetadata)
 		}
+		// Paged as Nomad's; namespaces are [a-zA-Z0-9-] and paths have
+		// no space, so the key orders by namespace, then path.
+		out = paginate(w, o, out, func(m structs.VariableMetadata) string { return m.Namespace + " " + m.Path })
 		idx, err := snap.Index(state.TableVariables)
 		return out, idx, err
 	})
