@@ -176,6 +176,15 @@ func planJob(snap *state.Snapshot, job *structs.Job, now time.Time, withDiff boo
 		placed := scheduler.NewPlacerLazy(in.Nodes, in.Allocs, snap.AllocsByNode, h.Sum64()).Place(candidate, plan, now)
 		if len(placed.Failed) > 0 {
 			out.FailedTGAllocs = placed.Failed
+			// The evaluation the scheduling pass would make, as Nomad's
+			// plan answers it: a blocked one, to place the rest once
+			// capacity comes (server/worker.go makes it the same way).
+			out.CreatedEvals = []*structs.Evaluation{{
+				ID: structs.GenerateUUID(), Namespace: candidate.Namespace, Priority: candidate.Priority, Type: candidate.Type,
+				TriggeredBy: structs.EvalTriggerQueuedAllocs, JobID: candidate.ID, JobModifyIndex: candidate.JobModifyIndex,
+				Status: structs.EvalStatusBlocked, StatusDescription: "created to place remaining allocations",
+				CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+			}}
 		}
 	}
 	if withDiff {

@@ -23,6 +23,15 @@ func TestJobPlanWithoutNodesReportsFailedPlacements(t *testing.T) {
 	if resp.FailedTGAllocs["g"] == nil {
 		t.Fatalf("no failed placements without nodes: %s", body)
 	}
+	// The blocked evaluation the scheduling pass would make, as Nomad's
+	// plan answers it (nothing is written: see below).
+	if len(resp.CreatedEvals) != 1 || resp.CreatedEvals[0].Status != structs.EvalStatusBlocked ||
+		resp.CreatedEvals[0].TriggeredBy != structs.EvalTriggerQueuedAllocs || resp.CreatedEvals[0].JobID != "web" {
+		t.Fatalf("created evals: %s", body)
+	}
+	if evals, _ := b.State().Snapshot().Evals(); len(evals) != 0 {
+		t.Fatalf("plan wrote evaluations: %v", evals)
+	}
 	if resp.Diff == nil || resp.Diff.Type != jobdiff.TypeAdded || len(resp.Diff.TaskGroups) != 1 ||
 		resp.Diff.TaskGroups[0].Type != jobdiff.TypeAdded || jobdiff.UpdatesString(resp.Diff.TaskGroups[0].Updates) != "1 create" {
 		t.Fatalf("diff %s", body)
