@@ -105,6 +105,11 @@ func (a *Agent) RaftConfiguration() (*structs.RaftConfiguration, error) {
 
 // Self describes this agent.
 func (a *Agent) Self() *structs.AgentSelf {
+	stats := map[string]map[string]string{"raft": a.raft.Stats()}
+	if a.client != nil {
+		// Nomad's: the CLI's node status -self reads the node's ID here.
+		stats["client"] = map[string]string{"node_id": a.client.NodeID()}
+	}
 	return &structs.AgentSelf{
 		Config: structs.AgentConfig{
 			Region: a.cfg.Region, Datacenter: a.cfg.Datacenter, NodeName: a.cfg.NodeName, Version: a.cfg.Version,
@@ -115,7 +120,7 @@ func (a *Agent) Self() *structs.AgentSelf {
 			Addresses: structs.AgentAddresses{HTTP: a.HTTPAddr(), Raft: a.raft.Addr()},
 		},
 		Member: a.members.self,
-		Stats:  map[string]map[string]string{"raft": a.raft.Stats()},
+		Stats:  stats,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 func newACLBootstrapCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "bootstrap [SECRET-FILE]",
 		Short: "Create the first management token, once",
@@ -43,10 +44,14 @@ use as the token's Secret ID.`,
 			if err != nil {
 				return aclFailed("bootstrapping", err)
 			}
+			if o.set() {
+				return o.write(cmd, tok)
+			}
 			printACLToken(cmd.OutOrStdout(), tok)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }

@@ -56,6 +56,7 @@ problem is reported with its file, line and field, and nothing is sent.`,
 
 func newACLPolicyListCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the ACL policies",
@@ -68,6 +69,9 @@ func newACLPolicyListCommand() *cobra.Command {
 			ps, err := c.ACLPolicies(cmd.Context(), nil)
 			if err != nil {
 				return aclFailed("retrieving ACL policies", err)
+			}
+			if o.set() {
+				return o.write(cmd, ps)
 			}
 			w := cmd.OutOrStdout()
 			if len(ps) == 0 {
@@ -83,6 +87,7 @@ func newACLPolicyListCommand() *cobra.Command {
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 

@@ -35,6 +35,7 @@ func (f *tokenFields) add(cmd *cobra.Command, create bool) {
 
 func newACLTokenCreateCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	var f tokenFields
 	cmd := &cobra.Command{
 		Use:   "create [-name NAME] [-type client|management] [-policy NAME]... [-ttl DURATION]",
@@ -51,12 +52,16 @@ func newACLTokenCreateCommand() *cobra.Command {
 			if err != nil {
 				return aclFailed("creating token", err)
 			}
+			if o.set() {
+				return o.write(cmd, tok)
+			}
 			printACLToken(cmd.OutOrStdout(), tok)
 			return nil
 		},
 	}
 	f.add(cmd, true)
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 
@@ -108,6 +113,7 @@ func newACLTokenUpdateCommand() *cobra.Command {
 
 func newACLTokenListCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the ACL tokens (never their secrets)",
@@ -120,6 +126,9 @@ func newACLTokenListCommand() *cobra.Command {
 			toks, err := c.ACLTokens(cmd.Context(), nil)
 			if err != nil {
 				return aclFailed("retrieving ACL tokens", err)
+			}
+			if o.set() {
+				return o.write(cmd, toks)
 			}
 			w := cmd.OutOrStdout()
 			if len(toks) == 0 {
@@ -137,6 +146,7 @@ func newACLTokenListCommand() *cobra.Command {
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 func init() { allocCommands["restart"] = newAllocRestartCommand }
 
 func newAllocRestartCommand() *cobra.Command {
+	var verbose bool
 	var (
 		address, task string
 		allTasks      bool
@@ -37,7 +38,7 @@ been stopped.`,
 				return err
 			}
 			ctx := cmd.Context()
-			a, task, err := runningAlloc(ctx, c, cmd.OutOrStdout(), args[0], task)
+			a, task, err := runningAlloc(ctx, c, cmd.OutOrStdout(), args[0], task, verbose)
 			if err != nil {
 				return err
 			}
@@ -48,6 +49,7 @@ been stopped.`,
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs when a prefix matches several allocations")
 	cmd.Flags().StringVar(&task, "task", "", "the task to restart (default: every running task)")
 	cmd.Flags().BoolVar(&allTasks, "all-tasks", false, "restart every running task of the allocation")
 	return cmd

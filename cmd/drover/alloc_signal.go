@@ -12,6 +12,7 @@ func init() { allocCommands["signal"] = newAllocSignalCommand }
 
 func newAllocSignalCommand() *cobra.Command {
 	var address, task, sig string
+	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "signal [flags] ALLOC [TASK]",
 		Short: "Send a signal to an allocation's tasks",
@@ -35,7 +36,7 @@ nothing and exits 0 once the signal is sent.`,
 				return err
 			}
 			ctx := cmd.Context()
-			a, task, err := runningAlloc(ctx, c, cmd.OutOrStdout(), args[0], task)
+			a, task, err := runningAlloc(ctx, c, cmd.OutOrStdout(), args[0], task, verbose)
 			if err != nil {
 				return err
 			}
@@ -46,6 +47,7 @@ nothing and exits 0 once the signal is sent.`,
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs when a prefix matches several allocations")
 	cmd.Flags().StringVar(&task, "task", "", "the task to signal (default: every running task)")
 	cmd.Flags().StringVarP(&sig, "s", "s", "SIGKILL", "the signal to send, such as SIGUSR1 or HUP")
 	return cmd

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,13 +31,17 @@ const recentEventsShown = 10
 func newAllocStatusCommand() *cobra.Command {
 	var address string
 	var o outputFlags
+	var v allocStatusView
 	cmd := &cobra.Command{
 		Use:   "status [flags] ALLOC",
 		Short: "Show an allocation: placement, status, deployment health and task events",
 		Long: `Shows the allocation with the given ID, or unique ID prefix: its placement,
 client and desired status, deployment health, and for each task its
 state, resources and most recent events, newest first. An ambiguous prefix
-lists the matching allocations and exits 1.`,
+lists the matching allocations and exits 1.
+
+-short prints one line per task (its state and last event) instead of its
+resources and events; -verbose prints full IDs and every task event.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -49,16 +55,25 @@ lists the matching allocations and exits 1.`,
 			if o.set() {
 				return o.write(cmd, a)
 			}
-			printAllocStatus(cmd.OutOrStdout(), a)
+			printAllocStatusView(cmd.OutOrStdout(), a, v)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	cmd.Flags().BoolVar(&v.short, "short", false, "one line per task: its state and last event")
+	cmd.Flags().BoolVar(&v.verbose, "verbose", false, "full IDs and every task event")
 	return cmd
 }
 
-func printAllocStatus(w io.Writer, a *structs.Allocation) {
+// allocStatusView are alloc status's display flags.
+type allocStatusView struct{ short, verbose bool }
+
+func printAllocStatusView(w io.Writer, a *structs.Allocation, v allocStatusView) {
+	idShort := idShort
+	if v.verbose {
+		idShort = func(s string) string { return s }
+	}
 	kv := [][2]string{
 		{"ID", a.ID},
 		{"Eval ID", idShort(a.EvalID)},
@@ -95,6 +110,34 @@ func printAllocStatus(w io.Writer, a *structs.Allocation) {
 	}
 	printKV(w, kv)
 
+	if v.short {
+		fmt.Fprintln(w, "\nTasks")
+		tw := newTabs(w)
+		fmt.Fprintln(tw, "Name\tState\tLast Event\tTime\tLifecycle")
+		for _, name := range allocTaskNames(a) {
+			st := a.TaskStates[name]
+			state, event, at := "pending", "", ""
+			if st != nil {
+				if st.State != "" {
+					state = st.State
+				}
+				if n := len(st.Events); n > 0 {
+					event, at = st.Events[n-1].Type, fmtUnixNano(st.Events[n-1].Time)
+				}
+			}
+			life := strings.Trim(lifecycleNote(a, name), " ()")
+			if life == "" {
+				life = "main"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, state, event, at, life)
+		}
+		tw.Flush()
+		return
+	}
+	shown := recentEventsShown
+	if v.verbose {
+		shown = math.MaxInt
+	}
 	for _, name := range allocTaskNames(a) {
 		st := a.TaskStates[name]
 		state := "pending"
@@ -124,7 +167,7 @@ func printAllocStatus(w io.Writer, a *structs.Allocation) {
 		tw := newTabs(w)
 		fmt.Fprintln(tw, "Time\tType\tDescription")
 		events := st.Events
-		for i := len(events) - 1; i >= 0 && i >= len(events)-recentEventsShown; i-- {
+		for i := len(events) - 1; i >= 0 && len(events)-i <= shown; i-- {
 			e := events[i]
 			desc := e.DisplayMessage
 			if desc == "" {

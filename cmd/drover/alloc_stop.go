@@ -9,6 +9,7 @@ import (
 func init() { allocCommands["stop"] = newAllocStopCommand }
 
 func newAllocStopCommand() *cobra.Command {
+	var verbose bool
 	var (
 		address string
 		detach  bool
@@ -40,11 +41,14 @@ given, the evaluation is monitored to its end, as by job run; with
 				fmt.Fprintln(out, resp.EvalID)
 				return nil
 			}
-			code, err := newMonitor(c, out, false).run(ctx, resp.EvalID)
+			m := newMonitor(c, out, false)
+			m.verbose = verbose
+			code, err := m.run(ctx, resp.EvalID)
 			return monitorExit("the evaluation", code, err)
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
 	cmd.Flags().BoolVar(&detach, "detach", false, "return at once, printing the evaluation ID")
 	return cmd
 }

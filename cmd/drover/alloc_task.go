@@ -28,8 +28,9 @@ func taskArg(flag string, args []string) (string, error) {
 // runningAlloc looks the allocation up (ID or unique prefix) and checks
 // that it, and the task when one is named, runs. An empty task stays
 // empty: the command then acts on every running task.
-func runningAlloc(ctx context.Context, c *apiclient.Client, w io.Writer, prefix, task string) (*structs.Allocation, string, error) {
-	a, err := lookupAlloc(ctx, c, w, prefix)
+// With verbose, an ambiguous prefix's table shows full IDs.
+func runningAlloc(ctx context.Context, c *apiclient.Client, w io.Writer, prefix, task string, verbose bool) (*structs.Allocation, string, error) {
+	a, err := lookupAllocVerbose(ctx, c, w, prefix, verbose)
 	if err != nil {
 		return nil, "", asExit(err)
 	}

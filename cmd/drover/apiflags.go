@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/apiclient"
+	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsutil"
 )
 
@@ -131,4 +132,28 @@ func nodeClientFor(cmd *cobra.Command, httpAddr string) (*apiclient.Client, erro
 	}
 	c.SetToken(tokenFlag(cmd))
 	return c, nil
+}
+
+// selfNode returns args, or with self the ID of the client node of the
+// agent at -address (Nomad's -self of the node commands).
+func selfNode(cmd *cobra.Command, address string, self bool, args []string) ([]string, error) {
+	if !self {
+		return args, nil
+	}
+	if len(args) > 0 {
+		return nil, &exitError{code: 1, msg: "Error: -self takes no node ID"}
+	}
+	c, err := apiClientFor(cmd, address)
+	if err != nil {
+		return nil, err
+	}
+	var s structs.AgentSelf
+	if _, err := c.Get(cmd.Context(), "/v1/agent/self", nil, &s); err != nil {
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error querying agent info: %v", err)}
+	}
+	id := s.Stats["client"]["node_id"]
+	if id == "" {
+		return nil, &exitError{code: 1, msg: "Error: the agent at -address runs no client node (-self)"}
+	}
+	return []string{id}, nil
 }

@@ -5,7 +5,8 @@ import "strings"
 // normalizeArgs lets Nomad's single-dash long flags ("-detach",
 // "-var=k=v") work with cobra, which expects "--detach". A single-dash
 // argument longer than one letter becomes a double-dash one; everything
-// after a bare "--" is left alone, as are "-" (stdin) and negative numbers.
+// after a bare "--" is left alone, as are "-" (stdin), negative numbers and
+// a one-letter flag with its value ("-n=5").
 //
 // alloc exec's command is not drover's: its flags are normalized only up
 // to the allocation (the first argument that is neither a flag nor a
@@ -20,7 +21,8 @@ func normalizeArgs(args []string) []string {
 			out = append(out, args[i:]...)
 			break
 		}
-		if len(a) > 2 && a[0] == '-' && a[1] != '-' && !isNumber(a[1:]) {
+		// "-n=5" is a one-letter flag with its value, as pflag reads it.
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && a[2] != '=' && !isNumber(a[1:]) {
 			a = "-" + a
 		}
 		out = append(out, a)

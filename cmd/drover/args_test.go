@@ -11,6 +11,8 @@ func TestNormalizeArgs(t *testing.T) {
 		{[]string{"job", "inspect", "-var=version=2", "-"}, []string{"job", "inspect", "--var=version=2", "-"}},
 		{[]string{"alloc", "logs", "-f", "abc"}, []string{"alloc", "logs", "-f", "abc"}},
 		{[]string{"--detach", "-5", "--", "-x"}, []string{"--detach", "-5", "--", "-x"}},
+		// A one-letter flag with its value is a shorthand, as pflag reads it.
+		{[]string{"alloc", "logs", "-n=5", "-tail", "abc"}, []string{"alloc", "logs", "-n=5", "--tail", "abc"}},
 		// alloc exec: flags up to the allocation, the command as given.
 		{[]string{"alloc", "exec", "-task", "web", "-it", "ab12", "ls", "-la", "-job"},
 			[]string{"alloc", "exec", "--task", "web", "-i", "-t", "ab12", "ls", "-la", "-job"}},

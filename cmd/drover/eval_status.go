@@ -20,13 +20,17 @@ func init() {
 func newEvalStatusCommand() *cobra.Command {
 	var address string
 	var o outputFlags
+	var monitor, verbose bool
 	cmd := &cobra.Command{
 		Use:   "status [flags] EVAL",
 		Short: "Show an evaluation and why placements failed",
 		Long: `Shows the evaluation with the given ID, or unique ID prefix: its status,
 trigger, job and, when allocations could not be placed, the explanation
 per task group (filtered constraints, exhausted dimensions). An ambiguous
-prefix lists the matching evaluations and exits 1.`,
+prefix lists the matching evaluations and exits 1.
+
+-monitor follows the evaluation to its end, as job run does, with job run's
+exit codes; -verbose prints full IDs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -40,16 +44,28 @@ prefix lists the matching evaluations and exits 1.`,
 			if o.set() {
 				return o.write(cmd, e)
 			}
-			printEvalStatus(cmd.OutOrStdout(), e)
+			if monitor {
+				m := newMonitor(c, cmd.OutOrStdout(), true)
+				m.verbose = verbose
+				code, err := m.run(cmd.Context(), e.ID)
+				return monitorExit("the evaluation", code, err)
+			}
+			printEvalStatus(cmd.OutOrStdout(), e, verbose)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	cmd.Flags().BoolVar(&monitor, "monitor", false, "follow the evaluation (and the deployment it starts) to its end")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
 	return cmd
 }
 
-func printEvalStatus(w io.Writer, e *structs.Evaluation) {
+func printEvalStatus(w io.Writer, e *structs.Evaluation, verbose bool) {
+	idShort := idShort
+	if verbose {
+		idShort = func(s string) string { return s }
+	}
 	kv := [][2]string{
 		{"ID", e.ID},
 		{"Create Time", fmtUnixNano(e.CreateTime)},

@@ -17,6 +17,7 @@ func init() {
 }
 
 func newJobDispatchCommand() *cobra.Command {
+	var verbose bool
 	var (
 		address  string
 		detach   bool
@@ -76,11 +77,13 @@ given, the child's evaluation is monitored as job run monitors one.`,
 			}
 			fmt.Fprintln(out)
 			m := newMonitor(c, out, true)
+			m.verbose = verbose
 			code, err := m.run(ctx, resp.EvalID)
 			return monitorExit("the dispatched job", code, err)
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
 	f := cmd.Flags()
 	f.BoolVar(&detach, "detach", false, "return at once, printing the child's ID and evaluation ID")
 	f.StringArrayVar(&meta, "meta", nil, "a meta value of the child, key=value (repeatable)")

@@ -16,6 +16,7 @@ func init() {
 }
 
 func newJobPeriodicForceCommand() *cobra.Command {
+	var verbose bool
 	var (
 		address string
 		detach  bool
@@ -50,11 +51,13 @@ evaluation is monitored as job run monitors one.`,
 				return nil
 			}
 			m := newMonitor(c, out, true)
+			m.verbose = verbose
 			code, err := m.run(ctx, resp.EvalID)
 			return monitorExit("the launch", code, err)
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
 	cmd.Flags().BoolVar(&detach, "detach", false, "return at once, printing the evaluation ID")
 	return cmd
 }

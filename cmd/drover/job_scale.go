@@ -21,6 +21,7 @@ func newJobScaleCommand() *cobra.Command {
 		address string
 		detach  bool
 		message string
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "scale [flags] JOB [GROUP] COUNT",
@@ -63,6 +64,7 @@ deployment are monitored as job run does.`,
 				return nil
 			}
 			m := newMonitor(c, out, true)
+			m.verbose = verbose
 			code, err := m.run(ctx, resp.EvalID)
 			return monitorExit("the job", code, err)
 		},
@@ -70,6 +72,7 @@ deployment are monitored as job run does.`,
 	addAddressFlag(cmd, &address)
 	cmd.Flags().BoolVar(&detach, "detach", false, "return at once, printing the evaluation ID")
 	cmd.Flags().StringVar(&message, "message", "", "a message recorded with the scaling event")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
 	return cmd
 }
 

@@ -1,6 +1,12 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/structs"
+)
 
 // TestNamespaceNodePoolSystemCommands runs the commands around
 // namespaces, node pools, the scheduler and the system against an
@@ -37,4 +43,21 @@ func TestNamespaceNodePoolSystemCommands(t *testing.T) {
 	wantCLI(t, 1, []string{"drover acl role list is not supported by drover yet: the servers have no ACL roles yet"}, "acl", "role", "list", "-json", a)
 	wantCLI(t, 1, []string{"drover server force-leave is not supported by drover yet"}, "server", "force-leave", "-prune", a, "s1")
 	wantCLI(t, 1, []string{"No path to region"}, "job", "status", "-region", "eu", a)
+}
+
+// TestNodeStatusNomadFlags: node status -quiet, -verbose, -short, -allocs
+// and -os, as Nomad's.
+func TestNodeStatusNomadFlags(t *testing.T) {
+	b, addr, _ := newCLIServer(t)
+	b.must(t, fsm.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: cliNode()})
+	a := "-address=" + addr
+	n := cliNode()
+	wantCLI(t, 0, []string{idShort(n.ID) + "\n"}, "node", "status", "-quiet", a)
+	wantCLI(t, 0, []string{n.ID, "Address", "Version"}, "node", "status", "-verbose", a)
+	wantCLI(t, 0, []string{"Running Allocs", "OS"}, "node", "status", "-allocs", "-os", a)
+	out := wantCLI(t, 0, []string{"ID", n.ID}, "node", "status", "-short", a, n.ID)
+	if strings.Contains(out, "Allocated Resources") {
+		t.Fatalf("-short printed the resources:\n%s", out)
+	}
+	wantCLI(t, 1, []string{"-self takes no node ID"}, "node", "status", "-self", a, n.ID)
 }

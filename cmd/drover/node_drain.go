@@ -30,6 +30,7 @@ func newNodeDrainCommand() *cobra.Command {
 		message                                       string
 		metas                                         []string
 	)
+	var self bool
 	cmd := &cobra.Command{
 		Use:   "drain [flags] -enable|-disable NODE",
 		Short: "Move a node's allocations elsewhere, or stop doing so",
@@ -49,6 +50,10 @@ stop, and a table of what is left per job. Ctrl-C stops monitoring without
 cancelling the drain. See website/commands/node-drain.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := selfNode(cmd, address, self, args)
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			switch {
 			case !monitor && enable == disable:
@@ -134,6 +139,7 @@ cancelling the drain. See website/commands/node-drain.md.`,
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&self, "self", false, "the node of the agent at -address")
 	f := cmd.Flags()
 	f.BoolVar(&enable, "enable", false, "enable draining of the node")
 	f.BoolVar(&disable, "disable", false, "end the node's drain")

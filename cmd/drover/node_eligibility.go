@@ -11,6 +11,7 @@ func newNodeEligibilityCommand() *cobra.Command {
 		address         string
 		enable, disable bool
 	)
+	var self bool
 	cmd := &cobra.Command{
 		Use:   "eligibility [flags] -enable|-disable NODE",
 		Short: "Make a node eligible or ineligible for new allocations",
@@ -21,6 +22,10 @@ the node ineligible, and this command makes it eligible again. See
 website/commands/node-eligibility.md.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := selfNode(cmd, address, self, args)
+			if err != nil {
+				return err
+			}
 			if enable == disable {
 				return &exitError{code: 1, msg: "Either the '-enable' or '-disable' flag must be set"}
 			}
@@ -48,6 +53,7 @@ website/commands/node-eligibility.md.`,
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().BoolVar(&self, "self", false, "the node of the agent at -address")
 	cmd.Flags().BoolVar(&enable, "enable", false, "make the node eligible for new allocations")
 	cmd.Flags().BoolVar(&disable, "disable", false, "make the node ineligible for new allocations")
 	return cmd

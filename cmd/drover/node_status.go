@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -22,13 +23,19 @@ func init() {
 func newNodeStatusCommand() *cobra.Command {
 	var address string
 	var o outputFlags
+	var v nodeStatusView
 	cmd := &cobra.Command{
 		Use:   "status [flags] [NODE]",
 		Short: "List client nodes, or show one node and its allocations",
 		Long: `Without an argument, lists the client nodes. With a node ID (or a unique
 prefix of one), shows the node: its pool, datacenter, status, drivers,
 resources and allocations. An ambiguous prefix lists the matching nodes
-and exits 1.`,
+and exits 1.
+
+-self shows the node of the agent at -address; -short leaves the node's
+events, resources and allocations out; -verbose prints full IDs (and, for a
+node, its attributes). In the list, -allocs adds each node's running
+allocations, -os its operating system, and -quiet prints the IDs alone.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -36,6 +43,9 @@ and exits 1.`,
 				return err
 			}
 			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			if args, err = selfNode(cmd, address, v.self, args); err != nil {
+				return err
+			}
 			if len(args) == 0 {
 				nodes, _, err := c.Nodes().List(ctx, nil)
 				if err != nil {
@@ -48,8 +58,7 @@ and exits 1.`,
 					fmt.Fprintln(out, "No nodes registered")
 					return nil
 				}
-				printNodeStubs(out, nodes)
-				return nil
+				return printNodeList(cmd, c, nodes, v)
 			}
 			n, err := lookupNode(ctx, c, out, args[0])
 			if err != nil {
@@ -62,16 +71,99 @@ and exits 1.`,
 			if o.set() {
 				return o.write(cmd, n)
 			}
-			printNodeStatus(out, n, allocs)
+			printNodeStatusView(out, n, allocs, v)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&v.self, "self", false, "the node of the agent at -address")
+	f.BoolVar(&v.short, "short", false, "the node's lines only")
+	f.BoolVar(&v.verbose, "verbose", false, "full IDs, and a node's attributes")
+	f.BoolVar(&v.allocs, "allocs", false, "the list: each node's running allocations")
+	f.BoolVar(&v.os, "os", false, "the list: each node's operating system")
+	f.BoolVar(&v.quiet, "quiet", false, "the list: node IDs alone")
 	return cmd
 }
 
-func printNodeStatus(w io.Writer, n *structs.Node, allocs []*structs.Allocation) {
+// nodeStatusView are node status's display flags.
+type nodeStatusView struct{ self, short, verbose, allocs, os, quiet bool }
+
+// printNodeList prints the nodes table with the columns the flags ask for.
+func printNodeList(cmd *cobra.Command, c *apiclient.Client, nodes []*structs.NodeListStub, v nodeStatusView) error {
+	out := cmd.OutOrStdout()
+	if v.quiet {
+		for _, n := range nodes {
+			id := n.ID
+			if !v.verbose {
+				id = idShort(id)
+			}
+			fmt.Fprintln(out, id)
+		}
+		return nil
+	}
+	if !v.allocs && !v.os && !v.verbose {
+		printNodeStubs(out, nodes)
+		return nil
+	}
+	running := map[string]int{}
+	if v.allocs {
+		allocs, _, err := c.Allocations().List(cmd.Context(), &apiclient.QueryOptions{Namespace: "*"})
+		if err != nil {
+			return &exitError{code: 1, msg: fmt.Sprintf("Error querying allocations: %v", err)}
+		}
+		for _, a := range allocs {
+			if a.ClientStatus == structs.AllocClientStatusRunning {
+				running[a.NodeID]++
+			}
+		}
+	}
+	oses := map[string]string{}
+	if v.os {
+		for _, n := range nodes {
+			full, _, err := c.Nodes().Info(cmd.Context(), n.ID, nil)
+			if err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Error querying node %s: %v", n.ID, err)}
+			}
+			oses[n.ID] = orNone(strings.TrimSpace(full.Attributes["os.name"] + " " + full.Attributes["os.version"]))
+		}
+	}
+	tw := newTabs(out)
+	head := "ID\tNode Pool\tDC\tName\tClass"
+	if v.verbose {
+		head += "\tAddress\tVersion"
+	}
+	if v.os {
+		head += "\tOS"
+	}
+	head += "\tDrain\tEligibility\tStatus"
+	if v.allocs {
+		head += "\tRunning Allocs"
+	}
+	fmt.Fprintln(tw, head)
+	for _, n := range nodes {
+		id := idShort(n.ID)
+		if v.verbose {
+			id = n.ID
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", id, n.NodePool, n.Datacenter, n.Name, orNone(n.NodeClass))
+		if v.verbose {
+			line += fmt.Sprintf("\t%s\t%s", orNone(n.Address), orNone(n.Version))
+		}
+		if v.os {
+			line += "\t" + oses[n.ID]
+		}
+		line += fmt.Sprintf("\t%t\t%s\t%s", n.Drain, n.SchedulingEligibility, n.Status)
+		if v.allocs {
+			line += fmt.Sprintf("\t%d", running[n.ID])
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+func printNodeStatusView(w io.Writer, n *structs.Node, allocs []*structs.Allocation, v nodeStatusView) {
 	var drivers []string
 	for name, d := range n.Drivers {
 		if d != nil && d.Detected && d.Healthy {
@@ -100,6 +192,17 @@ func printNodeStatus(w io.Writer, n *structs.Node, allocs []*structs.Allocation)
 		kv = append(kv, [2]string{"Last Drain", last})
 	}
 	printKV(w, kv)
+	if v.short {
+		return
+	}
+	if v.verbose && len(n.Attributes) > 0 {
+		fmt.Fprintln(w, "\nAttributes")
+		var attrs [][2]string
+		for _, k := range sortedKeys(n.Attributes) {
+			attrs = append(attrs, [2]string{k, n.Attributes[k]})
+		}
+		printKV(w, attrs)
+	}
 
 	if len(n.Events) > 0 {
 		fmt.Fprintln(w, "\nNode Events")
@@ -142,6 +245,10 @@ func printNodeStatus(w io.Writer, n *structs.Node, allocs []*structs.Allocation)
 	fmt.Fprintln(w, "\nAllocations")
 	if len(running) == 0 {
 		fmt.Fprintln(w, "No allocations placed")
+		return
+	}
+	if v.verbose {
+		printAllocStubsFull(w, running)
 		return
 	}
 	printAllocStubs(w, running)

@@ -53,7 +53,7 @@ func countNomadFlags() flagCounts {
 		n.commands++
 		for _, f := range flags {
 			n.nomad++
-			df := c.Flags().Lookup(f.Name)
+			df := nomadFlagOf(c, f.Name)
 			switch {
 			case df != nil && notYet[path] != "":
 				n.refused++ // the command itself is refused with its reason
@@ -95,7 +95,7 @@ func TestNomadFlagTable(t *testing.T) {
 		path := strings.TrimPrefix(c.CommandPath(), "drover ")
 		flags, _ := nomadcompat.FlagsOf(path)
 		for _, f := range flags {
-			df := c.Flags().Lookup(f.Name)
+			df := nomadFlagOf(c, f.Name)
 			if df == nil {
 				continue
 			}
@@ -148,7 +148,7 @@ func TestNomadFlagsParse(t *testing.T) {
 			if kindExceptions[path+" -"+f.Name] != "" {
 				continue
 			}
-			df := c.Flags().Lookup(f.Name)
+			df := nomadFlagOf(c, f.Name)
 			if df == nil {
 				continue // TestNomadFlagTable says so
 			}

@@ -100,7 +100,7 @@ func completeNomadFlags(root *cobra.Command) {
 		talks := c.Flags().Lookup("address") != nil
 		refused := 0
 		for _, f := range flags {
-			if c.Flags().Lookup(f.Name) != nil {
+			if nomadFlagOf(c, f.Name) != nil {
 				continue
 			}
 			why := ""
@@ -171,4 +171,17 @@ func addNomadFlag(c *cobra.Command, f nomadcompat.Flag, why string) {
 	} else {
 		_ = fs.SetAnnotation(f.Name, noEffectAnnotation, []string{"true"})
 	}
+}
+
+// nomadFlagOf is the flag of c that Nomad's -name is: the flag of that
+// name, or for a one-letter name the flag it is the shorthand of ("-m",
+// node drain's -message).
+func nomadFlagOf(c *cobra.Command, name string) *pflag.Flag {
+	if f := c.Flags().Lookup(name); f != nil {
+		return f
+	}
+	if len(name) == 1 {
+		return c.Flags().ShorthandLookup(name)
+	}
+	return nil
 }

@@ -74,5 +74,6 @@ func newRaftListPeersCommand() *cobra.Command {
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().Bool("stale", false, "accepted as Nomad's: any server answers from its own Raft configuration")
 	return cmd
 }

@@ -24,6 +24,7 @@ func newAutopilotCommand() *cobra.Command {
 
 func newAutopilotGetConfigCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "get-config",
 		Short: "Print the cluster's autopilot configuration",
@@ -37,11 +38,15 @@ func newAutopilotGetConfigCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("reading the autopilot configuration: %w", err)
 			}
+			if o.set() {
+				return o.write(cmd, conf)
+			}
 			printAutopilotConfig(cmd.OutOrStdout(), conf)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }
 
@@ -138,6 +143,7 @@ change is not lost (run the command again).
 
 func newAutopilotHealthCommand() *cobra.Command {
 	var address string
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "health",
 		Short: "Print each server's health as the leader's autopilot sees it",
@@ -151,6 +157,9 @@ func newAutopilotHealthCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("reading the servers' health: %w", err)
 			}
+			if o.set() {
+				return o.write(cmd, h)
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Healthy: %t\nFailure Tolerance: %d\nLeader: %s\n\n", h.Healthy, h.FailureTolerance, h.Leader)
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -163,5 +172,6 @@ func newAutopilotHealthCommand() *cobra.Command {
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
 	return cmd
 }

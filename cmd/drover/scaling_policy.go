@@ -88,6 +88,7 @@ whose type starts with the value.`,
 	cmd.Flags().StringVar(&job, "job", "", "list the policies of this job only")
 	cmd.Flags().StringVar(&typ, "type", "", "list the policies whose type starts with this")
 	o.add(cmd)
+	cmd.Flags().Bool("verbose", false, "accepted as Nomad's: drover prints policy IDs in full always")
 	return cmd
 }
 
@@ -130,5 +131,6 @@ func newScalingPolicyInfoCommand() *cobra.Command {
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	cmd.Flags().Bool("verbose", false, "accepted as Nomad's: drover prints policy IDs in full always")
 	return cmd
 }

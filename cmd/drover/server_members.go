@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net"
+	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,6 +22,8 @@ func newServerCommand() *cobra.Command {
 // columns.
 func newServerMembersCommand() *cobra.Command {
 	var address string
+	var o outputFlags
+	var detailed bool
 	cmd := &cobra.Command{
 		Use:   "members",
 		Short: "List the servers the agent knows, with their status and the leader",
@@ -37,9 +41,29 @@ server whose Raft address is the current leader's.`,
 			if err != nil {
 				return fmt.Errorf("reading the members: %w", err)
 			}
+			if o.set() {
+				return o.write(cmd, members.Members)
+			}
 			// No leader is not an error here: the table then shows none.
 			leader, _ := c.Status().Leader(cmd.Context())
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			if detailed {
+				// Nomad's -detailed (and -verbose): each member's tags.
+				fmt.Fprintln(w, "Name\tAddress\tPort\tStatus\tTags")
+				for _, m := range members.Members {
+					keys := make([]string, 0, len(m.Tags))
+					for k := range m.Tags {
+						keys = append(keys, k)
+					}
+					sort.Strings(keys)
+					tags := make([]string, len(keys))
+					for i, k := range keys {
+						tags[i] = k + "=" + m.Tags[k]
+					}
+					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", m.Name, orDash(m.Addr), m.Port, m.Status, strings.Join(tags, ","))
+				}
+				return w.Flush()
+			}
 			fmt.Fprintln(w, "Name\tAddress\tPort\tStatus\tLeader\tRaft Version\tBuild\tDatacenter\tRegion")
 			for _, m := range members.Members {
 				raftAddr := ""
@@ -54,6 +78,9 @@ server whose Raft address is the current leader's.`,
 		},
 	}
 	addAddressFlag(cmd, &address)
+	o.add(cmd)
+	cmd.Flags().BoolVar(&detailed, "detailed", false, "each member's tags")
+	cmd.Flags().BoolVar(&detailed, "verbose", false, "each member's tags (as -detailed)")
 	return cmd
 }
 

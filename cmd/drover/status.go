@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func init() { registerCommand("status", newStatusCommand) }
@@ -87,17 +88,31 @@ them and exits 1; one that matches nothing exits 1.`,
 		},
 	}
 	addAddressFlag(cmd, &address)
+	cmd.Flags().Bool("verbose", false, "full IDs, as the status command of what the ID names prints them")
 	return cmd
 }
 
+// passedOn are the flags of status that the command it runs gets: the
+// global flags and -verbose.
+var passedOn = map[string]bool{
+	"address": true, "region": true, "namespace": true, "token": true, "ca-cert": true, "ca-path": true,
+	"client-cert": true, "client-key": true, "tls-server-name": true, "tls-skip-verify": true, "insecure": true,
+	"no-color": true, "force-color": true, "verbose": true,
+}
+
 // runSub runs another drover command in this process with the same
-// address and output.
+// global flags (and -verbose) and output.
 func runSub(cmd *cobra.Command, address string, args ...string) error {
 	root := newRootCommand()
 	full := append([]string{}, args[:2]...)
 	if address != "" {
 		full = append(full, "-address", address)
 	}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if passedOn[f.Name] && f.Name != "address" {
+			full = append(full, "--"+f.Name+"="+f.Value.String())
+		}
+	})
 	full = append(full, args[2:]...)
 	root.SetArgs(normalizeArgs(full))
 	root.SetIn(cmd.InOrStdin())

@@ -14,14 +14,33 @@ func newVarListCommand() *cobra.Command {
 	var address string
 	var quiet bool
 	var o outputFlags
+	var outFmt, tmpl string
 	cmd := &cobra.Command{
-		Use:   "list [-q] [-json] [PREFIX]",
+		Use:   "list [-q] [-json] [-out table|terse|json|go-template [-template T]] [PREFIX]",
 		Short: "List variables",
 		Long: `List the variables whose path starts with PREFIX (every variable without
 one), in the namespace ("*" for every namespace); only those the token may
-list. -q prints their paths alone.`,
+list. -q (or -out terse) prints their paths alone; -out json is -json,
+-out go-template with -template is -t.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch outFmt {
+			case "", "table":
+			case "terse":
+				quiet = true
+			case "json":
+				o.json = true
+			case "go-template":
+				if tmpl == "" {
+					return &exitError{code: 1, msg: "A template must be supplied using '-template' when using go-template formatting"}
+				}
+				o.tmpl = tmpl
+			default:
+				return &exitError{code: 1, msg: fmt.Sprintf("Invalid -out value %q: one of go-template, json, table, terse", outFmt)}
+			}
+			if tmpl != "" && outFmt != "go-template" {
+				return &exitError{code: 1, msg: "The -template flag is only valid when using 'go-template' formatting"}
+			}
 			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
@@ -64,6 +83,8 @@ list. -q prints their paths alone.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the variables' paths")
+	cmd.Flags().StringVar(&outFmt, "out", "", "table (default), terse, json or go-template")
+	cmd.Flags().StringVar(&tmpl, "template", "", "the Go template of -out go-template")
 	o.add(cmd)
 	addAddressFlag(cmd, &address)
 	return cmd
