@@ -2,6 +2,7 @@ package agent
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -9,6 +10,7 @@ import (
 	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/client/template"
 	"github.com/droverhq/drover/config"
+	"github.com/droverhq/drover/drivers/exec"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsutil"
 )
@@ -161,6 +163,9 @@ type Config struct {
 	// enables raw_exec (config.RawExecEnabled: -dev, plugin "raw_exec" {
 	// config { enabled = true } }, or the option driver.raw_exec.enable).
 	DisableRawExec bool
+	// Exec configures the exec driver: the client's chroot_env and
+	// plugin "exec" block (its StateDir is left to the client).
+	Exec exec.Options
 	// CPUTotalMHz and MemoryTotalMB replace what the machine reports when
 	// positive.
 	CPUTotalMHz    int64
@@ -245,6 +250,12 @@ func FromConfig(c *config.Config) Config {
 		Meta:           maps.Clone(c.Client.Meta),
 		Options:        maps.Clone(c.Client.Options),
 		DisableRawExec: !c.RawExecEnabled(),
+		Exec: exec.Options{
+			ChrootEnv:      maps.Clone(c.Client.ChrootEnv),
+			DefaultPidMode: c.Plugin.Exec.DefaultPidMode,
+			DefaultIpcMode: c.Plugin.Exec.DefaultIpcMode,
+			AllowCaps:      slices.Clone(c.Plugin.Exec.AllowCaps),
+		},
 		CPUTotalMHz:    int64(c.Client.CPUTotalCompute),
 		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),
 		MinDynamicPort: c.Client.MinDynamicPort,

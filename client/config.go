@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/droverhq/drover/client/template"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/docker"
+	"github.com/droverhq/drover/drivers/exec"
 	"github.com/droverhq/drover/drivers/mock"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
@@ -60,13 +62,18 @@ type Config struct {
 	Servers []string
 	// ServerAPI, when set, is used instead of HTTP to Servers.
 	ServerAPI ServerAPI
-	// Drivers default to raw_exec, docker and mock; the docker driver is
-	// usable when its fingerprint finds a daemon.
+	// Drivers default to raw_exec, exec, docker and mock; exec is usable
+	// where it can isolate tasks (root, cgroups, namespaces), docker when
+	// its fingerprint finds a daemon.
 	Drivers []drivers.Driver
 	// DisableRawExec makes the default raw_exec driver report itself as
 	// not detected and refuse tasks: the agent's default outside -dev
 	// unless its configuration enables raw_exec, as Nomad's.
 	DisableRawExec bool
+	// Exec configures the default exec driver (Nomad's client chroot_env
+	// and plugin "exec" block); its StateDir defaults to exec/ under
+	// DataDir, where a restarted client finds its tasks again.
+	Exec exec.Options
 	// Options are Nomad's client options ("key" = "value"). The default
 	// docker driver reads docker.endpoint (the daemon's address, else
 	// DOCKER_HOST, else the default socket) and docker.volumes.enabled
@@ -154,7 +161,15 @@ func (c Config) withDefaults() (Config, error) {
 		if err != nil {
 			return c, err
 		}
-		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{Disabled: c.DisableRawExec}), docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
+		eo := c.Exec
+		if eo.StateDir == "" {
+			eo.StateDir = filepath.Join(c.DataDir, "exec")
+		}
+		ed, err := exec.New(eo)
+		if err != nil {
+			return c, errors.Join(ErrInvalidConfig, err)
+		}
+		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{Disabled: c.DisableRawExec}), ed, docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion

@@ -242,6 +242,9 @@ type Client struct {
 	// Template is the client's template block: how tasks' templates are
 	// rendered.
 	Template ClientTemplate
+	// ChrootEnv maps host paths to where exec tasks see them, read-only,
+	// in their root (Nomad's chroot_env; nil: Nomad's default list).
+	ChrootEnv map[string]string
 }
 
 // ClientTemplate is Nomad's client template block, without its Consul
@@ -383,6 +386,17 @@ type TLS struct {
 // blocks that drover's built-in drivers honour.
 type Plugin struct {
 	RawExec RawExecPlugin
+	Exec    ExecPlugin
+}
+
+// ExecPlugin is plugin "exec" { config { … } }: the exec driver's
+// namespace modes for tasks that set none ("private" or "host"; empty:
+// private) and the capabilities its tasks may have (nil: Nomad's
+// default list).
+type ExecPlugin struct {
+	DefaultPidMode string
+	DefaultIpcMode string
+	AllowCaps      []string
 }
 
 // RawExecPlugin is plugin "raw_exec" { config { enabled = true } }.

@@ -85,6 +85,7 @@ var fields = []field{
 	{"client.node_pool", kString, func(c *Config) any { return &c.Client.NodePool }, "node-pool"},
 	{"client.meta", kMap, func(c *Config) any { return &c.Client.Meta }, "meta"},
 	{"client.options", kMap, func(c *Config) any { return &c.Client.Options }, ""},
+	{"client.chroot_env", kMap, func(c *Config) any { return &c.Client.ChrootEnv }, ""},
 	{"client.cpu_total_compute", kInt, func(c *Config) any { return &c.Client.CPUTotalCompute }, ""},
 	{"client.memory_total_mb", kInt, func(c *Config) any { return &c.Client.MemoryTotalMB }, ""},
 	{"client.network_interface", kString, func(c *Config) any { return &c.Client.NetworkInterface }, "network-interface"},
@@ -124,6 +125,9 @@ var fields = []field{
 	{"telemetry.disable_hostname", kBool, func(c *Config) any { return &c.Telemetry.DisableHostname }, ""},
 	{"analysis.prometheus_address", kString, func(c *Config) any { return &c.Analysis.PrometheusAddress }, ""},
 	{"plugin.raw_exec.config.enabled", kBool, func(c *Config) any { return &c.Plugin.RawExec.Enabled }, ""},
+	{"plugin.exec.config.default_pid_mode", kString, func(c *Config) any { return &c.Plugin.Exec.DefaultPidMode }, ""},
+	{"plugin.exec.config.default_ipc_mode", kString, func(c *Config) any { return &c.Plugin.Exec.DefaultIpcMode }, ""},
+	{"plugin.exec.config.allow_caps", kStrings, func(c *Config) any { return &c.Plugin.Exec.AllowCaps }, ""},
 }
 
 // fieldByPath indexes fields.

@@ -9,6 +9,7 @@ import (
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
 	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "analysis": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
+	"plugin.exec": true, "plugin.exec.config": true,
 	"client.template": true, "client.template.wait": true, "client.template.wait_bounds": true, "client.template.nomad_retry": true, "client.artifact": true, "client.host_volume": true,
 }
 
@@ -78,6 +79,8 @@ var unsupported = map[string]foreign{
 
 	"plugin.docker":                           {true, true, "the docker driver is configured through client.options (docker.endpoint, docker.volumes.enabled)"},
 	"plugin.raw_exec.args":                    {false, false, "drivers are built in; they take no arguments"},
+	"plugin.exec.args":                        {false, false, "drivers are built in; they take no arguments"},
+	"plugin.exec.config.no_pivot":             {false, false, "exec tasks always pivot_root into their root"},
 	"plugin.raw_exec.config.no_cgroups":       {false, false, "raw_exec tasks are not put in cgroups"},
 	"plugin.raw_exec.config.denied_host_uids": {false, true, "raw_exec tasks run as the agent's user; there is no user to deny"},
 	"plugin.raw_exec.config.denied_host_gids": {false, true, "raw_exec tasks run as the agent's user; there is no group to deny"},
@@ -133,7 +136,6 @@ var unsupported = map[string]foreign{
 	"client.reserved":                    {true, true, "no resources are reserved; the whole node is schedulable"},
 	"client.host_network":                {true, true, "there are no host networks"},
 	"client.drain_on_shutdown":           {true, true, "a client does not drain itself when it stops"},
-	"client.chroot_env":                  {false, false, "raw_exec tasks are not chrooted"},
 	"client.disk_total_mb":               {false, true, "disk is not scheduled"},
 	"client.disk_free_mb":                {false, true, "disk is not scheduled"},
 	"client.network_speed":               {false, false, "bandwidth is not scheduled"},

@@ -86,7 +86,8 @@ func TestParsePluginErrors(t *testing.T) {
 		name, src, msg string
 		line           int
 	}{
-		{"unknown plugin", "\nplugin \"exec\" {}\n", `unknown plugin "exec": drover's drivers are built in; the plugin blocks drover reads are "raw_exec"`, 2},
+		{"unknown plugin", "\nplugin \"java\" {}\n", `unknown plugin "java": drover's drivers are built in; the plugin blocks drover reads are "exec", "raw_exec"`, 2},
+		{"exec mode not a string", "plugin \"exec\" {\n  config {\n    default_pid_mode = [\"host\"]\n  }\n}\n", `plugin.exec.config.default_pid_mode must be a string`, 3},
 		{"docker plugin", "plugin \"docker\" {\n  config {}\n}\n", `plugin "docker" is not supported by drover (the docker driver is configured through client.options`, 1},
 		{"no label", "plugin {\n}\n", `plugin block takes one label, the name: write plugin "NAME" { ... }`, 1},
 		{"attribute", "plugin = {}\n", `plugin is a block, not an attribute: write plugin "NAME" { ... }`, 1},
@@ -209,4 +210,37 @@ func TestValidateRawExecOption(t *testing.T) {
 		t.Fatal("no error")
 	}
 	wantDiag(t, diagsOf(t, err), `client.options "driver.raw_exec.enable" must be "1", "true", "0" or "false" (got "yes")`, 5)
+}
+
+func TestParseExecPlugin(t *testing.T) {
+	src := `client {
+  enabled = true
+  chroot_env = {
+    "/bin"       = "/bin"
+    "/opt/tools" = "/tools"
+  }
+}
+plugin "exec" {
+  config {
+    default_pid_mode = "host"
+    default_ipc_mode = "private"
+    allow_caps       = ["kill", "net_raw"]
+    no_pivot         = true
+  }
+}
+`
+	c, warns, err := Parse("p.hcl", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Client.ChrootEnv["/opt/tools"] != "/tools" || len(c.Client.ChrootEnv) != 2 {
+		t.Errorf("chroot_env %v", c.Client.ChrootEnv)
+	}
+	e := c.Plugin.Exec
+	if e.DefaultPidMode != "host" || e.DefaultIpcMode != "private" || len(e.AllowCaps) != 2 || e.AllowCaps[1] != "net_raw" {
+		t.Errorf("plugin exec %+v", e)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].String(), "no_pivot") {
+		t.Errorf("warnings %v", warns)
+	}
 }

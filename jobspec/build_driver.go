@@ -12,16 +12,32 @@ import (
 func (b *builder) taskDriver(path string, tg *structs.TaskGroup, t *structs.Task, ports map[string]bool) {
 	switch t.Driver {
 	case structs.DriverRawExec, structs.DriverMock:
+	case structs.DriverExec:
+		b.execConfig(path, t)
 	case structs.DriverDocker:
 		b.dockerConfig(path, tg, t, ports)
 	case "":
 		b.err(path+".Driver", "is required")
 	default:
-		b.err(path+".Driver", "%q is not supported by drover (raw_exec, docker or mock)", t.Driver)
+		b.err(path+".Driver", "%q is not supported by drover (raw_exec, exec, docker or mock)", t.Driver)
 	}
 	if networkMode(tg) == "bridge" && t.Driver != structs.DriverDocker && t.Driver != "" {
 		gpath, _, _ := strings.Cut(path, ".Tasks[")
 		b.err(gpath+".Networks[0].Mode", "\"bridge\" needs the docker driver for every task in the group (task %q uses %s)", t.Name, t.Driver)
+	}
+}
+
+// execConfig checks an exec task's config block (website/drivers/
+// exec.md): a command, and its keys and values.
+func (b *builder) execConfig(path string, t *structs.Task) {
+	cpath := path + ".Config"
+	if t.Config == nil {
+		b.err(cpath+".command", "is required (the exec driver needs a config block with a command)")
+		return
+	}
+	_, errs := structs.ParseExecConfig(t.Config)
+	for _, e := range errs {
+		b.err(cpath+"."+e.Key, "%s", e.Msg)
 	}
 }
 

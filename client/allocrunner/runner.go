@@ -205,10 +205,10 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 		AllocDir: ar.dir.SharedDir(), TaskDir: ar.dir.TaskLocalDir(t.Name), SecretsDir: ar.dir.TaskSecretsDir(t.Name),
 		HostEnv: ar.cfg.HostEnv,
 	}
-	if drivers.CapabilitiesOf(d).FSIsolation == drivers.FSIsolationImage {
-		// The task runs in an image of its own: it sees the allocation's
-		// directories where the driver mounts them, and none of the
-		// client's own variables (as Nomad's docker tasks).
+	if fsi := drivers.CapabilitiesOf(d).FSIsolation; fsi == drivers.FSIsolationImage || fsi == drivers.FSIsolationChroot {
+		// The task runs in an image or a root of its own: it sees the
+		// allocation's directories where the driver mounts them, and none
+		// of the client's own variables (as Nomad's docker and exec tasks).
 		in.AllocDir, in.TaskDir, in.SecretsDir = "/alloc", "/local", "/secrets"
 		in.HostEnv = nil
 	}

@@ -66,6 +66,10 @@ type Options struct {
 	AllowCaps []string
 	// LogCheckInterval is how often log sizes are checked (default 1s).
 	LogCheckInterval time.Duration
+	// AllowRoot lets tasks run as root (uid 0), which Nomad's default
+	// client user.denylist refuses for exec tasks, as drover does
+	// unless this is set.
+	AllowRoot bool
 }
 
 // Driver is the exec driver. Create it with New.
@@ -78,6 +82,7 @@ type Driver struct {
 	allowCaps    []string
 	logEvery     time.Duration
 	noSwap       bool
+	allowRoot    bool
 
 	fpOnce sync.Once
 	fp     drivers.Fingerprint
@@ -117,7 +122,7 @@ func New(o Options) (*Driver, error) {
 	if o.AllowCaps == nil {
 		o.AllowCaps = DefaultAllowCaps()
 	}
-	allow, err := capList(map[string]any{"allow_caps": o.AllowCaps}, "allow_caps")
+	allow, err := capList(o.AllowCaps)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +132,7 @@ func New(o Options) (*Driver, error) {
 	return &Driver{
 		stateDir: o.StateDir, cgroupParent: filepath.Clean("/" + o.CgroupParent),
 		chrootEnv: o.ChrootEnv, pidMode: o.DefaultPidMode, ipcMode: o.DefaultIpcMode,
-		allowCaps: allow, logEvery: o.LogCheckInterval, noSwap: swapLimitable(),
+		allowCaps: allow, logEvery: o.LogCheckInterval, noSwap: swapLimitable(), allowRoot: o.AllowRoot,
 		tasks: make(map[string]*task),
 	}, nil
 }
@@ -228,6 +233,9 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	u, err := lookupUser(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", drivers.ErrStartFailed, err)
+	}
+	if u.uid == 0 && !d.allowRoot {
+		return nil, fmt.Errorf("%w: user %q is root, which this client denies exec tasks (as Nomad's user.denylist)", drivers.ErrStartFailed, name)
 	}
 	tid := drivers.TaskID(cfg.AllocID, cfg.TaskName)
 	d.mu.Lock()

@@ -296,6 +296,11 @@ func TestStartErrors(t *testing.T) {
 		t.Fatalf("missing user: %v", err)
 	}
 	cfg = newTask(t, "true")
+	cfg.User = "root"
+	if _, err := d.Start(context.Background(), cfg); !errors.Is(err, drivers.ErrStartFailed) || !strings.Contains(err.Error(), "denies") {
+		t.Fatalf("root: %v", err)
+	}
+	cfg = newTask(t, "true")
 	cfg.Config["cap_add"] = []any{"sys_admin"}
 	if _, err := d.Start(context.Background(), cfg); !errors.Is(err, drivers.ErrInvalidConfig) {
 		t.Fatalf("cap not allowed: %v", err)

@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/drivers/exec"
+)
+
+// requireIsolation skips a test of the exec driver where it cannot run
+// (not root, no cgroups), unless DROVER_REQUIRE_ISOLATION=1 makes that a
+// failure.
+func requireIsolation(t testing.TB) {
+	t.Helper()
+	reason := exec.Unsupported()
+	if reason == "" {
+		if _, err := os.Stat("/bin/busybox"); err != nil {
+			reason = "no /bin/busybox (Debian's busybox-static)"
+		}
+	}
+	if reason == "" {
+		return
+	}
+	if os.Getenv("DROVER_REQUIRE_ISOLATION") == "1" {
+		t.Fatalf("DROVER_REQUIRE_ISOLATION=1 but: %s", reason)
+	}
+	t.Skip(reason)
+}
+
+// TestExecDriverIsolatesATask runs an exec job on a dev agent: its task
+// is not root, cannot read a host file outside its root, sees only its
+// own processes; alloc exec runs inside the same isolation; and its
+// usage is read from its cgroup.
+func TestExecDriverIsolatesATask(t *testing.T) {
+	requireIsolation(t)
+	p := startDevAgent(t)
+	c := p.client()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "marker")
+	if err := os.WriteFile(marker, []byte("host secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`echo uid=$(id -u); cat %s 2>/dev/null || echo marker-unreadable; `+
+		`echo procs=$(ls /proc | grep -cE '^[0-9]+$'); echo dir=$NOMAD_TASK_DIR; echo started; exec sleep 600`, marker)
+	job := fmt.Sprintf(`job "isolated" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "app" {
+      driver = "exec"
+      config {
+        command = "/bin/busybox"
+        args    = ["sh", "-c", %q]
+      }
+      resources {
+        cpu    = 50
+        memory = 64
+      }
+    }
+  }
+}
+`, script)
+	alloc := runJobFile(t, p, job, "running")
+	stopJobProcs(t, c, "isolated")
+	waitLog(t, c, alloc.ID, "started", 1)
+	out := taskLog(t, c, alloc.ID, "app")
+	for _, want := range []string{"uid=65534\n", "marker-unreadable\n", "dir=/local\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the task's output lacks %q: %q", want, out)
+		}
+	}
+	if strings.Contains(out, "host secret") || strings.Contains(out, "uid=0\n") {
+		t.Fatalf("the task is not isolated: %q", out)
+	}
+	if !strings.Contains(out, "procs=") || strings.Contains(out, "procs=0") {
+		t.Errorf("no process count: %q", out)
+	} else {
+		var n int
+		fmt.Sscanf(out[strings.Index(out, "procs=")+len("procs="):], "%d", &n)
+		if n > 6 {
+			t.Errorf("the task sees %d processes, not only its own", n)
+		}
+	}
+
+	short := alloc.ID[:8]
+	stdout, _, code := droverRun(t, p, "", "alloc", "exec", short, "/bin/busybox", "sh", "-c", "id -u; cat "+marker+" 2>/dev/null || echo unreadable; ls /")
+	if code != 0 || !strings.HasPrefix(stdout, "65534\n") || !strings.Contains(stdout, "unreadable") || !strings.Contains(stdout, "secrets") {
+		t.Errorf("alloc exec is not inside the task's isolation: %d %q", code, stdout)
+	}
+
+	var usage struct {
+		ResourceUsage struct {
+			MemoryStats struct {
+				Usage    uint64
+				Measured []string
+			}
+		}
+	}
+	eventually(t, 30*time.Second, "the task's usage", func() error {
+		if _, err := c.Get(ctx(t), "/v1/client/allocation/"+alloc.ID+"/stats", nil, &usage); err != nil {
+			return err
+		}
+		if usage.ResourceUsage.MemoryStats.Usage == 0 {
+			return fmt.Errorf("usage %+v", usage)
+		}
+		return nil
+	})
+
+	// Stopped, it leaves no cgroup behind.
+	cgroups := []string{"/sys/fs/cgroup/memory/drover/" + alloc.ID + ".app", "/sys/fs/cgroup/drover/" + alloc.ID + ".app"}
+	found := false
+	for _, cg := range cgroups {
+		if _, err := os.Stat(cg); err == nil {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the running task has none of the cgroups %v", cgroups)
+	}
+	if _, err := c.Jobs().Deregister(ctx(t), "isolated", false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the task's cgroup removed", func() error {
+		for _, cg := range cgroups {
+			if _, err := os.Stat(cg); err == nil {
+				return fmt.Errorf("%s is still there", cg)
+			}
+		}
+		return nil
+	})
+}
