@@ -21,7 +21,7 @@ func init() { allocCommands["exec"] = newAllocExecCommand }
 
 func newAllocExecCommand() *cobra.Command {
 	var (
-		address, task, job string
+		address, task, job, group string
 		stdinOn, ttyOn     bool
 	)
 	cmd := &cobra.Command{
@@ -54,7 +54,7 @@ allocation's node when it does not run the allocation itself.`,
 			ctx := cmd.Context()
 			var a *structs.Allocation
 			if job != "" {
-				a, err = runningAllocOf(ctx, c, cmd.OutOrStdout(), job)
+				a, err = runningAllocOfGroup(ctx, c, cmd.OutOrStdout(), job, group)
 			} else {
 				a, err = lookupAlloc(ctx, c, cmd.OutOrStdout(), args[0])
 				args = args[1:]
@@ -84,6 +84,7 @@ allocation's node when it does not run the allocation itself.`,
 	addAddressFlag(cmd, &address)
 	cmd.Flags().StringVar(&task, "task", "", "the task to run the command in (default: the allocation's only task)")
 	cmd.Flags().StringVar(&job, "job", "", "run in a running allocation of this job instead of a named one")
+	cmd.Flags().StringVar(&group, "group", "", "with -job, an allocation of this group")
 	cmd.Flags().BoolVarP(&stdinOn, "i", "i", true, "pass stdin to the command")
 	cmd.Flags().BoolVarP(&ttyOn, "t", "t", false, "run the command on a terminal (default: when stdin is a terminal)")
 	return cmd

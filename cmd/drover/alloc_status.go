@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"io"
 	"math"
 	"sort"
@@ -56,13 +57,14 @@ resources and events; -verbose prints full IDs and every task event.`,
 				return o.write(cmd, a)
 			}
 			printAllocStatusView(cmd.OutOrStdout(), a, v)
-			return nil
+			return uiAfter(cmd, c, "/ui/allocations/"+url.PathEscape(a.ID))
 		},
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
 	cmd.Flags().BoolVar(&v.short, "short", false, "one line per task: its state and last event")
 	cmd.Flags().BoolVar(&v.verbose, "verbose", false, "full IDs and every task event")
+	addUIFlag(cmd, "allocation")
 	return cmd
 }
 

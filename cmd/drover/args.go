@@ -39,8 +39,8 @@ func isNumber(s string) bool {
 
 // execValueFlags are alloc exec's flags that take a value ("-task web").
 var execValueFlags = map[string]bool{
-	"task": true, "job": true, "address": true, "token": true, "ca-cert": true, "client-cert": true,
-	"client-key": true, "tls-server-name": true,
+	"task": true, "job": true, "group": true, "address": true, "region": true, "namespace": true, "token": true,
+	"ca-cert": true, "ca-path": true, "client-cert": true, "client-key": true, "tls-server-name": true, "e": true,
 }
 
 func normalizeExecArgs(args []string) []string {

@@ -19,6 +19,8 @@ func TestNormalizeArgs(t *testing.T) {
 		{[]string{"alloc", "exec", "-i=false", "-address", "http://x:4646", "ab12", "sh", "-c", "echo -n"},
 			[]string{"alloc", "exec", "--i=false", "--address", "http://x:4646", "ab12", "sh", "-c", "echo -n"}},
 		{[]string{"alloc", "exec", "-t", "--", "ab12", "-x"}, []string{"alloc", "exec", "-t", "--", "ab12", "-x"}},
+		{[]string{"alloc", "exec", "-namespace", "dev", "-job", "web", "-group", "g", "sh"},
+			[]string{"alloc", "exec", "--namespace", "dev", "--job", "web", "--group", "g", "sh"}},
 	}
 	for _, c := range cases {
 		if got := normalizeArgs(c.in); !slices.Equal(got, c.want) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -178,13 +179,14 @@ for a promotion.`,
 			}
 			f.printDeploymentStatus(cmd.OutOrStdout(), d)
 			printAnalyses(cmd.OutOrStdout(), d, analysisConditions(cmd.Context(), c, d))
-			return nil
+			return uiAfter(cmd, c, "/ui/deployments/"+url.PathEscape(d.ID))
 		}),
 	}
 	f.addAddress(cmd)
 	f.addVerbose(cmd)
 	f.addJSON(cmd)
 	cmd.Flags().BoolVar(&monitor, "monitor", false, "follow the deployment live until it ends")
+	addUIFlag(cmd, "deployment")
 	return cmd
 }
 

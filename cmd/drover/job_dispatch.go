@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -72,6 +73,9 @@ given, the child's evaluation is monitored as job run monitors one.`,
 				kv = append(kv, [2]string{"Evaluation ID", resp.EvalID})
 			}
 			printKV(out, kv)
+			if err := uiAfter(cmd, c, "/ui/jobs/"+url.PathEscape(resp.DispatchedJobID)); err != nil {
+				return err
+			}
 			if detach || resp.EvalID == "" {
 				return nil
 			}
@@ -84,6 +88,7 @@ given, the child's evaluation is monitored as job run monitors one.`,
 	}
 	addAddressFlag(cmd, &address)
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
+	addUIFlag(cmd, "dispatched job")
 	f := cmd.Flags()
 	f.BoolVar(&detach, "detach", false, "return at once, printing the child's ID and evaluation ID")
 	f.StringArrayVar(&meta, "meta", nil, "a meta value of the child, key=value (repeatable)")

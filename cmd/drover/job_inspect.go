@@ -50,6 +50,9 @@ nanoseconds. -t formats the answer with a Go template instead.`,
 				job = j
 			}
 			out := struct{ Job *structs.Job }{job}
+			if f.json && f.tmpl != "" {
+				return &exitError{code: 1, msg: "Both json and template formatting are not allowed"}
+			}
 			if f.tmpl != "" {
 				_, err := f.formatted(cmd, out)
 				return err
@@ -61,6 +64,7 @@ nanoseconds. -t formats the answer with a Go template instead.`,
 	f.addAddress(cmd)
 	cmd.Flags().Int64Var(&version, "version", -1, "print this stored version of the job")
 	cmd.Flags().StringVarP(&f.tmpl, "t", "t", "", "format the answer with a Go template")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the job as JSON (what inspect prints without -t)")
 	return cmd
 }
 

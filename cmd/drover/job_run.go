@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,6 +75,9 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 			if w := resp.warns; w != "" {
 				fmt.Fprintf(out, "Job Warnings:\n%s\n\n", w)
 			}
+			if err := uiAfter(cmd, c, "/ui/jobs/"+url.PathEscape(job.ID)); err != nil {
+				return err
+			}
 			if job.IsParameterized() {
 				// Nor does a parameterized job: job dispatch runs its
 				// children.
@@ -108,6 +112,7 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 	cmd.Flags().BoolVar(&output, "output", false, `print the registration's JSON ({"Job": …}) instead of submitting the job`)
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
 	cmd.Flags().BoolVar(&preserve, "preserve-counts", false, "keep the running job's group counts instead of the file's")
+	addUIFlag(cmd, "job")
 	cmd.Flags().BoolVar(&detach, "detach", false, "return once the job is submitted, printing the evaluation ID")
 	cmd.Flags().Uint64Var(&checkIndex, "check-index", 0, "register only if the job's modify index is this (0: the job must not exist)")
 	return cmd

@@ -51,7 +51,7 @@ registered under the same ID (purged, then registered again).`,
 					return nil
 				}
 				printJobStubs(out, jobs)
-				return nil
+				return uiAfter(cmd, c, "/ui/jobs")
 			}
 			job, err := lookupJob(ctx, c, out, args[0])
 			if err != nil {
@@ -62,9 +62,15 @@ registered under the same ID (purged, then registered again).`,
 				if err != nil {
 					return err
 				}
-				return o.write(cmd, status)
+				if err := o.write(cmd, status); err != nil {
+					return err
+				}
+				return uiAfter(cmd, c, "/ui/jobs/"+url.PathEscape(job.ID))
 			}
-			return printJobStatus(cmd, c, job, v)
+			if err := printJobStatus(cmd, c, job, v); err != nil {
+				return err
+			}
+			return uiAfter(cmd, c, "/ui/jobs/"+url.PathEscape(job.ID))
 		},
 	}
 	addAddressFlag(cmd, &address)
@@ -73,6 +79,7 @@ registered under the same ID (purged, then registered again).`,
 	cmd.Flags().BoolVar(&v.evals, "evals", false, "show the job's evaluations")
 	cmd.Flags().BoolVar(&v.allAllocs, "all-allocs", false, "also list the allocations of an earlier job of the same ID")
 	cmd.Flags().BoolVar(&v.verbose, "verbose", false, "full IDs")
+	addUIFlag(cmd, "job")
 	return cmd
 }
 

@@ -61,3 +61,20 @@ func TestNodeStatusNomadFlags(t *testing.T) {
 	}
 	wantCLI(t, 1, []string{"-self takes no node ID"}, "node", "status", "-self", a, n.ID)
 }
+
+// TestUIFlag: -ui opens the web UI at the page of what the command showed.
+func TestUIFlag(t *testing.T) {
+	b, addr, _ := newCLIServer(t)
+	b.registerWeb(t)
+	var opened []string
+	old := openBrowser
+	openBrowser = func(u string) error { opened = append(opened, u); return nil }
+	t.Cleanup(func() { openBrowser = old })
+	wantCLI(t, 0, []string{"Opening URL"}, "job", "status", "-ui", "-address="+addr, "web")
+	wantCLI(t, 0, nil, "node", "status", "-ui", "-address="+addr)
+	want := []string{addr + "/ui/jobs/web", addr + "/ui/nodes"}
+	if strings.Join(opened, " ") != strings.Join(want, " ") {
+		t.Fatalf("opened %q, want %q", opened, want)
+	}
+	wantCLI(t, 1, []string{"-ui is not supported by drover: the web UI has no page"}, "eval", "status", "-ui", "-address="+addr, "abc")
+}

@@ -56,9 +56,12 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 				}
 				if len(nodes) == 0 {
 					fmt.Fprintln(out, "No nodes registered")
-					return nil
+					return uiAfter(cmd, c, "/ui/nodes")
 				}
-				return printNodeList(cmd, c, nodes, v)
+				if err := printNodeList(cmd, c, nodes, v); err != nil {
+					return err
+				}
+				return uiAfter(cmd, c, "/ui/nodes")
 			}
 			n, err := lookupNode(ctx, c, out, args[0])
 			if err != nil {
@@ -72,7 +75,7 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 				return o.write(cmd, n)
 			}
 			printNodeStatusView(out, n, allocs, v)
-			return nil
+			return uiAfter(cmd, c, "/ui/nodes")
 		},
 	}
 	addAddressFlag(cmd, &address)
@@ -84,6 +87,7 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 	f.BoolVar(&v.allocs, "allocs", false, "the list: each node's running allocations")
 	f.BoolVar(&v.os, "os", false, "the list: each node's operating system")
 	f.BoolVar(&v.quiet, "quiet", false, "the list: node IDs alone")
+	addUIFlag(cmd, "nodes")
 	return cmd
 }
 

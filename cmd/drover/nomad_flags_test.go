@@ -319,3 +319,14 @@ func TestNomadFlagsDoc(t *testing.T) {
 		t.Errorf("%s is out of date (go test ./cmd/drover -run TestNomadFlagsDoc -update): %v", nomadFlagsDoc, err)
 	}
 }
+
+// TestExecValueFlags: every flag of alloc exec that takes a value is in
+// execValueFlags, so that its value is not read as the allocation.
+func TestExecValueFlags(t *testing.T) {
+	c := findCommand(t, "alloc exec")
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() != "bool" && !execValueFlags[f.Name] {
+			t.Errorf("alloc exec -%s takes a value but is not in execValueFlags", f.Name)
+		}
+	})
+}

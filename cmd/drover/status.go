@@ -89,6 +89,7 @@ them and exits 1; one that matches nothing exits 1.`,
 	}
 	addAddressFlag(cmd, &address)
 	cmd.Flags().Bool("verbose", false, "full IDs, as the status command of what the ID names prints them")
+	addUIFlag(cmd, "object")
 	return cmd
 }
 
@@ -97,7 +98,7 @@ them and exits 1; one that matches nothing exits 1.`,
 var passedOn = map[string]bool{
 	"address": true, "region": true, "namespace": true, "token": true, "ca-cert": true, "ca-path": true,
 	"client-cert": true, "client-key": true, "tls-server-name": true, "tls-skip-verify": true, "insecure": true,
-	"no-color": true, "force-color": true, "verbose": true,
+	"no-color": true, "force-color": true, "verbose": true, "ui": true,
 }
 
 // runSub runs another drover command in this process with the same

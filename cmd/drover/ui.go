@@ -134,3 +134,27 @@ func uiPathOf(cmd *cobra.Command, c *apiclient.Client, prefix string) (string, e
 	}
 	return "", exitCode(1)
 }
+
+// addUIFlag adds Nomad's -ui to cmd: once the command has printed what it
+// prints, the web UI opens at the page of what it showed (uiAfter).
+func addUIFlag(cmd *cobra.Command, what string) {
+	cmd.Flags().Bool("ui", false, "then open the web UI at the "+what+"'s page")
+}
+
+// uiAfter opens the web UI at path when cmd was given -ui, as Nomad's
+// commands do after their output; a browser that cannot be started is
+// an error naming the URL to open by hand.
+func uiAfter(cmd *cobra.Command, c *apiclient.Client, path string) error {
+	if on, _ := cmd.Flags().GetBool("ui"); !on {
+		return nil
+	}
+	u := strings.TrimSuffix(c.Address(), "/") + path
+	if ns := c.Namespace(); ns != "" && strings.HasPrefix(path, "/ui/jobs/") {
+		u += "?namespace=" + url.QueryEscape(ns)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "\nOpening URL %q\n", u)
+	if err := openBrowser(u); err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("Error opening the URL: %v; open it by hand", err)}
+	}
+	return nil
+}
