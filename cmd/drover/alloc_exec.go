@@ -22,7 +22,7 @@ func init() { allocCommands["exec"] = newAllocExecCommand }
 func newAllocExecCommand() *cobra.Command {
 	var (
 		address, task, job, group string
-		stdinOn, ttyOn     bool
+		stdinOn, ttyOn            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "exec [flags] ALLOC [TASK] COMMAND [ARGS...]",

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"io"
 	"math"
+	"net/url"
 	"sort"
 	"strings"
 
