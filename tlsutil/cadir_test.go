@@ -1,9 +1,12 @@
 package tlsutil
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +34,26 @@ func TestLoadCADir(t *testing.T) {
 	c, err := CLIConfig(ClientFiles{CAPath: dir})
 	if err != nil || c.RootCAs == nil {
 		t.Fatalf("CLIConfig with CAPath: %v", err)
+	}
+}
+
+// TestGenerateCASubjectAndNameConstraint: Nomad's tls ca create flags set
+// the subject, and -name-constraint limits the CA to its domains.
+func TestGenerateCASubjectAndNameConstraint(t *testing.T) {
+	certPEM, _, err := GenerateCA(CAOptions{Country: "FR", Organization: "Acme", Locality: "Lyon",
+		NameConstraint: true, Domain: "acme", AdditionalDomains: []string{"ui.example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := pem.Decode(certPEM)
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Subject.Country[0] != "FR" || c.Subject.Organization[0] != "Acme" || c.Subject.Locality[0] != "Lyon" {
+		t.Errorf("subject %v", c.Subject)
+	}
+	if !c.PermittedDNSDomainsCritical || strings.Join(c.PermittedDNSDomains, ",") != "acme,localhost,ui.example.com" {
+		t.Errorf("name constraint %v %v", c.PermittedDNSDomainsCritical, c.PermittedDNSDomains)
 	}
 }

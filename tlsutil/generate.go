@@ -52,6 +52,32 @@ type CAOptions struct {
 	// Now is the start of validity (less a minute for clocks that lag);
 	// time.Now when zero.
 	Now time.Time
+	// Subject's other fields, as Nomad's tls ca create flags; Organization
+	// is "Drover" when empty.
+	Country, Locality, Organization, OrganizationalUnit, PostalCode, Province, StreetAddress string
+	// NameConstraint limits the names the CA may sign to Domain ("nomad"
+	// when empty), localhost and AdditionalDomains (Nomad's
+	// -name-constraint).
+	NameConstraint    bool
+	Domain            string
+	AdditionalDomains []string
+}
+
+// subject is the CA's subject.
+func (o CAOptions) subject(cn string) pkix.Name {
+	n := pkix.Name{CommonName: cn, Organization: []string{"Drover"}}
+	one := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	if o.Organization != "" {
+		n.Organization = one(o.Organization)
+	}
+	n.Country, n.Locality, n.OrganizationalUnit = one(o.Country), one(o.Locality), one(o.OrganizationalUnit)
+	n.PostalCode, n.Province, n.StreetAddress = one(o.PostalCode), one(o.Province), one(o.StreetAddress)
+	return n
 }
 
 // GenerateCA returns a new self-signed CA certificate and its ECDSA P-256
@@ -76,7 +102,7 @@ func GenerateCA(o CAOptions) (certPEM, keyPEM []byte, err error) {
 	start := now(o.Now)
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: cn, Organization: []string{"Drover"}},
+		Subject:               o.subject(cn),
 		NotBefore:             start,
 		NotAfter:              start.AddDate(0, 0, orDays(o.Days, DefaultCADays)),
 		IsCA:                  true,
@@ -84,6 +110,14 @@ func GenerateCA(o CAOptions) (certPEM, keyPEM []byte, err error) {
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		SubjectKeyId:          skid,
 		AuthorityKeyId:        skid,
+	}
+	if o.NameConstraint {
+		domain := o.Domain
+		if domain == "" {
+			domain = "nomad"
+		}
+		tmpl.PermittedDNSDomainsCritical = true
+		tmpl.PermittedDNSDomains = append([]string{domain, "localhost"}, o.AdditionalDomains...)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {

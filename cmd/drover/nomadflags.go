@@ -64,6 +64,7 @@ var refusedReasons = map[string]string{
 	"operator root keyring rotate -prepublish": "drover rotates a key at once; it does not prepublish one yet",
 	"job scale -check-index":                   "the servers do not enforce a job modify index on a scaling yet",
 	"deployment status -wait":                  "drover's deployment status -monitor follows the deployment without a bounded wait",
+	"tls cert create -domain":                  "drover's agents check the names server.REGION.nomad and client.REGION.nomad: a certificate of another domain would fail that check",
 	"job dispatch -wait":                       "drover's job dispatch monitors the child without a bounded wait",
 	"-authenticate":                            "the UI asks for a token on its own page",
 	"-no-shutdown-delay":                       "drover has no shutdown delay",

@@ -168,7 +168,7 @@ var Commands = []Command{
 	{"status", Supported, ""},
 	{"system gc", Supported, "the reaper's passes at once, every threshold zero"},
 	{"system reconcile summaries", Supported, "nothing to do: summaries are kept by every write"},
-	{"tls ca create", Supported, "nomad-agent-ca.pem and nomad-agent-ca-key.pem, ECDSA P-256; -common-name, -days"},
+	{"tls ca create", Supported, "nomad-agent-ca.pem and nomad-agent-ca-key.pem, ECDSA P-256; Nomad's subject flags and -name-constraint"},
 	{"tls ca info", NotSupported, ""},
 	{"tls cert create", Supported, "-server, -client, -cli, -region, -additional-dnsname, -additional-ipaddress, -ca, -key, -days; Nomad's file names"},
 	{"tls cert info", NotSupported, ""},
