@@ -17,7 +17,7 @@ import (
 //	GET /v1/evaluations[?prefix=ab12][&per_page=&next_token=] → []*structs.Evaluation, paged as Nomad's
 //	GET /v1/evaluation/{id}[?related=true] → *structs.Evaluation; 404 if unknown; with related,
 //	                                         RelatedEvals: the evaluations linked to it
-//	GET /v1/evaluation/{id}/allocations   → []*structs.AllocationListStub
+//	GET /v1/evaluation/{id}/allocations   → []*structs.AllocationListStub; [] for an unknown evaluation
 //
 // All are blocking queries.
 
@@ -144,10 +144,17 @@ func (s *Server) evalAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		e, _, err := evalByPath(r, snap)
+		e, err := snap.EvalByID(r.PathValue("id"))
 		if err != nil {
-			idx, _ := snap.Index(state.TableEvals)
-			return nil, idx, err
+			return nil, 0, err
+		}
+		if e == nil {
+			// As Nomad's: an unknown evaluation has no allocations.
+			idx, err := snap.Index(state.TableAllocs)
+			return []*structs.AllocationListStub{}, idx, err
+		}
+		if err := checkNamespace(r, e.Namespace); err != nil {
+			return nil, e.ModifyIndex, err
 		}
 		allocs, err := snap.AllocsByEval(e.ID)
 		if err != nil {

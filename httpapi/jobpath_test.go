@@ -26,8 +26,13 @@ func TestJobIDWithSlash(t *testing.T) {
 	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/disp/dispatch-1-abc", ""); !strings.Contains(body, `"ID":"disp/dispatch-1-abc"`) {
 		t.Errorf("GET the job: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/disp/nothing/allocations", ""); code != 404 || !strings.Contains(body, "job not found: disp/nothing") {
-		t.Errorf("unknown child: %d %s", code, body)
+	// An unknown child's allocations are an empty list, as Nomad's; its
+	// summary is a 404 naming it.
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/disp/nothing/allocations", ""); code != 200 || strings.TrimSpace(body) != "[]" {
+		t.Errorf("unknown child's allocations: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/disp/nothing/summary", ""); code != 404 || !strings.Contains(body, "job not found: disp/nothing") {
+		t.Errorf("unknown child's summary: %d %s", code, body)
 	}
 	// The test backend cannot deregister (501): the request reached the
 	// handler, not a 404 or 405 of the router.

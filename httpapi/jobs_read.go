@@ -36,6 +36,14 @@ func errJobNotFound(id string) error {
 // the index the highest of tables; fn sees the job, never nil.
 func (s *Server) jobQuery(w http.ResponseWriter, r *http.Request, tables []string,
 	fn func(snap *state.Snapshot, job *structs.Job) (any, error)) (any, error) {
+	return s.jobQueryOr(w, r, tables, nil, fn)
+}
+
+// jobQueryOr is jobQuery answering unknown, for a job that does not
+// exist, when it is not nil (a list: Nomad answers an unknown job's
+// allocations and evaluations with an empty one) instead of a 404.
+func (s *Server) jobQueryOr(w http.ResponseWriter, r *http.Request, tables []string, unknown any,
+	fn func(snap *state.Snapshot, job *structs.Job) (any, error)) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
@@ -50,6 +58,9 @@ func (s *Server) jobQuery(w http.ResponseWriter, r *http.Request, tables []strin
 		if err != nil {
 			return nil, 0, err
 		}
+		if job == nil && unknown != nil {
+			return unknown, idx, nil
+		}
 		if job == nil {
 			return nil, idx, errJobNotFound(id)
 		}
@@ -59,7 +70,7 @@ func (s *Server) jobQuery(w http.ResponseWriter, r *http.Request, tables []strin
 }
 
 func (s *Server) jobAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
-	return s.jobQuery(w, r, []string{state.TableJobs, state.TableAllocs},
+	return s.jobQueryOr(w, r, []string{state.TableJobs, state.TableAllocs}, []*structs.AllocationListStub{},
 		func(snap *state.Snapshot, job *structs.Job) (any, error) {
 			allocs, err := snap.AllocsByJob(job.Namespace, job.ID)
 			if err != nil {
@@ -70,7 +81,7 @@ func (s *Server) jobAllocations(w http.ResponseWriter, r *http.Request) (any, er
 }
 
 func (s *Server) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
-	return s.jobQuery(w, r, []string{state.TableJobs, state.TableEvals},
+	return s.jobQueryOr(w, r, []string{state.TableJobs, state.TableEvals}, []*structs.Evaluation{},
 		func(snap *state.Snapshot, job *structs.Job) (any, error) {
 			evals, err := snap.EvalsByJob(job.Namespace, job.ID)
 			if err != nil {

@@ -172,11 +172,16 @@ func TestJobReadsDecodeAsNomad(t *testing.T) {
 	if sum.JobID != "web" || sum.Summary["web"] != want {
 		t.Fatalf("summary %+v", sum)
 	}
-	for _, p := range []string{"allocations", "evaluations", "summary"} {
+	// As Nomad's: an unknown job's allocations and evaluations are empty
+	// lists, its summary a 404.
+	for _, p := range []string{"allocations", "evaluations"} {
 		code, body, _ := do(t, "GET", srv.URL+"/v1/job/nope/"+p, "")
-		if code != 404 || !strings.Contains(body, "job not found") {
+		if code != 200 || strings.TrimSpace(body) != "[]" {
 			t.Fatalf("%s of an unknown job: %d %s", p, code, body)
 		}
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/nope/summary", ""); code != 404 || !strings.Contains(body, "job not found") {
+		t.Fatalf("summary of an unknown job: %d %s", code, body)
 	}
 }
 
@@ -231,12 +236,15 @@ func TestAllocNodeEvalReadsDecodeAsNomad(t *testing.T) {
 		"/v1/allocation/nope":             "alloc not found",
 		"/v1/node/nope":                   "node not found",
 		"/v1/evaluation/nope":             "eval not found",
-		"/v1/evaluation/nope/allocations": "eval not found",
 	} {
 		code, body, _ := do(t, "GET", srv.URL+path, "")
 		if code != 404 || !strings.Contains(body, msg) {
 			t.Fatalf("GET %s: %d %s", path, code, body)
 		}
+	}
+	// As Nomad's: an unknown evaluation has no allocations.
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/evaluation/nope/allocations", ""); code != 200 || strings.TrimSpace(body) != "[]" {
+		t.Fatalf("allocations of an unknown evaluation: %d %s", code, body)
 	}
 	code, body, _ := do(t, "GET", srv.URL+"/v1/allocations?prefix=zzzz", "")
 	if code != 200 || strings.TrimSpace(body) != "[]" {
