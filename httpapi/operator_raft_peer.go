@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 )
 
@@ -44,7 +45,11 @@ func (s *Server) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, er
 			return nil, Errorf(http.StatusInternalServerError, "%w; this server leads again: retry", err)
 		}
 		if errors.Is(err, ErrPeerNotFound) {
-			return nil, Errorf(http.StatusNotFound, "%w", err)
+			// Nomad's words.
+			if id != "" {
+				return nil, &CodedError{Code: http.StatusNotFound, Msg: fmt.Sprintf("id %q was not found in the Raft configuration", id), Err: err}
+			}
+			return nil, &CodedError{Code: http.StatusNotFound, Msg: fmt.Sprintf("address %q was not found in the Raft configuration", addr), Err: err}
 		}
 		return nil, err
 	}

@@ -115,8 +115,8 @@ func TestRaftRemovePeer(t *testing.T) {
 	if got := strings.Join(b.removed, ","); got != "id-1,id-2" {
 		t.Fatalf("removed %s", got)
 	}
-	if err := c.Operator().RaftRemovePeerByID(ctx, "id-1"); statusOf(err) != 404 {
-		t.Fatalf("removing an unknown peer: %v, want 404", err)
+	if err := c.Operator().RaftRemovePeerByID(ctx, "id-1"); statusOf(err) != 404 || !strings.Contains(err.Error(), `id "id-1" was not found in the Raft configuration`) {
+		t.Fatalf("removing an unknown peer: %v, want Nomad's 404", err)
 	}
 	for _, q := range []string{"", "?id=a&address=b"} {
 		if code, body, _ := do(t, "DELETE", url+"/v1/operator/raft/peer"+q, ""); code != 400 {
