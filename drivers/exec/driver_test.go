@@ -54,7 +54,7 @@ func newDriver(t *testing.T, stateDir string) *Driver {
 	return d
 }
 
-func randomID(t *testing.T) string {
+func randomID(t testing.TB) string {
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func randomID(t *testing.T) string {
 
 // newTask lays out an allocation directory as the client does and
 // returns the config of a task running busybox sh -c script.
-func newTask(t *testing.T, script string) *drivers.TaskConfig {
+func newTask(t testing.TB, script string) *drivers.TaskConfig {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.Chmod(root, 0o755); err != nil {
