@@ -400,3 +400,25 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return string(s.b)
 }
+
+// TestExec: a script check's command runs inside the task, its output
+// and exit code returned; one that cannot start is an error; a context
+// that ends kills it.
+func TestExec(t *testing.T) {
+	requireIsolation(t)
+	d := newDriver(t, t.TempDir())
+	cfg := newTask(t, `echo ready; while :; do sleep 1 & wait; done`)
+	h := start(t, d, cfg)
+	out, code, err := d.Exec(context.Background(), h, []string{busybox, "sh", "-c", "echo $NOMAD_TASK_DIR; hostname; exit 3"})
+	if err != nil || code != 3 || string(out) != "/local\ntask\n" {
+		t.Fatalf("exec: %q %d %v", out, code, err)
+	}
+	if _, _, err := d.Exec(context.Background(), h, []string{"/no/such"}); !errors.Is(err, drivers.ErrExecStart) {
+		t.Fatalf("missing command: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, _, err := d.Exec(ctx, h, []string{busybox, "sleep", "100"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("exec past its context: %v", err)
+	}
+}

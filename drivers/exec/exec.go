@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,10 +34,6 @@ func (d *Driver) Exec(ctx context.Context, h *drivers.TaskHandle, cmd []string) 
 	})
 	s, err := d.ExecStream(ctx, h, drivers.ExecStreamRequest{Command: cmd, Stdout: w, Stderr: w})
 	if err != nil {
-		if errors.Is(err, drivers.ErrExecStart) {
-			// A command that cannot start is the shell's 127.
-			return []byte(err.Error()), 127, nil
-		}
 		return nil, 0, err
 	}
 	_ = s.Stdin().Close()
