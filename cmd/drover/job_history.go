@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -17,7 +18,7 @@ func init() { registerJobCommand("history", newJobHistoryCommand) }
 
 func newJobHistoryCommand() *cobra.Command {
 	var f opFlags
-	var diffs bool
+	var diffs, full bool
 	var version, against int64
 	cmd := &cobra.Command{
 		Use:   "history [flags] JOB",
@@ -71,6 +72,14 @@ with what each change forces.`,
 					fmt.Fprintln(w)
 				}
 				printJobVersion(w, v)
+				if full {
+					// Nomad's -full: the whole job of the version.
+					b, err := json.MarshalIndent(v, "", "    ")
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "Full\t= %s\n", b)
+				}
 				switch {
 				case against >= 0:
 					fmt.Fprintf(w, "Diff from version %d:\n", against)
@@ -86,6 +95,7 @@ with what each change forces.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&diffs, "p", "p", false, "show what changed from the previous version")
+	cmd.Flags().BoolVar(&full, "full", false, "show each version's whole job (JSON)")
 	cmd.Flags().Int64Var(&version, "version", -1, "show only this version")
 	cmd.Flags().Int64Var(&against, "diff-version", -1, "show what changed from this version (instead of from the previous one)")
 	f.addAddress(cmd)

@@ -119,6 +119,8 @@ func sampleValue(f *pflag.Flag) string {
 		return "3"
 	case t == "duration":
 		return "5s"
+	case t == "true|false":
+		return "true"
 	}
 	return "x"
 }

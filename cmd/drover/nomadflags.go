@@ -34,43 +34,83 @@ const noEffectAnnotation = "drover-no-effect"
 // refusedReasons says why drover refuses a flag of Nomad's, by "PATH -FLAG"
 // or, for every command, by "-FLAG".
 var refusedReasons = map[string]string{
-	"-policy-override":                         "Sentinel policies are a Nomad Enterprise feature",
-	"-consul-namespace":                        "drover has no Consul integration",
-	"-consul-token":                            "drover has no Consul integration",
-	"-vault-namespace":                         "drover has no Vault integration",
-	"-vault-token":                             "drover has no Vault integration",
-	"-eval-priority":                           "drover evaluates every job at the job's priority",
-	"-hcl1":                                    "drover reads HCL2 job files only, as Nomad since 1.5",
-	"-ui":                                      "the web UI has no page for what this command shows (drover ui opens the pages it has)",
-	"job inspect -hcl":                         "the servers keep the job as registered, not the file it came from",
-	"job inspect -with-vars":                   "the servers keep the job as registered, not the variables it was read with",
-	"job history -diff-tag":                    "drover has no version tags yet",
-	"job init -template":                       "drover's job init writes its one example job; it has no template library yet",
-	"job init -list-templates":                 "drover's job init writes its one example job; it has no template library yet",
-	"job init -connect":                        "drover has no Consul Connect",
-	"acl token create -role-id":                "the servers have no ACL roles yet",
-	"acl token create -role-name":              "the servers have no ACL roles yet",
-	"acl token update -role-id":                "the servers have no ACL roles yet",
-	"acl token update -role-name":              "the servers have no ACL roles yet",
-	"acl token create -accessor":               "the servers make every token's accessor ID",
-	"acl policy apply -job":                    "the servers have no policies attached to a job's workload identity yet",
-	"acl policy apply -group":                  "the servers have no policies attached to a job's workload identity yet",
-	"acl policy apply -task":                   "the servers have no policies attached to a job's workload identity yet",
-	"-filter":                                  "drover's servers do not filter lists with expressions yet",
-	"-per-page":                                "drover's servers do not page lists yet",
-	"-page-token":                              "drover's servers do not page lists yet",
-	"alloc exec -e":                            "drover's alloc exec has no escape sequences",
-	"operator snapshot save -redact":           "a drover snapshot is the whole state; it cannot be redacted yet",
-	"operator root keyring rotate -prepublish": "drover rotates a key at once; it does not prepublish one yet",
-	"job scale -check-index":                   "the servers do not enforce a job modify index on a scaling yet",
-	"deployment status -wait":                  "drover's deployment status -monitor follows the deployment without a bounded wait",
-	"tls cert create -domain":                  "drover's agents check the names server.REGION.nomad and client.REGION.nomad: a certificate of another domain would fail that check",
-	"job dispatch -wait":                       "drover's job dispatch monitors the child without a bounded wait",
-	"-authenticate":                            "the UI asks for a token on its own page",
-	"-no-shutdown-delay":                       "drover has no shutdown delay",
-	"-preserve-resources":                      "drover registers the resources the job file says",
-	"-global":                                  "drover has no multi-region jobs: a cluster is one region",
-	"-stats":                                   "drover's CLI does not print resource usage yet (the client's /v1/client/allocation/<id>/stats serves it)",
+	"-policy-override":                           "Sentinel policies are a Nomad Enterprise feature",
+	"-consul-namespace":                          "drover has no Consul integration",
+	"-consul-token":                              "drover has no Consul integration",
+	"-vault-namespace":                           "drover has no Vault integration",
+	"-vault-token":                               "drover has no Vault integration",
+	"-eval-priority":                             "drover evaluates every job at the job's priority",
+	"-hcl1":                                      "drover reads HCL2 job files only, as Nomad since 1.5",
+	"-ui":                                        "the web UI has no page for what this command shows (drover ui opens the pages it has)",
+	"job inspect -hcl":                           "the servers keep the job as registered, not the file it came from",
+	"job inspect -with-vars":                     "the servers keep the job as registered, not the variables it was read with",
+	"job history -diff-tag":                      "drover has no version tags yet",
+	"job init -template":                         "drover's job init writes its one example job; it has no template library yet",
+	"job init -list-templates":                   "drover's job init writes its one example job; it has no template library yet",
+	"job init -connect":                          "drover has no Consul Connect",
+	"acl token create -role-id":                  "the servers have no ACL roles yet",
+	"acl token create -role-name":                "the servers have no ACL roles yet",
+	"acl token update -role-id":                  "the servers have no ACL roles yet",
+	"acl token update -role-name":                "the servers have no ACL roles yet",
+	"acl token create -accessor":                 "the servers make every token's accessor ID",
+	"acl policy apply -job":                      "the servers have no policies attached to a job's workload identity yet",
+	"acl policy apply -group":                    "the servers have no policies attached to a job's workload identity yet",
+	"acl policy apply -task":                     "the servers have no policies attached to a job's workload identity yet",
+	"-filter":                                    "drover's servers do not filter lists with expressions yet",
+	"-per-page":                                  "drover's servers do not page lists yet",
+	"-page-token":                                "drover's servers do not page lists yet",
+	"alloc exec -e":                              "drover's alloc exec has no escape sequences",
+	"operator snapshot save -redact":             "a drover snapshot is the whole state; it cannot be redacted yet",
+	"operator root keyring rotate -prepublish":   "drover rotates a key at once; it does not prepublish one yet",
+	"job scale -check-index":                     "the servers do not enforce a job modify index on a scaling yet",
+	"deployment status -wait":                    "drover's deployment status -monitor follows the deployment without a bounded wait",
+	"tls cert create -domain":                    "drover's agents check the names server.REGION.nomad and client.REGION.nomad: a certificate of another domain would fail that check",
+	"operator scheduler set-config -check-index": "drover's scheduler configuration is fixed: there is no index to check",
+	"operator scheduler set-config -node-limit-for-feasibility-checks": "drover's scheduler configuration is fixed",
+	"job dispatch -wait":  "drover's job dispatch monitors the child without a bounded wait",
+	"-authenticate":       "the UI asks for a token on its own page",
+	"-no-shutdown-delay":  "drover has no shutdown delay",
+	"-preserve-resources": "drover registers the resources the job file says",
+	"-global":             "drover has no multi-region jobs: a cluster is one region",
+	"-stats":              "drover's CLI does not print resource usage yet (the client's /v1/client/allocation/<id>/stats serves it)",
+}
+
+// refusedPrefixes say why drover refuses the flags whose names start so.
+var refusedPrefixes = []struct{ prefix, why string }{
+	{"consul-", "drover has no Consul integration"},
+	{"vault-", "drover has no Vault integration"},
+	{"dev-consul", "drover has no Consul integration"},
+	{"dev-vault", "drover has no Vault integration"},
+	{"dev-connect", "drover has no Consul Connect"},
+	{"eventlog", "drover logs to its output or log_file; there is no Windows event log"},
+}
+
+// agentReasons say why drover's agent refuses the rest of Nomad's agent
+// flags.
+var agentReasons = map[string]string{
+	"agent -acl-replication-token":    "a drover cluster is one region: there are no ACLs to replicate",
+	"agent -alloc-dir":                "a client's allocation directories are under its data_dir",
+	"agent -alloc-mounts-dir":         "a client's allocation directories are under its data_dir",
+	"agent -state-dir":                "a client's state is under its data_dir",
+	"agent -client-intro-token":       "clients register with their own node secret; there are no introduction tokens",
+	"agent -encrypt":                  "drover has no gossip to encrypt: servers join over HTTP with the cluster's join token",
+	"agent -join":                     "drover has no gossip: a server joins the others with -retry-join HOST:4646 and the cluster's join token",
+	"agent -rejoin":                   "drover has no gossip: a server that restarts finds its peers in its Raft state",
+	"agent -retry-interval":           "-retry-join retries at drover's own pace until it joins",
+	"agent -retry-max":                "-retry-join retries until it joins",
+	"agent -raft-protocol":            "drover speaks Raft protocol 3 only",
+	"agent -plugin-dir":               "drover's drivers are built in; there are no plugins",
+	"agent -host-volume-plugin-dir":   "drover has no dynamic host volumes: a client's host volumes are its host_volume blocks",
+	"agent -host-volumes-dir":         "drover has no dynamic host volumes: a client's host volumes are its host_volume blocks",
+	"agent -network-speed":            "drover does not schedule network bandwidth",
+	"agent -preferred-address-family": "a client advertises the address of -network-interface or -bind",
+	"agent -log-include-location":     "drover's log lines do not carry their source location",
+}
+
+func init() {
+	for k, v := range agentReasons {
+		refusedReasons[k] = v
+	}
 }
 
 // refusedFlag returns the reason drover refuses f, or "" when it honours
@@ -132,6 +172,11 @@ func completeNomadFlags(root *cobra.Command) {
 				why = refusedReasons[path+" -"+f.Name]
 				if why == "" {
 					why = refusedReasons["-"+f.Name]
+				}
+				for _, p := range refusedPrefixes {
+					if why == "" && strings.HasPrefix(f.Name, p.prefix) {
+						why = p.why
+					}
 				}
 				if why == "" {
 					why = fmt.Sprintf("drover's %q does not implement it yet", path)

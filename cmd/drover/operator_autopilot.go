@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -130,14 +131,15 @@ change is not lost (run the command again).
 	}
 	addAddressFlag(cmd, &address)
 	f := cmd.Flags()
-	f.BoolVar(&cleanup, "cleanup-dead-servers", true, "remove dead servers from the Raft configuration")
+	cleanup = true
+	f.Var((*valueBool)(&cleanup), "cleanup-dead-servers", "remove dead servers from the Raft configuration (true or false, as Nomad's)")
 	f.DurationVar(&lastContact, "last-contact-threshold", structs.DefaultLastContactThreshold, "a server without contact from the leader for longer is unhealthy")
 	f.Uint64Var(&maxTrailing, "max-trailing-logs", structs.DefaultMaxTrailingLogs, "a server further behind the leader's log is unhealthy")
 	f.UintVar(&minQuorum, "min-quorum", 0, "never remove a voter when fewer voters would remain")
 	f.DurationVar(&stabilize, "server-stabilization-time", structs.DefaultServerStabilizationTime, "how long a new server stays healthy before it is promoted to voter")
-	f.BoolVar(&zones, "enable-redundancy-zones", false, "kept, without effect (Nomad Enterprise)")
-	f.BoolVar(&noMigrate, "disable-upgrade-migration", false, "kept, without effect (Nomad Enterprise)")
-	f.BoolVar(&custom, "enable-custom-upgrades", false, "kept, without effect (Nomad Enterprise)")
+	f.Var((*valueBool)(&zones), "enable-redundancy-zones", "true or false; kept, without effect (Nomad Enterprise)")
+	f.Var((*valueBool)(&noMigrate), "disable-upgrade-migration", "true or false; kept, without effect (Nomad Enterprise)")
+	f.Var((*valueBool)(&custom), "enable-custom-upgrades", "true or false; kept, without effect (Nomad Enterprise)")
 	return cmd
 }
 
@@ -175,3 +177,20 @@ func newAutopilotHealthCommand() *cobra.Command {
 	o.add(cmd)
 	return cmd
 }
+
+// valueBool is a bool flag that takes its value, as Nomad's flag.BoolValue
+// flags do: "-cleanup-dead-servers false" as well as "=false".
+type valueBool bool
+
+func (b *valueBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false (got %q)", s)
+	}
+	*b = valueBool(v)
+	return nil
+}
+
+func (b *valueBool) String() string { return strconv.FormatBool(bool(*b)) }
+
+func (b *valueBool) Type() string { return "true|false" }

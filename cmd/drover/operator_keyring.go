@@ -88,6 +88,7 @@ variable is sealed again with the new key before the command returns.`,
 	}
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "show the whole key ID")
 	cmd.Flags().BoolVar(&full, "full", false, "encrypt every variable again with the new key, before answering")
+	cmd.Flags().Bool("now", false, "accepted as Nomad's: drover publishes the new key at once")
 	addAddressFlag(cmd, &address)
 	return cmd
 }

@@ -43,6 +43,7 @@ each service's name and the union of its instances' tags.`,
 	f.addAddress(cmd)
 	f.addJSON(cmd)
 	f.addNamespace(cmd)
+	cmd.Flags().String("name", "", "accepted as Nomad's: Nomad's service list reads it and does not use it either")
 	return cmd
 }
 
