@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/internal/loopback"
+	"github.com/droverhq/drover/structs"
 )
 
 // requireIsolation skips a test of the exec driver where it cannot run
@@ -134,4 +138,112 @@ func TestExecDriverIsolatesATask(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestExecTaskSurvivesAgentSIGKILL: an agent (server and client in one)
+// killed with SIGKILL leaves its exec task running; started again on the
+// same data directory, it re-attaches to the task (no second start) and
+// stops it when the job is stopped.
+func TestExecTaskSurvivesAgentSIGKILL(t *testing.T) {
+	requireIsolation(t)
+	data := t.TempDir()
+	httpAddr, raftAddr := loopback.Addr(t), loopback.Addr(t)
+	args := []string{"-server", "-client", "-bootstrap-expect", "1", "-data-dir", data,
+		"-http-addr", httpAddr, "-raft-addr", raftAddr, "-node", "n1", "-log-level", "debug"}
+	p1 := startAgentProc(t, "first", httpAddr, args...)
+	p1.waitNodeReady(1)
+	job := `job "survivor" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "app" {
+      driver = "exec"
+      config {
+        command = "/bin/busybox"
+        args    = ["sh", "-c", "trap 'exit 0' TERM; echo started; while :; do sleep 1 & wait; done"]
+      }
+      resources {
+        cpu    = 20
+        memory = 32
+      }
+    }
+  }
+}
+`
+	alloc := runJobFile(t, p1, job, "running")
+	c := p1.client()
+	waitLog(t, c, alloc.ID, "started", 1)
+	// The task's shell (its sleeps come and go).
+	var before []int
+	for _, pid := range taskProcs()[alloc.ID] {
+		if cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); strings.HasPrefix(string(cmd), "/bin/busybox\x00sh\x00") {
+			before = append(before, pid)
+		}
+	}
+	if len(before) != 1 {
+		t.Fatalf("the task's shell not found: %v", before)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(data, "exec")); len(entries) != 1 {
+		t.Fatalf("the task's container state is not under the data dir's exec/: %v", entries)
+	}
+	_ = p1.cmd.Process.Signal(syscall.SIGKILL)
+	<-p1.done
+	for _, pid := range before {
+		if !processAlive(pid) {
+			t.Fatalf("the agent's SIGKILL killed the task's process %d", pid)
+		}
+	}
+
+	p2 := startAgentProc(t, "second", httpAddr, args...)
+	p2.waitNodeReady(1)
+	c = p2.client()
+	eventually(t, 60*time.Second, "the task re-attached and running", func() error {
+		a, _, err := c.Allocations().Info(ctx(t), alloc.ID, nil)
+		if err != nil {
+			return err
+		}
+		st := a.TaskStates["app"]
+		if a.ClientStatus != structs.AllocClientStatusRunning || st == nil || st.State != structs.TaskStateRunning {
+			return fmt.Errorf("alloc %s, task %+v", a.ClientStatus, st)
+		}
+		started := 0
+		for _, ev := range st.Events {
+			if ev.Type == structs.TaskStarted {
+				started++
+			}
+		}
+		if started != 1 {
+			return fmt.Errorf("started %d times", started)
+		}
+		return nil
+	})
+	for _, pid := range before {
+		if !processAlive(pid) {
+			t.Fatalf("the task's process %d died across the restart", pid)
+		}
+	}
+	if log := taskLog(t, c, alloc.ID, "app"); strings.Count(log, "started") != 1 {
+		t.Fatalf("the task started again: %q", log)
+	}
+	if _, err := c.Jobs().Deregister(ctx(t), "survivor", false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the re-attached task stopped", func() error {
+		if pids := taskProcs()[alloc.ID]; len(pids) > 0 {
+			return fmt.Errorf("still running: %v", pids)
+		}
+		// Its container's state (and cgroup) destroyed.
+		if entries, _ := os.ReadDir(filepath.Join(data, "exec")); len(entries) > 0 {
+			return fmt.Errorf("state left: %v", entries)
+		}
+		return nil
+	})
+}
+
+// processAlive reports whether pid runs (and is not a zombie).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	return !zombie(b)
 }
