@@ -55,8 +55,7 @@ func (f *opFlags) addVerbose(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.verbose, "verbose", false, "show full IDs")
 }
 func (f *opFlags) addJSON(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&f.json, "json", false, "print the API's JSON")
-	cmd.Flags().StringVarP(&f.tmpl, "t", "t", "", "format the API's answer with a Go template")
+	addOutputFlags(cmd, &f.json, &f.tmpl)
 }
 
 // formatted reports whether -json or -t was given, and then prints v as

@@ -63,8 +63,7 @@ nanoseconds. -t formats the answer with a Go template instead.`,
 	files.register(cmd)
 	f.addAddress(cmd)
 	cmd.Flags().Int64Var(&version, "version", -1, "print this stored version of the job")
-	cmd.Flags().StringVarP(&f.tmpl, "t", "t", "", "format the answer with a Go template")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print the job as JSON (what inspect prints without -t)")
+	addOutputFlags(cmd, &f.json, &f.tmpl) // -json is what inspect prints without -t
 	return cmd
 }
 

@@ -158,7 +158,7 @@ func newNamespaceInspectCommand() *cobra.Command {
 		},
 	}
 	addAddressFlag(cmd, &address)
-	cmd.Flags().StringVarP(&o.tmpl, "t", "t", "", "format the namespace with a Go template")
+	o.add(cmd) // -json is what inspect prints without -t
 	return cmd
 }
 

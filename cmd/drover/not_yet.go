@@ -17,6 +17,7 @@ var notYet = map[string]string{
 	"server force-leave": "drover's servers have no gossip membership to leave: remove a server with drover operator raft remove-peer",
 	"var lock":           "the servers have no variable locks yet (lock-acquire, lock-renew, lock-release)",
 	"login":              "the servers have no ACL auth methods yet: create a token with drover acl token create",
+	"operator debug":     "drover makes no debug bundle yet: GET /v1/operator/debug/heap, /v1/metrics, drover agent-info and the agents' logs have what it would gather",
 }
 
 func init() {

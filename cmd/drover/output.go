@@ -16,9 +16,15 @@ type outputFlags struct {
 	tmpl string
 }
 
-func (o *outputFlags) add(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the API's answer as JSON")
-	cmd.Flags().StringVarP(&o.tmpl, "t", "t", "", "format the API's answer with a Go template")
+func (o *outputFlags) add(cmd *cobra.Command) { addOutputFlags(cmd, &o.json, &o.tmpl) }
+
+// addOutputFlags is the one definition of -json and -t, bound to json and
+// tmpl: every read command that has them in Nomad gets them here (through
+// outputFlags.add or opFlags.addJSON), and prints through
+// outputFlags.write.
+func addOutputFlags(cmd *cobra.Command, json *bool, tmpl *string) {
+	cmd.Flags().BoolVar(json, "json", false, "print the API's answer as JSON")
+	cmd.Flags().StringVarP(tmpl, "t", "t", "", "format the API's answer with a Go template")
 }
 
 // set reports whether -json or -t was given.
