@@ -422,3 +422,32 @@ func TestExec(t *testing.T) {
 		t.Fatalf("exec past its context: %v", err)
 	}
 }
+
+// TestReapOrphans: a restarted client's driver removes the containers of
+// allocations it no longer owns, running or not, and keeps the others.
+func TestReapOrphans(t *testing.T) {
+	requireIsolation(t)
+	state := t.TempDir()
+	d1 := newDriver(t, state)
+	keep := newTask(t, `echo ready; while :; do sleep 1 & wait; done`)
+	drop := newTask(t, `echo ready; while :; do sleep 1 & wait; done`)
+	hk, hd := start(t, d1, keep), start(t, d1, drop)
+	waitOutput(t, drop, "ready")
+
+	d2 := newDriver(t, state)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	removed, err := d2.ReapOrphans(ctx, "node", func(allocID string) bool { return allocID == keep.AllocID })
+	if err != nil || len(removed) != 1 || removed[0] != containerID(drop.AllocID, drop.TaskName) {
+		t.Fatalf("reaped %v, %v", removed, err)
+	}
+	if r := waitExit(t, d1, hd); r.Signal != int(syscall.SIGKILL) {
+		t.Fatalf("the orphan's exit: %+v", r)
+	}
+	if err := d2.Recover(hk); err != nil {
+		t.Fatalf("the owned task: %v", err)
+	}
+	if err := d2.Recover(hd); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("the reaped task: %v", err)
+	}
+}
