@@ -438,7 +438,14 @@ func (t *task) run(logEvery time.Duration) {
 		t.watch.close()
 	}
 	if oomKills(t.memCgroup) > 0 {
-		res = drivers.ExitResult{ExitCode: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL), OOMKilled: true}
+		// The kernel's OOM killer ended one of the task's processes, as
+		// Nomad reports it: the exit status is the init's own (137 when
+		// it was the one killed); a re-attached init's, unknown, is
+		// taken to be that.
+		res.OOMKilled = true
+		if res.Unknown {
+			res = drivers.ExitResult{ExitCode: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL), OOMKilled: true}
+		}
 	}
 	// With a PID namespace of its own, the kernel killed what the init
 	// left; with the host's, Destroy kills what is left in the cgroup.

@@ -274,11 +274,18 @@ func TestExitCodeAndSignals(t *testing.T) {
 func TestOOMKill(t *testing.T) {
 	requireIsolation(t)
 	d := newDriver(t, t.TempDir())
-	cfg := newTask(t, `echo start; dd if=/dev/zero of=/dev/null bs=256M count=1; echo survived`)
+	cfg := newTask(t, `echo start; exec dd if=/dev/zero of=/dev/null bs=256M count=1`)
 	cfg.Resources.Memory.MemoryMB = 48
 	r := waitExit(t, d, start(t, d, cfg))
-	if !r.OOMKilled || r.ExitCode != 137 {
+	if !r.OOMKilled || r.ExitCode != 137 || r.Signal != int(syscall.SIGKILL) {
 		t.Fatalf("not reported as an OOM kill: %+v, stdout %q", r, stdout(t, cfg))
+	}
+	// A child killed, the init going on: its own exit, marked OOM.
+	cfg = newTask(t, `dd if=/dev/zero of=/dev/null bs=256M count=1; echo survived`)
+	cfg.Resources.Memory.MemoryMB = 48
+	r = waitExit(t, d, start(t, d, cfg))
+	if !r.OOMKilled || r.ExitCode != 0 || !strings.Contains(stdout(t, cfg), "survived") {
+		t.Fatalf("a child's OOM kill: %+v, stdout %q", r, stdout(t, cfg))
 	}
 }
 
