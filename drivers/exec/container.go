@@ -112,7 +112,14 @@ func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConf
 			}
 		}
 		if r.Cpu.CpuShares > 0 {
-			res.CpuShares = uint64(max(r.Cpu.CpuShares, 2))
+			// cpu MHz as the task's weight: cpu.shares under v1, converted
+			// to cpu.weight under v2 (which the v2 manager leaves to us).
+			shares := uint64(max(r.Cpu.CpuShares, 2))
+			if cgroups.IsCgroup2UnifiedMode() {
+				res.CpuWeight = cgroups.ConvertCPUSharesToCgroupV2Value(shares)
+			} else {
+				res.CpuShares = shares
+			}
 		}
 	}
 	c := &configs.Config{

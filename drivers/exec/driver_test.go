@@ -458,3 +458,45 @@ func TestReapOrphans(t *testing.T) {
 		t.Fatalf("the reaped task: %v", err)
 	}
 }
+
+// TestCgroupLimits: the task's cgroup holds its memory limit and CPU
+// weight.
+func TestCgroupLimits(t *testing.T) {
+	requireIsolation(t)
+	d := newDriver(t, t.TempDir())
+	cfg := newTask(t, `echo ready; while :; do sleep 1 & wait; done`)
+	cfg.Resources.Memory.MemoryMB = 96
+	cfg.Resources.Cpu.CpuShares = 300
+	h := start(t, d, cfg)
+	task, err := d.running(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := task.c.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(dir, file string) string {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if CgroupMode() == "v2" {
+		dir := st.CgroupPaths[""]
+		if got := read(dir, "memory.max"); got != strconv.Itoa(96<<20) {
+			t.Errorf("memory.max %s", got)
+		}
+		if got := read(dir, "cpu.weight"); got == "100" || got == "" {
+			t.Errorf("cpu.weight %s, not the task's", got)
+		}
+		return
+	}
+	if got := read(st.CgroupPaths["memory"], "memory.limit_in_bytes"); got != strconv.Itoa(96<<20) {
+		t.Errorf("memory.limit_in_bytes %s", got)
+	}
+	if got := read(st.CgroupPaths["cpu"], "cpu.shares"); got != "300" {
+		t.Errorf("cpu.shares %s", got)
+	}
+}
