@@ -574,9 +574,10 @@ func (d *Driver) running(h *drivers.TaskHandle) (*task, error) {
 	return t, nil
 }
 
-// ownTaskDirs gives the task's local/, secrets/ and tmp/ to its user, so
-// that a task that is not root can write there as Nomad's can; they are
-// changed through the allocation's root, a symlink there not followed.
+// ownTaskDirs gives the task's local/, secrets/ and tmp/ to its user, and
+// opens the allocation's data/ to every user, so that a task that is not
+// root can write there as Nomad's can; they are changed through the
+// allocation's root, a symlink there not followed (or kept inside).
 func ownTaskDirs(cfg *drivers.TaskConfig, u taskUser) error {
 	if u.uid == 0 {
 		return nil
@@ -594,6 +595,13 @@ func ownTaskDirs(cfg *drivers.TaskConfig, u taskUser) error {
 		}
 		if err := root.Lchown(name, u.uid, u.gid); err != nil {
 			return fmt.Errorf("giving %s to %s: %w", dir, u.name, err)
+		}
+	}
+	// The allocation's shared data directory is for all its tasks,
+	// whatever their users, as Nomad's (alloc/tmp is already 1777).
+	if fi, err := root.Stat(allocfs.Shared("data")); err == nil && fi.IsDir() && fi.Mode().Perm() != 0o777 {
+		if err := root.Chmod(allocfs.Shared("data"), 0o777); err != nil {
+			return fmt.Errorf("opening alloc/data to the allocation's tasks: %w", err)
 		}
 	}
 	return nil

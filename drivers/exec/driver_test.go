@@ -74,7 +74,7 @@ func newTask(t testing.TB, script string) *drivers.TaskConfig {
 	taskDir := filepath.Join(root, name)
 	allocDir := filepath.Join(root, "alloc")
 	logs := filepath.Join(allocDir, "logs")
-	for _, d := range []string{taskDir, filepath.Join(taskDir, "local"), filepath.Join(taskDir, "secrets"), filepath.Join(taskDir, "tmp"), logs} {
+	for _, d := range []string{taskDir, filepath.Join(taskDir, "local"), filepath.Join(taskDir, "secrets"), filepath.Join(taskDir, "tmp"), logs, filepath.Join(allocDir, "data")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,8 @@ func TestIsolation(t *testing.T) {
 		`cat `+marker+` 2>/dev/null || echo marker-unreadable; `+
 		`echo procs=$(ls /proc | grep -E '^[0-9]+$' | tr '\n' ' '); `+
 		`echo root=$(ls / | tr '\n' ' '); echo host=$(hostname); `+
-		`echo hi > /local/out && echo local-writable; echo x > /bin/x 2>/dev/null || echo bin-readonly`)
+		`echo hi > /local/out && echo local-writable; echo x > /bin/x 2>/dev/null || echo bin-readonly; `+
+		`echo d > /alloc/data/f && echo data-writable; echo s > /secrets/s && echo secrets-writable`)
 	h := start(t, d, cfg)
 	if r := waitExit(t, d, h); !r.Successful() {
 		t.Fatalf("exit %+v, stdout %q", r, stdout(t, cfg))
@@ -188,7 +189,7 @@ func TestIsolation(t *testing.T) {
 	if len(lines) < 2 || lines[0] != "65534" {
 		t.Fatalf("task is not nobody: %q", out)
 	}
-	for _, want := range []string{"pid=1\n", "marker-unreadable\n", "local-writable\n", "bin-readonly\n", "host=task\n"} {
+	for _, want := range []string{"pid=1\n", "marker-unreadable\n", "local-writable\n", "bin-readonly\n", "host=task\n", "data-writable\n", "secrets-writable\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q: %q", want, out)
 		}
