@@ -501,3 +501,36 @@ func TestCgroupLimits(t *testing.T) {
 		t.Errorf("cpu.shares %s", got)
 	}
 }
+
+// TestModesAndCaps: pid_mode "host" shares the host's PID namespace; the
+// capabilities are allow_caps with cap_add and less cap_drop (read as
+// root, whose capabilities the kernel keeps across exec).
+func TestModesAndCaps(t *testing.T) {
+	requireIsolation(t)
+	d, err := New(Options{StateDir: t.TempDir(), AllowRoot: true, AllowCaps: []string{"kill", "chown", "net_raw"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := newTask(t, `echo pid=$$; grep -E '^Cap(Bnd|Eff)' /proc/self/status`)
+	cfg.Config["pid_mode"] = "host"
+	cfg.Config["cap_drop"] = []any{"chown"}
+	cfg.User = "root"
+	if r := waitExit(t, d, start(t, d, cfg)); !r.Successful() {
+		t.Fatalf("exit %+v: %q", r, stdout(t, cfg))
+	}
+	out := stdout(t, cfg)
+	if strings.Contains(out, "pid=1\n") {
+		t.Errorf("pid_mode host: the task is PID 1 of a namespace of its own: %q", out)
+	}
+	// kill is bit 5, net_raw bit 13: 0x2020; chown (bit 0) dropped.
+	for _, want := range []string{"CapBnd:\t0000000000002020", "CapEff:\t0000000000002020"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("capabilities: want %q in %q", want, out)
+		}
+	}
+	cfg = newTask(t, "true")
+	cfg.Config["cap_add"] = []any{"sys_admin"}
+	if _, err := d.Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "sys_admin") {
+		t.Fatalf("cap_add beyond allow_caps: %v", err)
+	}
+}
