@@ -38,6 +38,9 @@ type RegisterEnvelope struct {
 	Job            json.RawMessage
 	EnforceIndex   bool
 	JobModifyIndex uint64
+	// PreserveCounts keeps the count of each group the stored job has;
+	// PreserveResources the resources of each of its tasks (as Nomad's).
+	PreserveCounts, PreserveResources bool
 	// EvalPriority is the priority of the registration's evaluation, 0
 	// for the job's.
 	EvalPriority int
@@ -50,7 +53,8 @@ type RegisterEnvelope struct {
 var envelopeFields = map[string]bool{
 	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,
 	"Region": true, "Namespace": true, "SecretID": true, "AuthToken": true, "Submission": true, "EvalPriority": true,
-	"PolicyOverride": false, "PreserveCounts": false, "PreserveResources": false, "IdempotencyToken": false,
+	"PreserveCounts": true, "PreserveResources": true,
+	"PolicyOverride": false, "IdempotencyToken": false,
 }
 
 // ParseRegisterEnvelope reads a registration body: malformed JSON is a 400
@@ -121,6 +125,35 @@ func jsonErrorAt(body []byte, err error) string {
 	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
 
+// preserve keeps, in job, the count of each group that cur (the stored
+// job, nil for none) has, and the resources of each of its tasks, as
+// Nomad's PreserveCounts and PreserveResources: a group or task cur does
+// not have keeps what job says.
+func preserve(job, cur *structs.Job, counts, resources bool) {
+	if cur == nil {
+		return
+	}
+	for _, tg := range job.TaskGroups {
+		old := cur.LookupTaskGroup(tg.Name)
+		if old == nil {
+			continue
+		}
+		if counts {
+			tg.Count = old.Count
+		}
+		if !resources {
+			continue
+		}
+		for _, t := range tg.Tasks {
+			for _, ot := range old.Tasks {
+				if ot.Name == t.Name {
+					t.Resources = ot.Resources.Copy()
+				}
+			}
+		}
+	}
+}
+
 // enforceIndexMessage words a failed EnforceIndex check as Nomad does,
 // "Enforcing job modify index N: ...", which Nomad's Go client knows by
 // that prefix (api.RegisterEnforceIndexErrPrefix).
@@ -176,6 +209,13 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	}
 	if err := s.checkAnalysisAddress(job); err != nil {
 		return nil, err
+	}
+	if env.PreserveCounts || env.PreserveResources {
+		cur, err := s.backend.State().Snapshot().JobByID(jobNamespace(job), job.ID)
+		if err != nil {
+			return nil, err
+		}
+		preserve(job, cur, env.PreserveCounts, env.PreserveResources)
 	}
 	var warnings []string
 	for _, d := range diags {

@@ -416,10 +416,17 @@ func TestOfficialClientRegisterEnvelopeIsAccepted(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("official envelope: %d %s\n%s", code, resp, body)
 	}
+	// PreserveCounts is taken (preserve_test.go); PolicyOverride, for
+	// Sentinel policies drover does not have, is refused when set.
 	req.EnforceIndex, req.PreserveCounts = false, true
 	body, _ = json.Marshal(req)
-	if code, resp, _ := do(t, "PUT", srv.URL+"/v1/job/web", string(body)); code != 400 || !strings.Contains(resp, "PreserveCounts") {
+	if code, resp, _ := do(t, "PUT", srv.URL+"/v1/job/web", string(body)); code != 200 {
 		t.Fatalf("PreserveCounts set: %d %s", code, resp)
+	}
+	req.PolicyOverride = true
+	body, _ = json.Marshal(req)
+	if code, resp, _ := do(t, "PUT", srv.URL+"/v1/job/web", string(body)); code != 400 || !strings.Contains(resp, "PolicyOverride") {
+		t.Fatalf("PolicyOverride set: %d %s", code, resp)
 	}
 }
 
