@@ -78,3 +78,31 @@ func TestUIFlag(t *testing.T) {
 	}
 	wantCLI(t, 1, []string{"-ui is not supported by drover: the web UI has no page"}, "eval", "status", "-ui", "-address="+addr, "abc")
 }
+
+// TestPaging: -per-page and -page-token page a list by its sort key, the
+// next page's token on stderr, as Nomad's.
+func TestPaging(t *testing.T) {
+	items := []string{"d", "a", "c", "b", "e"}
+	id := func(s string) string { return s }
+	page, next := pageOf(pageFlags{perPage: 2}, items, id)
+	if strings.Join(page, "") != "ab" || next != "c" {
+		t.Fatalf("first page %v, next %q", page, next)
+	}
+	page, next = pageOf(pageFlags{perPage: 2, token: next}, items, id)
+	if strings.Join(page, "") != "cd" || next != "e" {
+		t.Fatalf("second page %v, next %q", page, next)
+	}
+	page, next = pageOf(pageFlags{perPage: 2, token: next}, items, id)
+	if strings.Join(page, "") != "e" || next != "" {
+		t.Fatalf("last page %v, next %q", page, next)
+	}
+	_, addr, _ := newCLIServer(t)
+	code, out, errOut := runCLI(t, "", "node", "pool", "list", "-per-page", "1", "-address="+addr)
+	if code != 0 || !strings.Contains(out, "all") || strings.Contains(out, "default") || !strings.Contains(errOut, "Next page token: default") {
+		t.Fatalf("node pool list -per-page 1: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "", "node", "pool", "list", "-page-token", "default", "-address="+addr)
+	if code != 0 || strings.Contains(out, "all") || !strings.Contains(out, "default") {
+		t.Fatalf("node pool list -page-token default: %d %q", code, out)
+	}
+}

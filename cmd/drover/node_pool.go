@@ -162,6 +162,7 @@ func newNodePoolInfoCommand() *cobra.Command {
 func newNodePoolListCommand() *cobra.Command {
 	var address string
 	var o outputFlags
+	var pages pageFlags
 	cmd := &cobra.Command{
 		Use:   "list [-json | -t TEMPLATE]",
 		Short: "List node pools",
@@ -175,6 +176,8 @@ func newNodePoolListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			pools, next := pageOf(pages, pools, func(p *httpapi.NodePool) string { return p.Name })
+			defer warnNextPage(cmd, next)
 			if o.set() {
 				return o.write(cmd, pools)
 			}
@@ -188,12 +191,14 @@ func newNodePoolListCommand() *cobra.Command {
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	pages.add(cmd)
 	return cmd
 }
 
 func newNodePoolJobsCommand() *cobra.Command {
 	var address string
 	var o outputFlags
+	var pages pageFlags
 	cmd := &cobra.Command{
 		Use:   "jobs [-json | -t TEMPLATE] NAME",
 		Short: "List the jobs of a node pool (in -namespace; * for all)",
@@ -207,6 +212,8 @@ func newNodePoolJobsCommand() *cobra.Command {
 			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/jobs", nil, &jobs); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving jobs: %v", err)}
 			}
+			jobs, next := pageOf(pages, jobs, func(j *structs.JobListStub) string { return j.Namespace + "/" + j.ID })
+			defer warnNextPage(cmd, next)
 			if o.set() {
 				return o.write(cmd, jobs)
 			}
@@ -221,12 +228,14 @@ func newNodePoolJobsCommand() *cobra.Command {
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	pages.add(cmd)
 	return cmd
 }
 
 func newNodePoolNodesCommand() *cobra.Command {
 	var address string
 	var o outputFlags
+	var pages pageFlags
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "nodes [-json | -t TEMPLATE] [-verbose] NAME",
@@ -241,6 +250,8 @@ func newNodePoolNodesCommand() *cobra.Command {
 			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/nodes", nil, &nodes); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving nodes: %v", err)}
 			}
+			nodes, next := pageOf(pages, nodes, func(n *structs.NodeListStub) string { return n.ID })
+			defer warnNextPage(cmd, next)
 			if o.set() {
 				return o.write(cmd, nodes)
 			}
@@ -263,6 +274,7 @@ func newNodePoolNodesCommand() *cobra.Command {
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
+	pages.add(cmd)
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "full node IDs")
 	return cmd
 }

@@ -24,6 +24,7 @@ func newNodeStatusCommand() *cobra.Command {
 	var address string
 	var o outputFlags
 	var v nodeStatusView
+	var pages pageFlags
 	cmd := &cobra.Command{
 		Use:   "status [flags] [NODE]",
 		Short: "List client nodes, or show one node and its allocations",
@@ -51,6 +52,8 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 				if err != nil {
 					return &exitError{code: 1, msg: fmt.Sprintf("Error querying nodes: %v", err)}
 				}
+				nodes, next := pageOf(pages, nodes, func(n *structs.NodeListStub) string { return n.ID })
+				defer warnNextPage(cmd, next)
 				if o.set() {
 					return o.write(cmd, nodes)
 				}
@@ -88,6 +91,7 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 	f.BoolVar(&v.os, "os", false, "the list: each node's operating system")
 	f.BoolVar(&v.quiet, "quiet", false, "the list: node IDs alone")
 	addUIFlag(cmd, "nodes")
+	pages.add(cmd)
 	return cmd
 }
 

@@ -15,6 +15,7 @@ func newVarListCommand() *cobra.Command {
 	var quiet bool
 	var o outputFlags
 	var outFmt, tmpl string
+	var pages pageFlags
 	cmd := &cobra.Command{
 		Use:   "list [-q] [-json] [-out table|terse|json|go-template [-template T]] [PREFIX]",
 		Short: "List variables",
@@ -56,6 +57,12 @@ list. -q (or -out terse) prints their paths alone; -out json is -json,
 			if vs == nil {
 				vs = []*structs.VariableMetadata{}
 			}
+			vs, next := pageOf(pages, vs, func(v *structs.VariableMetadata) string { return v.Namespace + "/" + v.Path })
+			if o.json && pages.perPage > 0 {
+				// Nomad's paged JSON: the page and where the next starts.
+				return o.write(cmd, map[string]any{"Data": vs, "QueryMeta": map[string]any{"NextToken": next}})
+			}
+			defer warnNextPage(cmd, next)
 			if o.set() {
 				return o.write(cmd, vs)
 			}
@@ -85,6 +92,7 @@ list. -q (or -out terse) prints their paths alone; -out json is -json,
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the variables' paths")
 	cmd.Flags().StringVar(&outFmt, "out", "", "table (default), terse, json or go-template")
 	cmd.Flags().StringVar(&tmpl, "template", "", "the Go template of -out go-template")
+	pages.add(cmd)
 	o.add(cmd)
 	addAddressFlag(cmd, &address)
 	return cmd
