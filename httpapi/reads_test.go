@@ -233,9 +233,9 @@ func TestAllocNodeEvalReadsDecodeAsNomad(t *testing.T) {
 	}
 
 	for path, msg := range map[string]string{
-		"/v1/allocation/nope":             "alloc not found",
-		"/v1/node/nope":                   "node not found",
-		"/v1/evaluation/nope":             "eval not found",
+		"/v1/allocation/nope": "alloc not found",
+		"/v1/node/nope":       "node not found",
+		"/v1/evaluation/nope": "eval not found",
 	} {
 		code, body, _ := do(t, "GET", srv.URL+path, "")
 		if code != 404 || !strings.Contains(body, msg) {
