@@ -73,6 +73,7 @@ func (f *opFlags) addDetach(cmd *cobra.Command) {
 
 func newDeploymentListCommand() *cobra.Command {
 	var f opFlags
+	var pages pageFlags
 	cmd := &cobra.Command{
 		Use:   "list [flags]",
 		Short: "List deployments, newest first",
@@ -85,6 +86,9 @@ func newDeploymentListCommand() *cobra.Command {
 			deps, _, err := c.Deployments().List(cmd.Context(), nil)
 			if err != nil {
 				return fmt.Errorf("retrieving deployments: %w", err)
+			}
+			if deps, err = filterItems(pages.filter, deps); err != nil {
+				return err
 			}
 			if ok, err := f.formatted(cmd, deps); ok {
 				return err
@@ -100,6 +104,7 @@ func newDeploymentListCommand() *cobra.Command {
 	f.addAddress(cmd)
 	f.addVerbose(cmd)
 	f.addJSON(cmd)
+	pages.addFilter(cmd)
 	return cmd
 }
 

@@ -176,6 +176,9 @@ func newNodePoolListCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if pools, err = filterItems(pages.filter, pools); err != nil {
+				return err
+			}
 			pools, next := pageOf(pages, pools, func(p *httpapi.NodePool) string { return p.Name })
 			defer warnNextPage(cmd, next)
 			if o.set() {
@@ -192,6 +195,7 @@ func newNodePoolListCommand() *cobra.Command {
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
 	pages.add(cmd)
+	pages.addFilter(cmd)
 	return cmd
 }
 
@@ -212,6 +216,10 @@ func newNodePoolJobsCommand() *cobra.Command {
 			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/jobs", nil, &jobs); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving jobs: %v", err)}
 			}
+			jobs, err = filterItems(pages.filter, jobs)
+			if err != nil {
+				return err
+			}
 			jobs, next := pageOf(pages, jobs, func(j *structs.JobListStub) string { return j.Namespace + "/" + j.ID })
 			defer warnNextPage(cmd, next)
 			if o.set() {
@@ -229,6 +237,7 @@ func newNodePoolJobsCommand() *cobra.Command {
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
 	pages.add(cmd)
+	pages.addFilter(cmd)
 	return cmd
 }
 
@@ -249,6 +258,10 @@ func newNodePoolNodesCommand() *cobra.Command {
 			var nodes []*structs.NodeListStub
 			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/nodes", nil, &nodes); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving nodes: %v", err)}
+			}
+			nodes, err = filterItems(pages.filter, nodes)
+			if err != nil {
+				return err
 			}
 			nodes, next := pageOf(pages, nodes, func(n *structs.NodeListStub) string { return n.ID })
 			defer warnNextPage(cmd, next)
@@ -275,6 +288,7 @@ func newNodePoolNodesCommand() *cobra.Command {
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
 	pages.add(cmd)
+	pages.addFilter(cmd)
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "full node IDs")
 	return cmd
 }

@@ -52,6 +52,9 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 				if err != nil {
 					return &exitError{code: 1, msg: fmt.Sprintf("Error querying nodes: %v", err)}
 				}
+				if nodes, err = filterItems(pages.filter, nodes); err != nil {
+					return err
+				}
 				nodes, next := pageOf(pages, nodes, func(n *structs.NodeListStub) string { return n.ID })
 				defer warnNextPage(cmd, next)
 				if o.set() {
@@ -92,6 +95,7 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 	f.BoolVar(&v.quiet, "quiet", false, "the list: node IDs alone")
 	addUIFlag(cmd, "nodes")
 	pages.add(cmd)
+	pages.addFilter(cmd)
 	return cmd
 }
 

@@ -13,10 +13,16 @@ import (
 // through drover's the same way. The token is the key of the first item
 // of the next page.
 
-// pageFlags are -per-page and -page-token.
+// pageFlags are -per-page and -page-token, and -filter (filter.go).
 type pageFlags struct {
 	perPage int
 	token   string
+	filter  string
+}
+
+// addFilter adds Nomad's -filter.
+func (p *pageFlags) addFilter(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&p.filter, "filter", "", `keep the items a Nomad filter expression selects ('Status == "ready"')`)
 }
 
 func (p *pageFlags) add(cmd *cobra.Command) {

@@ -16,6 +16,7 @@ import (
 
 func newServiceInfoCommand() *cobra.Command {
 	var f serviceFlags
+	var pages pageFlags
 	cmd := &cobra.Command{
 		Use:   "info [flags] NAME",
 		Short: "Show the registrations of one service",
@@ -31,6 +32,9 @@ every field of each registration, full IDs included.`,
 			regs, err := serviceRegistrations(cmd.Context(), c, f.ns(cmd), args[0])
 			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error listing service registrations: %v", err)}
+			}
+			if regs, err = filterItems(pages.filter, regs); err != nil {
+				return err
 			}
 			if len(regs) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "No service registrations found")
@@ -53,6 +57,7 @@ every field of each registration, full IDs included.`,
 	f.addVerbose(cmd)
 	f.addJSON(cmd)
 	f.addNamespace(cmd)
+	pages.addFilter(cmd)
 	return cmd
 }
 

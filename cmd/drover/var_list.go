@@ -57,6 +57,9 @@ list. -q (or -out terse) prints their paths alone; -out json is -json,
 			if vs == nil {
 				vs = []*structs.VariableMetadata{}
 			}
+			if vs, err = filterItems(pages.filter, vs); err != nil {
+				return err
+			}
 			vs, next := pageOf(pages, vs, func(v *structs.VariableMetadata) string { return v.Namespace + "/" + v.Path })
 			if o.json && pages.perPage > 0 {
 				// Nomad's paged JSON: the page and where the next starts.
@@ -93,6 +96,7 @@ list. -q (or -out terse) prints their paths alone; -out json is -json,
 	cmd.Flags().StringVar(&outFmt, "out", "", "table (default), terse, json or go-template")
 	cmd.Flags().StringVar(&tmpl, "template", "", "the Go template of -out go-template")
 	pages.add(cmd)
+	pages.addFilter(cmd)
 	o.add(cmd)
 	addAddressFlag(cmd, &address)
 	return cmd
