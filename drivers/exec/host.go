@@ -16,8 +16,9 @@ import (
 )
 
 // Unsupported says why this host cannot run exec tasks, or "" when it
-// can: the client must be root, on Linux, with PID, IPC, mount and UTS
-// namespaces, and the cpu and memory cgroup controllers (v1 or v2).
+// can: the client must be built with cgo and run as root, on Linux, with
+// PID, IPC, mount and UTS namespaces, and the cpu and memory cgroup
+// controllers (v2), or cpu, memory and devices (v1).
 func Unsupported() string {
 	if !builtWithCgo {
 		return "exec needs a client built with cgo (libcontainer's namespace setup is C)"
@@ -43,7 +44,9 @@ func Unsupported() string {
 		}
 		return ""
 	}
-	for _, c := range []string{"cpu", "memory"} {
+	// v1: the devices controller too, which holds a task's device rules
+	// (v2 sets them with eBPF).
+	for _, c := range []string{"cpu", "memory", "devices"} {
 		if _, err := cgroups.FindCgroupMountpoint("", c); err != nil {
 			return "exec needs the " + c + " cgroup controller mounted (cgroup v1)"
 		}
