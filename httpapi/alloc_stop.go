@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/structs"
 )
 
 // PUT (or POST) /v1/allocation/{id}/stop stops an allocation and has it
@@ -13,7 +14,10 @@ import (
 // writes an alloc-stop evaluation of its job in one entry; the answer is
 // Nomad's AllocStopResponse {"EvalID", "Index"}. 404 for an unknown
 // allocation, 400 for one already stopped or whose tasks have all ended.
-// (Nomad's ?no_shutdown_delay is accepted: drover has no shutdown delay.)
+// ?reschedule=true marks the allocation for rescheduling too
+// (DesiredTransition.Reschedule) and ?no_shutdown_delay=true marks it
+// NoShutdownDelay, as Nomad's (drover has no shutdown delay: the mark is
+// only recorded).
 
 func init() {
 	register(
@@ -29,7 +33,7 @@ type AllocStopBackend interface {
 	// StopAlloc marks the allocation for migration with an alloc-stop
 	// evaluation; errors wrap state.ErrNotFound for an unknown
 	// allocation and ErrAllocNotRunning for one that does not run.
-	StopAlloc(ctx context.Context, allocID string) (*AllocStopResponse, error)
+	StopAlloc(ctx context.Context, allocID string, opts structs.AllocStopOptions) (*AllocStopResponse, error)
 }
 
 // ErrAllocNotRunning: the allocation is already stopped or has ended
@@ -59,7 +63,14 @@ func (s *Server) allocStop(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err := checkNamespace(r, a.Namespace); err != nil {
 		return nil, err
 	}
-	out, err := sb.StopAlloc(r.Context(), id)
+	var opts structs.AllocStopOptions
+	if opts.Reschedule, err = queryBool(r, "reschedule"); err != nil {
+		return nil, err
+	}
+	if opts.NoShutdownDelay, err = queryBool(r, "no_shutdown_delay"); err != nil {
+		return nil, err
+	}
+	out, err := sb.StopAlloc(r.Context(), id, opts)
 	if errors.Is(err, ErrAllocNotRunning) {
 		return nil, &CodedError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	}

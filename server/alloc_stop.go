@@ -24,9 +24,10 @@ type AllocStopResponse struct {
 // stop: the allocation is marked for migration (DesiredTransition.Migrate)
 // and an alloc-stop evaluation of its job is written in the same entry;
 // the scheduler stops it and places a replacement, the job keeping its
-// count. An unknown allocation wraps ErrAllocNotFound; one the servers
+// count; opts add Nomad's marks (structs.AllocStopOptions). An unknown
+// allocation wraps ErrAllocNotFound; one the servers
 // already stopped, or whose tasks have all ended, ErrInvalidRequest.
-func (l *Leader) StopAlloc(ctx context.Context, allocID string) (*AllocStopResponse, error) {
+func (l *Leader) StopAlloc(ctx context.Context, allocID string, opts structs.AllocStopOptions) (*AllocStopResponse, error) {
 	snap := l.store().Snapshot()
 	a, err := snap.AllocByID(allocID)
 	if err != nil {
@@ -56,8 +57,15 @@ func (l *Leader) StopAlloc(ctx context.Context, allocID string) (*AllocStopRespo
 	eval := l.jobEval(a.Namespace, a.JobID, typ, prio, structs.EvalTriggerAllocStop, now)
 	eval.JobModifyIndex = modify
 	yes := true
+	tr := &structs.DesiredTransition{Migrate: &yes}
+	if opts.Reschedule {
+		tr.Reschedule = &yes
+	}
+	if opts.NoShutdownDelay {
+		tr.NoShutdownDelay = &yes
+	}
 	req := &structs.AllocUpdateDesiredTransitionRequest{
-		Allocs:    map[string]*structs.DesiredTransition{a.ID: {Migrate: &yes}},
+		Allocs:    map[string]*structs.DesiredTransition{a.ID: tr},
 		Evals:     []*structs.Evaluation{eval},
 		UpdatedAt: now,
 	}

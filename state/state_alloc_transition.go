@@ -48,6 +48,9 @@ func (s *Store) UpdateAllocDesiredTransitionTxn(t *WriteTxn, req *structs.AllocU
 		if in.ForceReschedule != nil {
 			merged.ForceReschedule = in.ForceReschedule
 		}
+		if in.NoShutdownDelay != nil {
+			merged.NoShutdownDelay = in.NoShutdownDelay
+		}
 		a.DesiredTransition = merged
 		a.ModifyIndex = t.index
 		a.ModifyTime = req.UpdatedAt

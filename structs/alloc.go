@@ -261,12 +261,24 @@ type DesiredTransition struct {
 	Migrate         *bool `json:",omitempty"`
 	Reschedule      *bool `json:",omitempty"`
 	ForceReschedule *bool `json:",omitempty"`
+	// NoShutdownDelay is Nomad's mark of an allocation stopped without
+	// its group's shutdown delay; drover has no shutdown delay, so it is
+	// only recorded.
+	NoShutdownDelay *bool `json:",omitempty"`
+}
+
+// AllocStopOptions are an allocation stop's options, Nomad's query
+// parameters: Reschedule (?reschedule=true) marks the allocation for
+// rescheduling as well as migration, NoShutdownDelay
+// (?no_shutdown_delay=true) marks it NoShutdownDelay.
+type AllocStopOptions struct {
+	Reschedule, NoShutdownDelay bool
 }
 
 // Copy returns a deep copy.
 func (d DesiredTransition) Copy() DesiredTransition {
 	c := d
-	for _, p := range []**bool{&c.Migrate, &c.Reschedule, &c.ForceReschedule} {
+	for _, p := range []**bool{&c.Migrate, &c.Reschedule, &c.ForceReschedule, &c.NoShutdownDelay} {
 		if *p != nil {
 			v := **p
 			*p = &v
