@@ -42,13 +42,20 @@ func Unsupported() string {
 				return "exec needs the " + c + " cgroup controller (cgroup v2)"
 			}
 		}
+		if err := unix.Access("/sys/fs/cgroup", unix.W_OK); err != nil {
+			return "exec needs a writable cgroup tree: /sys/fs/cgroup: " + err.Error()
+		}
 		return ""
 	}
 	// v1: the devices controller too, which holds a task's device rules
 	// (v2 sets them with eBPF).
 	for _, c := range []string{"cpu", "memory", "devices"} {
-		if _, err := cgroups.FindCgroupMountpoint("", c); err != nil {
+		mnt, err := cgroups.FindCgroupMountpoint("", c)
+		if err != nil {
 			return "exec needs the " + c + " cgroup controller mounted (cgroup v1)"
+		}
+		if err := unix.Access(mnt, unix.W_OK); err != nil {
+			return "exec needs a writable cgroup tree: " + mnt + ": " + err.Error()
 		}
 	}
 	return ""
