@@ -36,6 +36,8 @@ every field of each registration, full IDs included.`,
 			if regs, err = filterItems(pages.filter, regs); err != nil {
 				return err
 			}
+			regs, next := pageOf(pages, regs, func(r *structs.ServiceRegistration) string { return r.ID })
+			defer warnNextPage(cmd, next)
 			if len(regs) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "No service registrations found")
 				return nil
@@ -58,6 +60,7 @@ every field of each registration, full IDs included.`,
 	f.addJSON(cmd)
 	f.addNamespace(cmd)
 	pages.addFilter(cmd)
+	pages.add(cmd)
 	return cmd
 }
 
