@@ -15,7 +15,7 @@ import (
 // "parent/periodic-<time>". Nomad routes /v1/job/<id>/… by the path's
 // suffix, so that the ID may be written with its slashes or escaped
 // (%2F). The router here matches {id} against one segment, so
-// routeJobPath rewrites a request whose ID has a slash to the escaped
+// routePath rewrites a request whose ID has a slash to the escaped
 // form before routing, by Nomad's rule: the path after /v1/job/ ends in
 // one of the job routes' suffixes ("/allocations", "/periodic/force", …)
 // and the ID is what precedes it; otherwise the whole rest is the ID.
@@ -47,10 +47,10 @@ func jobRouteSuffixes() []string {
 	return jobSuffixes
 }
 
-// routeJobPath rewrites r's escaped path so that a job ID with slashes is
+// routePath rewrites r's escaped path so that a job ID with slashes is
 // one segment (see above), and sends GET /v1/node/pool/{name} to its
 // route (nodepools.go); any other request is left as it is.
-func routeJobPath(r *http.Request) {
+func routePath(r *http.Request) {
 	if pool, ok := strings.CutPrefix(r.URL.Path, "/v1/node/pool/"); ok && r.Method == http.MethodGet && pool != "" && !strings.Contains(pool, "/") {
 		r.URL.Path, r.URL.RawPath = "/v1/node-pool/"+pool, ""
 		return

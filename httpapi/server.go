@@ -134,7 +134,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	routeJobPath(r)
+	routePath(r)
 	s.mux.ServeHTTP(w, r)
 }
 
