@@ -57,6 +57,11 @@ resources and events; -verbose prints full IDs and every task event.`,
 				return o.write(cmd, a)
 			}
 			printAllocStatusView(cmd.OutOrStdout(), a, v)
+			if v.stats {
+				if err := printAllocStats(cmd, c, a); err != nil {
+					return err
+				}
+			}
 			return uiAfter(cmd, c, "/ui/allocations/"+url.PathEscape(a.ID))
 		},
 	}
@@ -65,11 +70,12 @@ resources and events; -verbose prints full IDs and every task event.`,
 	cmd.Flags().BoolVar(&v.short, "short", false, "one line per task: its state and last event")
 	cmd.Flags().BoolVar(&v.verbose, "verbose", false, "full IDs and every task event")
 	addUIFlag(cmd, "allocation")
+	cmd.Flags().BoolVar(&v.stats, "stats", false, "each task's measured memory and CPU figures (from the allocation's node)")
 	return cmd
 }
 
 // allocStatusView are alloc status's display flags.
-type allocStatusView struct{ short, verbose bool }
+type allocStatusView struct{ short, verbose, stats bool }
 
 func printAllocStatusView(w io.Writer, a *structs.Allocation, v allocStatusView) {
 	idShort := idShort

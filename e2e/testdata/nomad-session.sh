@@ -3,6 +3,8 @@
 # The e2e test runs it unchanged with drover as `nomad` on PATH and
 # NOMAD_ADDR pointing at a dev agent.
 set -euo pipefail
+# grep reads its whole input (no -q): with pipefail, a writer cut off by an
+# early exit would fail the session.
 
 cat > session.hcl <<'HCL'
 job "session" {
@@ -36,19 +38,21 @@ done
 
 alloc=$(nomad job status -namespace dev -t '{{range .Allocations}}{{.ID}}{{end}}' session)
 for _ in $(seq 1 40); do
-  nomad alloc logs -task web "$alloc" | grep -q hello-from-session && break
+  nomad alloc logs -task web "$alloc" | grep hello-from-session >/dev/null && break
   sleep 0.25
 done
-nomad alloc logs -task web "$alloc" | grep -q hello-from-session
-nomad alloc logs -stderr -task web "$alloc" | grep -q oops-on-stderr
-nomad alloc logs -namespace dev -job -task web -tail -n 1 session | grep -q hello-from-session
+nomad alloc logs -task web "$alloc" | grep hello-from-session >/dev/null
+nomad alloc logs -stderr -task web "$alloc" | grep oops-on-stderr >/dev/null
+nomad alloc logs -namespace dev -job -task web -tail -n 1 session | grep hello-from-session >/dev/null
 
-nomad job status -json -namespace dev session | grep -q '"ID": "session"'
-nomad job status -namespace dev -short session | grep -q 'Namespace *= dev'
-nomad namespace list | grep -q '^dev'
-nomad namespace status -t '{{.Name}}' dev | grep -qx dev
-nomad node pool list | grep -q '^default'
-nomad node pool list -json | grep -q '"Name": "all"'
+nomad job status -json -namespace dev session | grep '"ID": "session"' >/dev/null
+nomad alloc status -stats "$alloc" | grep 'Resource Utilization' >/dev/null
+nomad alloc status -short "$alloc" | grep '^web ' >/dev/null
+nomad job status -namespace dev -short session | grep 'Namespace *= dev' >/dev/null
+nomad namespace list | grep '^dev' >/dev/null
+nomad namespace status -t '{{.Name}}' dev | grep -x dev >/dev/null
+nomad node pool list | grep '^default' >/dev/null
+nomad node pool list -json | grep '"Name": "all"' >/dev/null
 
 nomad job stop -namespace dev -purge -detach -yes session
 nomad system gc
