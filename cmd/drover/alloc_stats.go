@@ -96,3 +96,36 @@ func ibytes(n uint64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// printNodeStats prints a node's host figures, as Nomad's node status
+// -stats: GET /v1/client/stats?node_id=, which the servers forward to the
+// node.
+func printNodeStats(cmd *cobra.Command, c *apiclient.Client, nodeID string) error {
+	var h structs.HostStats
+	q := &apiclient.QueryOptions{Params: map[string]string{"node_id": nodeID}}
+	if _, err := c.Get(cmd.Context(), "/v1/client/stats", q, &h); err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("error fetching node stats: %v", err)}
+	}
+	w := cmd.OutOrStdout()
+	pct := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) + "%" }
+	fmt.Fprintln(w, "\nCPU Stats")
+	for i, s := range h.CPU {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		printKV(w, [][2]string{{"CPU", s.CPU}, {"User", pct(s.User)}, {"System", pct(s.System)}, {"Idle", pct(s.Idle)}})
+	}
+	if m := h.Memory; m != nil {
+		fmt.Fprintln(w, "\nMemory Stats")
+		printKV(w, [][2]string{{"Total", ibytes(m.Total)}, {"Available", ibytes(m.Available)}, {"Used", ibytes(m.Used)}, {"Free", ibytes(m.Free)}})
+	}
+	fmt.Fprintln(w, "\nDisk Stats")
+	for i, d := range h.DiskStats {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		printKV(w, [][2]string{{"Device", d.Device}, {"MountPoint", d.Mountpoint}, {"Size", ibytes(d.Size)}, {"Used", ibytes(d.Used)},
+			{"Available", ibytes(d.Available)}, {"Used Percent", pct(d.UsedPercent)}, {"Inodes Percent", pct(d.InodesUsedPercent)}})
+	}
+	return nil
+}

@@ -81,6 +81,11 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 				return o.write(cmd, n)
 			}
 			printNodeStatusView(out, n, allocs, v)
+			if v.stats {
+				if err := printNodeStats(cmd, c, n.ID); err != nil {
+					return err
+				}
+			}
 			return uiAfter(cmd, c, "/ui/nodes")
 		},
 	}
@@ -94,13 +99,14 @@ allocations, -os its operating system, and -quiet prints the IDs alone.`,
 	f.BoolVar(&v.os, "os", false, "the list: each node's operating system")
 	f.BoolVar(&v.quiet, "quiet", false, "the list: node IDs alone")
 	addUIFlag(cmd, "nodes")
+	f.BoolVar(&v.stats, "stats", false, "a node's host CPU, memory and disk figures (from the node)")
 	pages.add(cmd)
 	pages.addFilter(cmd)
 	return cmd
 }
 
 // nodeStatusView are node status's display flags.
-type nodeStatusView struct{ self, short, verbose, allocs, os, quiet bool }
+type nodeStatusView struct{ self, short, verbose, allocs, os, quiet, stats bool }
 
 // printNodeList prints the nodes table with the columns the flags ask for.
 func printNodeList(cmd *cobra.Command, c *apiclient.Client, nodes []*structs.NodeListStub, v nodeStatusView) error {

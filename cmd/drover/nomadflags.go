@@ -72,7 +72,6 @@ var refusedReasons = map[string]string{
 	"-no-shutdown-delay":  "drover has no shutdown delay",
 	"-preserve-resources": "drover registers the resources the job file says",
 	"-global":             "drover has no multi-region jobs: a cluster is one region",
-	"-stats":              "drover's CLI does not print resource usage yet (the client's /v1/client/allocation/<id>/stats serves it)",
 }
 
 // refusedPrefixes say why drover refuses the flags whose names start so.

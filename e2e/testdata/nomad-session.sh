@@ -48,6 +48,7 @@ nomad alloc logs -namespace dev -job -task web -tail -n 1 session | grep hello-f
 nomad job status -json -namespace dev session | grep '"ID": "session"' >/dev/null
 nomad alloc status -stats "$alloc" | grep 'Resource Utilization' >/dev/null
 nomad alloc status -short "$alloc" | grep '^web ' >/dev/null
+nomad node status -self -stats | grep 'Memory Stats' >/dev/null
 nomad job status -namespace dev -short session | grep 'Namespace *= dev' >/dev/null
 nomad namespace list | grep '^dev' >/dev/null
 nomad namespace status -t '{{.Name}}' dev | grep -x dev >/dev/null
