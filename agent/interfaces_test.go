@@ -33,11 +33,12 @@ var (
 	_ httpapi.DispatchBackend      = (*Agent)(nil)
 	_ httpapi.JobRestartBackend    = (*Agent)(nil)
 	_ httpapi.LeaderBuilder        = (*Agent)(nil)
+	_ httpapi.GCBackend            = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "JobDeregisterBackend", "JobRegisterBackend", "JobRestartBackend",
+	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "GCBackend", "JobDeregisterBackend", "JobRegisterBackend", "JobRestartBackend",
 	"JobScaleBackend", "LeaderBuilder", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
