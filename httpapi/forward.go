@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -267,11 +268,24 @@ func resendable(r *http.Request) bool {
 
 // notSent reports whether a forwarding failed before the request was
 // served: the leader's address refused the connection (a killed leader's
-// does), or the server it reached answered that it does not lead (it
-// served nothing), so a write may be sent to the next leader.
+// does), the leader closed the connection while the request was still
+// being written to it (a stopping leader closes its idle keep-alive
+// connections; a peer that breaks the pipe or resets has not read the
+// whole body, so no handler acted on it), or the server it reached
+// answered that it does not lead (it served nothing): a write may be sent
+// to the next leader.
 func notSent(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, errNotLeaderAnswer)
+	if !errors.As(err, &op) {
+		return errors.Is(err, errNotLeaderAnswer)
+	}
+	switch op.Op {
+	case "dial":
+		return true
+	case "write", "readfrom":
+		return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
+	}
+	return false
 }
 
 // holdOn waits d, or less when the deadline is sooner, and reports whether
