@@ -74,28 +74,7 @@ func newNodePoolApplyCommand() *cobra.Command {
 
 // parseNodePoolHCL reads Nomad's node_pool "NAME" { description = … }.
 func parseNodePoolHCL(name string, data []byte) (map[string]any, error) {
-	// The one block's label is the pool's name: read it as a namespace-like
-	// flat body after unwrapping.
-	src := strings.TrimSpace(string(data))
-	rest, ok := strings.CutPrefix(src, "node_pool")
-	if !ok {
-		return nil, fmt.Errorf("%s: want a node_pool block", name)
-	}
-	rest = strings.TrimSpace(rest)
-	var label string
-	if _, err := fmt.Sscanf(rest, "%q", &label); err != nil {
-		return nil, fmt.Errorf("%s: the node_pool block needs a name label", name)
-	}
-	open, closing := strings.Index(rest, "{"), strings.LastIndex(rest, "}")
-	if open < 0 || closing < open {
-		return nil, fmt.Errorf("%s: the node_pool block has no body", name)
-	}
-	m, err := parseSimpleHCL(name, []byte(rest[open+1:closing]), map[string]string{"description": "Description"})
-	if err != nil {
-		return nil, err
-	}
-	m["Name"] = label
-	return m, nil
+	return parseLabelledHCL(name, data, "node_pool", map[string]string{"description": "Description"})
 }
 
 func newNodePoolDeleteCommand() *cobra.Command {

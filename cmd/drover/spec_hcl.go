@@ -25,7 +25,35 @@ func parseSimpleHCL(name string, src []byte, attrs map[string]string) (map[strin
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	return specBody(f.Body.(*hclsyntax.Body), attrs)
+}
+
+// parseLabelledHCL reads a specification written as one block of type
+// typ with one label (Nomad's node_pool "NAME" { … }): its body as
+// parseSimpleHCL reads a flat one, and the label as the Name field.
+func parseLabelledHCL(name string, src []byte, typ string, attrs map[string]string) (map[string]any, error) {
+	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
 	body := f.Body.(*hclsyntax.Body)
+	if len(body.Attributes) > 0 || len(body.Blocks) != 1 || body.Blocks[0].Type != typ {
+		return nil, fmt.Errorf("%s: want one %s block", name, typ)
+	}
+	b := body.Blocks[0]
+	if len(b.Labels) != 1 {
+		return nil, fmt.Errorf("%s: the %s block needs a name label", b.DefRange(), typ)
+	}
+	m, err := specBody(b.Body, attrs)
+	if err != nil {
+		return nil, err
+	}
+	m["Name"] = b.Labels[0]
+	return m, nil
+}
+
+// specBody reads the attributes and blocks of a specification's body.
+func specBody(body *hclsyntax.Body, attrs map[string]string) (map[string]any, error) {
 	out := map[string]any{}
 	for n, a := range body.Attributes {
 		field, ok := attrs[n]
