@@ -223,35 +223,3 @@ func copyAfterFirstLine(w io.Writer, r io.Reader) error {
 	_, err := io.Copy(w, br)
 	return err
 }
-
-// lookupAllocVerbose is lookupAlloc; with verbose, the table of the
-// allocations a prefix matches shows full IDs, as Nomad's -verbose.
-func lookupAllocVerbose(ctx context.Context, c *apiclient.Client, w io.Writer, prefix string, verbose bool) (*structs.Allocation, error) {
-	if !verbose {
-		return lookupAlloc(ctx, c, w, prefix)
-	}
-	stubs, _, err := c.Allocations().List(ctx, &apiclient.QueryOptions{Prefix: prefix, Namespace: "*"})
-	if err != nil {
-		return nil, fmt.Errorf("querying allocations: %w", err)
-	}
-	ids := make([]string, len(stubs))
-	for i, s := range stubs {
-		ids[i] = s.ID
-	}
-	id, err := pickByPrefix(w, "allocation", prefix, ids, func(w io.Writer) {
-		tw := newTabs(w)
-		fmt.Fprintln(tw, "ID\tNode ID\tTask Group\tVersion\tDesired\tStatus")
-		for _, a := range stubs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", a.ID, a.NodeID, a.TaskGroup, a.JobVersion, a.DesiredStatus, a.ClientStatus)
-		}
-		tw.Flush()
-	})
-	if err != nil {
-		return nil, err
-	}
-	a, _, err := c.Allocations().Info(ctx, id, nil)
-	if err != nil {
-		return nil, fmt.Errorf("querying allocation %s: %w", id, err)
-	}
-	return a, nil
-}

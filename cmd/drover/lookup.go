@@ -49,6 +49,12 @@ func pickByPrefix(w io.Writer, kind, prefix string, ids []string, table func(io.
 
 // lookupAlloc returns the allocation whose ID is id or starts with it.
 func lookupAlloc(ctx context.Context, c *apiclient.Client, w io.Writer, prefix string) (*structs.Allocation, error) {
+	return lookupAllocVerbose(ctx, c, w, prefix, false)
+}
+
+// lookupAllocVerbose is lookupAlloc; with verbose, the table of the
+// allocations a prefix matches shows full IDs, as Nomad's -verbose.
+func lookupAllocVerbose(ctx context.Context, c *apiclient.Client, w io.Writer, prefix string, verbose bool) (*structs.Allocation, error) {
 	stubs, _, err := c.Allocations().List(ctx, &apiclient.QueryOptions{Prefix: prefix, Namespace: "*"})
 	if err != nil {
 		return nil, fmt.Errorf("querying allocations: %w", err)
@@ -57,7 +63,18 @@ func lookupAlloc(ctx context.Context, c *apiclient.Client, w io.Writer, prefix s
 	for i, s := range stubs {
 		ids[i] = s.ID
 	}
-	id, err := pickByPrefix(w, "allocation", prefix, ids, func(w io.Writer) { printAllocStubs(w, stubs) })
+	table := func(w io.Writer) { printAllocStubs(w, stubs) }
+	if verbose {
+		table = func(w io.Writer) {
+			tw := newTabs(w)
+			fmt.Fprintln(tw, "ID\tNode ID\tTask Group\tVersion\tDesired\tStatus")
+			for _, a := range stubs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", a.ID, a.NodeID, a.TaskGroup, a.JobVersion, a.DesiredStatus, a.ClientStatus)
+			}
+			tw.Flush()
+		}
+	}
+	id, err := pickByPrefix(w, "allocation", prefix, ids, table)
 	if err != nil {
 		return nil, err
 	}
