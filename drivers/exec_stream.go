@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"sync"
 )
 
 // StreamExecDriver is implemented by drivers that can run an interactive
@@ -65,4 +67,24 @@ type ExecSession interface {
 // ErrTaskNotFound.
 type TaskSignaler interface {
 	Signal(h *TaskHandle, signal string) error
+}
+
+// TTYInput is a task's terminal as the input of an exec session: writes
+// go to the terminal; Close types end-of-file (^D) as a user would, for
+// the terminal must stay open for the command's output.
+type TTYInput struct {
+	f    *os.File
+	once sync.Once
+}
+
+// NewTTYInput returns the input side of the terminal f.
+func NewTTYInput(f *os.File) *TTYInput { return &TTYInput{f: f} }
+
+func (t *TTYInput) Write(p []byte) (int, error) { return t.f.Write(p) }
+
+// Close types end-of-file once.
+func (t *TTYInput) Close() error {
+	var err error
+	t.once.Do(func() { _, err = t.f.Write([]byte{4}) })
+	return err
 }

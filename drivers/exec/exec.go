@@ -202,7 +202,7 @@ func (s *session) startTTY(c *libcontainer.Container, req drivers.ExecStreamRequ
 	}
 	s.pid, _ = s.p.Pid()
 	s.ptmx = ptmx
-	s.stdin = &ttyInput{f: ptmx}
+	s.stdin = drivers.NewTTYInput(ptmx)
 	s.copied = make(chan struct{})
 	go func() {
 		defer close(s.copied)
@@ -228,20 +228,6 @@ func recvFile(sock *os.File) (*os.File, error) {
 		return nil, fmt.Errorf("no file received (%v)", err)
 	}
 	return os.NewFile(uintptr(fds[0]), string(buf[:n])), nil
-}
-
-// ttyInput writes to a terminal; closing it types end-of-file (^D).
-type ttyInput struct {
-	f    *os.File
-	once sync.Once
-}
-
-func (t *ttyInput) Write(p []byte) (int, error) { return t.f.Write(p) }
-
-func (t *ttyInput) Close() error {
-	var err error
-	t.once.Do(func() { _, err = t.f.Write([]byte{4}) })
-	return err
 }
 
 // wait waits for the command, then for its output (execWait at most),

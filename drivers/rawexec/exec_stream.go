@@ -125,7 +125,7 @@ func (s *execSession) startTTY(c *exec.Cmd, req drivers.ExecStreamRequest) error
 		return err
 	}
 	s.ptmx, s.pid = ptmx, c.Process.Pid
-	s.stdin = &ttyInput{f: ptmx}
+	s.stdin = drivers.NewTTYInput(ptmx)
 	s.copied = make(chan struct{})
 	go func() {
 		defer close(s.copied)
@@ -133,21 +133,6 @@ func (s *execSession) startTTY(c *exec.Cmd, req drivers.ExecStreamRequest) error
 		_, _ = io.Copy(req.Stdout, ptmx)
 	}()
 	return nil
-}
-
-// ttyInput writes to a terminal; closing it types end-of-file (^D) as a
-// user would, for the terminal must stay open for the command's output.
-type ttyInput struct {
-	f    *os.File
-	once sync.Once
-}
-
-func (t *ttyInput) Write(p []byte) (int, error) { return t.f.Write(p) }
-
-func (t *ttyInput) Close() error {
-	var err error
-	t.once.Do(func() { _, err = t.f.Write([]byte{4}) })
-	return err
 }
 
 func winsize(sz drivers.TerminalSize) *pty.Winsize {
