@@ -32,7 +32,7 @@ server {
 	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
 	fs.String("data-dir", "", "")
 	fs.Int("bootstrap-expect", 0, "")
-	_ = fs.Parse([]string{"--bootstrap-expect=0"})
+	_ = fs.Parse([]string{"--bootstrap-expect=-1"})
 	flags, err := config.FromFlags(fs)
 	if err != nil {
 		fmt.Println(err)
@@ -47,5 +47,5 @@ server {
 	// Output:
 	// warning: server.hcl:4:3: telemetry.statsd_address is not supported by drover and is ignored (metrics are published at /v1/metrics only (Nomad's JSON and Prometheus))
 	// /var/lib/drover 127.0.0.1:4646 127.0.0.1:4647
-	// -bootstrap-expect: server.bootstrap_expect must be at least 1 (got 0)
+	// -bootstrap-expect: server.bootstrap_expect must not be negative (got -1)
 }

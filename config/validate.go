@@ -141,8 +141,12 @@ func (v *validator) server() {
 		return
 	}
 	switch {
-	case s.BootstrapExpect < 1:
-		v.errorf("server.bootstrap_expect", "server.bootstrap_expect must be at least 1 (got %d)", s.BootstrapExpect)
+	case s.BootstrapExpect < 0:
+		v.errorf("server.bootstrap_expect", "server.bootstrap_expect must not be negative (got %d)", s.BootstrapExpect)
+	case s.BootstrapExpect == 0 && !v.c.Dev:
+		// As Nomad: such a server never bootstraps a cluster; it waits to
+		// be joined to one (dev mode takes 1).
+		v.warnf("server.bootstrap_expect", "server.bootstrap_expect is 0: this server does not bootstrap a cluster; it waits to be joined to one (server.retry_join, or \"server join\" on a member)")
 	case s.BootstrapExpect%2 == 0:
 		v.warnf("server.bootstrap_expect", "server.bootstrap_expect is %d: an odd number of servers is recommended (%d servers tolerate no more failures than %d)", s.BootstrapExpect, s.BootstrapExpect, s.BootstrapExpect-1)
 	}

@@ -41,8 +41,7 @@ func TestValidateErrors(t *testing.T) {
 		{"analysis address not a URL", validServer + "analysis {\n  prometheus_address = \"prom:9090\"\n}\n", `analysis.prometheus_address must be an http or https URL such as "http://127.0.0.1:9090" (got "prom:9090")`, 8},
 		{"port too high", validServer + "ports {\n  raft = 70000\n}\n", "ports.raft must be a port from 1 to 65535 (got 70000)", 8},
 		{"same ports", validServer + "ports {\n  http = 5000\n  raft = 5000\n}\n", "ports.raft and ports.http are both 5000", 9},
-		{"bootstrap_expect zero", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 0\n}\n", "server.bootstrap_expect must be at least 1 (got 0)", 4},
-		{"bootstrap_expect unset", "data_dir = \"/d\"\nserver {\n  enabled = true\n}\n", "server.bootstrap_expect must be at least 1 (got 0)", 0},
+		{"bootstrap_expect negative", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = -1\n}\n", "server.bootstrap_expect must not be negative (got -1)", 4},
 		{"retry_join without port", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 1\n  retry_join = [\"127.0.0.1:1\", \"10.0.0.2\"]\n}\n", `server.retry_join[1] must be host:port (got "10.0.0.2")`, 5},
 		{"retry_join bad port", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 1\n  retry_join = [\"h:99999\"]\n}\n", `server.retry_join[0] has an invalid port (got "h:99999")`, 5},
 		{"nothing enabled", "data_dir = \"/d\"\n", "neither server nor client is enabled", 0},
@@ -98,6 +97,8 @@ func TestValidateWarnings(t *testing.T) {
 		line           int
 	}{
 		{"even bootstrap_expect", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 4\n  retry_join = [\"127.0.0.1:1\"]\n}\n", "server.bootstrap_expect is 4: an odd number of servers is recommended", 4},
+		{"bootstrap_expect zero", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 0\n}\n", "server.bootstrap_expect is 0: this server does not bootstrap a cluster; it waits to be joined", 4},
+		{"bootstrap_expect unset", "data_dir = \"/d\"\nserver {\n  enabled = true\n}\n", "server.bootstrap_expect is 0: this server does not bootstrap a cluster", 0},
 		{"expect without join", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 3\n}\n", "server.retry_join is empty", 4},
 		{"server settings without server", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:1\"]\n}\nserver {\n  retry_join = [\"127.0.0.1:2\"]\n}\n", "server.retry_join is ignored: the server is not enabled", 7},
 	}
