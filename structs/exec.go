@@ -72,10 +72,7 @@ func ParseExecConfig(m map[string]any) (*ExecConfig, []ConfigError) {
 		case "cap_drop":
 			c.CapDrop = p.caps(k, v)
 		case "work_dir":
-			c.WorkDir = p.str(k, v)
-			if c.WorkDir != "" && !strings.HasPrefix(c.WorkDir, "/") {
-				p.errf(k, "must be an absolute path inside the task's root (got %q)", c.WorkDir)
-			}
+			c.WorkDir = p.workDir(k, v)
 		default:
 			p.errf(k, "is not an exec driver option%s", closest(k, execKeys))
 		}
@@ -86,6 +83,16 @@ func ParseExecConfig(m map[string]any) (*ExecConfig, []ConfigError) {
 		p.errf("command", "must not be empty")
 	}
 	return c, p.errs
+}
+
+// workDir reads a working directory inside the task's root (exec's and
+// java's work_dir).
+func (p *dockerParser) workDir(key string, v any) string {
+	s := p.str(key, v)
+	if s != "" && !strings.HasPrefix(s, "/") {
+		p.errf(key, "must be an absolute path inside the task's root (got %q)", s)
+	}
+	return s
 }
 
 func (p *dockerParser) mode(key string, v any) string {

@@ -8,6 +8,7 @@ const (
 	DriverExec    = "exec"
 	DriverDocker  = "docker"
 	DriverMock    = "mock"
+	DriverJava    = "java"
 )
 
 // Task is one process (or simulated process) in a task group.

@@ -44,10 +44,22 @@ func DefaultAllowCaps() []string {
 	}
 }
 
-// taskConfig is exec's driver block, as Nomad's.
-type taskConfig = structs.ExecConfig
+// Command is what a task runs in its container: its command line and
+// working directory inside its root, its namespace modes ("" for the
+// client's default) and the capabilities it adds and drops. exec's driver
+// block is one as written; the java driver builds one around the JVM.
+type Command = structs.ExecConfig
 
-// parseConfig reads a task's driver block. Modes are checked, not
+// CommandFunc makes the Command of a task from its driver block; its
+// errors wrap drivers.ErrInvalidConfig and name the block's key. It is
+// called when the task starts and again for each command run inside it
+// (alloc exec, script checks), which take its working directory.
+type CommandFunc func(config map[string]any) (Command, error)
+
+// taskConfig is exec's driver block, as Nomad's.
+type taskConfig = Command
+
+// parseConfig reads an exec task's driver block. Modes are checked, not
 // defaulted (the client's defaults fill an empty one).
 func parseConfig(m map[string]any) (taskConfig, error) {
 	c, errs := structs.ParseExecConfig(m)

@@ -235,3 +235,26 @@ func hostname(task string) string {
 	}
 	return b.String()
 }
+
+// TaskPath is where a host path is inside a task's root: under the
+// chroot_env directory that holds it (the deepest, when they nest), or ""
+// when no chroot_env directory does and the task cannot see it. A driver
+// built on exec finds its runtime there (the java driver its JVM).
+func (d *Driver) TaskPath(host string) string {
+	host = filepath.Clean(host)
+	best, bestDst := "", ""
+	for src, dst := range d.chrootEnv {
+		src = filepath.Clean(src)
+		if (host == src || strings.HasPrefix(host, src+"/") || src == "/") && len(src) > len(best) {
+			best, bestDst = src, dst
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(best, host)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(bestDst, rel)
+}

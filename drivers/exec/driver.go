@@ -72,8 +72,11 @@ type Options struct {
 	AllowRoot bool
 }
 
-// Driver is the exec driver. Create it with New.
+// Driver is the exec driver, or a driver built on its isolation (java).
+// Create it with New or NewFor.
 type Driver struct {
+	name         string
+	command      CommandFunc
 	stateDir     string
 	cgroupParent string
 	chrootEnv    map[string]string
@@ -93,8 +96,19 @@ type Driver struct {
 
 // New returns an exec driver, or an error when its options are invalid.
 func New(o Options) (*Driver, error) {
+	return NewFor(Name, parseConfig, o)
+}
+
+// NewFor returns a driver named name whose tasks run the Command that cmd
+// makes of their driver block, isolated as exec's tasks are: the java
+// driver is one. Its handles carry name; o is its plugin block's
+// settings, with a state directory of its own.
+func NewFor(name string, cmd CommandFunc, o Options) (*Driver, error) {
+	if name == "" || cmd == nil {
+		return nil, fmt.Errorf("%w: a driver built on exec needs a name and a command", drivers.ErrInvalidConfig)
+	}
 	if o.StateDir == "" {
-		return nil, fmt.Errorf("%w: exec needs a state directory", drivers.ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: %s needs a state directory", drivers.ErrInvalidConfig, name)
 	}
 	if o.CgroupParent == "" {
 		o.CgroupParent = DefaultCgroupParent
@@ -104,7 +118,7 @@ func New(o Options) (*Driver, error) {
 	}
 	for src, dst := range o.ChrootEnv {
 		if !filepath.IsAbs(src) || !filepath.IsAbs(dst) {
-			return nil, fmt.Errorf("%w: exec chroot_env %q = %q: both paths must be absolute", drivers.ErrInvalidConfig, src, dst)
+			return nil, fmt.Errorf("%w: %s chroot_env %q = %q: both paths must be absolute", drivers.ErrInvalidConfig, name, src, dst)
 		}
 	}
 	if o.DefaultPidMode == "" {
@@ -130,7 +144,7 @@ func New(o Options) (*Driver, error) {
 		o.LogCheckInterval = rawexec.DefaultLogCheckInterval
 	}
 	return &Driver{
-		stateDir: o.StateDir, cgroupParent: filepath.Clean("/" + o.CgroupParent),
+		name: name, command: cmd, stateDir: o.StateDir, cgroupParent: filepath.Clean("/" + o.CgroupParent),
 		chrootEnv: o.ChrootEnv, pidMode: o.DefaultPidMode, ipcMode: o.DefaultIpcMode,
 		allowCaps: allow, logEvery: o.LogCheckInterval, noSwap: swapLimitable(), allowRoot: o.AllowRoot,
 		tasks: make(map[string]*task),
@@ -172,8 +186,8 @@ type task struct {
 	exited bool // the init has exited; the container is being destroyed
 }
 
-// Name returns "exec".
-func (d *Driver) Name() string { return Name }
+// Name returns "exec", or the name NewFor was given.
+func (d *Driver) Name() string { return d.name }
 
 // Capabilities: the task has a root of its own (a chroot).
 func (d *Driver) Capabilities() drivers.Capabilities {
@@ -190,7 +204,7 @@ func (d *Driver) Fingerprint() drivers.Fingerprint {
 			return
 		}
 		d.fp = drivers.Fingerprint{
-			Attributes:        map[string]string{"driver.exec": "1"},
+			Attributes:        map[string]string{"driver." + d.name: "1"},
 			Healthy:           true,
 			HealthDescription: "Healthy",
 		}
@@ -210,9 +224,9 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 		return nil, err
 	}
 	if fp := d.Fingerprint(); fp.Undetected {
-		return nil, fmt.Errorf("%w: exec cannot isolate tasks on this client: %s", drivers.ErrStartFailed, fp.HealthDescription)
+		return nil, fmt.Errorf("%w: %s cannot isolate tasks on this client: %s", drivers.ErrStartFailed, d.name, fp.HealthDescription)
 	}
-	tc, err := parseConfig(cfg.Config)
+	tc, err := d.command(cfg.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +249,7 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 		return nil, fmt.Errorf("%w: %w", drivers.ErrStartFailed, err)
 	}
 	if u.uid == 0 && !d.allowRoot {
-		return nil, fmt.Errorf("%w: user %q is root, which this client denies exec tasks (as Nomad's user.denylist)", drivers.ErrStartFailed, name)
+		return nil, fmt.Errorf("%w: user %q is root, which this client denies %s tasks (as Nomad's user.denylist)", drivers.ErrStartFailed, name, d.name)
 	}
 	tid := drivers.TaskID(cfg.AllocID, cfg.TaskName)
 	d.mu.Lock()
@@ -290,7 +304,7 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 		_ = c.Destroy()
 		return nil, fmt.Errorf("%w: reading the container's state: %w", drivers.ErrStartFailed, err)
 	}
-	h := &drivers.TaskHandle{Version: drivers.HandleVersion, Driver: Name, Config: cfg, StartedAt: time.Now()}
+	h := &drivers.TaskHandle{Version: drivers.HandleVersion, Driver: d.name, Config: cfg, StartedAt: time.Now()}
 	hs := handleState{ContainerID: id, StateDir: d.stateDir, PID: st.InitProcessPid, StartTime: st.InitProcessStartTime}
 	if err := h.SetDriverState(hs); err != nil {
 		_ = c.Signal(syscall.SIGKILL)
@@ -347,7 +361,7 @@ func (d *Driver) removeStale(id string) error {
 // the client that died could wait for it), unless the kernel's OOM killer
 // ended it, which its cgroup tells.
 func (d *Driver) Recover(h *drivers.TaskHandle) error {
-	if err := drivers.CheckHandle(h, Name); err != nil {
+	if err := drivers.CheckHandle(h, d.name); err != nil {
 		return err
 	}
 	tid := h.ID()
@@ -556,7 +570,7 @@ func (d *Driver) Destroy(h *drivers.TaskHandle) error {
 }
 
 func (d *Driver) lookup(h *drivers.TaskHandle) (*task, error) {
-	return drivers.Lookup(&d.mu, d.tasks, h, Name)
+	return drivers.Lookup(&d.mu, d.tasks, h, d.name)
 }
 
 // running returns the task h names if it still runs.

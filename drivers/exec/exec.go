@@ -69,7 +69,7 @@ func (d *Driver) ExecStream(ctx context.Context, h *drivers.TaskHandle, req driv
 		return nil, err
 	}
 	cfg := h.Config
-	tc, err := parseConfig(cfg.Config)
+	tc, err := d.command(cfg.Config)
 	if err != nil {
 		return nil, err
 	}
