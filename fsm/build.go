@@ -20,7 +20,16 @@ import (
 // numbered build (and to the builds before numbering). A type that is safe
 // to miss may instead be sent with IgnoreUnknownTypeFlag, and is then not
 // gated.
-var typeBuilds = map[MessageType]int{}
+var typeBuilds = map[MessageType]int{
+	ACLRoleUpsertRequestType:        2,
+	ACLRoleDeleteRequestType:        2,
+	ACLAuthMethodUpsertRequestType:  2,
+	ACLAuthMethodDeleteRequestType:  2,
+	ACLBindingRuleUpsertRequestType: 2,
+	ACLBindingRuleDeleteRequestType: 2,
+	OneTimeTokenUpsertRequestType:   2,
+	OneTimeTokenExchangeRequestType: 2,
+}
 
 // ErrServersTooOld: an entry of a type that a server of the Raft
 // configuration does not know yet; nothing was written. It is written once

@@ -93,6 +93,10 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	NodeUpdateDrain, NodeUpdateEligibility,
 //	RootKeyDelete                            nil on success
 //	ServiceRegistrationDelete                nil on success
+//	ACLRoleUpsert, ACLRoleDelete,
+//	ACLAuthMethodUpsert, ACLAuthMethodDelete,
+//	ACLBindingRuleUpsert, ACLBindingRuleDelete,
+//	OneTimeTokenUpsert, OneTimeTokenExchange nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
@@ -239,6 +243,22 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.RestartJobTxn(txn, r)
 	case *structs.DeploymentAnalysisRequest:
 		err = s.UpdateDeploymentAnalysisTxn(txn, r)
+	case *structs.ACLRoleUpsertRequest:
+		err = s.UpsertACLRolesTxn(txn, r.Roles)
+	case *structs.ACLRoleDeleteRequest:
+		err = s.DeleteACLRolesTxn(txn, r.IDs)
+	case *structs.ACLAuthMethodUpsertRequest:
+		err = s.UpsertACLAuthMethodsTxn(txn, r.Methods)
+	case *structs.ACLAuthMethodDeleteRequest:
+		err = s.DeleteACLAuthMethodsTxn(txn, r.Names)
+	case *structs.ACLBindingRuleUpsertRequest:
+		err = s.UpsertACLBindingRulesTxn(txn, r.Rules)
+	case *structs.ACLBindingRuleDeleteRequest:
+		err = s.DeleteACLBindingRulesTxn(txn, r.IDs)
+	case *structs.OneTimeTokenUpsertRequest:
+		err = s.UpsertOneTimeTokenTxn(txn, r)
+	case *structs.OneTimeTokenExchangeRequest:
+		err = s.DeleteOneTimeTokenTxn(txn, r.SecretHash)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

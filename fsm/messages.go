@@ -72,6 +72,20 @@ const (
 	// the ignore bit: a server that skipped one would hold other runs.
 	AnalysisMeasurementRequestType MessageType = 35
 	AnalysisRunRequestType         MessageType = 36
+
+	// The ACL roles, auth methods, binding rules and one-time tokens
+	// (range 50–59): each of structs' request of the same name
+	// (OneTimeTokenExchange: structs.OneTimeTokenExchangeRequest, which
+	// uses the one-time token up). None carries the ignore bit: a server
+	// that skipped one would grant what the others do not.
+	ACLRoleUpsertRequestType        MessageType = 50
+	ACLRoleDeleteRequestType        MessageType = 51
+	ACLAuthMethodUpsertRequestType  MessageType = 52
+	ACLAuthMethodDeleteRequestType  MessageType = 53
+	ACLBindingRuleUpsertRequestType MessageType = 54
+	ACLBindingRuleDeleteRequestType MessageType = 55
+	OneTimeTokenUpsertRequestType   MessageType = 56
+	OneTimeTokenExchangeRequestType MessageType = 57
 )
 
 var typeNames = map[MessageType]string{
@@ -105,6 +119,14 @@ var typeNames = map[MessageType]string{
 	JobRestartRequestType:                   "JobRestart",
 	AnalysisMeasurementRequestType:          "AnalysisMeasurement",
 	AnalysisRunRequestType:                  "AnalysisRun",
+	ACLRoleUpsertRequestType:                "ACLRoleUpsert",
+	ACLRoleDeleteRequestType:                "ACLRoleDelete",
+	ACLAuthMethodUpsertRequestType:          "ACLAuthMethodUpsert",
+	ACLAuthMethodDeleteRequestType:          "ACLAuthMethodDelete",
+	ACLBindingRuleUpsertRequestType:         "ACLBindingRuleUpsert",
+	ACLBindingRuleDeleteRequestType:         "ACLBindingRuleDelete",
+	OneTimeTokenUpsertRequestType:           "OneTimeTokenUpsert",
+	OneTimeTokenExchangeRequestType:         "OneTimeTokenExchange",
 }
 
 // String names the type, for logs.
@@ -220,6 +242,22 @@ func newRequest(t MessageType) any {
 		return &structs.ServiceRegistrationDeleteRequest{}
 	case JobRestartRequestType:
 		return &structs.JobRestartRequest{}
+	case ACLRoleUpsertRequestType:
+		return &structs.ACLRoleUpsertRequest{}
+	case ACLRoleDeleteRequestType:
+		return &structs.ACLRoleDeleteRequest{}
+	case ACLAuthMethodUpsertRequestType:
+		return &structs.ACLAuthMethodUpsertRequest{}
+	case ACLAuthMethodDeleteRequestType:
+		return &structs.ACLAuthMethodDeleteRequest{}
+	case ACLBindingRuleUpsertRequestType:
+		return &structs.ACLBindingRuleUpsertRequest{}
+	case ACLBindingRuleDeleteRequestType:
+		return &structs.ACLBindingRuleDeleteRequest{}
+	case OneTimeTokenUpsertRequestType:
+		return &structs.OneTimeTokenUpsertRequest{}
+	case OneTimeTokenExchangeRequestType:
+		return &structs.OneTimeTokenExchangeRequest{}
 	case AnalysisMeasurementRequestType, AnalysisRunRequestType:
 		return &structs.DeploymentAnalysisRequest{}
 	}

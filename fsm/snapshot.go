@@ -44,6 +44,11 @@ const (
 	rootKeysTag     = 16
 	servicesTag     = 17
 	jobSummaryTag   = 20
+	// The ACL roles, auth methods, binding rules and one-time tokens.
+	aclRolesTag         = 50
+	aclAuthMethodsTag   = 51
+	aclBindingRulesTag  = 52
+	aclOneTimeTokensTag = 53
 )
 
 // jobSummaryRecord is a job's kept summary with its basis, one record per
@@ -84,6 +89,8 @@ var tableTags = map[string]uint8{
 	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
 	state.TableServices:   servicesTag,
 	state.TableJobSummary: jobSummaryTag,
+	state.TableACLRoles: aclRolesTag, state.TableACLAuthMethods: aclAuthMethodsTag,
+	state.TableACLBindingRules: aclBindingRulesTag, state.TableACLOneTimeTokens: aclOneTimeTokensTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -125,6 +132,14 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableServices, &structs.ServiceRegistration{}
 	case jobSummaryTag:
 		return state.TableJobSummary, &jobSummaryRecord{}
+	case aclRolesTag:
+		return state.TableACLRoles, &structs.ACLRole{}
+	case aclAuthMethodsTag:
+		return state.TableACLAuthMethods, &structs.ACLAuthMethod{}
+	case aclBindingRulesTag:
+		return state.TableACLBindingRules, &structs.ACLBindingRule{}
+	case aclOneTimeTokensTag:
+		return state.TableACLOneTimeTokens, &structs.OneTimeToken{}
 	}
 	return "", nil
 }

@@ -26,6 +26,12 @@ const (
 	// (job_summary.go).
 	TableJobSummary      = "job_summary"
 	TableJobSummaryBasis = "job_summary_basis"
+	// The ACL roles, auth methods, binding rules and one-time tokens
+	// (state_acl_roles.go).
+	TableACLRoles         = "acl_roles"
+	TableACLAuthMethods   = "acl_auth_methods"
+	TableACLBindingRules  = "acl_binding_rules"
+	TableACLOneTimeTokens = "acl_one_time_tokens"
 )
 
 // Tables lists every table in a fixed order: the order of snapshots and
@@ -37,6 +43,7 @@ var Tables = []string{
 	TableVariables, TableRootKeys,
 	TableServices,
 	TableJobSummary, TableJobSummaryBasis,
+	TableACLRoles, TableACLAuthMethods, TableACLBindingRules, TableACLOneTimeTokens,
 }
 
 // IndexEntry records the raft index that last modified a table; blocking
@@ -95,6 +102,10 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	             (Namespace, ServiceName)
 //	job_summary  id (Namespace, JobID; one row per job, kept by the writes)
 //	job_summary_basis id (Namespace, JobID; what a summary derives from)
+//	acl_roles    id (ID), name (Name, unique)
+//	acl_auth_methods id (Name)
+//	acl_binding_rules id (ID), auth_method (AuthMethod)
+//	acl_one_time_tokens id (SecretHash), accessor (AccessorID)
 //
 // Each index entry costs about 450 bytes per allocation (radix node and
 // leaf, each with a watch channel, and the key), and every server writes
@@ -187,6 +198,21 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableJobSummaryBasis: {Name: TableJobSummaryBasis, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "JobID", true, false),
+		}},
+		TableACLRoles: {Name: TableACLRoles, Indexes: map[string]*memdb.IndexSchema{
+			"id":   idIndex("ID"),
+			"name": {Name: "name", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Name"}},
+		}},
+		TableACLAuthMethods: {Name: TableACLAuthMethods, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Name"),
+		}},
+		TableACLBindingRules: {Name: TableACLBindingRules, Indexes: map[string]*memdb.IndexSchema{
+			"id":          idIndex("ID"),
+			"auth_method": {Name: "auth_method", Indexer: &memdb.StringFieldIndex{Field: "AuthMethod"}},
+		}},
+		TableACLOneTimeTokens: {Name: TableACLOneTimeTokens, Indexes: map[string]*memdb.IndexSchema{
+			"id":       idIndex("SecretHash"),
+			"accessor": {Name: "accessor", Indexer: &memdb.StringFieldIndex{Field: "AccessorID"}},
 		}},
 	}}
 }

@@ -95,8 +95,10 @@ func (s *Store) DeleteACLPoliciesTxn(t *WriteTxn, names []string) error {
 
 // UpsertACLTokensTxn creates or replaces tokens inside t. A token must
 // come with its AccessorID and SecretHash, no SecretID (the state never
-// holds a secret); a replacement keeps its CreateIndex, CreateTime and
-// SecretHash.
+// holds a secret in the clear); a replacement keeps its CreateIndex,
+// CreateTime, SecretHash and sealed secret. Its role links are resolved
+// (structs.ACLTokenRoleLink gets the role's ID and name): a link to a
+// role that does not exist is ErrNotFound.
 func (s *Store) UpsertACLTokensTxn(t *WriteTxn, tokens []*structs.ACLToken) error {
 	for _, tok := range tokens {
 		switch {
@@ -115,6 +117,12 @@ func (s *Store) UpsertACLTokensTxn(t *WriteTxn, tokens []*structs.ACLToken) erro
 		c.CreateIndex, c.ModifyIndex = t.index, t.index
 		if old != nil {
 			c.CreateIndex, c.CreateTime, c.SecretHash = old.CreateIndex, old.CreateTime, old.SecretHash
+			if c.Sealed == nil {
+				c.Sealed = old.Sealed
+			}
+		}
+		if c.Roles, err = t.reader().resolveRoleLinks(c.Roles); err != nil {
+			return err
 		}
 		if c.SecretHash == "" {
 			return fmt.Errorf("state: token %s without a secret hash: %w", tok.AccessorID, ErrInvalid)

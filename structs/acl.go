@@ -57,17 +57,19 @@ func (p *ACLPolicy) Stub() *ACLPolicyListStub {
 }
 
 // ACLToken is a token in Nomad's shape (api.ACLToken). The state keeps
-// SecretHash, never SecretID: SecretID is set only in the answer to the
-// request that created the token (token create, bootstrap), the one time
-// its holder sees it. SecretHash is not part of the JSON shape.
+// SecretHash, to find a token by its secret, and the secret sealed under
+// the keyring (Sealed), never SecretID in the clear: SecretID is set in
+// the answer to the request that created the token, to the token itself
+// (self) and to a management token, as Nomad's. SecretHash and Sealed
+// are not part of the JSON shape.
 type ACLToken struct {
 	AccessorID string
 	SecretID   string
 	Name       string
 	Type       string
 	Policies   []string
-	// Roles is Nomad's link to ACL roles; drover has no roles, so it is
-	// always empty.
+	// Roles links ACL roles: the token is granted their policies as they
+	// are when it is used. The state fills in each link's ID and Name.
 	Roles []*ACLTokenRoleLink
 	// Global is accepted and kept: drover has one region, where every
 	// token is global.
@@ -82,12 +84,16 @@ type ACLToken struct {
 	// SecretHash is HashSecret(SecretID), the only form of the secret the
 	// state holds.
 	SecretHash string `json:"-" codec:"SecretHash"`
+	// Sealed is the SecretID sealed under the keyring, so that a
+	// management token can read it again (as Nomad's); nil for a token
+	// made before secrets were sealed. Not part of the JSON shape.
+	Sealed *SealedSecret `json:"-" codec:"Sealed"`
 
 	CreateIndex uint64
 	ModifyIndex uint64
 }
 
-// ACLTokenRoleLink links a token to a role (Nomad's; unused by drover).
+// ACLTokenRoleLink links a token to a role, by ID or by name.
 type ACLTokenRoleLink struct {
 	ID   string
 	Name string
@@ -147,7 +153,7 @@ func (t *ACLToken) Copy() *ACLToken {
 // its SecretID ("" everywhere but the answer that creates the token).
 func (t *ACLToken) Public(secretID string) *ACLToken {
 	c := t.Copy()
-	c.SecretHash = ""
+	c.SecretHash, c.Sealed = "", nil
 	c.SecretID = secretID
 	return c
 }

@@ -25,6 +25,11 @@ type ServerMember struct {
 //   - 1: the builds before numbering (up to upgrade/PREVIOUS): forward v2.
 //   - 2: forward v3, which carries the original caller's address, for the
 //     leader to count a forwarded write against it.
+//     ACL roles, auth methods, binding rules and one-time tokens: the log
+//     entries ACLRoleUpsert/Delete, ACLAuthMethodUpsert/Delete,
+//     ACLBindingRuleUpsert/Delete, OneTimeTokenUpsert/Exchange (fsm types
+//     50–57), the snapshot's records of their tables (tags 50–53), and
+//     ACLToken's Sealed field.
 const ServerBuild = 2
 
 // EffectiveBuild is b, or 1 for a server that announced none.
