@@ -14,12 +14,14 @@ func (b *builder) taskDriver(path string, tg *structs.TaskGroup, t *structs.Task
 	case structs.DriverRawExec, structs.DriverMock:
 	case structs.DriverExec:
 		b.execConfig(path, t)
+	case structs.DriverJava:
+		b.javaConfig(path, t)
 	case structs.DriverDocker:
 		b.dockerConfig(path, tg, t, ports)
 	case "":
 		b.err(path+".Driver", "is required")
 	default:
-		b.err(path+".Driver", "%q is not supported by drover (raw_exec, exec, docker or mock)", t.Driver)
+		b.err(path+".Driver", "%q is not supported by drover (raw_exec, exec, java, docker or mock)", t.Driver)
 	}
 	if networkMode(tg) == "bridge" && t.Driver != structs.DriverDocker && t.Driver != "" {
 		gpath, _, _ := strings.Cut(path, ".Tasks[")
@@ -36,6 +38,20 @@ func (b *builder) execConfig(path string, t *structs.Task) {
 		return
 	}
 	_, errs := structs.ParseExecConfig(t.Config)
+	for _, e := range errs {
+		b.err(cpath+"."+e.Key, "%s", e.Msg)
+	}
+}
+
+// javaConfig checks a java task's config block (website/drivers/
+// java.md): a jar_path or a class, and its keys and values.
+func (b *builder) javaConfig(path string, t *structs.Task) {
+	cpath := path + ".Config"
+	if t.Config == nil {
+		b.err(cpath+".jar_path", "or class must be specified (the java driver needs a config block with a jar_path or a class)")
+		return
+	}
+	_, errs := structs.ParseJavaConfig(t.Config)
 	for _, e := range errs {
 		b.err(cpath+"."+e.Key, "%s", e.Msg)
 	}

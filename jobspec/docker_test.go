@@ -36,7 +36,7 @@ func dockerRules() []rule {
 		{"bridge with raw_exec", "job \"j\" {\n  group \"g\" {\n    network {\n      mode = \"bridge\"\n    }\n    task \"a\" {\n      driver = \"docker\"\n      config {\n        image = \"x\"\n      }\n    }\n    task \"b\" {\n      driver = \"raw_exec\"\n      config {\n        command = \"true\"\n      }\n    }\n  }\n}\n",
 			"network.mode", 4, `network.mode "bridge" needs the docker driver for every task in the group (task "b" uses raw_exec)`, false},
 		{"unknown network mode", dockerJob("cni/mynet", `        image = "web:1"`), "network.mode", 4, `network.mode "cni/mynet" is not supported by drover ("host", or "bridge" for docker tasks)`, false},
-		{"unknown driver", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"podman\"\n    }\n  }\n}\n", "task.driver", 4, `task.driver "podman" is not supported by drover (raw_exec, exec, docker or mock)`, false},
+		{"unknown driver", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"podman\"\n    }\n  }\n}\n", "task.driver", 4, `task.driver "podman" is not supported by drover (raw_exec, exec, java, docker or mock)`, false},
 		{"two tasks publish one port", "job \"j\" {\n  group \"g\" {\n    network {\n      port \"http\" {}\n    }\n    task \"a\" {\n      driver = \"docker\"\n      config {\n        image = \"x\"\n        ports = [\"http\"]\n      }\n    }\n    task \"b\" {\n      driver = \"docker\"\n      config {\n        image = \"x\"\n        ports = [\"http\"]\n      }\n    }\n  }\n}\n",
 			"task.config.ports", 17, `publishes port "http", which task "a" publishes too`, false},
 	}

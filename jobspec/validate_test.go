@@ -82,7 +82,7 @@ func rules() []rule {
 		{"restart mode", jobWith("", "    restart {\n      mode = \"never\"\n    }"), "restart.mode", 5, `restart.mode must be fail or delay (got "never")`, false},
 		{"reschedule delay_function", jobWith("", "    reschedule {\n      delay_function = \"linear\"\n    }"), "reschedule.delay_function", 5, `must be constant, exponential or fibonacci`, false},
 		{"constraint operator", jobWith("  constraint {\n    attribute = \"${attr.kernel.name}\"\n    operator = \"~\"\n    value = \"linux\"\n  }", ""), "constraint.operator", 4, `unknown operator "~"`, false},
-		{"driver not shipped", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"java\"\n    }\n  }\n}\n", "task.driver", 4, `task.driver "java" is not supported by drover (raw_exec, exec, docker or mock)`, false},
+		{"driver not shipped", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"qemu\"\n    }\n  }\n}\n", "task.driver", 4, `task.driver "qemu" is not supported by drover (raw_exec, exec, java, docker or mock)`, false},
 		{"exec without command", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"exec\"\n      config {\n        args = [\"x\"]\n      }\n    }\n  }\n}\n", "task.config.command", 5, `task.config.command is required`, false},
 		{"exec bad pid_mode", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"exec\"\n      config {\n        command = \"/bin/true\"\n        pid_mode = \"shared\"\n      }\n    }\n  }\n}\n", "task.config.pid_mode", 7, `must be "private" or "host" (got "shared")`, false},
 		{"network mode", jobWith("", "    network {\n      mode = \"cni/x\"\n    }"), "network.mode", 5, `network.mode "cni/x" is not supported by drover`, false},
