@@ -21,6 +21,7 @@ import (
 // to miss may instead be sent with IgnoreUnknownTypeFlag, and is then not
 // gated.
 var typeBuilds = map[MessageType]int{
+	SchedulerSetConfigRequestType:   2,
 	ACLRoleUpsertRequestType:        2,
 	ACLRoleDeleteRequestType:        2,
 	ACLAuthMethodUpsertRequestType:  2,

@@ -206,6 +206,10 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.DeleteNodesTxn(txn, r.NodeIDs)
 	case *structs.EvalReapRequest:
 		err = s.ReapTxn(txn, r)
+	case *structs.SchedulerSetConfigRequest:
+		var ok bool
+		ok, err = s.SetSchedulerConfigTxn(txn, r)
+		resp = ok
 	case *structs.AutopilotSetConfigRequest:
 		var ok bool
 		ok, err = s.SetAutopilotConfigTxn(txn, r)

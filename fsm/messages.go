@@ -73,6 +73,12 @@ const (
 	AnalysisMeasurementRequestType MessageType = 35
 	AnalysisRunRequestType         MessageType = 36
 
+	// SchedulerSetConfigRequestType (structs.SchedulerSetConfigRequest)
+	// replaces the scheduler configuration. It never carries the ignore
+	// bit: a server that skipped it would schedule by another algorithm
+	// once it leads. Range 60–62 is the scheduler configuration's.
+	SchedulerSetConfigRequestType MessageType = 60
+
 	// The ACL roles, auth methods, binding rules and one-time tokens
 	// (range 50–59): each of structs' request of the same name
 	// (OneTimeTokenExchange: structs.OneTimeTokenExchangeRequest, which
@@ -119,6 +125,7 @@ var typeNames = map[MessageType]string{
 	JobRestartRequestType:                   "JobRestart",
 	AnalysisMeasurementRequestType:          "AnalysisMeasurement",
 	AnalysisRunRequestType:                  "AnalysisRun",
+	SchedulerSetConfigRequestType:           "SchedulerSetConfig",
 	ACLRoleUpsertRequestType:                "ACLRoleUpsert",
 	ACLRoleDeleteRequestType:                "ACLRoleDelete",
 	ACLAuthMethodUpsertRequestType:          "ACLAuthMethodUpsert",
@@ -260,6 +267,8 @@ func newRequest(t MessageType) any {
 		return &structs.OneTimeTokenExchangeRequest{}
 	case AnalysisMeasurementRequestType, AnalysisRunRequestType:
 		return &structs.DeploymentAnalysisRequest{}
+	case SchedulerSetConfigRequestType:
+		return &structs.SchedulerSetConfigRequest{}
 	}
 	return nil
 }

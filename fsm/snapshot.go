@@ -44,6 +44,10 @@ const (
 	rootKeysTag     = 16
 	servicesTag     = 17
 	jobSummaryTag   = 20
+
+	// schedulerConfigTag is the scheduler configuration's (its fsm
+	// types are 60–62).
+	schedulerConfigTag = 60
 	// The ACL roles, auth methods, binding rules and one-time tokens.
 	aclRolesTag         = 50
 	aclAuthMethodsTag   = 51
@@ -83,7 +87,7 @@ type snapshotHeader struct {
 var tableTags = map[string]uint8{
 	state.TableNodes: 1, state.TableJobs: 2, state.TableJobVersions: 3,
 	state.TableEvals: 4, state.TableAllocs: 5, state.TableDeployments: 6,
-	state.TableIndex: 7, state.TableAutopilot: autopilotTag,
+	state.TableIndex: 7, state.TableAutopilot: autopilotTag, state.TableSchedulerConfig: schedulerConfigTag,
 	state.TableACLPolicies: aclPoliciesTag, state.TableACLTokens: aclTokensTag, state.TableACLMeta: aclMetaTag,
 	state.TableScaling: scalingTag, state.TablePeriodic: periodicTag,
 	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
@@ -112,6 +116,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableDeployments, &structs.Deployment{}
 	case 7:
 		return state.TableIndex, &state.IndexEntry{}
+	case schedulerConfigTag:
+		return state.TableSchedulerConfig, &state.SchedulerConfigRecord{}
 	case autopilotTag:
 		return state.TableAutopilot, &state.AutopilotRecord{}
 	case aclPoliciesTag:

@@ -39,6 +39,7 @@ const (
 var Tables = []string{
 	TableNodes, TableJobs, TableJobVersions, TableEvals,
 	TableAllocs, TableDeployments, TableIndex, TableAutopilot,
+	TableSchedulerConfig,
 	TableACLPolicies, TableACLTokens, TableACLMeta, TableScaling, TablePeriodic,
 	TableVariables, TableRootKeys,
 	TableServices,
@@ -91,6 +92,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	deployments  id, job (Namespace, JobID)
 //	index        id (table name)
 //	autopilot    id (Key; one row, the autopilot configuration)
+//	scheduler_config id (Key; one row, the scheduler configuration)
 //	acl_policies id (Name)
 //	acl_tokens   id (AccessorID), secret (SecretHash, unique)
 //	acl_meta     id (Key; one row, the ACL bootstrap's index)
@@ -162,6 +164,9 @@ func Schema() *memdb.DBSchema {
 			"id": idIndex("Key"),
 		}},
 		TableAutopilot: {Name: TableAutopilot, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Key"),
+		}},
+		TableSchedulerConfig: {Name: TableSchedulerConfig, Indexes: map[string]*memdb.IndexSchema{
 			"id": idIndex("Key"),
 		}},
 		TableACLPolicies: {Name: TableACLPolicies, Indexes: map[string]*memdb.IndexSchema{

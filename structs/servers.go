@@ -30,6 +30,8 @@ type ServerMember struct {
 //     ACLBindingRuleUpsert/Delete, OneTimeTokenUpsert/Exchange (fsm types
 //     50–57), the snapshot's records of their tables (tags 50–53), and
 //     ACLToken's Sealed field.
+//     The scheduler configuration: the log entry SchedulerSetConfig (fsm
+//     type 60) and the snapshot's scheduler_config record (tag 60).
 const ServerBuild = 2
 
 // EffectiveBuild is b, or 1 for a server that announced none.
