@@ -297,6 +297,7 @@ func (a *Agent) openClient() error {
 		NodeClass: a.cfg.NodeClass, NodePool: a.cfg.NodePool, Meta: a.cfg.Meta, Options: a.cfg.Options,
 		DisableRawExec: a.cfg.DisableRawExec && !a.cfg.Dev,
 		Exec:           a.cfg.Exec,
+		Java:           a.cfg.Java,
 		ServerAPI:      api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.advertiseHTTP(),
 		CPUTotalMHz: a.cfg.CPUTotalMHz, MemoryTotalMB: a.cfg.MemoryTotalMB,
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,

@@ -166,6 +166,9 @@ type Config struct {
 	// Exec configures the exec driver: the client's chroot_env and
 	// plugin "exec" block (its StateDir is left to the client).
 	Exec exec.Options
+	// Java configures the java driver: the client's chroot_env and
+	// plugin "java" block.
+	Java exec.Options
 	// CPUTotalMHz and MemoryTotalMB replace what the machine reports when
 	// positive.
 	CPUTotalMHz    int64
@@ -255,6 +258,12 @@ func FromConfig(c *config.Config) Config {
 			DefaultPidMode: c.Plugin.Exec.DefaultPidMode,
 			DefaultIpcMode: c.Plugin.Exec.DefaultIpcMode,
 			AllowCaps:      slices.Clone(c.Plugin.Exec.AllowCaps),
+		},
+		Java: exec.Options{
+			ChrootEnv:      maps.Clone(c.Client.ChrootEnv),
+			DefaultPidMode: c.Plugin.Java.DefaultPidMode,
+			DefaultIpcMode: c.Plugin.Java.DefaultIpcMode,
+			AllowCaps:      slices.Clone(c.Plugin.Java.AllowCaps),
 		},
 		CPUTotalMHz:    int64(c.Client.CPUTotalCompute),
 		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),

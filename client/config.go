@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/docker"
 	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/drivers/java"
 	"github.com/droverhq/drover/drivers/mock"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
@@ -62,9 +63,9 @@ type Config struct {
 	Servers []string
 	// ServerAPI, when set, is used instead of HTTP to Servers.
 	ServerAPI ServerAPI
-	// Drivers default to raw_exec, exec, docker and mock; exec is usable
-	// where it can isolate tasks (root, cgroups, namespaces), docker when
-	// its fingerprint finds a daemon.
+	// Drivers default to raw_exec, exec, java, docker and mock; exec is
+	// usable where it can isolate tasks (root, cgroups, namespaces), java
+	// there too with a JVM, docker when its fingerprint finds a daemon.
 	Drivers []drivers.Driver
 	// DisableRawExec makes the default raw_exec driver report itself as
 	// not detected and refuse tasks: the agent's default outside -dev
@@ -74,6 +75,10 @@ type Config struct {
 	// and plugin "exec" block); its StateDir defaults to exec/ under
 	// DataDir, where a restarted client finds its tasks again.
 	Exec exec.Options
+	// Java configures the default java driver (the client's chroot_env
+	// and plugin "java" block); its StateDir defaults to java/ under
+	// DataDir.
+	Java exec.Options
 	// Options are Nomad's client options ("key" = "value"). The default
 	// docker driver reads docker.endpoint (the daemon's address, else
 	// DOCKER_HOST, else the default socket) and docker.volumes.enabled
@@ -169,7 +174,15 @@ func (c Config) withDefaults() (Config, error) {
 		if err != nil {
 			return c, errors.Join(ErrInvalidConfig, err)
 		}
-		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{Disabled: c.DisableRawExec}), ed, docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
+		jo := c.Java
+		if jo.StateDir == "" {
+			jo.StateDir = filepath.Join(c.DataDir, "java")
+		}
+		jd, err := java.New(java.Options{Options: jo})
+		if err != nil {
+			return c, errors.Join(ErrInvalidConfig, err)
+		}
+		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{Disabled: c.DisableRawExec}), ed, jd, docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion

@@ -387,6 +387,9 @@ type TLS struct {
 type Plugin struct {
 	RawExec RawExecPlugin
 	Exec    ExecPlugin
+	// Java is plugin "java" { config { … } }: the same settings for the
+	// java driver's tasks.
+	Java ExecPlugin
 }
 
 // ExecPlugin is plugin "exec" { config { … } }: the exec driver's

@@ -128,6 +128,9 @@ var fields = []field{
 	{"plugin.exec.config.default_pid_mode", kString, func(c *Config) any { return &c.Plugin.Exec.DefaultPidMode }, ""},
 	{"plugin.exec.config.default_ipc_mode", kString, func(c *Config) any { return &c.Plugin.Exec.DefaultIpcMode }, ""},
 	{"plugin.exec.config.allow_caps", kStrings, func(c *Config) any { return &c.Plugin.Exec.AllowCaps }, ""},
+	{"plugin.java.config.default_pid_mode", kString, func(c *Config) any { return &c.Plugin.Java.DefaultPidMode }, ""},
+	{"plugin.java.config.default_ipc_mode", kString, func(c *Config) any { return &c.Plugin.Java.DefaultIpcMode }, ""},
+	{"plugin.java.config.allow_caps", kStrings, func(c *Config) any { return &c.Plugin.Java.AllowCaps }, ""},
 }
 
 // fieldByPath indexes fields.

@@ -9,7 +9,7 @@ import (
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
 	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "analysis": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
-	"plugin.exec": true, "plugin.exec.config": true,
+	"plugin.exec": true, "plugin.exec.config": true, "plugin.java": true, "plugin.java.config": true,
 	"client.template": true, "client.template.wait": true, "client.template.wait_bounds": true, "client.template.nomad_retry": true, "client.artifact": true, "client.host_volume": true,
 }
 
@@ -81,6 +81,7 @@ var unsupported = map[string]foreign{
 	"plugin.raw_exec.args":                    {false, false, "drivers are built in; they take no arguments"},
 	"plugin.exec.args":                        {false, false, "drivers are built in; they take no arguments"},
 	"plugin.exec.config.no_pivot":             {false, false, "exec tasks always pivot_root into their root"},
+	"plugin.java.args":                        {false, false, "drivers are built in; they take no arguments"},
 	"plugin.raw_exec.config.no_cgroups":       {false, false, "raw_exec tasks are not put in cgroups"},
 	"plugin.raw_exec.config.denied_host_uids": {false, true, "raw_exec tasks run as the agent's user; there is no user to deny"},
 	"plugin.raw_exec.config.denied_host_gids": {false, true, "raw_exec tasks run as the agent's user; there is no group to deny"},

@@ -86,7 +86,7 @@ func TestParsePluginErrors(t *testing.T) {
 		name, src, msg string
 		line           int
 	}{
-		{"unknown plugin", "\nplugin \"java\" {}\n", `unknown plugin "java": drover's drivers are built in; the plugin blocks drover reads are "exec", "raw_exec"`, 2},
+		{"unknown plugin", "\nplugin \"qemu\" {}\n", `unknown plugin "qemu": drover's drivers are built in; the plugin blocks drover reads are "exec", "java", "raw_exec"`, 2},
 		{"exec mode not a string", "plugin \"exec\" {\n  config {\n    default_pid_mode = [\"host\"]\n  }\n}\n", `plugin.exec.config.default_pid_mode must be a string`, 3},
 		{"docker plugin", "plugin \"docker\" {\n  config {}\n}\n", `plugin "docker" is not supported by drover (the docker driver is configured through client.options`, 1},
 		{"no label", "plugin {\n}\n", `plugin block takes one label, the name: write plugin "NAME" { ... }`, 1},
@@ -228,6 +228,13 @@ plugin "exec" {
     no_pivot         = true
   }
 }
+plugin "java" {
+  config {
+    default_pid_mode = "private"
+    default_ipc_mode = "host"
+    allow_caps       = ["kill"]
+  }
+}
 `
 	c, warns, err := Parse("p.hcl", []byte(src))
 	if err != nil {
@@ -239,6 +246,9 @@ plugin "exec" {
 	e := c.Plugin.Exec
 	if e.DefaultPidMode != "host" || e.DefaultIpcMode != "private" || len(e.AllowCaps) != 2 || e.AllowCaps[1] != "net_raw" {
 		t.Errorf("plugin exec %+v", e)
+	}
+	if j := c.Plugin.Java; j.DefaultPidMode != "private" || j.DefaultIpcMode != "host" || len(j.AllowCaps) != 1 || j.AllowCaps[0] != "kill" {
+		t.Errorf("plugin java %+v", j)
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0].String(), "no_pivot") {
 		t.Errorf("warnings %v", warns)
