@@ -56,8 +56,8 @@ type Agent struct {
 	// autopilot holds the leader's latest view of the servers' health.
 	autopilot autopilotState
 
-	// The client; nil when the agent runs none.
-	client *client.Agent
+	client  *client.Agent
+	servers *apiclient.NodeClient
 
 	// telemetry is the process's metrics (metrics.go).
 	telemetry *telemetry.Telemetry
@@ -291,13 +291,13 @@ func (a *Agent) openClient() error {
 	if err != nil {
 		return fmt.Errorf("%w: -servers: %w", ErrConfig, err)
 	}
+	a.servers = nc
 	api := client.NewHTTPServersOver(nc)
 	c, err := client.New(client.Config{
 		DataDir: a.cfg.DataDir, NodeName: a.cfg.NodeName, Datacenter: a.cfg.Datacenter,
 		NodeClass: a.cfg.NodeClass, NodePool: a.cfg.NodePool, Meta: a.cfg.Meta, Options: a.cfg.Options,
 		DisableRawExec: a.cfg.DisableRawExec && !a.cfg.Dev,
 		Exec:           a.cfg.Exec,
-		Java:           a.cfg.Java,
 		ServerAPI:      api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.advertiseHTTP(),
 		CPUTotalMHz: a.cfg.CPUTotalMHz, MemoryTotalMB: a.cfg.MemoryTotalMB,
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
@@ -326,6 +326,7 @@ func (a *Agent) handler() http.Handler {
 		mux.Handle("/", a.api.Handler())
 	} else {
 		mux.Handle("GET /v1/metrics", a.metricsHandler())
+		mux.Handle("/", a.clientAPI())
 	}
 	if a.api != nil && !a.cfg.UIDisabled {
 		// The web UI: static pages and one script, public as Nomad's (they
