@@ -56,6 +56,9 @@ type Agent struct {
 	// autopilot holds the leader's latest view of the servers' health.
 	autopilot autopilotState
 
+	// The client; nil when the agent runs none. servers is its client of
+	// the servers' HTTP APIs, which a client-only agent's API forwards to
+	// (client_api.go).
 	client  *client.Agent
 	servers *apiclient.NodeClient
 
@@ -298,6 +301,7 @@ func (a *Agent) openClient() error {
 		NodeClass: a.cfg.NodeClass, NodePool: a.cfg.NodePool, Meta: a.cfg.Meta, Options: a.cfg.Options,
 		DisableRawExec: a.cfg.DisableRawExec && !a.cfg.Dev,
 		Exec:           a.cfg.Exec,
+		Java:           a.cfg.Java,
 		ServerAPI:      api, Logger: a.logger, Version: a.cfg.Version, HTTPAddr: a.advertiseHTTP(),
 		CPUTotalMHz: a.cfg.CPUTotalMHz, MemoryTotalMB: a.cfg.MemoryTotalMB,
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
@@ -316,7 +320,8 @@ func (a *Agent) openClient() error {
 // endpoints (/v1/client/: from the local client when it holds what is
 // asked about, else forwarded by a server to the node that does; see
 // client_forward.go), everything else from the server's API when a
-// server runs, and Go's profiles under /debug/pprof/ in dev mode or with
+// server runs (a client-only agent forwards it to a server: client_api.go),
+// and Go's profiles under /debug/pprof/ in dev mode or with
 // enable_debug.
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
