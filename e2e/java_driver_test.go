@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/structs"
+)
+
+// requireJava skips a test of the java driver where it cannot run (not
+// root, no cgroups, no JVM), unless DROVER_REQUIRE_ISOLATION=1 makes that
+// a failure.
+func requireJava(t testing.TB) {
+	t.Helper()
+	reason := exec.Unsupported()
+	if reason == "" {
+		if _, err := osexec.LookPath("java"); err != nil {
+			reason = "no java on the PATH (Debian's default-jre-headless)"
+		}
+	}
+	if reason == "" {
+		return
+	}
+	if os.Getenv("DROVER_REQUIRE_ISOLATION") == "1" {
+		t.Fatalf("DROVER_REQUIRE_ISOLATION=1 but: %s", reason)
+	}
+	t.Skip(reason)
+}
+
+// serveJavaTestdata serves drivers/java/testdata's hello.jar and
+// Hello.class on 127.0.0.1 and returns the base URL.
+func serveJavaTestdata(t testing.TB) string {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, f := range []string{"hello.jar", "Hello.class"} {
+		b, err := os.ReadFile(filepath.Join("..", "drivers", "java", "testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["/"+f] = b
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String()
+}
+
+// TestJavaDriverRunsAJarArtifact runs java jobs on a dev agent. The node
+// reports the JVM (driver.java.version); a service runs a jar fetched as
+// an artifact from 127.0.0.1, as nobody, PID 1 of its own namespace, in a
+// root where a host file is not; its output is in alloc logs; alloc exec
+// runs inside its isolation; stopping the job runs the JVM's shutdown
+// hooks. A batch job runs a class from a class path and completes.
+func TestJavaDriverRunsAJarArtifact(t *testing.T) {
+	requireJava(t)
+	base := serveJavaTestdata(t)
+	p := startDevAgent(t)
+	c := p.client()
+
+	nodes, _, err := c.Nodes().List(ctx(t), nil)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes %v: %v", nodes, err)
+	}
+	n, _, err := c.Nodes().Info(ctx(t), nodes[0].ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := n.Drivers[structs.DriverJava]; d == nil || !d.Detected || !d.Healthy || n.Attributes["driver.java"] != "1" ||
+		n.Attributes["driver.java.version"] == "" || n.Attributes["driver.java.vm"] == "" {
+		t.Fatalf("the dev node's java driver: %+v, attributes %v", d, n.Attributes)
+	}
+
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "marker")
+	if err := os.WriteFile(marker, []byte("host secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	job := fmt.Sprintf(`job "hello-jar" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "app" {
+      driver = "java"
+      artifact {
+        source = "%s/hello.jar"
+      }
+      config {
+        jar_path    = "local/hello.jar"
+        jvm_options = ["-Xmx32m"]
+        args        = ["exists", %q, "exists", "/local/hello.jar", "sleep", "600"]
+      }
+      kill_timeout = "20s"
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}
+`, base, marker)
+	alloc := runJobFile(t, p, job, "running")
+	waitLog(t, c, alloc.ID, "started", 1)
+	out := taskLog(t, c, alloc.ID, "app")
+	for _, want := range []string{"user.name=nobody\n", "pid=1\n", "user.dir=/\n", "task_dir=/local\n",
+		"exists " + marker + "=false\n", "exists /local/hello.jar=true\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the task's output lacks %q: %q", want, out)
+		}
+	}
+	short := alloc.ID[:8]
+	if stdout, _, code := droverRun(t, p, "", "alloc", "logs", short, "app"); code != 0 || !strings.Contains(stdout, "hello from java exists") {
+		t.Errorf("alloc logs: %d %q", code, stdout)
+	}
+	stdout, _, code := droverRun(t, p, "", "alloc", "exec", short, "/bin/sh", "-c", "id -u; cat "+marker+" 2>/dev/null || echo unreadable; ls /local")
+	if code != 0 || !strings.HasPrefix(stdout, "65534\n") || !strings.Contains(stdout, "unreadable") || !strings.Contains(stdout, "hello.jar") {
+		t.Errorf("alloc exec is not inside the task's isolation: %d %q", code, stdout)
+	}
+
+	// Stopped, the JVM gets SIGTERM and runs its shutdown hooks.
+	if _, err := c.Jobs().Deregister(ctx(t), "hello-jar", false); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, c, alloc.ID, "stopping", 1)
+	eventually(t, 30*time.Second, "the JVM gone", func() error {
+		if pids := taskProcs()[alloc.ID]; len(pids) > 0 {
+			return fmt.Errorf("processes %v", pids)
+		}
+		return nil
+	})
+
+	// class and class_path: a class file fetched into a directory.
+	batch := fmt.Sprintf(`job "hello-class" {
+  datacenters = ["dc1"]
+  type        = "batch"
+  group "g" {
+    task "app" {
+      driver = "java"
+      artifact {
+        source      = "%s/Hello.class"
+        destination = "local/classes"
+      }
+      config {
+        class      = "Hello"
+        class_path = "local/classes"
+        args       = ["exit", "0"]
+      }
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}
+`, base)
+	done := runJobFile(t, p, batch, "complete")
+	if got := taskLog(t, c, done.ID, "app"); !strings.Contains(got, "hello from java exit 0\n") || !strings.Contains(got, "user.name=nobody\n") {
+		t.Errorf("the class's output: %q", got)
+	}
+}
