@@ -26,15 +26,19 @@ import (
 //	DELETE   /v1/acl/policy/{name}      → null (management)
 //	GET      /v1/acl/tokens             → []ACLTokenListStub (management)
 //	PUT|POST /v1/acl/token              ACLToken → the new token, with its SecretID (management)
-//	GET      /v1/acl/token/self         → the caller's token, without its SecretID
-//	GET      /v1/acl/token/{accessor}   → ACLToken, without its SecretID (management, or the token itself)
+//	GET      /v1/acl/token/self         → the caller's token, with its SecretID
+//	GET      /v1/acl/token/{accessor}   → ACLToken, with its SecretID (management, or the token itself)
 //	PUT|POST /v1/acl/token/{accessor}   ACLToken → the updated token (management)
 //	DELETE   /v1/acl/token/{accessor}   → null (management)
 //
-// A SecretID is answered once, to the request that creates the token;
-// the servers keep only its SHA-256 and cannot show it again (Nomad shows
-// it to management tokens). With ACLs off every endpoint answers 400 "ACL
-// support disabled".
+// The servers find a token by the SHA-256 of its SecretID and keep the
+// SecretID itself sealed under the keyring (as variables are), so that,
+// as Nomad's, it is answered to the request that creates the token, to
+// the token itself and to management tokens; a token made before secrets
+// were sealed is answered without it. A token's Roles link ACL roles
+// (acl_roles.go), whose policies it is granted as they are on each
+// request. With ACLs off every endpoint answers 400 "ACL support
+// disabled".
 //
 // PUT /v1/internal/acl/resolve {"SecretID"} → structs.ACLResolveResponse
 // is for client agents (node secret): what a token grants, so that a
@@ -119,7 +123,12 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, erro
 		AccessorID: structs.GenerateUUID(), SecretHash: structs.HashSecret(secret), Name: "Bootstrap Token",
 		Type: structs.ACLTokenTypeManagement, Global: true, CreateTime: s.now().UTC(),
 	}
-	_, err := s.applyACL(w, r, fsm.ACLTokenBootstrapRequestType, &structs.ACLTokenBootstrapRequest{Token: tok, ResetIndex: reset})
+	sealed, err := s.sealSecret(r.Context(), tokenSecretLabel(tok.AccessorID), []byte(secret))
+	if err != nil {
+		return nil, err
+	}
+	tok.Sealed = sealed
+	_, err = s.applyACL(w, r, fsm.ACLTokenBootstrapRequestType, &structs.ACLTokenBootstrapRequest{Token: tok, ResetIndex: reset})
 	if errors.Is(err, state.ErrACLBootstrapped) {
 		return nil, Errorf(http.StatusBadRequest, "%s", err)
 	}
@@ -131,14 +140,15 @@ func (s *Server) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, erro
 
 // storedToken answers the token as stored, with secret as its SecretID.
 func (s *Server) storedToken(accessor, secret string) (*structs.ACLToken, error) {
-	tok, err := s.backend.State().Snapshot().ACLTokenByAccessor(accessor)
+	snap := s.backend.State().Snapshot()
+	tok, err := snap.ACLTokenByAccessor(accessor)
 	if err != nil {
 		return nil, err
 	}
 	if tok == nil {
 		return nil, Errorf(http.StatusNotFound, "ACL token not found")
 	}
-	return tok.Public(secret), nil
+	return tokenAnswer(snap, tok, secret)
 }
 
 // callerPolicies says which policies a non-management caller may read:
@@ -264,6 +274,9 @@ func (s *Server) aclTokens(w http.ResponseWriter, r *http.Request) (any, error) 
 		}
 		out := make([]*structs.ACLTokenListStub, 0, len(toks))
 		for _, t := range toks {
+			if t, err = snap.FixTokenRoleLinks(t); err != nil {
+				return nil, 0, err
+			}
 			out = append(out, t.Stub())
 		}
 		idx, err := snap.Index(state.TableACLTokens)
@@ -279,7 +292,8 @@ func (s *Server) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	tok := authzOf(r).token
 	s.setMeta(w, tok.ModifyIndex)
-	return tok.Public(""), nil
+	// The caller presented its secret: answering it tells it nothing new.
+	return tokenAnswer(s.backend.State().Snapshot(), tok, TokenFromRequest(r))
 }
 
 func (s *Server) aclTokenInfo(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -306,7 +320,15 @@ func (s *Server) aclTokenInfo(w http.ResponseWriter, r *http.Request) (any, erro
 		if tok == nil {
 			return nil, idx, Errorf(http.StatusNotFound, "ACL token not found")
 		}
-		return tok.Public(""), idx, nil
+		secret := TokenFromRequest(r)
+		if z.acl.IsManagement() && !structs.SecretMatches(secret, tok.SecretHash) {
+			secret = s.tokenSecret(snap, tok)
+		}
+		if !structs.SecretMatches(secret, tok.SecretHash) {
+			secret = ""
+		}
+		a, err := tokenAnswer(snap, tok, secret)
+		return a, idx, err
 	})
 }
 
@@ -314,18 +336,20 @@ func (s *Server) aclTokenInfo(w http.ResponseWriter, r *http.Request) (any, erro
 func (s *Server) checkToken(t *structs.ACLToken) error {
 	switch t.Type {
 	case structs.ACLTokenTypeClient:
-		if len(t.Policies) == 0 {
-			return Errorf(http.StatusBadRequest, "Policies: client token missing policies")
+		if len(t.Policies) == 0 && len(t.Roles) == 0 {
+			return Errorf(http.StatusBadRequest, "Policies: client token missing policies or roles")
 		}
 	case structs.ACLTokenTypeManagement:
-		if len(t.Policies) > 0 {
-			return Errorf(http.StatusBadRequest, "Policies: management token cannot be associated with policies")
+		if len(t.Policies) > 0 || len(t.Roles) > 0 {
+			return Errorf(http.StatusBadRequest, "Policies: management token cannot be associated with policies or roles")
 		}
 	default:
 		return Errorf(http.StatusBadRequest, "Type: token type must be client or management (got %q)", t.Type)
 	}
-	if len(t.Roles) > 0 {
-		return Errorf(http.StatusBadRequest, "Roles: ACL roles are not supported by drover")
+	for i, l := range t.Roles {
+		if l == nil || (l.ID == "" && l.Name == "") {
+			return Errorf(http.StatusBadRequest, "Roles[%d]: a role link needs an ID or a Name", i)
+		}
 	}
 	if len(t.Name) > maxTokenNameLen {
 		return Errorf(http.StatusBadRequest, "Name: longer than %d characters", maxTokenNameLen)
@@ -375,10 +399,12 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, t *structs.
 	}
 	t.AccessorID, t.SecretID, t.SecretHash = accessor, "", structs.HashSecret(secret)
 	t.CreateTime, t.CreateIndex, t.ModifyIndex = now, 0, 0
-	if _, err := s.applyACL(w, r, fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{t}}); err != nil {
-		if errors.Is(err, state.ErrConflict) {
-			return nil, Errorf(http.StatusBadRequest, "SecretID: already in use")
-		}
+	sealed, err := s.sealSecret(r.Context(), tokenSecretLabel(accessor), []byte(secret))
+	if err != nil {
+		return nil, err
+	}
+	t.Sealed = sealed
+	if err := s.writeToken(w, r, t); err != nil {
 		return nil, err
 	}
 	return s.storedToken(accessor, secret)
@@ -429,11 +455,25 @@ func (s *Server) aclTokenUpdate(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	up := old.Copy()
-	up.Name, up.Policies, up.Global = t.Name, t.Policies, t.Global
-	if _, err := s.applyACL(w, r, fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{up}}); err != nil {
+	up.Name, up.Policies, up.Roles, up.Global = t.Name, t.Policies, t.Roles, t.Global
+	if err := s.writeToken(w, r, up); err != nil {
 		return nil, err
 	}
-	return s.storedToken(accessor, "")
+	snap := s.backend.State().Snapshot()
+	return s.storedToken(accessor, s.tokenSecret(snap, old))
+}
+
+// writeToken writes one token; a role link to a role that does not exist
+// is a 400, as a secret already in use.
+func (s *Server) writeToken(w http.ResponseWriter, r *http.Request, t *structs.ACLToken) error {
+	_, err := s.applyACL(w, r, fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{t}})
+	switch {
+	case errors.Is(err, state.ErrConflict):
+		return Errorf(http.StatusBadRequest, "SecretID: already in use")
+	case errors.Is(err, state.ErrNotFound):
+		return Errorf(http.StatusBadRequest, "Roles: %s", strings.TrimSuffix(err.Error(), ": "+state.ErrNotFound.Error()))
+	}
+	return err
 }
 
 func (s *Server) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -457,7 +497,7 @@ func (s *Server) aclResolve(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	snap := s.backend.State().Snapshot()
-	idx, err := snap.MaxIndex(state.TableACLTokens, state.TableACLPolicies)
+	idx, err := snap.MaxIndex(state.TableACLTokens, state.TableACLPolicies, state.TableACLRoles)
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +513,9 @@ func (s *Server) aclResolve(w http.ResponseWriter, r *http.Request) (any, error)
 			return out, nil
 		}
 		out.AccessorID, out.Management, out.ExpirationTime = tok.AccessorID, tok.Management(), tok.ExpirationTime
-		names = tok.Policies
+		if names, err = snap.TokenPolicyNames(tok); err != nil {
+			return nil, err
+		}
 	}
 	out.Found = true
 	if out.Management {

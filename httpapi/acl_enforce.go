@@ -482,8 +482,14 @@ func (s *Server) resolve(secret string) (*acl.ACL, *structs.ACLToken, error) {
 	if tok.Management() {
 		return acl.ManagementACL, tok, nil
 	}
+	// A token is granted its own policies and its roles' as they are
+	// now: a change to a role takes effect on the next request.
+	names, err := snap.TokenPolicyNames(tok)
+	if err != nil {
+		return nil, nil, err
+	}
 	var ps []*acl.Policy
-	for _, name := range tok.Policies {
+	for _, name := range names {
 		p, err := snap.ACLPolicyByName(name)
 		if err != nil {
 			return nil, nil, err
