@@ -69,7 +69,8 @@ func serveJavaTestdata(t testing.TB) string {
 // an artifact from 127.0.0.1, as nobody, PID 1 of its own namespace, in a
 // root where a host file is not; its output is in alloc logs; alloc exec
 // runs inside its isolation; stopping the job runs the JVM's shutdown
-// hooks. A batch job runs a class from a class path and completes.
+// hooks. A batch job runs a class from a class path and completes, and
+// examples/java.hcl runs.
 func TestJavaDriverRunsAJarArtifact(t *testing.T) {
 	requireJava(t)
 	base := serveJavaTestdata(t)
@@ -176,5 +177,34 @@ func TestJavaDriverRunsAJarArtifact(t *testing.T) {
 	done := runJobFile(t, p, batch, "complete")
 	if got := taskLog(t, c, done.ID, "app"); !strings.Contains(got, "hello from java exit 0\n") || !strings.Contains(got, "user.name=nobody\n") {
 		t.Errorf("the class's output: %q", got)
+	}
+
+	// examples/java.hcl, its jar from the same server.
+	ex := parseJob(t, "../examples/java.hcl", "jar_url="+base+"/hello.jar")
+	registerJob(t, c, ex)
+	var running []string
+	eventually(t, 60*time.Second, "the example's two allocations running, with their output", func() error {
+		allocs, err := jobAllocs(t, c, ex.ID)
+		if err != nil {
+			return err
+		}
+		running = running[:0]
+		for _, a := range allocs {
+			if a.ClientStatus == structs.AllocClientStatusRunning && strings.Contains(taskLog(t, c, a.ID, "hello"), "hello from java version 1 sleep 86400\n") {
+				running = append(running, a.ID)
+			}
+		}
+		if len(running) != 2 {
+			return fmt.Errorf("running with output: %v of %d", running, len(allocs))
+		}
+		return nil
+	})
+	t.Cleanup(func() {
+		for _, id := range running {
+			killAllocProcs(id)
+		}
+	})
+	if _, err := c.Jobs().Deregister(ctx(t), ex.ID, false); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -151,6 +151,9 @@ func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConf
 		{Source: "shm", Destination: "/dev/shm", Device: "tmpfs", Flags: mountNoExec, Data: "mode=1777,size=65536k"},
 		{Source: "mqueue", Destination: "/dev/mqueue", Device: "mqueue", Flags: mountNoExec},
 		{Source: "sysfs", Destination: "/sys", Device: "sysfs", Flags: mountNoExec | unix.MS_RDONLY},
+		// The task's own cgroups, read-only: runtimes that size themselves
+		// to their limits (the JVM's heap) read them there.
+		{Source: "cgroup", Destination: "/sys/fs/cgroup", Device: "cgroup", Flags: mountNoExec | unix.MS_RDONLY},
 	}
 	if tc.PidMode == ModeHost {
 		// The host's PID namespace: a new instance of proc would need

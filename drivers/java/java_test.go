@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -282,6 +283,37 @@ func TestRunsAJar(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q: %q", want, out)
 		}
+	}
+	if mb := heapMB(t, out); mb > 32 {
+		t.Errorf("jvm_options' -Xmx32m did not reach the JVM: a heap of %d MB", mb)
+	}
+}
+
+// heapMB is the largest heap the test program's JVM chose, in MB.
+func heapMB(t *testing.T, out string) int {
+	t.Helper()
+	i := strings.Index(out, "max_heap_mb=")
+	if i < 0 {
+		t.Fatalf("no heap size: %q", out)
+	}
+	var mb int
+	fmt.Sscanf(out[i+len("max_heap_mb="):], "%d", &mb)
+	return mb
+}
+
+// TestHeapFitsTheTask: a JVM given no heap size sizes it from the task's
+// memory, which it reads from its cgroup (mounted read-only at
+// /sys/fs/cgroup), not from the host's.
+func TestHeapFitsTheTask(t *testing.T) {
+	requireJava(t)
+	d := newDriver(t, Options{})
+	cfg := newTask(t, map[string]any{"jar_path": "local/hello.jar", "args": []any{"exit", "0"}})
+	cfg.Resources.Memory.MemoryMB = 200
+	if r := waitExit(t, d, start(t, d, cfg)); !r.Successful() {
+		t.Fatalf("exit %+v, output %q", r, output(cfg))
+	}
+	if mb := heapMB(t, output(cfg)); mb <= 0 || mb >= 200 {
+		t.Fatalf("the JVM's heap is %d MB in a task of 200 MB", mb)
 	}
 }
 

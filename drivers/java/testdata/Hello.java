@@ -3,8 +3,8 @@
 // Built with a JDK by ./build.sh; the class file targets Java 8, so that
 // any later JVM runs it.
 //
-// It prints its arguments, who and where it runs, and whether the paths
-// after "exists" are there, then exits with the code after "exit", or
+// It prints its arguments, who and where it runs, the largest heap the
+// JVM chose, and whether the paths after "exists" are there, then exits with the code after "exit", or
 // sleeps until it is signalled with "sleep" (printing "stopping" from its
 // shutdown hook on SIGTERM).
 import java.io.File;
@@ -26,6 +26,7 @@ public class Hello extends Thread {
         System.out.println("user.dir=" + System.getProperty("user.dir"));
         System.out.println("pid=" + new File("/proc/self").getCanonicalFile().getName());
         System.out.println("task_dir=" + System.getenv("NOMAD_TASK_DIR"));
+        System.out.println("max_heap_mb=" + Runtime.getRuntime().maxMemory() / (1024 * 1024));
         for (int i = 0; i + 1 < args.length; i++) {
             if (args[i].equals("exists")) {
                 System.out.println("exists " + args[i + 1] + "=" + new File(args[i + 1]).exists());
