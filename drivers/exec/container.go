@@ -152,7 +152,10 @@ func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConf
 		{Source: "mqueue", Destination: "/dev/mqueue", Device: "mqueue", Flags: mountNoExec},
 		{Source: "sysfs", Destination: "/sys", Device: "sysfs", Flags: mountNoExec | unix.MS_RDONLY},
 		// The task's own cgroups, read-only: runtimes that size themselves
-		// to their limits (the JVM's heap) read them there.
+		// to their limits (the JVM's heap) read them there. Under cgroup
+		// v1 libcontainer binds the task's directory of each hierarchy;
+		// under v2, without a cgroup namespace, it would mount the host's
+		// whole tree, so there the task has none (see below).
 		{Source: "cgroup", Destination: "/sys/fs/cgroup", Device: "cgroup", Flags: mountNoExec | unix.MS_RDONLY},
 	}
 	if tc.PidMode == ModeHost {
@@ -162,6 +165,9 @@ func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConf
 	}
 	if tc.IpcMode == ModeHost {
 		c.Mounts = withoutMount(c.Mounts, "/dev/mqueue")
+	}
+	if cgroups.IsCgroup2UnifiedMode() {
+		c.Mounts = withoutMount(c.Mounts, "/sys/fs/cgroup")
 	}
 	// The host directories of chroot_env, read-only, in a stable order
 	// (a parent before what is inside it).
