@@ -8,10 +8,12 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -207,4 +209,88 @@ func TestJavaDriverRunsAJarArtifact(t *testing.T) {
 	if _, err := c.Jobs().Deregister(ctx(t), ex.ID, false); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestJavaTaskSurvivesAgentSIGKILL: an agent killed with SIGKILL leaves
+// its JVM running; started again on the same data directory, it
+// re-attaches to it through the java driver's state (no second start),
+// and stopping the job reaches the JVM, which runs its shutdown hooks.
+func TestJavaTaskSurvivesAgentSIGKILL(t *testing.T) {
+	requireJava(t)
+	base := serveJavaTestdata(t)
+	data := t.TempDir()
+	httpAddr, raftAddr := loopback.Addr(t), loopback.Addr(t)
+	args := []string{"-server", "-client", "-bootstrap-expect", "1", "-data-dir", data,
+		"-http-addr", httpAddr, "-raft-addr", raftAddr, "-node", "n1", "-log-level", "debug"}
+	p1 := startAgentProc(t, "first", httpAddr, args...)
+	p1.waitNodeReady(1)
+	job := fmt.Sprintf(`job "jvm-survivor" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "app" {
+      driver = "java"
+      artifact {
+        source = "%s/hello.jar"
+      }
+      config {
+        jar_path = "local/hello.jar"
+        args     = ["sleep", "600"]
+      }
+      resources {
+        cpu    = 50
+        memory = 256
+      }
+    }
+  }
+}
+`, base)
+	alloc := runJobFile(t, p1, job, "running")
+	c := p1.client()
+	waitLog(t, c, alloc.ID, "started", 1)
+	jvm := taskProcs()[alloc.ID]
+	if len(jvm) != 1 {
+		t.Fatalf("the task's JVM not found: %v", jvm)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(data, "java")); len(entries) != 1 {
+		t.Fatalf("the task's container state is not under the data dir's java/: %v", entries)
+	}
+	_ = p1.cmd.Process.Signal(syscall.SIGKILL)
+	<-p1.done
+	if !processAlive(jvm[0]) {
+		t.Fatalf("the agent's SIGKILL killed the JVM %d", jvm[0])
+	}
+
+	p2 := startAgentProc(t, "second", httpAddr, args...)
+	p2.waitNodeReady(1)
+	c = p2.client()
+	eventually(t, 60*time.Second, "the task re-attached and running", func() error {
+		a, _, err := c.Allocations().Info(ctx(t), alloc.ID, nil)
+		if err != nil {
+			return err
+		}
+		st := a.TaskStates["app"]
+		if a.ClientStatus != structs.AllocClientStatusRunning || st == nil || st.State != structs.TaskStateRunning {
+			return fmt.Errorf("alloc %s, task %+v", a.ClientStatus, st)
+		}
+		return nil
+	})
+	if !processAlive(jvm[0]) {
+		t.Fatalf("the JVM %d died across the restart", jvm[0])
+	}
+	if log := taskLog(t, c, alloc.ID, "app"); strings.Count(log, "started") != 1 {
+		t.Fatalf("the task started again: %q", log)
+	}
+	if _, err := c.Jobs().Deregister(ctx(t), "jvm-survivor", false); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, c, alloc.ID, "stopping", 1)
+	eventually(t, 30*time.Second, "the re-attached JVM stopped and its state removed", func() error {
+		if pids := taskProcs()[alloc.ID]; len(pids) > 0 {
+			return fmt.Errorf("still running: %v", pids)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(data, "java")); len(entries) > 0 {
+			return fmt.Errorf("state left: %v", entries)
+		}
+		return nil
+	})
 }
