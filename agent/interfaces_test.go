@@ -38,8 +38,8 @@ var (
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "GCBackend", "JobDeregisterBackend", "JobRegisterBackend", "JobRestartBackend",
-	"JobScaleBackend", "LeaderBuilder", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "ServerMembersBackend", "SnapshotBackend",
+	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "GCBackend", "JobDeregisterBackend", "JobRegisterBackend", "JobRestartBackend",
+	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
 // TestAgentServesEveryBackendInterfaceOfTheAPI fails when the HTTP API

@@ -106,6 +106,7 @@ const (
 	needAgentReadOrServer                 // agent:read, or a server's signed probe (autopilot)
 	needVariables                         // a variables capability on the request's path (variables.go)
 	needServiceRead                       // read-job in the request's namespace, or a workload identity of it
+	needAgentWrite                        // agent { policy = "write" }
 )
 
 // need is what a route declares it needs.
@@ -123,6 +124,7 @@ var (
 	nodeRead       = need{kind: needNodeRead}
 	nodeWrite      = need{kind: needNodeWrite}
 	agentRead      = need{kind: needAgentRead}
+	agentWrite     = need{kind: needAgentWrite}
 	operatorRead   = need{kind: needOperatorRead}
 	operatorWrite  = need{kind: needOperatorWrite}
 	management     = need{kind: needManagement}
@@ -181,6 +183,8 @@ func (n need) String() string {
 		return "node:write"
 	case needAgentRead:
 		return "agent:read"
+	case needAgentWrite:
+		return "agent:write"
 	case needOperatorRead:
 		return "operator:read"
 	case needOperatorWrite:
@@ -323,6 +327,8 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return a.AllowNodeWrite()
 	case needAgentRead, needAgentReadOrServer:
 		return a.AllowAgentRead()
+	case needAgentWrite:
+		return a.AllowAgentWrite()
 	case needOperatorRead:
 		return a.AllowOperatorRead()
 	case needOperatorWrite:

@@ -82,8 +82,11 @@ func TestNodePoolAndSystemEndpoints(t *testing.T) {
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/operator/scheduler/configuration", same); code != 200 || !strings.Contains(body, `"Updated":true`) {
 		t.Errorf("set the same: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "PUT", srv.URL+"/v1/operator/scheduler/configuration", `{"SchedulerAlgorithm":"spread"}`); code != 400 || !strings.Contains(body, "changing SchedulerAlgorithm is not supported by drover yet") {
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/operator/scheduler/configuration", `{"SchedulerAlgorithm":"spread"}`); code != 200 || !strings.Contains(body, `"Updated":true`) {
 		t.Errorf("set spread: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/operator/scheduler/configuration", `{"SchedulerAlgorithm":"fastest"}`); code != 400 || !strings.Contains(body, "invalid scheduler algorithm: fastest") {
+		t.Errorf("set an unknown algorithm: %d %s", code, body)
 	}
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/system/reconcile/summaries", ""); code != 200 {
 		t.Errorf("reconcile: %d %s", code, body)

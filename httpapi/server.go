@@ -174,6 +174,13 @@ func (s *Server) wrap(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, done := measure(w, rt.pattern)
 		defer done()
+		// As Nomad's, each request is logged at debug level (what
+		// GET /v1/agent/monitor?log_level=debug shows); the path only,
+		// never the query.
+		start := time.Now()
+		defer func() {
+			s.logger.Debug("request complete", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
+		}()
 		if routeAccess[rt.pattern] == localOnly {
 			if err := s.checkLocal(r); err != nil {
 				writeError(w, err)

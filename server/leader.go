@@ -41,6 +41,8 @@ type Leader struct {
 
 	stats   counters
 	clients clientBatcher
+	// pool is the scheduler worker pool (workers.go).
+	pool workerPool
 	// dispatchMu serialises dispatches, so that a dispatch's idempotency
 	// token is looked up after the previous dispatch is applied.
 	dispatchMu sync.Mutex
@@ -105,7 +107,7 @@ func (l *Leader) Run(ctx context.Context) {
 		l.logger.Error("cannot start leader services", "error", err)
 		return
 	}
-	l.logger.Info("leader services starting", "workers", l.cfg.NumWorkers)
+	l.logger.Info("leader services starting", "workers", l.poolConfig().NumSchedulers)
 	t.broker.SetEnabled(true)
 	t.blocked.SetEnabled(true)
 	l.cur.Store(t)
@@ -125,9 +127,8 @@ func (l *Leader) Run(ctx context.Context) {
 		}()
 	}
 	start(func() { l.runPlanApplier(t) })
-	for i := 0; i < l.cfg.NumWorkers; i++ {
-		start(func() { l.runWorker(t, i) })
-	}
+	l.startWorkers(t)
+	start(func() { l.watchSchedulerConfig(t) })
 	start(func() { l.runFeeder(t) })
 	start(func() { l.runDrainer(t) })
 	start(func() { l.runPeriodic(ctx) })
@@ -146,6 +147,7 @@ func (l *Leader) Run(ctx context.Context) {
 
 	<-ctx.Done()
 	l.cur.CompareAndSwap(t, nil)
+	l.endWorkers(t)
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()

@@ -22,15 +22,20 @@ import (
 // catch up with an index it was told about.
 const waitIndexTimeout = 30 * time.Second
 
-// runWorker schedules evaluations from the broker until the term ends.
-func (l *Leader) runWorker(t *term, id int) {
-	log := l.logger.Named("worker").With("worker", id)
+// runWorker schedules evaluations of w's types from the broker until the
+// term ends or the pool removes w (workers.go); a removed worker finishes
+// the evaluation it holds.
+func (l *Leader) runWorker(t *term, w *worker) {
+	log := l.logger.Named("worker").With("worker", w.id)
 	for {
-		eval, token, err := t.broker.Dequeue(t.ctx, l.cfg.SchedulerTypes)
+		eval, token, err := t.broker.Dequeue(w.ctx, w.types)
 		if err != nil {
-			return // the term ended (ctx done or broker disabled)
+			return // the term ended (ctx done or broker disabled), or w was removed
 		}
-		if err := l.process(t, eval); err != nil {
+		w.busy.Store(true)
+		err = l.process(t, eval)
+		w.busy.Store(false)
+		if err != nil {
 			if t.ctx.Err() != nil {
 				return
 			}

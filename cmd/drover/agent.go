@@ -125,7 +125,9 @@ func agentConfig(fs *pflag.FlagSet, af agentFlags, stderr io.Writer) (agent.Conf
 	cfg := agent.FromConfig(merged)
 	cfg.NoSync = af.noSync
 	cfg.Version = Version
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{
+	// An intercept logger: GET /v1/agent/monitor follows it at any
+	// level, whatever level the agent writes at.
+	cfg.Logger = hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "drover", Level: level, JSONFormat: merged.LogJSON, Output: stderr,
 	})
 	// The checks' warnings go through the logger, so that with log_json
