@@ -34,12 +34,14 @@ var (
 	_ httpapi.JobRestartBackend    = (*Agent)(nil)
 	_ httpapi.LeaderBuilder        = (*Agent)(nil)
 	_ httpapi.GCBackend            = (*Agent)(nil)
+	_ httpapi.NodeOpsBackend       = (*Agent)(nil)
+	_ httpapi.JobEvaluateBackend   = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "GCBackend", "JobDeregisterBackend", "JobRegisterBackend", "JobRestartBackend",
-	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "NodeDrainBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerMembersBackend", "SnapshotBackend",
+	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
+	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
 // TestAgentServesEveryBackendInterfaceOfTheAPI fails when the HTTP API

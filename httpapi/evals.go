@@ -1,13 +1,16 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 	"time"
 
+	"github.com/hashicorp/go-bexpr"
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -19,11 +22,28 @@ import (
 //	                                         RelatedEvals: the evaluations linked to it
 //	GET /v1/evaluation/{id}/allocations   → []*structs.AllocationListStub; [] for an unknown evaluation
 //
-// All are blocking queries.
+//	GET /v1/evaluations/count[?prefix=][&filter=] → {"Count", "Index"}: how many evaluations
+//	                                         the namespace holds (filter: Nomad's expression
+//	                                         language over each evaluation)
+//
+// All are blocking queries. And the one write, as Nomad's, for a
+// management token:
+//
+//	DELETE /v1/evaluations {"EvalIDs": [...]} or {"Filter": "..."} → {"Count", "Index"}
+//
+// deletes evaluations while the eval broker is paused (the scheduler
+// configuration's PauseEvalBroker; otherwise a 400 "eval broker is
+// enabled; eval broker must be paused to delete evals"). By ID, every
+// evaluation must exist (404 "eval not found") and be safe to delete (400):
+// its job is gone, stopped or dead, or none of its allocations still runs
+// or may still be rescheduled from. By filter, the safe evaluations that
+// match are deleted, in batches; the others are left.
 
 func init() {
 	register(
 		route{"GET /v1/evaluations", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).evalsList},
+		route{"GET /v1/evaluations/count", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).evalsCount},
+		route{"DELETE /v1/evaluations", writeRoute, management, (*Server).evalsDelete},
 		route{"GET /v1/evaluation/{id}", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).evalInfo},
 		route{"GET /v1/evaluation/{id}/allocations", readRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).evalAllocations},
 	)
@@ -163,4 +183,211 @@ func (s *Server) evalAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		idx, err := snap.Index(state.TableAllocs)
 		return allocStubs(allocs), idx, err
 	})
+}
+
+// EvalCountResponse answers GET /v1/evaluations/count, as Nomad's.
+type EvalCountResponse struct {
+	Count int
+	Index uint64
+}
+
+func (s *Server) evalsCount(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	filter, err := evalFilter(r.URL.Query().Get("filter"))
+	if err != nil {
+		return nil, err
+	}
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		var evals []*structs.Evaluation
+		var err error
+		if o.Prefix != "" {
+			evals, err = snap.EvalsByIDPrefix(o.Prefix)
+		} else {
+			evals, err = snap.Evals()
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		n := 0
+		for _, e := range evals {
+			if !o.matchNamespace(e.Namespace) {
+				continue
+			}
+			if ok, err := evalMatches(filter, e); err != nil {
+				return nil, 0, err
+			} else if ok {
+				n++
+			}
+		}
+		idx, err := snap.Index(state.TableEvals)
+		return &EvalCountResponse{Count: n, Index: idx}, idx, err
+	})
+}
+
+// evalFilter parses a filter expression; "" is none (nil).
+func evalFilter(expr string) (*bexpr.Evaluator, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	f, err := bexpr.CreateEvaluator(expr)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, "failed to read filter expression: %v", err)
+	}
+	return f, nil
+}
+
+// evalMatches reports whether e passes filter (nil: every evaluation). An
+// expression naming a field an evaluation lacks matches nothing, as
+// Nomad's.
+func evalMatches(filter *bexpr.Evaluator, e *structs.Evaluation) (bool, error) {
+	if filter == nil {
+		return true, nil
+	}
+	ok, err := filter.Evaluate(e)
+	if err != nil {
+		return false, nil
+	}
+	return ok, nil
+}
+
+// maxEvalDeleteIDs bounds the IDs of one delete, as Nomad's
+// MaxUUIDsPerWriteRequest; evalDeleteBatch is how many evaluations one
+// entry of a delete by filter holds.
+const (
+	maxEvalDeleteIDs = 7281
+	evalDeleteBatch  = maxEvalDeleteIDs / 10
+)
+
+// EvalDeleteResponse answers DELETE /v1/evaluations, as Nomad's.
+type EvalDeleteResponse struct {
+	Count int
+	Index uint64
+}
+
+// evalBrokerPaused reports whether the operator paused the eval broker
+// (the replicated scheduler configuration's PauseEvalBroker).
+func evalBrokerPaused(snap *state.Snapshot) (bool, error) {
+	c, err := snap.EffectiveSchedulerConfig()
+	return c.PauseEvalBroker, err
+}
+
+func (s *Server) evalsDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body struct {
+		EvalIDs []string
+		Filter  string
+	}
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	switch {
+	case body.Filter != "" && len(body.EvalIDs) > 0:
+		return nil, Errorf(http.StatusBadRequest, "evals cannot be deleted by both ID and filter")
+	case body.Filter == "" && len(body.EvalIDs) == 0:
+		return nil, Errorf(http.StatusBadRequest, "evals must be deleted by either ID or filter")
+	case len(body.EvalIDs) > maxEvalDeleteIDs:
+		return nil, Errorf(http.StatusBadRequest, "request includes %d evaluation IDs, must be %d or fewer", len(body.EvalIDs), maxEvalDeleteIDs)
+	}
+	filter, err := evalFilter(body.Filter)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.backend.State().Snapshot()
+	if paused, err := evalBrokerPaused(snap); err != nil {
+		return nil, err
+	} else if !paused {
+		return nil, Errorf(http.StatusBadRequest, "eval broker is enabled; eval broker must be paused to delete evals")
+	}
+	var batches [][]string
+	if filter == nil {
+		for _, id := range body.EvalIDs {
+			e, err := snap.EvalByID(id)
+			if err != nil {
+				return nil, err
+			}
+			if e == nil {
+				return nil, Errorf(http.StatusNotFound, "eval not found")
+			}
+			if ok, err := evalDeleteSafe(snap, e); err != nil {
+				return nil, err
+			} else if !ok {
+				return nil, Errorf(http.StatusBadRequest, "eval %s is not safe to delete", e.ID)
+			}
+		}
+		batches = [][]string{body.EvalIDs}
+	} else {
+		evals, err := snap.Evals()
+		if err != nil {
+			return nil, err
+		}
+		var batch []string
+		for _, e := range evals {
+			if ok, err := evalMatches(filter, e); err != nil || !ok {
+				continue
+			}
+			if ok, err := evalDeleteSafe(snap, e); err != nil {
+				return nil, err
+			} else if !ok {
+				continue
+			}
+			if batch = append(batch, e.ID); len(batch) == evalDeleteBatch {
+				batches, batch = append(batches, batch), nil
+			}
+		}
+		if len(batch) > 0 {
+			batches = append(batches, batch)
+		}
+	}
+	out := &EvalDeleteResponse{}
+	for _, ids := range batches {
+		_, index, err := s.backend.Apply(r.Context(), fsm.EvalReapRequestType, &structs.EvalReapRequest{Evals: ids})
+		if err != nil {
+			return nil, fmt.Errorf("deleting evaluations: %w", err)
+		}
+		out.Count, out.Index = out.Count+len(ids), index
+	}
+	s.setMeta(w, out.Index)
+	return out, nil
+}
+
+// evalDeleteSafe reports whether deleting e loses nothing the scheduler
+// still needs, as Nomad's: its job is gone, stopped or dead, or none of
+// its allocations is running (or unknown) or failed with a reschedule
+// still to come from it (a failed allocation's reschedule history is
+// carried by its replacement, so one that was replaced under a limited
+// policy with attempts made is safe).
+func evalDeleteSafe(snap *state.Snapshot, e *structs.Evaluation) (bool, error) {
+	job, err := snap.JobByID(e.Namespace, e.JobID)
+	if err != nil {
+		return false, err
+	}
+	if job == nil || job.Stop || job.Status == structs.JobStatusDead {
+		return true, nil
+	}
+	allocs, err := snap.AllocsByEval(e.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range allocs {
+		switch a.ClientStatus {
+		case structs.AllocClientStatusRunning, structs.AllocClientStatusUnknown:
+			return false, nil
+		case structs.AllocClientStatusFailed:
+		default:
+			continue
+		}
+		var p *structs.ReschedulePolicy
+		if tg := job.LookupTaskGroup(a.TaskGroup); tg != nil {
+			p = tg.ReschedulePolicy
+		}
+		if p == nil || (!p.Unlimited && p.Attempts == 0) {
+			continue
+		}
+		if a.NextAllocation == "" || p.Unlimited || a.RescheduleTracker == nil || len(a.RescheduleTracker.Events) == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }

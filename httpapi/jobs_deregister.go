@@ -13,7 +13,8 @@ import (
 // DELETE /v1/job/{id}[?purge=true][&eval_priority=N] stops a job (a new, stopped version) or,
 // with purge, deletes it and its history. The leader stamps the
 // job-deregister evaluation and writes both in one entry; the answer is
-// Nomad's JobDeregisterResponse. An unknown job is a 404.
+// Nomad's JobDeregisterResponse. An unknown job is, as Nomad's, a success
+// that writes nothing (no evaluation, index 0).
 
 func init() {
 	register(route{"DELETE /v1/job/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).jobDeregister})
@@ -68,7 +69,9 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	if job == nil {
-		return nil, errJobNotFound(id)
+		// Nothing to stop: as Nomad's, a success that wrote nothing.
+		s.setMeta(w, 0)
+		return &JobDeregisterResponse{}, nil
 	}
 	out, err := db.DeregisterJob(structs.WithEvalPriority(r.Context(), prio), ns, id, purge)
 	if err != nil {
