@@ -21,6 +21,8 @@ import (
 // to miss may instead be sent with IgnoreUnknownTypeFlag, and is then not
 // gated.
 var typeBuilds = map[MessageType]int{
+	NamespaceUpsertRequestType:      2,
+	NamespaceDeleteRequestType:      2,
 	SchedulerSetConfigRequestType:   2,
 	ACLRoleUpsertRequestType:        2,
 	ACLRoleDeleteRequestType:        2,

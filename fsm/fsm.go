@@ -93,6 +93,7 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	NodeUpdateDrain, NodeUpdateEligibility,
 //	RootKeyDelete                            nil on success
 //	ServiceRegistrationDelete                nil on success
+//	NamespaceUpsert, NamespaceDelete         nil on success
 //	ACLRoleUpsert, ACLRoleDelete,
 //	ACLAuthMethodUpsert, ACLAuthMethodDelete,
 //	ACLBindingRuleUpsert, ACLBindingRuleDelete,
@@ -247,6 +248,10 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.RestartJobTxn(txn, r)
 	case *structs.DeploymentAnalysisRequest:
 		err = s.UpdateDeploymentAnalysisTxn(txn, r)
+	case *structs.NamespaceUpsertRequest:
+		err = s.UpsertNamespacesTxn(txn, r)
+	case *structs.NamespaceDeleteRequest:
+		err = s.DeleteNamespacesTxn(txn, r)
 	case *structs.ACLRoleUpsertRequest:
 		err = s.UpsertACLRolesTxn(txn, r.Roles)
 	case *structs.ACLRoleDeleteRequest:

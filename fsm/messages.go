@@ -73,6 +73,14 @@ const (
 	AnalysisMeasurementRequestType MessageType = 35
 	AnalysisRunRequestType         MessageType = 36
 
+	// NamespaceUpsertRequestType (structs.NamespaceUpsertRequest) creates
+	// or replaces namespaces; NamespaceDeleteRequestType
+	// (structs.NamespaceDeleteRequest) deletes them. Neither carries the
+	// ignore bit: a server that skipped one would accept jobs the others
+	// refuse. Range 40–44 is namespaces'.
+	NamespaceUpsertRequestType MessageType = 40
+	NamespaceDeleteRequestType MessageType = 41
+
 	// SchedulerSetConfigRequestType (structs.SchedulerSetConfigRequest)
 	// replaces the scheduler configuration. It never carries the ignore
 	// bit: a server that skipped it would schedule by another algorithm
@@ -125,6 +133,8 @@ var typeNames = map[MessageType]string{
 	JobRestartRequestType:                   "JobRestart",
 	AnalysisMeasurementRequestType:          "AnalysisMeasurement",
 	AnalysisRunRequestType:                  "AnalysisRun",
+	NamespaceUpsertRequestType:              "NamespaceUpsert",
+	NamespaceDeleteRequestType:              "NamespaceDelete",
 	SchedulerSetConfigRequestType:           "SchedulerSetConfig",
 	ACLRoleUpsertRequestType:                "ACLRoleUpsert",
 	ACLRoleDeleteRequestType:                "ACLRoleDelete",
@@ -267,6 +277,10 @@ func newRequest(t MessageType) any {
 		return &structs.OneTimeTokenExchangeRequest{}
 	case AnalysisMeasurementRequestType, AnalysisRunRequestType:
 		return &structs.DeploymentAnalysisRequest{}
+	case NamespaceUpsertRequestType:
+		return &structs.NamespaceUpsertRequest{}
+	case NamespaceDeleteRequestType:
+		return &structs.NamespaceDeleteRequest{}
 	case SchedulerSetConfigRequestType:
 		return &structs.SchedulerSetConfigRequest{}
 	}

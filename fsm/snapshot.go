@@ -44,6 +44,10 @@ const (
 	rootKeysTag     = 16
 	servicesTag     = 17
 	jobSummaryTag   = 20
+	// namespacesTag and jobSubmissionsTag are namespaces' and job
+	// submissions' (their fsm types are 40–44).
+	namespacesTag     = 40
+	jobSubmissionsTag = 41
 
 	// schedulerConfigTag is the scheduler configuration's (its fsm
 	// types are 60–62).
@@ -93,6 +97,7 @@ var tableTags = map[string]uint8{
 	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
 	state.TableServices:   servicesTag,
 	state.TableJobSummary: jobSummaryTag,
+	state.TableNamespaces: namespacesTag, state.TableJobSubmissions: jobSubmissionsTag,
 	state.TableACLRoles: aclRolesTag, state.TableACLAuthMethods: aclAuthMethodsTag,
 	state.TableACLBindingRules: aclBindingRulesTag, state.TableACLOneTimeTokens: aclOneTimeTokensTag,
 }
@@ -138,6 +143,10 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableServices, &structs.ServiceRegistration{}
 	case jobSummaryTag:
 		return state.TableJobSummary, &jobSummaryRecord{}
+	case namespacesTag:
+		return state.TableNamespaces, &structs.Namespace{}
+	case jobSubmissionsTag:
+		return state.TableJobSubmissions, &structs.JobSubmission{}
 	case aclRolesTag:
 		return state.TableACLRoles, &structs.ACLRole{}
 	case aclAuthMethodsTag:

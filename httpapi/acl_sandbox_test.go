@@ -81,6 +81,7 @@ func TestHostVolumeRulesOnJobVersions(t *testing.T) {
 		{Name: "data-read", Rules: `host_volume "data" { policy = "read" }`},
 		{Name: "data-glob", Rules: `host_volume "da*" { policy = "write" }` + "\n" + `host_volume "data" { policy = "read" }`},
 	}})
+	b.mustApply(t, fsm.NamespaceUpsertRequestType, &structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{{Name: "dev"}}})
 	for name, policies := range map[string][]string{
 		"mgmt": nil, "dev": {"dev-write"}, "ro": {"dev-write", "data-read"}, "glob": {"dev-write", "data-glob"},
 	} {
@@ -140,7 +141,9 @@ func TestHostVolumeRulesOnJobVersions(t *testing.T) {
 	}
 
 	// ACLs off: nothing is checked.
-	open := httptest.NewServer(New(newFakeBackend(), nil).Handler())
+	ob := newFakeBackend()
+	ob.mustApply(t, fsm.NamespaceUpsertRequestType, &structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{{Name: "dev"}}})
+	open := httptest.NewServer(New(ob, nil).Handler())
 	t.Cleanup(open.Close)
 	g := &aclFixture{srv: open, secrets: map[string]string{}}
 	if code, body := g.do(t, "", "PUT", "/v1/jobs", volJob("data", false)); code != 200 {

@@ -100,6 +100,9 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	snap := s.backend.State().Snapshot()
+	if err := checkJobNamespace(snap, job); err != nil {
+		return nil, err
+	}
 	out, err := planJob(snap, job, s.now(), body.Diff)
 	if err != nil {
 		return nil, err

@@ -72,7 +72,8 @@ func (s *Server) registerJob(ctx context.Context, job *structs.Job, enforceIndex
 		ModifyTime:  now,
 	}
 	resp, index, err := s.backend.Apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{
-		Job: job, Eval: eval, SubmitTime: now, EnforceIndex: enforceIndex, JobModifyIndex: jobModifyIndex})
+		Job: job, Eval: eval, SubmitTime: now, EnforceIndex: enforceIndex, JobModifyIndex: jobModifyIndex,
+		Submission: structs.JobSubmissionFrom(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -44,12 +44,17 @@ type RegisterEnvelope struct {
 	// EvalPriority is the priority of the registration's evaluation, 0
 	// for the job's.
 	EvalPriority int
+	// Submission is the source the job was submitted from (Nomad's
+	// JobSubmission), kept for the version registered; see
+	// job_submission.go.
+	Submission *structs.JobSubmission
 }
 
 // envelopeFields are the keys of Nomad's JobRegisterRequest: true for
 // those drover accepts (Region, Namespace, the tokens and the submitted
 // source are read past: the job carries its own region and namespace),
-// false for those it does not support, refused when set.
+// false for those it does not support, refused when set. Submission is
+// kept (job_submission.go).
 var envelopeFields = map[string]bool{
 	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,
 	"Region": true, "Namespace": true, "SecretID": true, "AuthToken": true, "Submission": true, "EvalPriority": true,
@@ -207,6 +212,9 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	if err := checkJobVersion(r, job); err != nil {
 		return nil, err
 	}
+	if err := checkJobNamespace(s.backend.State().Snapshot(), job); err != nil {
+		return nil, err
+	}
 	if err := s.checkAnalysisAddress(job); err != nil {
 		return nil, err
 	}
@@ -221,7 +229,12 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	for _, d := range diags {
 		warnings = append(warnings, d.String())
 	}
-	out, err := s.registerJob(structs.WithEvalPriority(r.Context(), env.EvalPriority), job, env.EnforceIndex, env.JobModifyIndex)
+	sub, warn := submissionOf(env.Submission)
+	if warn != "" {
+		warnings = append(warnings, warn)
+	}
+	ctx := structs.WithJobSubmission(structs.WithEvalPriority(r.Context(), env.EvalPriority), sub)
+	out, err := s.registerJob(ctx, job, env.EnforceIndex, env.JobModifyIndex)
 	if errors.Is(err, state.ErrConflict) {
 		return nil, Errorf(http.StatusConflict, "%s", enforceIndexMessage(err))
 	}

@@ -1,32 +1,37 @@
 package httpapi
 
 import (
-	"encoding/json"
-	"io"
+	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
 
-// Nomad's namespace endpoints, over drover's namespaces: a namespace is a
-// name that exists when something names it (a job, a variable, a service)
-// and "default" always. Drover stores nothing else about one yet (no
-// description, meta, quota or capabilities), so:
+// Nomad's namespace endpoints, over the stored namespaces
+// (state/state_namespaces.go):
 //
-//	GET    /v1/namespaces          → []*Namespace: default and every namespace in use, by name
-//	GET    /v1/namespace/{name}    → *Namespace, or 404 "namespace not found"
-//	PUT    /v1/namespace[/{name}]  → applies a namespace that sets nothing but its name (a no-op:
-//	                                 it exists once named); one that sets more is a 400 saying so
-//	DELETE /v1/namespace/{name}    → refused for default and for a namespace that holds jobs or
-//	                                 variables (as Nomad's); otherwise a no-op
+//	GET    /v1/namespaces          → []*Namespace by name, ?prefix= filtered (blocking)
+//	GET    /v1/namespace/{name}    → *Namespace, or 404 "Namespace not found" (blocking)
+//	PUT    /v1/namespace[/{name}]  → creates or replaces the body's namespace; a path
+//	                                 name must be the body's
+//	DELETE /v1/namespace/{name}    → refused for default, for an absent namespace (404),
+//	                                 and for one that holds a job that is not dead, an
+//	                                 allocation that is not terminal or a variable
 //
-// With ACLs, the list and a read show the namespaces the token can read a
-// job in; applying and deleting need a management token, as Nomad's.
+// With ACLs, the list and a read show the namespaces in which the token
+// has any capability (Nomad's AllowNamespace); applying and deleting need
+// a management token, as Nomad's.
+//
+// A job registered (or planned) in a namespace that does not exist, or a
+// variable written in one, is refused (checkJobNamespace,
+// checkNamespaceExists); a job whose task drivers or group network modes
+// the namespace's capabilities do not allow is refused too, with Nomad's
+// words.
 
 func init() {
 	register(
@@ -43,70 +48,7 @@ func init() {
 }
 
 // Namespace is Nomad's namespace object (api.Namespace).
-type Namespace struct {
-	Name                  string
-	Description           string
-	Quota                 string
-	Meta                  map[string]string
-	Capabilities          json.RawMessage `json:",omitempty"`
-	NodePoolConfiguration json.RawMessage `json:",omitempty"`
-	VaultConfiguration    json.RawMessage `json:",omitempty"`
-	ConsulConfiguration   json.RawMessage `json:",omitempty"`
-	CreateIndex           uint64
-	ModifyIndex           uint64
-}
-
-// defaultNamespaceDescription is Nomad's description of "default".
-const defaultNamespaceDescription = "Default shared namespace"
-
-// namespaceTables are the tables whose objects name namespaces.
-var namespaceTables = []string{state.TableJobs, state.TableVariables, state.TableServices}
-
-// namespacesInUse returns default and every namespace an object of snap
-// names, by name, each with the index of its first object.
-func namespacesInUse(snap *state.Snapshot) ([]*Namespace, error) {
-	byName := map[string]*Namespace{structs.DefaultNamespace: {Name: structs.DefaultNamespace, Description: defaultNamespaceDescription, CreateIndex: 1, ModifyIndex: 1}}
-	add := func(ns string, idx uint64) {
-		if ns == "" {
-			return
-		}
-		n := byName[ns]
-		if n == nil {
-			n = &Namespace{Name: ns, CreateIndex: idx, ModifyIndex: idx}
-			byName[ns] = n
-		}
-		if idx != 0 && idx < n.CreateIndex {
-			n.CreateIndex, n.ModifyIndex = idx, idx
-		}
-	}
-	jobs, err := snap.Jobs()
-	if err != nil {
-		return nil, err
-	}
-	for _, j := range jobs {
-		add(j.Namespace, j.CreateIndex)
-	}
-	vars, err := snap.VarsByPrefix("*", "")
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range vars {
-		add(v.Namespace, v.CreateIndex)
-	}
-	regs, err := snap.ServiceRegistrations()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range regs {
-		add(r.Namespace, r.CreateIndex)
-	}
-	out := make([]*Namespace, 0, len(byName))
-	for _, n := range byName {
-		out = append(out, n)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
+type Namespace = structs.Namespace
 
 func (s *Server) namespacesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
@@ -115,17 +57,17 @@ func (s *Server) namespacesList(w http.ResponseWriter, r *http.Request) (any, er
 	}
 	allow := namespaceReadFilter(r)
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		idx, err := snap.MaxIndex(namespaceTables...)
+		idx, err := snap.Index(state.TableNamespaces)
 		if err != nil {
 			return nil, 0, err
 		}
-		all, err := namespacesInUse(snap)
+		all, err := snap.NamespacesByPrefix(o.Prefix)
 		if err != nil {
 			return nil, 0, err
 		}
-		out := all[:0]
+		out := make([]*Namespace, 0, len(all))
 		for _, n := range all {
-			if strings.HasPrefix(n.Name, o.Prefix) && (allow == nil || allow(n.Name)) {
+			if allow == nil || allow(n.Name) {
 				out = append(out, n)
 			}
 		}
@@ -143,130 +85,153 @@ func (s *Server) namespaceInfo(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, Errorf(http.StatusForbidden, "Permission denied")
 	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		idx, err := snap.MaxIndex(namespaceTables...)
+		idx, err := snap.Index(state.TableNamespaces)
 		if err != nil {
 			return nil, 0, err
 		}
-		all, err := namespacesInUse(snap)
+		n, err := snap.NamespaceByName(name)
 		if err != nil {
-			return nil, 0, err
+			return nil, idx, err
 		}
-		for _, n := range all {
-			if n.Name == name {
-				return n, idx, nil
-			}
+		if n == nil {
+			return nil, idx, Errorf(http.StatusNotFound, "Namespace not found")
 		}
-		return nil, idx, Errorf(http.StatusNotFound, "namespace not found")
+		return n, idx, nil
 	})
 }
 
 // namespaceReadFilter says which namespaces the caller may see: those it
-// can read a job in (nil: all).
+// has any capability in (nil: all).
 func namespaceReadFilter(r *http.Request) func(string) bool {
 	z := authzOf(r)
 	if z == nil || !z.enabled || z.acl == nil || z.acl.IsManagement() {
 		return nil
 	}
 	a := z.acl
-	n := nsCap("read-job")
-	return func(ns string) bool { return n.allowedIn(a, ns) }
+	return a.AllowNamespace
 }
 
-// errNamespaceFields is the 400 of an apply that sets what drover does
-// not store.
-func errNamespaceFields(name string, fields []string) error {
-	return Errorf(http.StatusBadRequest,
-		"namespace %q sets %s: drover does not store a namespace's description, meta, quota or capabilities yet; "+
-			"a namespace exists once a job, variable or service names it (apply it with its name alone)",
-		name, strings.Join(fields, ", "))
-}
-
-func (s *Server) namespaceApply(_ http.ResponseWriter, r *http.Request) (any, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, Errorf(http.StatusBadRequest, "reading request body: %v", err)
-	}
-	var ns map[string]json.RawMessage
-	if len(body) > 0 {
-		if err := json.Unmarshal(body, &ns); err != nil {
-			return nil, Errorf(http.StatusBadRequest, "decoding the namespace: %v", err)
-		}
-	}
-	name := r.PathValue("name")
-	if raw, ok := ns["Name"]; ok {
-		var n string
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return nil, Errorf(http.StatusBadRequest, "Name: %v", err)
-		}
-		if name != "" && n != "" && n != name {
-			return nil, Errorf(http.StatusBadRequest, "the path names namespace %q and the body %q", name, n)
-		}
-		if n != "" {
-			name = n
-		}
-	}
-	if err := validNamespaceName(name); err != nil {
+func (s *Server) namespaceApply(w http.ResponseWriter, r *http.Request) (any, error) {
+	var ns Namespace
+	if err := decodeBody(r, &ns); err != nil {
 		return nil, err
 	}
-	var set []string
-	for k, v := range ns {
-		switch k {
-		case "Name", "CreateIndex", "ModifyIndex", "Hash":
-			continue
-		}
-		if t := strings.TrimSpace(string(v)); t != "" && t != "null" && t != `""` && t != "{}" && t != "[]" {
-			set = append(set, k)
-		}
+	if name := r.PathValue("name"); name != "" && ns.Name != name {
+		return nil, Errorf(http.StatusBadRequest, "Namespace name does not match request path")
 	}
-	sort.Strings(set)
-	if len(set) > 0 {
-		return nil, errNamespaceFields(name, set)
+	if err := ns.Validate(); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "Invalid namespace %q: %v", ns.Name, err)
 	}
+	ns.CreateIndex, ns.ModifyIndex, ns.Hash = 0, 0, nil
+	_, index, err := s.backend.Apply(r.Context(), fsm.NamespaceUpsertRequestType,
+		&structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{&ns}})
+	if err != nil {
+		return nil, err
+	}
+	s.setMeta(w, index)
 	return nil, nil
 }
 
-// validNamespaceName checks a name as Nomad's namespace validation does.
-func validNamespaceName(name string) error {
-	if name == "" {
-		return Errorf(http.StatusBadRequest, "invalid namespace: missing name")
-	}
-	if len(name) > maxNamespaceLen {
-		return Errorf(http.StatusBadRequest, "invalid name %q. Must be at most %d characters", name, maxNamespaceLen)
-	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-			return Errorf(http.StatusBadRequest, "invalid name %q. Must match regex ^[a-zA-Z0-9-]{1,%d}$", name, maxNamespaceLen)
-		}
-	}
-	if name == "*" {
-		return Errorf(http.StatusBadRequest, "invalid name %q", name)
-	}
-	return nil
-}
-
-func (s *Server) namespaceDelete(_ http.ResponseWriter, r *http.Request) (any, error) {
+func (s *Server) namespaceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	name := r.PathValue("name")
 	if name == structs.DefaultNamespace {
-		return nil, Errorf(http.StatusBadRequest, "default namespace can not be deleted")
+		return nil, Errorf(http.StatusBadRequest, "can not delete default namespace")
 	}
 	snap := s.backend.State().Snapshot()
-	jobs, err := snap.Jobs()
+	if ns, err := snap.NamespaceByName(name); err != nil {
+		return nil, err
+	} else if ns == nil {
+		return nil, Errorf(http.StatusNotFound, "namespace not found")
+	}
+	if err := s.namespaceHolds(snap, name); err != nil {
+		return nil, err
+	}
+	_, index, err := s.backend.Apply(r.Context(), fsm.NamespaceDeleteRequestType,
+		&structs.NamespaceDeleteRequest{Namespaces: []string{name}})
 	if err != nil {
 		return nil, err
 	}
+	s.setMeta(w, index)
+	return nil, nil
+}
+
+// namespaceHolds is the 400 of deleting a namespace that still holds a
+// job that is not dead, an allocation that is not terminal or a variable,
+// listed in Nomad's words; nil when it holds none of them.
+func (s *Server) namespaceHolds(snap *state.Snapshot, name string) error {
+	region := s.regionName()
+	var errs []error
+	jobs, err := snap.Jobs()
+	if err != nil {
+		return err
+	}
 	for _, j := range jobs {
 		if j.Namespace == name && j.Status != structs.JobStatusDead {
-			return nil, Errorf(http.StatusBadRequest, "namespace %q has non-terminal jobs in regions: [%s]", name, s.regionName())
+			errs = append(errs, fmt.Errorf("namespace %q has non-terminal jobs in regions: [%s]", name, region))
+			break
+		}
+	}
+	allocs, err := snap.Allocs()
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		if a.Namespace == name && !a.TerminalStatus() {
+			errs = append(errs, fmt.Errorf("namespace %q has non-terminal allocations in regions: [%s]", name, region))
+			break
 		}
 	}
 	vars, err := snap.VarsByPrefix(name, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(vars) > 0 {
-		return nil, Errorf(http.StatusBadRequest, "namespace %q contains at least one variable. All variables in a namespace must be deleted before it can be deleted", name)
+		errs = append(errs, fmt.Errorf("namespace %q has variables associated with it in regions: [%s]", name, region))
 	}
-	return nil, nil
+	if err := structs.MultiError(errs); err != nil {
+		return Errorf(http.StatusBadRequest, "%s", strings.TrimRight(err.Error(), "\n"))
+	}
+	return nil
+}
+
+// errNonexistentNamespace is Nomad's refusal of an object in a namespace
+// that does not exist.
+func errNonexistentNamespace(what, id, ns string) error {
+	return Errorf(http.StatusBadRequest, "%s %q is in nonexistent namespace %q", what, id, ns)
+}
+
+// checkJobNamespace refuses job when its namespace does not exist or its
+// capabilities do not allow the job's task drivers and network modes, as
+// Nomad's job admission does.
+func checkJobNamespace(snap *state.Snapshot, job *structs.Job) error {
+	name := jobNamespace(job)
+	ns, err := snap.NamespaceByName(name)
+	if err != nil {
+		return err
+	}
+	if ns == nil {
+		return errNonexistentNamespace("job", job.ID, name)
+	}
+	if err := ns.CheckCapabilities(job); err != nil {
+		return Errorf(http.StatusBadRequest, "%s", err)
+	}
+	return nil
+}
+
+// checkNamespaceExists refuses an object (what, id) written in namespace
+// ns when it does not exist.
+func checkNamespaceExists(snap *state.Snapshot, what, id, ns string) error {
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	n, err := snap.NamespaceByName(ns)
+	if err != nil {
+		return err
+	}
+	if n == nil {
+		return errNonexistentNamespace(what, id, ns)
+	}
+	return nil
 }
 
 // regionName is this cluster's region.
@@ -275,4 +240,10 @@ func (s *Server) regionName() string {
 		return self.Config.Region
 	}
 	return structs.DefaultRegion
+}
+
+// namespacesInUse returns every stored namespace, by name (the search
+// endpoints' "namespaces" context).
+func namespacesInUse(snap *state.Snapshot) ([]*Namespace, error) {
+	return snap.Namespaces()
 }

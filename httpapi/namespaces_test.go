@@ -1,50 +1,130 @@
 package httpapi
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestNamespaceEndpoints: default and every namespace a job names are
-// listed and read; an apply that names a namespace alone is accepted, one
-// that sets a description is refused saying why; default and a namespace
-// with jobs cannot be deleted.
+// TestNamespaceEndpoints: namespaces are stored objects, as Nomad's:
+// default always exists; a job or a variable in a namespace that does not
+// exist is refused until the namespace is applied; an apply stores the
+// description, meta and capabilities, which the capabilities enforce on
+// registration; default, an absent namespace and one holding jobs cannot
+// be deleted.
 func TestNamespaceEndpoints(t *testing.T) {
 	_, srv := newTestAPI(t)
 	job := strings.Replace(webJob, `"ID":"web"`, `"ID":"web","Namespace":"dev"`, 1)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs?namespace=dev", job); code != 400 || !strings.Contains(body, `job "web" is in nonexistent namespace "dev"`) {
+		t.Fatalf("register in a missing namespace: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/var/app?namespace=dev", `{"Items":{"a":"1"}}`); code != 400 || !strings.Contains(body, `variable "app" is in nonexistent namespace "dev"`) {
+		t.Fatalf("variable in a missing namespace: %d %s", code, body)
+	}
+	code, body, hdr := do(t, "PUT", srv.URL+"/v1/namespace", `{"Name":"dev","Description":"Development","Meta":{"team":"a"},
+		"Capabilities":{"DisabledTaskDrivers":["docker"],"EnabledNetworkModes":["host"]},
+		"NodePoolConfiguration":{"Default":"default","Allowed":["default","gpu-*"]}}`)
+	if code != 200 || hdr.Get("X-Nomad-Index") == "" || hdr.Get("X-Nomad-Index") == "0" {
+		t.Fatalf("apply: %d %s %v", code, body, hdr)
+	}
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs?namespace=dev", job); code != 200 {
 		t.Fatalf("register: %d %s", code, body)
 	}
-	code, body, _ := do(t, "GET", srv.URL+"/v1/namespaces", "")
-	if code != 200 || !strings.Contains(body, `"Name":"default","Description":"Default shared namespace"`) || !strings.Contains(body, `"Name":"dev"`) {
+	docker := strings.Replace(job, `"Driver":"raw_exec","Config":{"command":"/bin/true"}`, `"Driver":"docker","Config":{"image":"busybox"}`, 1)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs?namespace=dev", docker); code != 400 || !strings.Contains(body, `used task driver "docker" is not allowed in namespace "dev"`) {
+		t.Errorf("disabled driver: %d %s", code, body)
+	}
+	bridge := strings.Replace(job, `"Tasks":`, `"Networks":[{"Mode":"bridge"}],"Tasks":`, 1)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs?namespace=dev", bridge); code != 400 || !strings.Contains(body, `used group network mode "bridge" is not allowed in namespace "dev"`) {
+		t.Errorf("network mode not enabled: %d %s", code, body)
+	}
+	code, body, _ = do(t, "GET", srv.URL+"/v1/namespaces", "")
+	if code != 200 || !strings.Contains(body, `"Name":"default","Description":"Default shared namespace"`) || !strings.Contains(body, `"Name":"dev","Description":"Development"`) {
 		t.Fatalf("list: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "GET", srv.URL+"/v1/namespaces?prefix=de", ""); code != 200 || strings.Contains(body, `"default"`) != true {
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/namespaces?prefix=dev", ""); code != 200 || !strings.Contains(body, `"Name":"dev"`) || strings.Contains(body, `"Name":"default"`) {
 		t.Errorf("prefix: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "GET", srv.URL+"/v1/namespace/dev", ""); code != 200 || !strings.Contains(body, `"Name":"dev"`) {
+	code, body, _ = do(t, "GET", srv.URL+"/v1/namespace/dev", "")
+	if code != 200 || !strings.Contains(body, `"Meta":{"team":"a"}`) || !strings.Contains(body, `"DisabledTaskDrivers":["docker"]`) ||
+		!strings.Contains(body, `"Allowed":["default","gpu-*"]`) || !strings.Contains(body, `"Hash":"`) {
 		t.Errorf("info: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "GET", srv.URL+"/v1/namespace/nope", ""); code != 404 || !strings.Contains(body, "namespace not found") {
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/namespace/nope", ""); code != 404 || !strings.Contains(body, "Namespace not found") {
 		t.Errorf("unknown: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "PUT", srv.URL+"/v1/namespace", `{"Name":"qa","Description":""}`); code != 200 {
-		t.Errorf("apply by name: %d %s", code, body)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/namespace/qa", `{"Name":"other"}`); code != 400 || !strings.Contains(body, "Namespace name does not match request path") {
+		t.Errorf("path and body disagree: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "PUT", srv.URL+"/v1/namespace/qa", `{"Name":"qa","Description":"QA"}`); code != 400 || !strings.Contains(body, "sets Description: drover does not store") {
-		t.Errorf("apply with a description: %d %s", code, body)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/namespace/qa", `{"Name":"qa"}`); code != 200 {
+		t.Errorf("apply by path: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "PUT", srv.URL+"/v1/namespace", `{"Name":"a b"}`); code != 400 || !strings.Contains(body, "invalid name") {
-		t.Errorf("invalid name: %d %s", code, body)
+	for _, bad := range []struct{ body, want string }{
+		{`{"Name":"a b"}`, `invalid name "a b". Must match regex`},
+		{`{"Name":"*"}`, `invalid name "*".`},
+		{`{"Name":"x","Description":"` + strings.Repeat("d", 257) + `"}`, "description longer than 256"},
+		{`{"Name":"x","NodePoolConfiguration":{"Allowed":["a"],"Denied":["b"]}}`, "mutually exclusive"},
+		{`{"Name":`, "malformed request body"},
+	} {
+		if code, body, _ := do(t, "PUT", srv.URL+"/v1/namespace", bad.body); code != 400 || !strings.Contains(body, bad.want) {
+			t.Errorf("apply %.40s: %d %s", bad.body, code, body)
+		}
 	}
-	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/namespace/default", ""); code != 400 || !strings.Contains(body, "default namespace can not be deleted") {
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/namespace/default", ""); code != 400 || !strings.Contains(body, "can not delete default namespace") {
 		t.Errorf("delete default: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/namespace/dev", ""); code != 400 || !strings.Contains(body, "has non-terminal jobs") {
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/namespace/dev", ""); code != 400 || !strings.Contains(body, `namespace "dev" has non-terminal jobs in regions: [global]`) {
 		t.Errorf("delete dev: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/namespace/nope", ""); code != 404 || !strings.Contains(body, "namespace not found") {
+		t.Errorf("delete unknown: %d %s", code, body)
 	}
 	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/namespace/qa", ""); code != 200 {
 		t.Errorf("delete qa: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/namespace/qa", ""); code != 404 {
+		t.Errorf("deleted qa: %d %s", code, body)
+	}
+}
+
+// TestJobSubmissions: a registration's Submission is kept per version and
+// read back by version in its namespace; one too large is discarded with
+// Nomad's warning. (A purge deletes them: state's
+// TestJobSubmissionsKeptPerVersion.)
+func TestJobSubmissions(t *testing.T) {
+	_, srv := newTestAPI(t)
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/web/submission?version=0", ""); code != 404 || !strings.Contains(body, "job source not found") {
+		t.Fatalf("before: %d %s", code, body)
+	}
+	withSub := func(job, src string) string {
+		return strings.TrimSuffix(job, "}") + `,"Submission":{"Source":"` + src + `","Format":"hcl2","VariableFlags":{"X":"1"},"Variables":"v"}}`
+	}
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs", withSub(webJob, "v0")); code != 200 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	v1 := strings.Replace(webJob, `"Count":1`, `"Count":2`, 1)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs", withSub(v1, "v1")); code != 200 {
+		t.Fatalf("register v1: %d %s", code, body)
+	}
+	for v, src := range []string{"v0", "v1"} {
+		code, body, _ := do(t, "GET", srv.URL+"/v1/job/web/submission?version="+strconv.Itoa(v), "")
+		if code != 200 || body != `{"Source":"`+src+`","Format":"hcl2","VariableFlags":{"X":"1"},"Variables":"v"}`+"\n" {
+			t.Errorf("version %d: %d %q", v, code, body)
+		}
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/web/submission?version=x", ""); code != 400 || !strings.Contains(body, "Unable to parse job submission version parameter") {
+		t.Errorf("bad version: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/job/web/submission?version=0&namespace=other", ""); code != 404 {
+		t.Errorf("other namespace: %d %s", code, body)
+	}
+	big := strings.TrimSuffix(webJob, "}") + `,"Submission":{"Source":"` + strings.Repeat("x", 1_000_001) + `","Format":"hcl2"}}`
+	big = strings.Replace(big, `"Count":1`, `"Count":3`, 1)
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/jobs", big); code != 200 || !strings.Contains(body, "job source size of 1.0 MB exceeds maximum of 1.0 MB and will be discarded") {
+		t.Errorf("too large: %d %.300s", code, body)
+	}
+	if code, _, _ := do(t, "GET", srv.URL+"/v1/job/web/submission?version=2", ""); code != 404 {
+		t.Errorf("discarded source kept: %d", code)
 	}
 }
 

@@ -218,6 +218,9 @@ func (s *Server) varWrite(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := structs.ValidateVariable(v); err != nil {
 		return nil, Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), structs.ErrVariableInvalid.Error()+": "))
 	}
+	if err := checkNamespaceExists(s.backend.State().Snapshot(), "variable", path, ns); err != nil {
+		return nil, err
+	}
 	key, err := s.ensureRootKey(r.Context())
 	if err != nil {
 		return nil, err

@@ -57,6 +57,7 @@ func TestVariablesCRUDAndCheckAndSet(t *testing.T) {
 		t.Fatalf("stale delete: %d %s", code, body)
 	}
 	do(t, "PUT", u+"/v1/var/app/web", `{"Items":{"a":"1"}}`)
+	do(t, "PUT", u+"/v1/namespace", `{"Name":"prod"}`)
 	do(t, "PUT", u+"/v1/var/other?namespace=prod", `{"Items":{"a":"1"}}`)
 	code, body, _ = do(t, "GET", u+"/v1/vars?prefix=app/", "")
 	if code != 200 || strings.Contains(body, "Items") || !strings.Contains(body, `"app/db"`) || !strings.Contains(body, `"app/web"`) {
@@ -241,6 +242,9 @@ namespace "default" {
 		if code, body := f.do(t, "mgmt", "PUT", "/v1/var/"+p, `{"Items":{"k":"`+p+`"}}`); code != 200 {
 			t.Fatalf("put %s: %d %s", p, code, body)
 		}
+	}
+	if code, body := f.do(t, "mgmt", "PUT", "/v1/namespace", `{"Name":"prod"}`); code != 200 {
+		t.Fatalf("namespace prod: %d %s", code, body)
 	}
 	if code, body := f.do(t, "mgmt", "PUT", "/v1/var/nomad/jobs/web?namespace=prod", `{"Items":{"k":"prod"}}`); code != 200 {
 		t.Fatalf("put in prod: %d %s", code, body)

@@ -27,6 +27,8 @@ type JobRegisterResponse struct {
 // evaluation's priority is the job's unless ctx carries one
 // (structs.WithEvalPriority). An
 // identical re-submission creates no new version but is evaluated again.
+// The job's source, when ctx carries one (structs.WithJobSubmission), is
+// kept with the version in the same entry.
 func (l *Leader) RegisterJob(ctx context.Context, job *structs.Job) (*JobRegisterResponse, error) {
 	return l.registerJob(ctx, job, false, 0)
 }
@@ -70,7 +72,7 @@ func (l *Leader) registerJob(ctx context.Context, job *structs.Job, enforce bool
 		eval = l.jobEval(j.Namespace, j.ID, j.Type, structs.EvalPriorityOr(ctx, j.Priority), structs.EvalTriggerJobRegister, now)
 	}
 	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now,
-		EnforceIndex: enforce, JobModifyIndex: jobModifyIndex})
+		EnforceIndex: enforce, JobModifyIndex: jobModifyIndex, Submission: structs.JobSubmissionFrom(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -88,8 +88,13 @@ func (r *Restorer) Insert(table string, obj any) error {
 // kept them (then the rows are corrected, their indexes kept). A count
 // that fails leaves the restored figures. Jobs restored without a kept
 // summary (a snapshot written before the store kept them) get one counted
-// from what was restored.
+// from what was restored. A snapshot without namespace rows (written
+// before the store kept them) gets one for every namespace its objects
+// name (state_namespaces.go).
 func (r *Restorer) Commit() {
+	// A failed scan leaves the namespaces to the next write in each
+	// (ensureNamespace).
+	_ = r.deriveMissingNamespaces()
 	r.recountLive()
 	r.deriveMissingServices()
 	_ = r.recountSummaries() // a failed count leaves jobs without summaries; the next write of each counts it

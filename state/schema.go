@@ -26,6 +26,10 @@ const (
 	// (job_summary.go).
 	TableJobSummary      = "job_summary"
 	TableJobSummaryBasis = "job_summary_basis"
+	// TableNamespaces and TableJobSubmissions: state_namespaces.go,
+	// state_job_submissions.go.
+	TableNamespaces     = "namespaces"
+	TableJobSubmissions = "job_submissions"
 	// The ACL roles, auth methods, binding rules and one-time tokens
 	// (state_acl_roles.go).
 	TableACLRoles         = "acl_roles"
@@ -44,6 +48,7 @@ var Tables = []string{
 	TableVariables, TableRootKeys,
 	TableServices,
 	TableJobSummary, TableJobSummaryBasis,
+	TableNamespaces, TableJobSubmissions,
 	TableACLRoles, TableACLAuthMethods, TableACLBindingRules, TableACLOneTimeTokens,
 }
 
@@ -104,6 +109,8 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	             (Namespace, ServiceName)
 //	job_summary  id (Namespace, JobID; one row per job, kept by the writes)
 //	job_summary_basis id (Namespace, JobID; what a summary derives from)
+//	namespaces   id (Name)
+//	job_submissions id (Namespace, JobID, Version; a job version's source)
 //	acl_roles    id (ID), name (Name, unique)
 //	acl_auth_methods id (Name)
 //	acl_binding_rules id (ID), auth_method (AuthMethod)
@@ -203,6 +210,19 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableJobSummaryBasis: {Name: TableJobSummaryBasis, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "JobID", true, false),
+		}},
+		TableNamespaces: {Name: TableNamespaces, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Name"),
+		}},
+		TableJobSubmissions: {Name: TableJobSubmissions, Indexes: map[string]*memdb.IndexSchema{
+			"id": {
+				Name: "id", Unique: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					&memdb.StringFieldIndex{Field: "Namespace"},
+					&memdb.StringFieldIndex{Field: "JobID"},
+					&memdb.UintFieldIndex{Field: "Version"},
+				}},
+			},
 		}},
 		TableACLRoles: {Name: TableACLRoles, Indexes: map[string]*memdb.IndexSchema{
 			"id":   idIndex("ID"),

@@ -60,6 +60,13 @@ func (s *Store) RegisterJobTxn(t *WriteTxn, req *structs.JobRegisterRequest) (*s
 	if err != nil {
 		return nil, err
 	}
+	ns := nsOr(req.Job.Namespace)
+	if err := t.ensureNamespace(ns); err != nil {
+		return nil, err
+	}
+	if err := s.putJobSubmission(t, req.Submission, ns, req.Job.ID, res.JobVersion); err != nil {
+		return nil, err
+	}
 	if req.Eval != nil {
 		e := req.Eval.Copy()
 		e.JobModifyIndex = res.JobModifyIndex
@@ -229,6 +236,9 @@ func (s *Store) DeregisterJobTxn(t *WriteTxn, req *structs.JobDeregisterRequest)
 			return nil, err
 		}
 		if err := t.deletePeriodicLaunch(ns, req.JobID); err != nil {
+			return nil, err
+		}
+		if err := t.deleteJobSubmissions(ns, req.JobID); err != nil {
 			return nil, err
 		}
 	} else {

@@ -52,6 +52,9 @@ func (s *Store) ApplyVarTxn(t *WriteTxn, req *structs.VarApplyRequest) (*structs
 	} else if k == nil {
 		return nil, fmt.Errorf("state: variable %q sealed with unknown key %s: %w", v.Path, v.KeyID, ErrInvalid)
 	}
+	if err := t.ensureNamespace(v.Namespace); err != nil {
+		return nil, err
+	}
 	c := v.Copy()
 	c.CreateIndex, c.ModifyIndex = t.index, t.index
 	if old != nil {

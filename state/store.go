@@ -38,13 +38,18 @@ type Store struct {
 	trackedVersions atomic.Int64
 }
 
-// New returns an empty store.
+// New returns an empty store: nothing but the "default" namespace
+// (state_namespaces.go).
 func New() (*Store, error) {
 	db, err := memdb.NewMemDB(Schema())
 	if err != nil {
 		return nil, fmt.Errorf("state: schema: %w", err)
 	}
-	return &Store{db: db, strs: newInterner(), abandonCh: make(chan struct{})}, nil
+	s := &Store{db: db, strs: newInterner(), abandonCh: make(chan struct{})}
+	if err := insertDefaultNamespace(s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Abandon marks the store as replaced (the FSM restored a snapshot into a

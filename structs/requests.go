@@ -55,6 +55,11 @@ type JobRegisterRequest struct {
 	// recorded one is refused (state.ErrConflict), so no launch happens
 	// twice, whichever leader makes it.
 	PeriodicLaunch *PeriodicLaunch `json:",omitempty"`
+	// Submission is the source the job was submitted from, kept for the
+	// version the registration leaves current (build 2; a server of an
+	// earlier build decodes the entry without it and keeps no source,
+	// which decides nothing).
+	Submission *JobSubmission `json:",omitempty"`
 }
 
 // JobRegisterResult is the state machine's answer to a JobRegisterRequest

@@ -25,6 +25,9 @@ type ServerMember struct {
 //   - 1: the builds before numbering (up to upgrade/PREVIOUS): forward v2.
 //   - 2: forward v3, which carries the original caller's address, for the
 //     leader to count a forwarded write against it.
+//     Namespaces: the log entries NamespaceUpsert and NamespaceDelete
+//     (fsm types 40, 41), the snapshot's namespaces and job_submissions
+//     records, and JobRegister's Submission field.
 //     ACL roles, auth methods, binding rules and one-time tokens: the log
 //     entries ACLRoleUpsert/Delete, ACLAuthMethodUpsert/Delete,
 //     ACLBindingRuleUpsert/Delete, OneTimeTokenUpsert/Exchange (fsm types
