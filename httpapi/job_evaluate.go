@@ -71,4 +71,3 @@ func (s *Server) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, error
 	s.setMeta(w, out.Index)
 	return out, nil
 }
-
