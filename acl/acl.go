@@ -27,6 +27,10 @@ type ACL struct {
 	// whose name holds a "*" (hostvolume.go).
 	hostVolumes map[string]capSet
 	hvGlobs     []glob
+	// nodePools holds the node_pool rules by name, npGlobs those whose
+	// name holds a "*" (nodepool.go).
+	nodePools map[string]capSet
+	npGlobs   []glob
 	// workloadNS is the namespace of a workload identity's ACL
 	// (NewWorkload), "" for a token's.
 	workloadNS string
@@ -51,6 +55,7 @@ func New(policies []*Policy) *ACL {
 	globs := map[string]capSet{}
 	varGlobs := map[string]capSet{}
 	hvGlobs := map[string]capSet{}
+	npGlobs := map[string]capSet{}
 	for _, p := range policies {
 		if p == nil {
 			continue
@@ -76,6 +81,9 @@ func New(policies []*Policy) *ACL {
 		for _, hv := range p.HostVolumes {
 			a.addHostVolume(hv, hvGlobs)
 		}
+		for _, np := range p.NodePools {
+			a.addNodePool(np, npGlobs)
+		}
 		a.node = maxPrivilege(a.node, coarse(p.Node))
 		a.agent = maxPrivilege(a.agent, coarse(p.Agent))
 		a.operator = maxPrivilege(a.operator, coarse(p.Operator))
@@ -92,6 +100,10 @@ func New(policies []*Policy) *ACL {
 		a.hvGlobs = append(a.hvGlobs, glob{pattern, caps})
 	}
 	slices.SortFunc(a.hvGlobs, func(x, y glob) int { return strings.Compare(x.pattern, y.pattern) })
+	for pattern, caps := range npGlobs {
+		a.npGlobs = append(a.npGlobs, glob{pattern, caps})
+	}
+	slices.SortFunc(a.npGlobs, func(x, y glob) int { return strings.Compare(x.pattern, y.pattern) })
 	return a
 }
 

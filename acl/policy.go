@@ -116,9 +116,9 @@ func expandNamespacePolicy(policy string) []string {
 type Policy struct {
 	Name       string
 	Namespaces []*NamespaceRule
-	// NodePools are Nomad's; drover has none, so they are checked and
-	// kept, and grant nothing. HostVolumes govern which client host
-	// volumes a job may mount (hostvolume.go).
+	// NodePools govern what a token may do with node pools
+	// (nodepool.go). HostVolumes govern which client host volumes a job
+	// may mount (hostvolume.go).
 	NodePools   []*NamedRule
 	HostVolumes []*NamedRule
 	Node        *CoarseRule
@@ -387,6 +387,8 @@ func (p *parser) named(b *hcl.Block, field string) *NamedRule {
 	caps := []string{"deny", "read", "write", "mount-readonly", "mount-readwrite"}
 	if b.Type == "host_volume" {
 		policies = append(policies, "mount")
+	} else {
+		caps = nodePoolCapabilities
 	}
 	r.Policy = p.policyAttr(content.Attributes["policy"], field, policies)
 	r.Capabilities = p.capabilities(content.Attributes["capabilities"], field, caps)

@@ -106,6 +106,7 @@ const (
 	needAgentReadOrServer                 // agent:read, or a server's signed probe (autopilot)
 	needVariables                         // a variables capability on the request's path (variables.go)
 	needServiceRead                       // read-job in the request's namespace, or a workload identity of it
+	needNodePool                          // a node_pool capability on the pool the path names (nodepools.go)
 	needAgentWrite                        // agent { policy = "write" }
 )
 
@@ -209,6 +210,8 @@ func (n need) String() string {
 		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation, Service), node:read (Node), management (*)"
 	case needServiceRead:
 		return "namespace:read-job, or a workload identity of the namespace"
+	case needNodePool:
+		return "node_pool:" + n.capability + " on the pool"
 	case needVariables:
 		if n.capability == acl.VariablesCapabilityList {
 			return "variables:list on some path of the namespace (the list keeps what the token may list)"
@@ -343,6 +346,8 @@ func allows(z *authz, n need, r *http.Request) bool {
 		return allowsEventTopics(a, r)
 	case needVariables:
 		return allowsVariables(a, n, r)
+	case needNodePool:
+		return allowsNodePool(a, n, r)
 	case needServiceRead:
 		if ns := namespaceOf(r); ns != "*" {
 			return a.AllowServiceRead(ns)

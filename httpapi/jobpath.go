@@ -48,10 +48,10 @@ func jobRouteSuffixes() []string {
 }
 
 // routePath rewrites r's escaped path so that a job ID with slashes is
-// one segment (see above), and sends GET /v1/node/pool/{name} to its
-// route (nodepools.go); any other request is left as it is.
+// one segment (see above), and sends /v1/node/pool/{name} (any method)
+// to its routes (nodepools.go); any other request is left as it is.
 func routePath(r *http.Request) {
-	if pool, ok := strings.CutPrefix(r.URL.Path, "/v1/node/pool/"); ok && r.Method == http.MethodGet && pool != "" && !strings.Contains(pool, "/") {
+	if pool, ok := strings.CutPrefix(r.URL.Path, "/v1/node/pool/"); ok && pool != "" && !strings.Contains(pool, "/") {
 		r.URL.Path, r.URL.RawPath = "/v1/node-pool/"+pool, ""
 		return
 	}

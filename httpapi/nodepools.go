@@ -1,71 +1,85 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
-	"sort"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
 
-// Nomad's node pool endpoints, over drover's two node pools: "default",
-// which every node is in, and "all", which stands for every node. Drover
-// stores no other pool yet, so applying or deleting one is a 400 saying so
-// (Nomad refuses to change the two built-in pools as well).
+// Nomad's node pool endpoints. The pools are stored (state_nodepools.go);
+// "all" and "default" always exist and cannot be changed or deleted.
 //
-//	GET          /v1/node/pools              → []*NodePool (?prefix=)
-//	GET          /v1/node/pool/{name}        → *NodePool, or 404 "node pool not found"
-//	GET          /v1/node/pool/{name}/nodes  → []*structs.NodeListStub
+//	GET          /v1/node/pools              → []*structs.NodePool, by name (?prefix=, ?per_page=, ?next_token=)
+//	GET          /v1/node/pool/{name}        → *structs.NodePool, or 404 "node pool not found"
+//	PUT|POST     /v1/node/pools              → creates or replaces the pool of the body
+//	PUT|POST     /v1/node/pool/{name}        → the same; the body's Name must be {name}
+//	DELETE       /v1/node/pool/{name}        → deletes it; refused while nodes or jobs that are not dead use it
+//	GET          /v1/node/pool/{name}/nodes  → []*structs.NodeListStub (?per_page=, ?next_token=)
 //	GET          /v1/node/pool/{name}/jobs   → []*structs.JobListStub (?namespace=, "*" for all)
-//	PUT|POST     /v1/node/pools              → 400
-//	DELETE       /v1/node/pool/{name}        → 400
 //
-// GET /v1/node/pool/{name} would overlap GET /v1/node/{id}/allocations in
-// the router: routePath sends it to /v1/node-pool/{name}.
+// /v1/node/pool/{name} would overlap /v1/node/{id}/… in the router:
+// routePath sends it to /v1/node-pool/{name}.
+//
+// ACLs, as Nomad's node_pool rules: the list shows the pools the token
+// may read; a read needs node_pool read on the pool (and node:read for its
+// nodes; its jobs are those of the namespaces where the token may list
+// jobs); an apply needs write and a delete needs delete on the pool.
 
 func init() {
 	register(
 		route{"GET /v1/node/pools", readRoute, anyCaller, (*Server).nodePoolsList},
-		route{"GET /v1/node-pool/{name}", readRoute, anyCaller, (*Server).nodePoolInfo},
-		route{"GET /v1/node/pool/{name}/nodes", readRoute, nodeRead, (*Server).nodePoolNodes},
-		route{"GET /v1/node/pool/{name}/jobs", readRoute, nsCap(acl.NamespaceCapabilityListJobs), (*Server).nodePoolJobs},
-		route{"DELETE /v1/node/pool/{name}", writeRoute, management, (*Server).nodePoolWrite},
+		route{"GET /v1/node-pool/{name}", readRoute, nodePoolCap(acl.NodePoolCapabilityRead), (*Server).nodePoolInfo},
+		route{"GET /v1/node/pool/{name}/nodes", readRoute, nodePoolCap(acl.NodePoolCapabilityRead), (*Server).nodePoolNodes},
+		route{"GET /v1/node/pool/{name}/jobs", readRoute, nodePoolCap(acl.NodePoolCapabilityRead), (*Server).nodePoolJobs},
+		route{"DELETE /v1/node-pool/{name}", writeRoute, nodePoolCap(acl.NodePoolCapabilityDelete), (*Server).nodePoolDelete},
 	)
 	for _, m := range []string{"PUT", "POST"} {
-		register(route{m + " /v1/node/pools", writeRoute, management, (*Server).nodePoolWrite})
+		register(
+			route{m + " /v1/node/pools", writeRoute, nodePoolCap(acl.NodePoolCapabilityWrite), (*Server).nodePoolApply},
+			route{m + " /v1/node-pool/{name}", writeRoute, nodePoolCap(acl.NodePoolCapabilityWrite), (*Server).nodePoolApply},
+		)
 	}
 }
 
-// nodePoolAll is Nomad's built-in pool of every node.
-const nodePoolAll = "all"
+// nodePoolCap needs a node_pool capability on the pool the path names;
+// a route whose pool is in the body checks it in the handler
+// (checkNodePool).
+func nodePoolCap(capability string) need { return need{kind: needNodePool, capability: capability} }
 
-// NodePool is Nomad's node pool object (api.NodePool).
-type NodePool struct {
-	Name                   string
-	Description            string
-	Meta                   map[string]string
-	SchedulerConfiguration any
-	CreateIndex            uint64
-	ModifyIndex            uint64
+// allowsNodePool answers a needNodePool check: the capability on the pool
+// the path names, or, without one, true (the handler checks the body's).
+func allowsNodePool(a *acl.ACL, n need, r *http.Request) bool {
+	name := r.PathValue("name")
+	return name == "" || a.AllowNodePoolOp(name, n.capability)
 }
 
-// nodePools are drover's pools, by name, with Nomad's descriptions.
-var nodePools = []*NodePool{
-	{Name: nodePoolAll, Description: "Node pool with all nodes in the cluster.", CreateIndex: 1, ModifyIndex: 1},
-	{Name: structs.DefaultNodePool, Description: "Default node pool.", CreateIndex: 1, ModifyIndex: 1},
-}
-
-func nodePoolByName(name string) *NodePool {
-	for _, p := range nodePools {
-		if p.Name == name {
-			return p
-		}
+// checkNodePool checks, for a handler, the route's node_pool capability on
+// the pool the request body names.
+func checkNodePool(r *http.Request, pool string) error {
+	z := authzOf(r)
+	if !z.enabled || z.need.kind != needNodePool || z.acl.AllowNodePoolOp(pool, z.need.capability) {
+		return nil
 	}
-	return nil
+	return Errorf(http.StatusForbidden, "%s: needs node_pool %s on %q: %w", ErrPermissionDenied, z.need.capability, pool, ErrPermissionDenied)
+}
+
+// nodePoolReadable returns, for the list, whether the caller may read the
+// pool; nil when every pool may be read.
+func nodePoolReadable(r *http.Request) func(string) bool {
+	z := authzOf(r)
+	if !z.enabled || z.acl.IsManagement() {
+		return nil
+	}
+	return func(pool string) bool { return z.acl.AllowNodePoolOp(pool, acl.NodePoolCapabilityRead) }
 }
 
 func (s *Server) nodePoolsList(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -73,22 +87,151 @@ func (s *Server) nodePoolsList(w http.ResponseWriter, r *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	s.setMeta(w, 1)
-	out := []*NodePool{}
-	for _, p := range nodePools {
-		if strings.HasPrefix(p.Name, o.Prefix) {
-			out = append(out, p)
+	readable := nodePoolReadable(r)
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		pools, err := snap.NodePoolsByPrefix(o.Prefix)
+		if err != nil {
+			return nil, 0, err
 		}
-	}
-	return out, nil
+		out := pools[:0]
+		for _, p := range pools {
+			if readable == nil || readable(p.Name) {
+				out = append(out, p)
+			}
+		}
+		out = paginate(w, o, out, func(p *structs.NodePool) string { return p.Name })
+		idx, err := snap.Index(state.TableNodePools)
+		return out, max(1, idx), err
+	})
 }
 
 func (s *Server) nodePoolInfo(w http.ResponseWriter, r *http.Request) (any, error) {
-	s.setMeta(w, 1)
-	if p := nodePoolByName(r.PathValue("name")); p != nil {
-		return p, nil
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
 	}
-	return nil, Errorf(http.StatusNotFound, "node pool not found")
+	name := r.PathValue("name")
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		p, err := snap.NodePoolByName(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		if p == nil {
+			idx, err := snap.Index(state.TableNodePools)
+			if err != nil {
+				return nil, 0, err
+			}
+			return nil, max(1, idx), Errorf(http.StatusNotFound, "node pool not found")
+		}
+		return p, p.ModifyIndex, nil
+	})
+}
+
+// decodeNodePool reads the body of an apply: one pool, Nomad's JSON.
+func decodeNodePool(r *http.Request) (*structs.NodePool, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, Errorf(http.StatusRequestEntityTooLarge, "request body too large: %w", err)
+		}
+		return nil, Errorf(http.StatusBadRequest, "reading request body: %w", err)
+	}
+	if strings.TrimSpace(string(body)) == "" || strings.TrimSpace(string(body)) == "null" {
+		return nil, Errorf(http.StatusBadRequest, "missing node pool")
+	}
+	var p structs.NodePool
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "invalid node pool: %v", err)
+	}
+	return &p, nil
+}
+
+func (s *Server) nodePoolApply(w http.ResponseWriter, r *http.Request) (any, error) {
+	p, err := decodeNodePool(r)
+	if err != nil {
+		return nil, err
+	}
+	if name := r.PathValue("name"); name != "" && p.Name != name {
+		return nil, Errorf(http.StatusBadRequest, "Node pool name does not match request path")
+	}
+	if p.Name == "" {
+		return nil, Errorf(http.StatusBadRequest, "missing node pool name")
+	}
+	if err := checkNodePool(r, p.Name); err != nil {
+		return nil, err
+	}
+	p.Canonicalize()
+	if err := p.Validate(); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "invalid node pool %q: %v", p.Name, err)
+	}
+	if structs.IsBuiltInNodePool(p.Name) {
+		return nil, Errorf(http.StatusBadRequest, "modifying node pool %q is not allowed", p.Name)
+	}
+	_, index, err := s.backend.Apply(r.Context(), fsm.NodePoolUpsertRequestType,
+		&structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{p}})
+	if err != nil {
+		return nil, nodePoolWriteError(err)
+	}
+	s.setMeta(w, index)
+	return nil, nil
+}
+
+func (s *Server) nodePoolDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	name := r.PathValue("name")
+	if structs.IsBuiltInNodePool(name) {
+		return nil, Errorf(http.StatusBadRequest, "deleting node pool %q is not allowed", name)
+	}
+	snap := s.backend.State().Snapshot()
+	p, err := snap.NodePoolByName(name)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, Errorf(http.StatusNotFound, "node pool %s not found", name)
+	}
+	region := s.poolRegion()
+	if err := snap.NodePoolInUse(name, region); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "%s", err.Error())
+	}
+	_, index, err := s.backend.Apply(r.Context(), fsm.NodePoolDeleteRequestType,
+		&structs.NodePoolDeleteRequest{Names: []string{name}, Region: region})
+	if err != nil {
+		return nil, nodePoolWriteError(err)
+	}
+	s.setMeta(w, index)
+	return nil, nil
+}
+
+// nodePoolWriteError answers the store's refusal of a pool write that
+// raced with another write: a pool that came into use is a 400.
+func nodePoolWriteError(err error) error {
+	if errors.Is(err, state.ErrConflict) || errors.Is(err, state.ErrInvalid) {
+		return Errorf(http.StatusBadRequest, "%s", strings.TrimSuffix(strings.TrimSuffix(err.Error(), ": "+state.ErrConflict.Error()), ": "+state.ErrInvalid.Error()))
+	}
+	return err
+}
+
+// poolRegion returns the cluster's region, which a refused delete names.
+func (s *Server) poolRegion() string {
+	if self := s.backend.Self(); self != nil && self.Config.Region != "" {
+		return self.Config.Region
+	}
+	return structs.DefaultRegion
+}
+
+// checkJobNodePool refuses a job whose pool does not exist, in Nomad's
+// words (its job register hook).
+func (s *Server) checkJobNodePool(job *structs.Job) error {
+	pool := state.NodePoolOfJob(job)
+	p, err := s.backend.State().Snapshot().NodePoolByName(pool)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return Errorf(http.StatusBadRequest, "job %q is in nonexistent node pool %q", job.ID, pool)
+	}
+	return nil
 }
 
 func (s *Server) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -96,24 +239,31 @@ func (s *Server) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	name := r.PathValue("name")
-	if nodePoolByName(name) == nil {
-		return nil, Errorf(http.StatusNotFound, "node pool %q not found", name)
+	if o.Prefix != "" {
+		return nil, Errorf(http.StatusBadRequest, "prefix argument not allowed")
 	}
+	if z := authzOf(r); z.enabled && !z.acl.AllowNodeRead() {
+		return nil, Errorf(http.StatusForbidden, "%s: the nodes of a node pool need node:read: %w", ErrPermissionDenied, ErrPermissionDenied)
+	}
+	name := r.PathValue("name")
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		nodes, err := snap.Nodes()
+		idx, err := snap.Index(state.TableNodes)
 		if err != nil {
 			return nil, 0, err
 		}
-		out := make([]*structs.NodeListStub, 0, len(nodes))
-		for _, n := range nodes {
-			if name == nodePoolAll || n.NodePool == name || n.NodePool == "" && name == structs.DefaultNodePool {
-				out = append(out, n.Stub())
-			}
+		out := []*structs.NodeListStub{}
+		if p, err := snap.NodePoolByName(name); err != nil || p == nil {
+			return out, max(1, idx), err
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-		idx, err := snap.Index(state.TableNodes)
-		return out, idx, err
+		nodes, err := snap.NodesInPool(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, n := range nodes {
+			out = append(out, n.Stub())
+		}
+		out = paginate(w, o, out, func(n *structs.NodeListStub) string { return n.ID })
+		return out, max(1, idx), nil
 	})
 }
 
@@ -122,9 +272,15 @@ func (s *Server) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	if o.Prefix != "" {
+		return nil, Errorf(http.StatusBadRequest, "prefix argument not allowed")
+	}
 	name := r.PathValue("name")
-	if nodePoolByName(name) == nil {
-		return nil, Errorf(http.StatusNotFound, "node pool %q not found", name)
+	// The jobs shown are those of the namespaces where the caller may
+	// list jobs, as Nomad's.
+	listable := func(string) bool { return true }
+	if z := authzOf(r); z.enabled && !z.acl.IsManagement() {
+		listable = func(ns string) bool { return z.acl.AllowNamespaceOp(ns, acl.NamespaceCapabilityListJobs) }
 	}
 	list := jobsListQuery(o)
 	return s.blockingRead(w, r, o, func(ws memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
@@ -132,21 +288,21 @@ func (s *Server) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, erro
 		if err != nil {
 			return nil, idx, err
 		}
-		stubs, _ := v.([]*structs.JobListStub)
 		out := []*structs.JobListStub{}
+		if p, err := snap.NodePoolByName(name); err != nil || p == nil {
+			return out, idx, err
+		}
+		stubs, _ := v.([]*structs.JobListStub)
 		for _, j := range stubs {
-			if name == nodePoolAll || j.NodePool == name || j.NodePool == "" && name == structs.DefaultNodePool {
+			pool := j.NodePool
+			if pool == "" {
+				pool = structs.NodePoolDefault
+			}
+			if pool == name && listable(j.Namespace) {
 				out = append(out, j)
 			}
 		}
+		out = paginate(w, o, out, func(j *structs.JobListStub) string { return j.Namespace + "." + j.ID })
 		return out, idx, nil
 	})
-}
-
-func (s *Server) nodePoolWrite(_ http.ResponseWriter, r *http.Request) (any, error) {
-	if name := r.PathValue("name"); name == nodePoolAll || name == structs.DefaultNodePool {
-		return nil, Errorf(http.StatusBadRequest, "modifying node pool %q is not allowed", name)
-	}
-	return nil, Errorf(http.StatusBadRequest,
-		`drover has the node pools "default" (every node) and "all" only: creating, changing or deleting a node pool is not supported by drover yet`)
 }

@@ -83,9 +83,6 @@ func (b *builder) job(aj *specJob) *structs.Job {
 			b.err(fmt.Sprintf("Job.Datacenters[%d]", i), "must not contain an empty name")
 		}
 	}
-	if j.NodePool != structs.DefaultNodePool && j.NodePool != "all" {
-		b.err("Job.NodePool", "%q is not supported by drover (only \"default\" and \"all\")", j.NodePool)
-	}
 	j.Constraints = b.constraints("Job.Constraints", aj.Constraints)
 	j.Affinities = b.affinities("Job.Affinities", j.Type, aj.Affinities)
 	j.Spreads = b.spreads("Job.Spreads", aj.Spreads)

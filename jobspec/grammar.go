@@ -53,7 +53,7 @@ var grammar = map[string][]element{
 		{"priority", "Priority", attr, supported, ""},
 		{"all_at_once", "AllAtOnce", attr, ignored, "placements are never all-or-nothing"},
 		{"datacenters", "Datacenters", attr, supported, ""},
-		{"node_pool", "NodePool", attr, supported, `only "default" and "all"`},
+		{"node_pool", "NodePool", attr, supported, `the pool must exist when the job is registered`},
 		{"constraint", "Constraints", block, supported, ""},
 		{"affinity", "Affinities", block, supported, ""},
 		{"group", "TaskGroups", block, supported, ""},

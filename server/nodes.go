@@ -37,6 +37,14 @@ func (l *Leader) registerNode(ctx context.Context, node *structs.Node) (*NodeUpd
 	if node == nil || node.ID == "" {
 		return nil, fmt.Errorf("%w: node without ID", ErrInvalidRequest)
 	}
+	if node.NodePool == structs.NodePoolAll {
+		return nil, fmt.Errorf("%w: node is not allowed to register in node pool %q", ErrInvalidRequest, structs.NodePoolAll)
+	}
+	if node.NodePool != "" {
+		if err := structs.ValidateNodePoolName(node.NodePool); err != nil {
+			return nil, fmt.Errorf("%w: invalid node pool: %v", ErrInvalidRequest, err)
+		}
+	}
 	n := node.Copy()
 	if n.Status == "" {
 		n.Status = structs.NodeStatusInit

@@ -54,6 +54,10 @@ func (s *Store) UpsertNodeTxn(t *WriteTxn, node *structs.Node) error {
 	if err := t.markNodeServices(existing, n); err != nil {
 		return err
 	}
+	// A node registering in a pool that does not exist creates it.
+	if err := t.ensureNodePool(n.NodePool); err != nil {
+		return err
+	}
 	n.ModifyIndex = t.index
 	return t.insert(TableNodes, n)
 }

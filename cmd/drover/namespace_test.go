@@ -32,7 +32,7 @@ func TestNamespaceNodePoolSystemCommands(t *testing.T) {
 	wantCLI(t, 0, []string{"Default node pool."}, "node", "pool", "info", a, "default")
 	wantCLI(t, 0, []string{"web"}, "node", "pool", "jobs", a, "default")
 	wantCLI(t, 0, []string{"No nodes"}, "node", "pool", "nodes", a, "all")
-	wantCLI(t, 1, []string{`modifying node pool "default" is not allowed`}, "node", "pool", "delete", a, "default")
+	wantCLI(t, 1, []string{`deleting node pool "default" is not allowed`}, "node", "pool", "delete", a, "default")
 
 	wantCLI(t, 0, []string{"Scheduler Algorithm", "binpack", "Memory Oversubscription", "true"}, "operator", "scheduler", "get-config", a)
 	wantCLI(t, 0, []string{"Scheduler configuration updated!"}, "operator", "scheduler", "set-config", "-scheduler-algorithm", "binpack", a)

@@ -1,29 +1,30 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/apiclient"
-	"github.com/droverhq/drover/httpapi"
 	"github.com/droverhq/drover/structs"
 )
 
-// "drover node pool apply|delete|info|list|jobs|nodes", as Nomad's, over
-// /v1/node/pools and /v1/node/pool/{name} (website/commands/node-pool.md).
-// Drover has Nomad's two built-in pools, default and all.
+// "drover node pool apply|delete|info|init|list|jobs|nodes", as Nomad's,
+// over /v1/node/pools and /v1/node/pool/{name}
+// (website/commands/node-pool.md).
 
 func init() {
-	groupShorts["node pool"] = "List and read node pools, their nodes and jobs"
+	groupShorts["node pool"] = "Create, read and delete node pools; list their nodes and jobs"
 	registerSubcommand("node pool apply", newNodePoolApplyCommand)
 	registerSubcommand("node pool delete", newNodePoolDeleteCommand)
 	registerSubcommand("node pool info", newNodePoolInfoCommand)
+	registerSubcommand("node pool init", newNodePoolInitCommand)
 	registerSubcommand("node pool list", newNodePoolListCommand)
 	registerSubcommand("node pool jobs", newNodePoolJobsCommand)
 	registerSubcommand("node pool nodes", newNodePoolNodesCommand)
@@ -34,27 +35,22 @@ func newNodePoolApplyCommand() *cobra.Command {
 	var fromJSON bool
 	cmd := &cobra.Command{
 		Use:   "apply [-json] FILE",
-		Short: "Create or update a node pool (drover has default and all only)",
+		Short: "Create or update a node pool from its specification (HCL, or JSON with -json; - reads stdin)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var data []byte
 			var err error
 			if args[0] == "-" {
 				data, err = io.ReadAll(cmd.InOrStdin())
-			} else {
-				data, err = os.ReadFile(args[0])
+				if err != nil {
+					return &exitError{code: 1, msg: fmt.Sprintf("Failed to read stdin: %v", err)}
+				}
+			} else if data, err = os.ReadFile(args[0]); err != nil {
+				return &exitError{code: 1, msg: fmt.Sprintf("Failed to read file %q: %v", args[0], err)}
 			}
+			pool, err := parseNodePoolSpec(args[0], data, fromJSON)
 			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error reading node pool specification: %v", err)}
-			}
-			var pool map[string]any
-			if fromJSON || strings.HasPrefix(strings.TrimSpace(string(data)), "{") {
-				err = json.Unmarshal(data, &pool)
-			} else {
-				pool, err = parseNodePoolHCL(args[0], data)
-			}
-			if err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("Error parsing node pool specification: %v", err)}
+				return &exitError{code: 1, msg: fmt.Sprintf("Failed to parse input content: %v", err)}
 			}
 			c, err := apiClientFor(cmd, address)
 			if err != nil {
@@ -63,25 +59,20 @@ func newNodePoolApplyCommand() *cobra.Command {
 			if _, err := c.Put(cmd.Context(), "/v1/node/pools", pool, nil); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error applying node pool: %v", err)}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Successfully applied node pool %q!\n", pool["Name"])
+			fmt.Fprintf(cmd.OutOrStdout(), "Successfully applied node pool %q!\n", pool.Name)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
-	cmd.Flags().BoolVar(&fromJSON, "json", false, "FILE is JSON")
+	cmd.Flags().BoolVar(&fromJSON, "json", false, "FILE is JSON (Nomad's api.NodePool)")
 	return cmd
-}
-
-// parseNodePoolHCL reads Nomad's node_pool "NAME" { description = … }.
-func parseNodePoolHCL(name string, data []byte) (map[string]any, error) {
-	return parseLabelledHCL(name, data, "node_pool", map[string]string{"description": "Description"})
 }
 
 func newNodePoolDeleteCommand() *cobra.Command {
 	var address string
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
-		Short: "Delete a node pool (drover has default and all only)",
+		Short: "Delete a node pool that no node and no job that is not dead uses",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -99,12 +90,41 @@ func newNodePoolDeleteCommand() *cobra.Command {
 	return cmd
 }
 
-func listNodePools(cmd *cobra.Command, c *apiclient.Client, prefix string) ([]*httpapi.NodePool, error) {
-	var pools []*httpapi.NodePool
+func listNodePools(cmd *cobra.Command, c *apiclient.Client, prefix string) ([]*structs.NodePool, error) {
+	var pools []*structs.NodePool
 	if _, err := c.Get(cmd.Context(), "/v1/node/pools", &apiclient.QueryOptions{Prefix: prefix}, &pools); err != nil {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error retrieving node pools: %v", err)}
 	}
 	return pools, nil
+}
+
+// nodePoolByPrefix returns the pool named prefix, or the only one whose
+// name starts with it; several matches are an error listing them, as
+// Nomad's.
+func nodePoolByPrefix(cmd *cobra.Command, c *apiclient.Client, prefix string) (*structs.NodePool, error) {
+	pools, err := listNodePools(cmd, c, prefix)
+	if err != nil {
+		return nil, err
+	}
+	switch len(pools) {
+	case 0:
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error retrieving node pool: No node pool with prefix %q found", prefix)}
+	case 1:
+		return pools[0], nil
+	}
+	for _, p := range pools {
+		if p.Name == prefix {
+			return p, nil
+		}
+	}
+	var b strings.Builder
+	tw := newTabs(&b)
+	fmt.Fprintln(tw, "Name\tDescription")
+	for _, p := range pools {
+		fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+	}
+	_ = tw.Flush()
+	return nil, &exitError{code: 1, msg: "Prefix matched multiple node pools\n\n" + strings.TrimRight(b.String(), "\n")}
 }
 
 func newNodePoolInfoCommand() *cobra.Command {
@@ -112,30 +132,57 @@ func newNodePoolInfoCommand() *cobra.Command {
 	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "info [-json | -t TEMPLATE] NAME",
-		Short: "Show a node pool",
+		Short: "Show a node pool (NAME may be a prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
-			var p httpapi.NodePool
-			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0]), nil, &p); err != nil {
-				if apiclient.IsNotFound(err) {
-					return &exitError{code: 1, msg: fmt.Sprintf("Node pool %q not found", args[0])}
-				}
-				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving node pool: %v", err)}
+			p, err := nodePoolByPrefix(cmd, c, args[0])
+			if err != nil {
+				return err
 			}
 			if o.set() {
 				return o.write(cmd, p)
 			}
-			printKV(cmd.OutOrStdout(), [][2]string{{"Name", p.Name}, {"Description", p.Description}})
+			printNodePool(cmd.OutOrStdout(), p)
 			return nil
 		},
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
 	return cmd
+}
+
+// printNodePool prints a pool as Nomad's node pool info does.
+func printNodePool(w io.Writer, p *structs.NodePool) {
+	kv := [][2]string{{"Name", p.Name}, {"Description", p.Description}}
+	if p.NodeIdentityTTL > 0 {
+		kv = append(kv, [2]string{"Node Identity TTL", p.NodeIdentityTTL.String()})
+	}
+	printKV(w, kv)
+	fmt.Fprintln(w, "\nMetadata")
+	if len(p.Meta) == 0 {
+		fmt.Fprintln(w, "No metadata")
+	} else {
+		var meta [][2]string
+		for _, k := range slices.Sorted(maps.Keys(p.Meta)) {
+			meta = append(meta, [2]string{k, p.Meta[k]})
+		}
+		printKV(w, meta)
+	}
+	fmt.Fprintln(w, "\nScheduler Configuration")
+	sc := p.SchedulerConfiguration
+	if sc == nil {
+		fmt.Fprintln(w, "No scheduler configuration")
+		return
+	}
+	kv = [][2]string{{"Scheduler Algorithm", sc.SchedulerAlgorithm}}
+	if sc.MemoryOversubscriptionEnabled != nil {
+		kv = append(kv, [2]string{"Memory Oversubscription Enabled", fmt.Sprint(*sc.MemoryOversubscriptionEnabled)})
+	}
+	printKV(w, kv)
 }
 
 func newNodePoolListCommand() *cobra.Command {
@@ -158,7 +205,7 @@ func newNodePoolListCommand() *cobra.Command {
 			if pools, err = filterItems(pages.filter, pools); err != nil {
 				return err
 			}
-			pools, next := pageOf(pages, pools, func(p *httpapi.NodePool) string { return p.Name })
+			pools, next := pageOf(pages, pools, func(p *structs.NodePool) string { return p.Name })
 			defer warnNextPage(cmd, next)
 			if o.set() {
 				return o.write(cmd, pools)

@@ -14,7 +14,7 @@ node_pool "gpu" {
   description = "nodes with {GPUs}"
 }
 `))
-	if err != nil || m["Name"] != "gpu" || m["Description"] != "nodes with {GPUs}" {
+	if err != nil || m.Name != "gpu" || m.Description != "nodes with {GPUs}" {
 		t.Fatalf("parse: %v %v", m, err)
 	}
 	for _, bad := range []string{
