@@ -21,6 +21,8 @@ import (
 // to miss may instead be sent with IgnoreUnknownTypeFlag, and is then not
 // gated.
 var typeBuilds = map[MessageType]int{
+	NodePoolUpsertRequestType: 2,
+	NodePoolDeleteRequestType: 2,
 	NamespaceUpsertRequestType:      2,
 	NamespaceDeleteRequestType:      2,
 	SchedulerSetConfigRequestType:   2,

@@ -93,6 +93,7 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	NodeUpdateDrain, NodeUpdateEligibility,
 //	RootKeyDelete                            nil on success
 //	ServiceRegistrationDelete                nil on success
+//	NodePoolUpsert, NodePoolDelete           nil on success
 //	NamespaceUpsert, NamespaceDelete         nil on success
 //	ACLRoleUpsert, ACLRoleDelete,
 //	ACLAuthMethodUpsert, ACLAuthMethodDelete,
@@ -248,6 +249,10 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.RestartJobTxn(txn, r)
 	case *structs.DeploymentAnalysisRequest:
 		err = s.UpdateDeploymentAnalysisTxn(txn, r)
+	case *structs.NodePoolUpsertRequest:
+		err = s.UpsertNodePoolsTxn(txn, r)
+	case *structs.NodePoolDeleteRequest:
+		err = s.DeleteNodePoolsTxn(txn, r)
 	case *structs.NamespaceUpsertRequest:
 		err = s.UpsertNamespacesTxn(txn, r)
 	case *structs.NamespaceDeleteRequest:

@@ -44,6 +44,8 @@ const (
 	rootKeysTag     = 16
 	servicesTag     = 17
 	jobSummaryTag   = 20
+	// nodePoolsTag is node pools' (their fsm types are 45–49).
+	nodePoolsTag = 45
 	// namespacesTag and jobSubmissionsTag are namespaces' and job
 	// submissions' (their fsm types are 40–44).
 	namespacesTag     = 40
@@ -97,6 +99,7 @@ var tableTags = map[string]uint8{
 	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
 	state.TableServices:   servicesTag,
 	state.TableJobSummary: jobSummaryTag,
+	state.TableNodePools:  nodePoolsTag,
 	state.TableNamespaces: namespacesTag, state.TableJobSubmissions: jobSubmissionsTag,
 	state.TableACLRoles: aclRolesTag, state.TableACLAuthMethods: aclAuthMethodsTag,
 	state.TableACLBindingRules: aclBindingRulesTag, state.TableACLOneTimeTokens: aclOneTimeTokensTag,
@@ -143,6 +146,8 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableServices, &structs.ServiceRegistration{}
 	case jobSummaryTag:
 		return state.TableJobSummary, &jobSummaryRecord{}
+	case nodePoolsTag:
+		return state.TableNodePools, &structs.NodePool{}
 	case namespacesTag:
 		return state.TableNamespaces, &structs.Namespace{}
 	case jobSubmissionsTag:

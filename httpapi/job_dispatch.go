@@ -50,6 +50,9 @@ type DispatchBackend interface {
 }
 
 func (s *Server) jobDispatch(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.registrationAllowed(r); err != nil {
+		return nil, err
+	}
 	db, ok := s.backend.(DispatchBackend)
 	if !ok {
 		return nil, Errorf(http.StatusNotImplemented, "not a server: dispatch unavailable")

@@ -99,6 +99,9 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := s.checkAnalysisAddress(job); err != nil {
 		return nil, err
 	}
+	if err := s.checkJobNodePool(job); err != nil {
+		return nil, err
+	}
 	snap := s.backend.State().Snapshot()
 	if err := checkJobNamespace(snap, job); err != nil {
 		return nil, err

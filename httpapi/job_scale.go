@@ -45,6 +45,9 @@ type JobScaleBackend interface {
 }
 
 func (s *Server) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.registrationAllowed(r); err != nil {
+		return nil, err
+	}
 	sb, ok := s.backend.(JobScaleBackend)
 	if !ok {
 		return nil, Errorf(http.StatusNotImplemented, "not a server: job scaling unavailable")

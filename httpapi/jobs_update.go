@@ -218,6 +218,9 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	if err := s.checkAnalysisAddress(job); err != nil {
 		return nil, err
 	}
+	if err := s.checkJobNodePool(job); err != nil {
+		return nil, err
+	}
 	if env.PreserveCounts || env.PreserveResources {
 		cur, err := s.backend.State().Snapshot().JobByID(jobNamespace(job), job.ID)
 		if err != nil {

@@ -130,7 +130,7 @@ func TestJobSubmissions(t *testing.T) {
 
 // TestNodePoolAndSystemEndpoints: the two built-in pools are listed and
 // read, GET /v1/node/pool/{name} routed beside GET /v1/node/{id}/…;
-// writes to pools are refused saying why; the scheduler configuration is
+// writes to the built-in pools are refused; the scheduler configuration is
 // drover's, and only it is accepted back.
 func TestNodePoolAndSystemEndpoints(t *testing.T) {
 	_, srv := newTestAPI(t)
@@ -148,10 +148,10 @@ func TestNodePoolAndSystemEndpoints(t *testing.T) {
 			t.Errorf("%s: %d %s", p, code, body)
 		}
 	}
-	if code, body, _ := do(t, "PUT", srv.URL+"/v1/node/pools", `{"Name":"gpu"}`); code != 400 || !strings.Contains(body, "not supported by drover yet") {
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/node/pools", `{"Name":"default"}`); code != 400 || !strings.Contains(body, `modifying node pool "default" is not allowed`) {
 		t.Errorf("apply: %d %s", code, body)
 	}
-	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/node/pool/default", ""); code != 400 || !strings.Contains(body, `modifying node pool "default" is not allowed`) {
+	if code, body, _ := do(t, "DELETE", srv.URL+"/v1/node/pool/default", ""); code != 400 || !strings.Contains(body, `deleting node pool "default" is not allowed`) {
 		t.Errorf("delete default: %d %s", code, body)
 	}
 	code, body, _ := do(t, "GET", srv.URL+"/v1/operator/scheduler/configuration", "")

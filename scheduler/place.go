@@ -41,6 +41,12 @@ type Placer struct {
 	// Limit overrides the number of fitting nodes ranked per placement
 	// (default max(2, ceil(log2 n))).
 	Limit int
+	// Spread ranks fitting nodes by how empty they would be instead of
+	// how full (the scheduler configuration's SchedulerAlgorithm "spread").
+	Spread bool
+	// NoMemoryOversubscription places tasks without their memory_max (the
+	// scheduler configuration's MemoryOversubscriptionEnabled false).
+	NoMemoryOversubscription bool
 }
 
 type allocRef struct {
@@ -470,7 +476,7 @@ func (p *Placer) pinned(job *structs.Job, g *groupCtx, pl Placement, m *structs.
 // normalization.
 func (p *Placer) score(g *groupCtx, pl Placement, i int) float64 {
 	ns := p.nodes[i]
-	sum, n := binPackScore(ns, g.req), 1.0
+	sum, n := fitScore(ns, g.req, p.Spread), 1.0
 	// Spread already distributes the group; anti-affinity would fight its
 	// targets, so it applies only to groups without spread.
 	if s, ok := antiAffinity(ns, g.key, g.tg.Count); ok && len(g.spreads) == 0 {
@@ -533,7 +539,9 @@ func (p *Placer) commit(job *structs.Job, g *groupCtx, pl Placement, i int, eval
 		if t.Resources != nil {
 			tr.Cpu.CpuShares = int64(t.Resources.CPU)
 			tr.Memory.MemoryMB = int64(t.Resources.MemoryMB)
-			tr.Memory.MemoryMaxMB = int64(t.Resources.MemoryMaxMB)
+			if !p.NoMemoryOversubscription {
+				tr.Memory.MemoryMaxMB = int64(t.Resources.MemoryMaxMB)
+			}
 		}
 		ar.Tasks[t.Name] = tr
 	}

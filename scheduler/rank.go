@@ -24,6 +24,15 @@ func binPackScore(ns *nodeState, req structs.ComparableResources) float64 {
 
 func pow10(x float64) float64 { return math.Exp(x * math.Ln10) }
 
+// fitScore is binPackScore, or with spread its mirror, as Nomad's
+// spread fit: (10^freeCPU + 10^freeMem - 2) / 18, emptier nodes higher.
+func fitScore(ns *nodeState, req structs.ComparableResources, spread bool) float64 {
+	if spread {
+		return 1 - binPackScore(ns, req)
+	}
+	return binPackScore(ns, req)
+}
+
 // antiAffinity penalises nodes already running allocs of the same job and
 // group: -(collisions+1)/count, as Nomad's. ok is false without collisions.
 func antiAffinity(ns *nodeState, key jobGroup, count int) (float64, bool) {

@@ -115,6 +115,13 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 		// The placer reads a node's allocs from the same snapshot only
 		// when a placement looks at the node.
 		placer := scheduler.NewPlacerLazy(in.Nodes, in.Allocs, snap.LiveAllocsByNode, seedOf(eval.ID, attempt))
+		// The scheduler configuration of the same snapshot: its algorithm
+		// and whether memory_max is honoured.
+		sc, err := snap.EffectiveSchedulerConfig()
+		if err != nil {
+			return p, planResult{}, err
+		}
+		placer.Spread, placer.NoMemoryOversubscription = sc.Spread(), !sc.MemoryOversubscriptionEnabled
 		p.placed = placer.Place(in.Job, plan, in.Now)
 		for _, err := range placer.LoadErrors() {
 			l.logger.Warn("node left out of placement", "eval_id", eval.ID, "error", err)

@@ -22,6 +22,9 @@ const (
 	TableVariables   = "variables"
 	TableRootKeys    = "root_keys"
 	TableServices    = "service_registrations"
+	// TableNodePools holds the node pools users made; the built-ins are
+	// not stored (state_nodepools.go).
+	TableNodePools = "node_pools"
 	// TableJobSummary and TableJobSummaryBasis are kept by the writes
 	// (job_summary.go).
 	TableJobSummary      = "job_summary"
@@ -48,6 +51,7 @@ var Tables = []string{
 	TableVariables, TableRootKeys,
 	TableServices,
 	TableJobSummary, TableJobSummaryBasis,
+	TableNodePools,
 	TableNamespaces, TableJobSubmissions,
 	TableACLRoles, TableACLAuthMethods, TableACLBindingRules, TableACLOneTimeTokens,
 }
@@ -109,6 +113,7 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	             (Namespace, ServiceName)
 //	job_summary  id (Namespace, JobID; one row per job, kept by the writes)
 //	job_summary_basis id (Namespace, JobID; what a summary derives from)
+//	node_pools   id (Name; the pools users made, the built-ins not stored)
 //	namespaces   id (Name)
 //	job_submissions id (Namespace, JobID, Version; a job version's source)
 //	acl_roles    id (ID), name (Name, unique)
@@ -210,6 +215,9 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableJobSummaryBasis: {Name: TableJobSummaryBasis, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "JobID", true, false),
+		}},
+		TableNodePools: {Name: TableNodePools, Indexes: map[string]*memdb.IndexSchema{
+			"id": idIndex("Name"),
 		}},
 		TableNamespaces: {Name: TableNamespaces, Indexes: map[string]*memdb.IndexSchema{
 			"id": idIndex("Name"),

@@ -25,6 +25,8 @@ type ServerMember struct {
 //   - 1: the builds before numbering (up to upgrade/PREVIOUS): forward v2.
 //   - 2: forward v3, which carries the original caller's address, for the
 //     leader to count a forwarded write against it.
+//     Node pools: the log entries NodePoolUpsert and NodePoolDelete
+//     (fsm types 45, 46) and the snapshot's node_pools records.
 //     Namespaces: the log entries NamespaceUpsert and NamespaceDelete
 //     (fsm types 40, 41), the snapshot's namespaces and job_submissions
 //     records, and JobRegister's Submission field.
