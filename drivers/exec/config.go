@@ -73,21 +73,22 @@ func parseConfig(m map[string]any) (taskConfig, error) {
 	return *c, nil
 }
 
-func checkMode(key, v string) error {
+// checkMode checks a mode of the plugin block of driver (exec, java).
+func checkMode(driver, key, v string) error {
 	switch v {
 	case "", ModePrivate, ModeHost:
 		return nil
 	}
-	return fmt.Errorf("%w: exec %s must be %q or %q (got %q)", drivers.ErrInvalidConfig, key, ModePrivate, ModeHost, v)
+	return fmt.Errorf("%w: %s %s must be %q or %q (got %q)", drivers.ErrInvalidConfig, driver, key, ModePrivate, ModeHost, v)
 }
 
-// capList normalises the client's allow_caps.
-func capList(l []string) ([]string, error) {
+// capList normalises the allow_caps of driver's plugin block.
+func capList(driver string, l []string) ([]string, error) {
 	out := make([]string, len(l))
 	for i, s := range l {
 		n, ok := structs.NormCapability(s)
 		if !ok {
-			return nil, fmt.Errorf("%w: exec allow_caps[%d]: unknown capability %q", drivers.ErrInvalidConfig, i, s)
+			return nil, fmt.Errorf("%w: %s allow_caps[%d]: unknown capability %q", drivers.ErrInvalidConfig, driver, i, s)
 		}
 		out[i] = n
 	}

@@ -127,16 +127,16 @@ func NewFor(name string, cmd CommandFunc, o Options) (*Driver, error) {
 	if o.DefaultIpcMode == "" {
 		o.DefaultIpcMode = ModePrivate
 	}
-	if err := checkMode("default_pid_mode", o.DefaultPidMode); err != nil {
+	if err := checkMode(name, "default_pid_mode", o.DefaultPidMode); err != nil {
 		return nil, err
 	}
-	if err := checkMode("default_ipc_mode", o.DefaultIpcMode); err != nil {
+	if err := checkMode(name, "default_ipc_mode", o.DefaultIpcMode); err != nil {
 		return nil, err
 	}
 	if o.AllowCaps == nil {
 		o.AllowCaps = DefaultAllowCaps()
 	}
-	allow, err := capList(o.AllowCaps)
+	allow, err := capList(name, o.AllowCaps)
 	if err != nil {
 		return nil, err
 	}

@@ -391,3 +391,25 @@ func TestStopRunsShutdownHooks(t *testing.T) {
 	}
 	waitOutput(t, cfg, "stopping")
 }
+
+// TestNewOptions: the plugin "java" block's settings are checked as
+// exec's, the errors naming the java driver.
+func TestNewOptions(t *testing.T) {
+	for _, c := range []struct {
+		o    exec.Options
+		want string
+	}{
+		{exec.Options{StateDir: t.TempDir(), DefaultPidMode: "shared"}, `java default_pid_mode must be "private" or "host"`},
+		{exec.Options{StateDir: t.TempDir(), DefaultIpcMode: "none"}, `java default_ipc_mode must be "private" or "host"`},
+		{exec.Options{StateDir: t.TempDir(), AllowCaps: []string{"kill", "flying"}}, `java allow_caps[1]: unknown capability "flying"`},
+		{exec.Options{}, "java needs a state directory"},
+	} {
+		if _, err := New(Options{Options: c.o}); !errors.Is(err, drivers.ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+	d := newDriver(t, Options{})
+	if d.Name() != Name || drivers.CapabilitiesOf(d).FSIsolation != drivers.FSIsolationChroot {
+		t.Fatalf("name %q, capabilities %+v", d.Name(), drivers.CapabilitiesOf(d))
+	}
+}
