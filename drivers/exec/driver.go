@@ -618,6 +618,16 @@ func ownTaskDirs(cfg *drivers.TaskConfig, u taskUser) error {
 			return fmt.Errorf("opening alloc/data to the allocation's tasks: %w", err)
 		}
 	}
+	// So is the shared directory itself (/alloc, where Nomad's jobs put
+	// what a prestart task builds, as javac -d ${NOMAD_ALLOC_DIR}):
+	// Nomad's is 0777; sticky here, as /tmp, so that a task cannot remove
+	// or rename what is not its own (the client's logs/).
+	const shared = os.ModeSticky | 0o777
+	if fi, err := root.Stat(allocfs.Shared("")); err == nil && fi.IsDir() && fi.Mode()&shared != shared {
+		if err := root.Chmod(allocfs.Shared(""), shared); err != nil {
+			return fmt.Errorf("opening alloc/ to the allocation's tasks: %w", err)
+		}
+	}
 	return nil
 }
 
