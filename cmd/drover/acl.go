@@ -13,16 +13,17 @@ import (
 
 func init() { registerCommand("acl", newACLCommand) }
 
-// newACLCommand is "drover acl": bootstrap, policy and token, as Nomad's
+// newACLCommand is "drover acl": bootstrap, policy, token, role,
+// auth-method and binding-rule, as Nomad's
 // (website/commands/acl.md).
 func newACLCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "acl", Short: "Bootstrap the ACL system; manage ACL policies and tokens"}
+	cmd := &cobra.Command{Use: "acl", Short: "Bootstrap the ACL system; manage ACL policies, roles, tokens, auth methods and binding rules"}
 	policy := &cobra.Command{Use: "policy", Short: "Create, list, read and delete ACL policies"}
 	policy.AddCommand(newACLPolicyApplyCommand(), newACLPolicyListCommand(), newACLPolicyInfoCommand(), newACLPolicyDeleteCommand())
 	token := &cobra.Command{Use: "token", Short: "Create, list, read, update and delete ACL tokens"}
 	token.AddCommand(newACLTokenCreateCommand(), newACLTokenListCommand(), newACLTokenInfoCommand(),
 		newACLTokenUpdateCommand(), newACLTokenDeleteCommand(), newACLTokenSelfCommand())
-	cmd.AddCommand(newACLBootstrapCommand(), policy, token)
+	cmd.AddCommand(newACLBootstrapCommand(), policy, token, newACLRoleCommand(), newACLAuthMethodCommand(), newACLBindingRuleCommand())
 	return cmd
 }
 
@@ -31,9 +32,10 @@ func aclFailed(what string, err error) error {
 	return &exitError{code: 1, msg: fmt.Sprintf("Error %s: %v", what, err)}
 }
 
-// hiddenSecret stands for a SecretID the servers no longer know: they
-// keep only its hash, and show it once, to the request that creates it.
-const hiddenSecret = "<hidden: shown only when the token was created>"
+// hiddenSecret stands for a SecretID the servers do not answer: a token
+// made before they sealed secrets, or one read by a token that is neither
+// it nor a management token.
+const hiddenSecret = "<hidden>"
 
 // printACLToken prints a token as Nomad's acl token commands do.
 func printACLToken(w io.Writer, t *structs.ACLToken) {
@@ -50,6 +52,13 @@ func printACLToken(w io.Writer, t *structs.ACLToken) {
 		policies, roles = "<none>", "<none>"
 		if len(t.Policies) > 0 {
 			policies = "[" + strings.Join(t.Policies, " ") + "]"
+		}
+		if len(t.Roles) > 0 {
+			var names []string
+			for _, r := range t.Roles {
+				names = append(names, r.ID+"/"+r.Name)
+			}
+			roles = "[" + strings.Join(names, " ") + "]"
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)

@@ -14,8 +14,22 @@ import (
 type tokenFields struct {
 	name, typ string
 	policies  []string
+	roleIDs   []string
+	roleNames []string
 	global    bool
 	ttl       time.Duration
+}
+
+// roles returns the role links -role-id and -role-name give.
+func (f *tokenFields) roles() []*structs.ACLTokenRoleLink {
+	var out []*structs.ACLTokenRoleLink
+	for _, id := range f.roleIDs {
+		out = append(out, &structs.ACLTokenRoleLink{ID: id})
+	}
+	for _, n := range f.roleNames {
+		out = append(out, &structs.ACLTokenRoleLink{Name: n})
+	}
+	return out
 }
 
 func (f *tokenFields) add(cmd *cobra.Command, create bool) {
@@ -27,7 +41,9 @@ func (f *tokenFields) add(cmd *cobra.Command, create bool) {
 	}
 	fs.StringVar(&f.typ, "type", defType, "type of the token: client or management")
 	fs.StringArrayVar(&f.policies, "policy", nil, "policy of a client token (repeatable)")
-	fs.BoolVar(&f.global, "global", false, "a global token (every token is: drover has one region)")
+	fs.StringArrayVar(&f.roleIDs, "role-id", nil, "ID of a role of a client token (repeatable)")
+	fs.StringArrayVar(&f.roleNames, "role-name", nil, "name of a role of a client token (repeatable)")
+	fs.BoolVar(&f.global, "global", false, "a global token: created in the authoritative region, it replicates to every federated region")
 	if create {
 		fs.DurationVar(&f.ttl, "ttl", 0, "the token expires this long after its creation, such as 8h")
 	}
@@ -38,8 +54,8 @@ func newACLTokenCreateCommand() *cobra.Command {
 	var o outputFlags
 	var f tokenFields
 	cmd := &cobra.Command{
-		Use:   "create [-name NAME] [-type client|management] [-policy NAME]... [-ttl DURATION]",
-		Short: "Create an ACL token; its Secret ID is shown this once",
+		Use:   "create [-name NAME] [-type client|management] [-policy NAME]... [-role-id ID]... [-role-name NAME]... [-ttl DURATION]",
+		Short: "Create an ACL token",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -47,7 +63,7 @@ func newACLTokenCreateCommand() *cobra.Command {
 				return err
 			}
 			tok, err := c.ACLTokenCreate(cmd.Context(), &structs.ACLToken{
-				Name: f.name, Type: f.typ, Policies: f.policies, Global: f.global, ExpirationTTL: f.ttl,
+				Name: f.name, Type: f.typ, Policies: f.policies, Roles: f.roles(), Global: f.global, ExpirationTTL: f.ttl,
 			})
 			if err != nil {
 				return aclFailed("creating token", err)
@@ -90,6 +106,9 @@ func newACLTokenUpdateCommand() *cobra.Command {
 			}
 			if fs.Changed("policy") {
 				old.Policies = f.policies
+			}
+			if fs.Changed("role-id") || fs.Changed("role-name") {
+				old.Roles = f.roles()
 			}
 			if fs.Changed("global") {
 				old.Global = f.global
@@ -154,7 +173,7 @@ func newACLTokenInfoCommand() *cobra.Command {
 	var address string
 	cmd := &cobra.Command{
 		Use:   "info ACCESSOR-ID",
-		Short: "Show an ACL token (without its secret)",
+		Short: "Show an ACL token (its secret to a management token or to itself)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)

@@ -16,19 +16,10 @@ var notYet = map[string]string{
 	"monitor":            "the agents do not stream their logs over the API yet (GET /v1/agent/monitor); read the agent's own output or log file",
 	"server force-leave": "drover's servers have no gossip membership to leave: remove a server with drover operator raft remove-peer",
 	"var lock":           "the servers have no variable locks yet (lock-acquire, lock-renew, lock-release)",
-	"login":              "the servers have no ACL auth methods yet: create a token with drover acl token create",
 	"operator debug":     "drover makes no debug bundle yet: GET /v1/operator/debug/heap, /v1/metrics, drover agent-info and the agents' logs have what it would gather",
 }
 
 func init() {
-	for _, v := range []string{"create", "delete", "info", "list", "update"} {
-		notYet["acl role "+v] = "the servers have no ACL roles yet: give tokens their policies by name (drover acl token create -policy)"
-		notYet["acl auth-method "+v] = "the servers have no ACL auth methods yet (JWT, OIDC)"
-		notYet["acl binding-rule "+v] = "the servers have no ACL auth methods, and so no binding rules, yet"
-	}
-	groupShorts["acl role"] = "ACL roles (not supported by drover yet)"
-	groupShorts["acl auth-method"] = "ACL auth methods (not supported by drover yet)"
-	groupShorts["acl binding-rule"] = "ACL binding rules (not supported by drover yet)"
 	for path, why := range notYet {
 		registerSubcommand(path, func() *cobra.Command { return newNotYetCommand(path, why) })
 	}
