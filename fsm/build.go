@@ -23,8 +23,6 @@ import (
 var typeBuilds = map[MessageType]int{
 	NodePoolUpsertRequestType: 2,
 	NodePoolDeleteRequestType: 2,
-	NodePoolUpsertRequestType: 2,
-	NodePoolDeleteRequestType: 2,
 	NamespaceUpsertRequestType:      2,
 	NamespaceDeleteRequestType:      2,
 	SchedulerSetConfigRequestType:   2,

@@ -94,7 +94,6 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	RootKeyDelete                            nil on success
 //	ServiceRegistrationDelete                nil on success
 //	NodePoolUpsert, NodePoolDelete           nil on success
-//	NodePoolUpsert, NodePoolDelete           nil on success
 //	NamespaceUpsert, NamespaceDelete         nil on success
 //	ACLRoleUpsert, ACLRoleDelete,
 //	ACLAuthMethodUpsert, ACLAuthMethodDelete,
@@ -250,10 +249,6 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.RestartJobTxn(txn, r)
 	case *structs.DeploymentAnalysisRequest:
 		err = s.UpdateDeploymentAnalysisTxn(txn, r)
-	case *structs.NodePoolUpsertRequest:
-		err = s.UpsertNodePoolsTxn(txn, r)
-	case *structs.NodePoolDeleteRequest:
-		err = s.DeleteNodePoolsTxn(txn, r)
 	case *structs.NodePoolUpsertRequest:
 		err = s.UpsertNodePoolsTxn(txn, r)
 	case *structs.NodePoolDeleteRequest:

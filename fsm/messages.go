@@ -81,14 +81,6 @@ const (
 	NodePoolUpsertRequestType MessageType = 45
 	NodePoolDeleteRequestType MessageType = 46
 
-	// NodePoolUpsertRequestType (structs.NodePoolUpsertRequest) creates
-	// or replaces node pools; NodePoolDeleteRequestType
-	// (structs.NodePoolDeleteRequest) deletes them. Neither carries the
-	// ignore bit: a server that skipped one would place jobs by other
-	// pools. Range 45–49 is node pools'.
-	NodePoolUpsertRequestType MessageType = 45
-	NodePoolDeleteRequestType MessageType = 46
-
 	// NamespaceUpsertRequestType (structs.NamespaceUpsertRequest) creates
 	// or replaces namespaces; NamespaceDeleteRequestType
 	// (structs.NamespaceDeleteRequest) deletes them. Neither carries the
@@ -149,8 +141,6 @@ var typeNames = map[MessageType]string{
 	JobRestartRequestType:                   "JobRestart",
 	AnalysisMeasurementRequestType:          "AnalysisMeasurement",
 	AnalysisRunRequestType:                  "AnalysisRun",
-	NodePoolUpsertRequestType:               "NodePoolUpsert",
-	NodePoolDeleteRequestType:               "NodePoolDelete",
 	NodePoolUpsertRequestType:               "NodePoolUpsert",
 	NodePoolDeleteRequestType:               "NodePoolDelete",
 	NamespaceUpsertRequestType:              "NamespaceUpsert",
@@ -297,10 +287,6 @@ func newRequest(t MessageType) any {
 		return &structs.OneTimeTokenExchangeRequest{}
 	case AnalysisMeasurementRequestType, AnalysisRunRequestType:
 		return &structs.DeploymentAnalysisRequest{}
-	case NodePoolUpsertRequestType:
-		return &structs.NodePoolUpsertRequest{}
-	case NodePoolDeleteRequestType:
-		return &structs.NodePoolDeleteRequest{}
 	case NodePoolUpsertRequestType:
 		return &structs.NodePoolUpsertRequest{}
 	case NodePoolDeleteRequestType:

@@ -46,8 +46,6 @@ const (
 	jobSummaryTag   = 20
 	// nodePoolsTag is node pools' (their fsm types are 45–49).
 	nodePoolsTag = 45
-	// nodePoolsTag is node pools' (their fsm types are 45–49).
-	nodePoolsTag = 45
 	// namespacesTag and jobSubmissionsTag are namespaces' and job
 	// submissions' (their fsm types are 40–44).
 	namespacesTag     = 40
@@ -102,7 +100,6 @@ var tableTags = map[string]uint8{
 	state.TableServices:   servicesTag,
 	state.TableJobSummary: jobSummaryTag,
 	state.TableNodePools:  nodePoolsTag,
-	state.TableNodePools:  nodePoolsTag,
 	state.TableNamespaces: namespacesTag, state.TableJobSubmissions: jobSubmissionsTag,
 	state.TableACLRoles: aclRolesTag, state.TableACLAuthMethods: aclAuthMethodsTag,
 	state.TableACLBindingRules: aclBindingRulesTag, state.TableACLOneTimeTokens: aclOneTimeTokensTag,
@@ -149,8 +146,6 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableServices, &structs.ServiceRegistration{}
 	case jobSummaryTag:
 		return state.TableJobSummary, &jobSummaryRecord{}
-	case nodePoolsTag:
-		return state.TableNodePools, &structs.NodePool{}
 	case nodePoolsTag:
 		return state.TableNodePools, &structs.NodePool{}
 	case namespacesTag:

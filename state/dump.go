@@ -99,7 +99,6 @@ func (r *Restorer) Commit() {
 	r.deriveMissingServices()
 	_ = r.recountSummaries() // a failed count leaves jobs without summaries; the next write of each counts it
 	_ = r.deriveNodePools()  // a failed derivation leaves a node's pool unlisted until the node registers again
-	_ = r.deriveNodePools()  // a failed derivation leaves a node's pool unlisted until the node registers again
 	r.done = true
 	r.txn.done = true
 	r.txn.txn.Commit()

@@ -25,9 +25,6 @@ const (
 	// TableNodePools holds the node pools users made; the built-ins are
 	// not stored (state_nodepools.go).
 	TableNodePools = "node_pools"
-	// TableNodePools holds the node pools users made; the built-ins are
-	// not stored (state_nodepools.go).
-	TableNodePools = "node_pools"
 	// TableJobSummary and TableJobSummaryBasis are kept by the writes
 	// (job_summary.go).
 	TableJobSummary      = "job_summary"
@@ -54,7 +51,6 @@ var Tables = []string{
 	TableVariables, TableRootKeys,
 	TableServices,
 	TableJobSummary, TableJobSummaryBasis,
-	TableNodePools,
 	TableNodePools,
 	TableNamespaces, TableJobSubmissions,
 	TableACLRoles, TableACLAuthMethods, TableACLBindingRules, TableACLOneTimeTokens,
@@ -117,7 +113,6 @@ func fieldIndex(name, field string) *memdb.IndexSchema {
 //	             (Namespace, ServiceName)
 //	job_summary  id (Namespace, JobID; one row per job, kept by the writes)
 //	job_summary_basis id (Namespace, JobID; what a summary derives from)
-//	node_pools   id (Name; the pools users made, the built-ins not stored)
 //	node_pools   id (Name; the pools users made, the built-ins not stored)
 //	namespaces   id (Name)
 //	job_submissions id (Namespace, JobID, Version; a job version's source)
@@ -220,9 +215,6 @@ func Schema() *memdb.DBSchema {
 		}},
 		TableJobSummaryBasis: {Name: TableJobSummaryBasis, Indexes: map[string]*memdb.IndexSchema{
 			"id": nsIndex("id", "JobID", true, false),
-		}},
-		TableNodePools: {Name: TableNodePools, Indexes: map[string]*memdb.IndexSchema{
-			"id": idIndex("Name"),
 		}},
 		TableNodePools: {Name: TableNodePools, Indexes: map[string]*memdb.IndexSchema{
 			"id": idIndex("Name"),

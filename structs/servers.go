@@ -27,8 +27,6 @@ type ServerMember struct {
 //     leader to count a forwarded write against it.
 //     Node pools: the log entries NodePoolUpsert and NodePoolDelete
 //     (fsm types 45, 46) and the snapshot's node_pools records.
-//     Node pools: the log entries NodePoolUpsert and NodePoolDelete
-//     (fsm types 45, 46) and the snapshot's node_pools records.
 //     Namespaces: the log entries NamespaceUpsert and NamespaceDelete
 //     (fsm types 40, 41), the snapshot's namespaces and job_submissions
 //     records, and JobRegister's Submission field.
