@@ -209,6 +209,21 @@ func TestJavaDriverRunsAJarArtifact(t *testing.T) {
 	if _, err := c.Jobs().Deregister(ctx(t), ex.ID, false); err != nil {
 		t.Fatal(err)
 	}
+	// Stopped by the client (not by the test's cleanup, which would leave
+	// their cgroups behind once the agent is gone).
+	eventually(t, 30*time.Second, "the example's JVMs stopped, their cgroups removed", func() error {
+		for _, id := range running {
+			if pids := taskProcs()[id]; len(pids) > 0 {
+				return fmt.Errorf("%s still runs %v", id, pids)
+			}
+			for _, cg := range []string{"/sys/fs/cgroup/memory/drover/" + id + ".hello", "/sys/fs/cgroup/drover/" + id + ".hello"} {
+				if _, err := os.Stat(cg); err == nil {
+					return fmt.Errorf("%s is still there", cg)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // TestJavaTaskSurvivesAgentSIGKILL: an agent killed with SIGKILL leaves
