@@ -58,6 +58,9 @@ func newNSFixture(t *testing.T) *nsFixture {
 		t.Fatal(err)
 	}
 	f.dev, f.devAcc = tok.SecretID, tok.AccessorID
+	for _, ns := range []string{"dev", "prod"} {
+		f.must(t, "PUT", "/v1/namespace", map[string]any{"Name": ns})
+	}
 	for _, ns := range []string{"default", "dev", "prod"} {
 		f.must(t, "PUT", "/v1/jobs", map[string]any{"Job": nsJob(ns)})
 	}

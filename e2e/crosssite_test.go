@@ -78,6 +78,11 @@ func TestNamespaceAttacksRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := map[string]string{"X-Nomad-Token": tok.SecretID}
+	for _, ns := range []string{"dev", "prod"} {
+		if code, out := rawRequest(t, "PUT", base+"/v1/namespace", `{"Name":"`+ns+`"}`, mgmt); code != 200 {
+			t.Fatalf("namespace %s: %d %s", ns, code, out)
+		}
+	}
 	for _, ns := range []string{"default", "dev", "prod"} {
 		if code, out := rawRequest(t, "PUT", base+"/v1/jobs", nsJobJSON("web", ns, 1), mgmt); code != 200 {
 			t.Fatalf("registering %s's web: %d %s", ns, code, out)

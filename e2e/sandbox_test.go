@@ -26,7 +26,7 @@ type sandboxAgent struct {
 }
 
 // sandboxStart starts the agent named name, with clientHCL added inside
-// its client block, and bootstraps its ACLs.
+// its client block, bootstraps its ACLs and creates namespace dev.
 func sandboxStart(t *testing.T, name, clientHCL string) *sandboxAgent {
 	t.Helper()
 	t.Setenv("NOMAD_TOKEN", "")
@@ -66,6 +66,10 @@ acl {
 	c.SetToken(boot.SecretID)
 	a.proc.waitNodeReadyWith(c, 1)
 	a.mgmt = map[string]string{"X-Nomad-Token": boot.SecretID}
+	// The sandbox jobs and variables live in namespace dev.
+	if code, out := rawRequest(t, "PUT", a.base+"/v1/namespace", `{"Name":"dev"}`, a.mgmt); code != 200 {
+		t.Fatalf("namespace dev: %d %s", code, out)
+	}
 	return a
 }
 

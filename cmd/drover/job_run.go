@@ -60,13 +60,13 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 			}
 			var resp registered
 			if cmd.Flags().Changed("check-index") {
-				r, err := c.Jobs().RegisterChecked(ctx, job, checkIndex)
+				r, err := registerSubmitted(ctx, c, job, files.sub, true, checkIndex)
 				if err != nil {
 					return &exitError{code: 1, msg: fmt.Sprintf("Error submitting job: %v", err)}
 				}
 				resp = registered{r.EvalID, r.Warnings}
 			} else {
-				r, err := c.Jobs().Register(ctx, job)
+				r, err := registerSubmitted(ctx, c, job, files.sub, false, 0)
 				if err != nil {
 					return &exitError{code: 1, msg: fmt.Sprintf("Error submitting job: %v", err)}
 				}

@@ -19,6 +19,9 @@ type jobFileFlags struct {
 	// json and strict are Nomad's -json (the file is JSON) and
 	// -hcl2-strict, for the commands that take them (registerInput).
 	json, strict bool
+	// sub is the submission of the file loadJob read last
+	// (job_submission.go).
+	sub *structs.JobSubmission
 }
 
 func (f *jobFileFlags) register(cmd *cobra.Command) {
@@ -66,6 +69,7 @@ func (f *jobFileFlags) loadJob(cmd *cobra.Command, path string) (*structs.Job, e
 	if err != nil {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("Error parsing job file %s:\n%v", name, err)}
 	}
+	f.sub = jobSubmissionOf(src, f.vars, f.varFiles)
 	// A job file that names no namespace runs in the one -namespace (or
 	// NOMAD_NAMESPACE) names, as Nomad's.
 	if ns := namespaceFlag(cmd); ns != "" && job.Namespace == structs.DefaultNamespace {

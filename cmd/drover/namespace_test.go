@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,14 +19,49 @@ func TestNamespaceNodePoolSystemCommands(t *testing.T) {
 	a := "-address=" + addr
 
 	wantCLI(t, 0, []string{`Successfully applied namespace "dev"!`}, "namespace", "apply", a, "dev")
-	wantCLI(t, 1, []string{"Error applying namespace", "drover does not store a namespace's description"},
-		"namespace", "apply", "-description", "the dev team", a, "dev")
-	wantCLI(t, 0, []string{"Name", "default", "Default shared namespace"}, "namespace", "list", a)
-	wantCLI(t, 0, []string{"default\n"}, "namespace", "list", "-t", `{{range .}}{{.Name}}{{"\n"}}{{end}}`, a)
-	wantCLI(t, 0, []string{`"Name": "default"`}, "namespace", "inspect", a, "default")
+	wantCLI(t, 0, []string{`Successfully applied namespace "dev"!`}, "namespace", "apply", "-description", "the dev team", a, "dev")
+	wantCLI(t, 0, []string{"Name                   = dev", "Description            = the dev team", "Enabled Drivers        = *"},
+		"namespace", "status", a, "dev")
+	spec := filepath.Join(t.TempDir(), "qa.hcl")
+	if err := os.WriteFile(spec, []byte(`name        = "qa"
+description = "the QA team"
+capabilities {
+  enabled_task_drivers  = ["raw_exec", "exec"]
+  disabled_network_modes = ["host"]
+}
+node_pool_config {
+  default = "default"
+  allowed = ["default", "gpu-*"]
+}
+meta {
+  owner = "qa@example.com"
+  tier  = 2
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantCLI(t, 0, []string{`Successfully applied namespace "qa"!`}, "namespace", "apply", a, spec)
+	wantCLI(t, 0, []string{"Enabled Drivers        = raw_exec,exec", "Disabled Network Modes = host", "Metadata", "owner = qa@example.com", "tier  = 2",
+		"Node Pool Configuration", "Allowed = default, gpu-*"}, "namespace", "status", a, "qa")
+	bad := filepath.Join(t.TempDir(), "bad.hcl")
+	if err := os.WriteFile(bad, []byte("name = \"x\"\nlimits = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantCLI(t, 1, []string{"Error parsing namespace specification", `unknown attribute "limits"`}, "namespace", "apply", a, bad)
+	js := filepath.Join(t.TempDir(), "ops.json")
+	if err := os.WriteFile(js, []byte(`{"Name":"ops","Meta":{"k":"v"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantCLI(t, 0, []string{`Successfully applied namespace "ops"!`}, "namespace", "apply", "-json", a, js)
+	wantCLI(t, 0, []string{"Name", "default", "Default shared namespace", "dev", "the dev team", "ops", "qa"}, "namespace", "list", a)
+	wantCLI(t, 0, []string{"default\ndev\nops\nqa\n"}, "namespace", "list", "-t", `{{range .}}{{.Name}}{{"\n"}}{{end}}`, a)
+	wantCLI(t, 0, []string{`"Name": "ops"`, `"k": "v"`}, "namespace", "inspect", a, "op")
+	wantCLI(t, 1, []string{"Prefix matched multiple namespaces", "dev", "default"}, "namespace", "status", a, "de")
 	wantCLI(t, 0, []string{"Default shared namespace"}, "namespace", "status", a, "default")
-	wantCLI(t, 1, []string{`Namespace "nope" not found`}, "namespace", "status", a, "nope")
-	wantCLI(t, 1, []string{"default namespace can not be deleted"}, "namespace", "delete", a, "default")
+	wantCLI(t, 1, []string{`Namespace "nope" matched no namespaces`}, "namespace", "status", a, "nope")
+	wantCLI(t, 1, []string{"can not delete default namespace"}, "namespace", "delete", a, "default")
+	wantCLI(t, 0, []string{`Successfully deleted namespace "ops"!`}, "namespace", "delete", a, "ops")
+	wantCLI(t, 1, []string{"Error deleting namespace", "namespace not found"}, "namespace", "delete", a, "ops")
 	wantCLI(t, 0, []string{"web"}, "job", "status", "-namespace", "default", "-short", a, "web")
 	wantCLI(t, 1, []string{"No job(s) with prefix or id"}, "job", "status", "-namespace", "dev", a, "web")
 
