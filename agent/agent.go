@@ -307,6 +307,7 @@ func (a *Agent) openClient() error {
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
 		Templates:      a.cfg.Templates,
 		ArtifactLimits: a.cfg.ArtifactLimits, HostVolumes: a.cfg.HostVolumes,
+		Bridge: a.cfg.Bridge,
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client/network"
 	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/client/template"
 	"github.com/droverhq/drover/config"
@@ -182,6 +183,9 @@ type Config struct {
 	ArtifactLimits *taskrunner.ArtifactLimits
 	// HostVolumes are the client's host_volume blocks, by name.
 	HostVolumes map[string]*structs.ClientHostVolumeConfig
+	// Bridge is the client's bridge networking (cni_path, cni_config_dir,
+	// bridge_network_*); its state directory is left to the client.
+	Bridge network.Config
 
 	Logger hclog.Logger
 }
@@ -271,6 +275,11 @@ func FromConfig(c *config.Config) Config {
 		MaxDynamicPort: c.Client.MaxDynamicPort,
 		Templates:      templateSettings(c),
 		ArtifactLimits: artifactLimits(c.Client.Artifact),
+		Bridge: network.Config{
+			CNIPath: network.SplitPath(c.Client.CNIPath), ConfigDir: c.Client.CNIConfigDir,
+			BridgeName: c.Client.BridgeNetworkName, Subnet: c.Client.BridgeNetworkSubnet,
+			HairpinMode: c.Client.BridgeNetworkHairpinMode,
+		},
 	}
 	for name, hv := range c.Client.HostVolumes {
 		if out.HostVolumes == nil {

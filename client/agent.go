@@ -33,6 +33,7 @@ import (
 
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/client/network"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
@@ -51,6 +52,8 @@ type Agent struct {
 	host     *hostSampler // the host's recent CPU samples
 	// templates is what tasks' templates need of the agent.
 	templates allocrunner.TemplateConfig
+	// networks gives bridge allocations their namespaces (networks.go).
+	networks *network.Manager
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -125,6 +128,9 @@ func New(cfg Config) (*Agent, error) {
 	for _, d := range cfg.Drivers {
 		a.drivers[d.Name()] = d
 	}
+	if a.networks, err = network.New(cfg.Bridge); err != nil {
+		return nil, errors.Join(ErrInvalidConfig, err)
+	}
 	a.templates = templateSetup(cfg, raw, secret, a) // templates.go
 	a.node = buildNode(cfg, id)
 	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval, reportWindow)
@@ -158,6 +164,7 @@ func (a *Agent) Run(ctx context.Context) {
 		a.heartbeatOK(a.clock.Now())
 		a.restore()
 		a.reapOrphans()
+		a.reconcileNetworks()
 		a.loops.Add(4)
 		go func() { defer a.loops.Done(); a.reporter.run(a.ctx) }()
 		go func() { defer a.loops.Done(); a.heartbeatLoop(a.ctx) }()

@@ -235,6 +235,9 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 			Alloc: alloc, Node: a.node, DataDir: a.cfg.DataDir, Drivers: a.drivers,
 			Clock: a.clock, HostEnv: a.cfg.HostEnv, OnUpdate: e.onRunnerUpdate, OnCheck: e.recordCheck,
 			Templates: a.templates, ArtifactLimits: a.cfg.ArtifactLimits,
+			Networks: a.networks, OnNetworkError: func(err error) {
+				a.logger.Warn("removing the alloc's network", "alloc_id", alloc.ID, "error", err)
+			},
 		})
 		e.runner, e.setupErr = ar, err
 	}

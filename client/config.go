@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/client/clock"
+	"github.com/droverhq/drover/client/network"
 	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/docker"
@@ -124,6 +125,12 @@ type Config struct {
 	// TemplateServerAddr, when set, is where tasks' templates read
 	// Nomad's API; by default the server the agent's calls go to.
 	TemplateServerAddr string
+	// Bridge is the client's bridge networking through CNI (Nomad's
+	// cni_path, cni_config_dir, bridge_network_name,
+	// bridge_network_subnet and bridge_network_hairpin_mode); zero
+	// fields take Nomad's defaults (client/network), and its records are
+	// kept in network/ under DataDir.
+	Bridge network.Config
 	// TemplateIdentity, when set, gives the token of each task's
 	// templates; by default the server API's, when it has one
 	// (template.IdentitySource), asked as the node; else none.
@@ -201,6 +208,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RetryInterval <= 0 {
 		c.RetryInterval = DefaultRetryInterval
+	}
+	if c.Bridge.StateDir == "" {
+		c.Bridge.StateDir = filepath.Join(c.DataDir, "network")
 	}
 	return c, nil
 }

@@ -245,6 +245,15 @@ type Client struct {
 	// ChrootEnv maps host paths to where exec tasks see them, read-only,
 	// in their root (Nomad's chroot_env; nil: Nomad's default list).
 	ChrootEnv map[string]string
+	// Bridge networking through CNI (Nomad's fields; empty: Nomad's
+	// defaults, those of client/network): where the plugins are (a
+	// colon-separated list), operators' CNI configurations, the host
+	// bridge's name, the allocations' IPv4 subnet, and hairpin mode.
+	CNIPath                  string
+	CNIConfigDir             string
+	BridgeNetworkName        string
+	BridgeNetworkSubnet      string
+	BridgeNetworkHairpinMode bool
 }
 
 // ClientTemplate is Nomad's client template block, without its Consul

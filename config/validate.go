@@ -265,6 +265,7 @@ func (v *validator) client() {
 	}
 	v.port("client.min_dynamic_port", c.MinDynamicPort)
 	v.port("client.max_dynamic_port", c.MaxDynamicPort)
+	v.bridge(c)
 	if c.MinDynamicPort >= c.MaxDynamicPort {
 		v.r.errorf(firstOf(v, "client.min_dynamic_port", "client.max_dynamic_port"), "client.min_dynamic_port",
 			"client.min_dynamic_port (%d) must be below client.max_dynamic_port (%d)", c.MinDynamicPort, c.MaxDynamicPort)

@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/droverhq/drover/structs"
@@ -23,9 +24,36 @@ func (b *builder) taskDriver(path string, tg *structs.TaskGroup, t *structs.Task
 	default:
 		b.err(path+".Driver", "%q is not supported by drover (raw_exec, exec, java, docker or mock)", t.Driver)
 	}
-	if networkMode(tg) == "bridge" && t.Driver != structs.DriverDocker && t.Driver != "" {
-		gpath, _, _ := strings.Cut(path, ".Tasks[")
-		b.err(gpath+".Networks[0].Mode", "\"bridge\" needs the docker driver for every task in the group (task %q uses %s)", t.Name, t.Driver)
+	if networkMode(tg) == "bridge" && t.Driver != "" {
+		b.bridgeTask(path, tg, t)
+	}
+}
+
+// bridgeTask checks a task of a "bridge" group, by its driver's
+// capability as Nomad's client does (website/networking.md): the driver
+// must run tasks in the allocation's namespace. Docker tasks use
+// Docker's own bridge, which the client's namespace cannot join, so a
+// group mixes them with no other driver.
+func (b *builder) bridgeTask(path string, tg *structs.TaskGroup, t *structs.Task) {
+	gpath, _, _ := strings.Cut(path, ".Tasks[")
+	if modes := structs.DriverNetIsolationModes(t.Driver); modes != nil && !slices.Contains(modes, structs.NetIsolationGroup) {
+		b.err(gpath+".Networks[0].Mode", "task %s does not support \"bridge\" networking mode (driver %s)", t.Name, t.Driver)
+		return
+	}
+	// Against the tasks before this one (once per group).
+	for _, o := range tg.Tasks {
+		if o == nil || o == t {
+			break
+		}
+		if o.Driver == "" || (o.Driver == structs.DriverDocker) == (t.Driver == structs.DriverDocker) {
+			continue
+		}
+		d, other := o, t
+		if t.Driver == structs.DriverDocker {
+			d, other = t, o
+		}
+		b.err(gpath+".Networks[0].Mode", "\"bridge\" with docker task %q needs docker for every task of the group (task %q uses %s): docker tasks use Docker's own bridge, other drivers the client's", d.Name, other.Name, other.Driver)
+		return
 	}
 }
 

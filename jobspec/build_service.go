@@ -25,10 +25,11 @@ func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*specNetwor
 		case "", "host":
 			n.Mode = "host"
 		case "bridge":
-			// Docker's own bridge network; every task must be a docker
-			// task (checked with the tasks, build_driver.go).
+			// The allocation's namespace on the client's bridge, or
+			// Docker's own for a group of docker tasks (checked with the
+			// tasks, build_driver.go).
 		default:
-			b.err(npath+".Mode", "%q is not supported by drover (\"host\", or \"bridge\" for docker tasks)", an.Mode)
+			b.err(npath+".Mode", "%q is not supported by drover (\"host\" or \"bridge\")", an.Mode)
 		}
 		add := func(kind string, j int, p specPort) {
 			ppath := fmt.Sprintf("%s.%s[%d]", npath, kind, j)

@@ -240,7 +240,7 @@ var grammar = map[string][]element{
 		{"ignore_warnings", "IgnoreWarnings", attr, supported, ""},
 	},
 	"network": {
-		{"mode", "Mode", attr, supported, `"host", or "bridge" for docker tasks`},
+		{"mode", "Mode", attr, supported, `"host" or "bridge"`},
 		{"device", "Device", attr, refused, "ports bind on the node's address"},
 		{"cidr", "CIDR", attr, refused, "ports bind on the node's address"},
 		{"ip", "IP", attr, refused, "ports bind on the node's address"},

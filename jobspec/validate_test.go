@@ -86,7 +86,6 @@ func rules() []rule {
 		{"exec without command", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"exec\"\n      config {\n        args = [\"x\"]\n      }\n    }\n  }\n}\n", "task.config.command", 5, `task.config.command is required`, false},
 		{"exec bad pid_mode", "job \"j\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"exec\"\n      config {\n        command = \"/bin/true\"\n        pid_mode = \"shared\"\n      }\n    }\n  }\n}\n", "task.config.pid_mode", 7, `must be "private" or "host" (got "shared")`, false},
 		{"network mode", jobWith("", "    network {\n      mode = \"cni/x\"\n    }"), "network.mode", 5, `network.mode "cni/x" is not supported by drover`, false},
-		{"bridge without docker", jobWith("", "    network {\n      mode = \"bridge\"\n    }"), "network.mode", 5, `network.mode "bridge" needs the docker driver for every task in the group (task "t" uses mock)`, false},
 		{"negative migrate max_parallel", jobWith("", "    migrate {\n      max_parallel = -1\n    }"), "migrate.max_parallel", 5, "migrate.max_parallel must not be negative (got -1)", false},
 		{"migrate health_check manual", jobWith("  migrate {\n    health_check = \"manual\"\n  }", ""), "migrate.health_check", 3, `migrate.health_check must be checks or task_states (got "manual")`, false},
 		{"migrate zero healthy_deadline", jobWith("", "    migrate {\n      healthy_deadline = \"0s\"\n    }"), "migrate.healthy_deadline", 5, "migrate.healthy_deadline must be positive (got 0s)", false},

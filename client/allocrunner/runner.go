@@ -17,6 +17,7 @@ import (
 
 	"github.com/droverhq/drover/client/clock"
 	"github.com/droverhq/drover/client/health"
+	"github.com/droverhq/drover/client/network"
 	"github.com/droverhq/drover/client/taskenv"
 	"github.com/droverhq/drover/client/taskrunner"
 	"github.com/droverhq/drover/client/template"
@@ -54,6 +55,13 @@ type Config struct {
 	OnCheck func(health.CheckResult)
 	// Templates is how the tasks' templates are rendered.
 	Templates TemplateConfig
+	// Networks gives a group in "bridge" mode (other than one of docker
+	// tasks only) its network namespace (network.go); nil on a client
+	// without bridge networking, where such an allocation fails.
+	Networks Networks
+	// OnNetworkError, when set, hears of a namespace that could not be
+	// removed when the allocation's tasks had all ended.
+	OnNetworkError func(error)
 }
 
 // TemplateConfig is what the tasks' templates need from the client.
@@ -106,6 +114,9 @@ type AllocRunner struct {
 
 	cancelChecks context.CancelFunc
 	killOnce     sync.Once
+	// net is the allocation's network namespace (network.go); nil
+	// outside a client bridge group.
+	net *network.Status
 	// runStart is when the allocation first ran (persisted): the
 	// group's max_run_duration counts from it.
 	runStart   time.Time
@@ -118,6 +129,7 @@ type AllocRunner struct {
 	handles  map[string]*drivers.TaskHandle
 	health   *health.Result
 	exceeded bool // stopped at max_run_duration
+	detached bool // Detach was called: the tasks run on
 	kills    int  // calls of Kill, KillFor and max_run_duration's kill
 
 	emitMu sync.Mutex // orders OnUpdate calls and state file writes
@@ -176,10 +188,18 @@ func New(cfg Config) (*AllocRunner, error) {
 		return nil, err
 	}
 	ar.runStart = prev.RunStartedAt
+	if clientBridge(tg) {
+		if err := ar.setupNetwork(len(prev.Tasks) > 0); err != nil {
+			// No task runs: the allocation fails with the reason.
+			ar.failSetup(err)
+			return ar, nil
+		}
+	}
 	var firstEnv *taskenv.Env
 	for _, t := range tg.Tasks {
 		env, err := ar.addTask(t, prev.Tasks[t.Name])
 		if err != nil {
+			ar.teardownNetwork()
 			return nil, err
 		}
 		if firstEnv == nil {
@@ -187,6 +207,7 @@ func New(cfg Config) (*AllocRunner, error) {
 		}
 	}
 	if err := ar.setupHealth(firstEnv); err != nil {
+		ar.teardownNetwork()
 		return nil, err
 	}
 	return ar, nil
@@ -203,7 +224,7 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	in := taskenv.Input{
 		Alloc: a, Task: t, Node: ar.cfg.Node,
 		AllocDir: ar.dir.SharedDir(), TaskDir: ar.dir.TaskLocalDir(t.Name), SecretsDir: ar.dir.TaskSecretsDir(t.Name),
-		HostEnv: ar.cfg.HostEnv,
+		HostEnv: ar.cfg.HostEnv, AllocNetwork: ar.allocNetwork(),
 	}
 	if fsi := drivers.CapabilitiesOf(d).FSIsolation; fsi == drivers.FSIsolationImage || fsi == drivers.FSIsolationChroot {
 		// The task runs in an image or a root of its own: it sees the
@@ -239,6 +260,9 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	}
 	if len(ar.group.Networks) > 0 && ar.group.Networks[0].Mode != "" {
 		tc.NetworkMode = ar.group.Networks[0].Mode
+	}
+	if ar.net != nil {
+		tc.NetNSPath = ar.net.NetNSPath
 	}
 	mounts, err := taskMounts(ar.group, a.Index(), t, ar.cfg.Node) // volumes.go
 	if err != nil {
@@ -368,6 +392,12 @@ func (ar *AllocRunner) Run() {
 		if ar.tracker != nil {
 			ar.tracker.Stop()
 		}
+		ar.mu.Lock()
+		detached := ar.detached
+		ar.mu.Unlock()
+		if !detached {
+			ar.teardownNetwork()
+		}
 		close(ar.doneCh)
 	}()
 }
@@ -467,6 +497,9 @@ func (ar *AllocRunner) advanceLifecycle() {
 // Detach stops the runners but leaves the tasks running, for a client
 // that shuts down and will re-attach from the state file.
 func (ar *AllocRunner) Detach() {
+	ar.mu.Lock()
+	ar.detached = true
+	ar.mu.Unlock()
 	for _, tr := range ar.runners {
 		tr.Detach()
 	}

@@ -37,6 +37,14 @@ const (
 	HostPortPrefix = "NOMAD_HOST_PORT_"
 	IPPrefix       = "NOMAD_IP_"
 	AddrPrefix     = "NOMAD_ADDR_"
+	// The host's side of a port, and (in a bridge allocation) the
+	// allocation's side in its namespace, as Nomad's.
+	HostIPPrefix         = "NOMAD_HOST_IP_"
+	HostAddrPrefix       = "NOMAD_HOST_ADDR_"
+	AllocPortPrefix      = "NOMAD_ALLOC_PORT_"
+	AllocIPPrefix        = "NOMAD_ALLOC_IP_"
+	AllocAddrPrefix      = "NOMAD_ALLOC_ADDR_"
+	AllocInterfacePrefix = "NOMAD_ALLOC_INTERFACE_"
 )
 
 const (
@@ -55,6 +63,17 @@ type Input struct {
 	// HostEnv is the lowest layer (for example PATH and HOME of the
 	// client); the task's env block and the built-in variables win.
 	HostEnv map[string]string
+	// AllocNetwork is the allocation's own network namespace in bridge
+	// mode (nil otherwise): its interface and address give the
+	// NOMAD_ALLOC_INTERFACE_, _IP_ and _ADDR_ variables of each port.
+	AllocNetwork *AllocNetwork
+}
+
+// AllocNetwork is an allocation's interface and address in its network
+// namespace.
+type AllocNetwork struct {
+	InterfaceName string
+	Address       string
 }
 
 // Env is a task's environment and the values runtime references resolve
@@ -166,6 +185,15 @@ func builtins(in Input) map[string]string {
 	if a != nil && a.AllocatedResources != nil {
 		for _, p := range a.AllocatedResources.Shared.Ports {
 			setPort(set, p, in.Node)
+			if n := in.AllocNetwork; n != nil {
+				port := p.Value
+				if p.To > 0 {
+					port = p.To
+				}
+				set(AllocInterfacePrefix+p.Label, n.InterfaceName)
+				set(AllocIPPrefix+p.Label, n.Address)
+				set(AllocAddrPrefix+p.Label, net.JoinHostPort(n.Address, strconv.Itoa(port)))
+			}
 		}
 	}
 	return m
@@ -188,9 +216,10 @@ func setLimits(set func(k, v string), a *structs.Allocation, t *structs.Task) {
 	}
 }
 
-// setPort sets a port's variables: NOMAD_PORT_ is the port the task
-// listens on (the mapped "to" port if any), NOMAD_HOST_PORT_ the host
-// port, NOMAD_IP_ and NOMAD_ADDR_ the host address.
+// setPort sets a port's variables: NOMAD_PORT_ (and NOMAD_ALLOC_PORT_)
+// is the port the task listens on (the mapped "to" port if any),
+// NOMAD_HOST_PORT_ the host port, NOMAD_IP_ and NOMAD_ADDR_ (and
+// NOMAD_HOST_IP_ and NOMAD_HOST_ADDR_) the host address.
 func setPort(set func(k, v string), p structs.PortMapping, node *structs.Node) {
 	ip := p.HostIP
 	if ip == "" && node != nil {
@@ -204,9 +233,12 @@ func setPort(set func(k, v string), p structs.PortMapping, node *structs.Node) {
 		inside = p.To
 	}
 	set(PortPrefix+p.Label, strconv.Itoa(inside))
+	set(AllocPortPrefix+p.Label, strconv.Itoa(inside))
 	set(HostPortPrefix+p.Label, strconv.Itoa(p.Value))
 	set(IPPrefix+p.Label, ip)
+	set(HostIPPrefix+p.Label, ip)
 	set(AddrPrefix+p.Label, net.JoinHostPort(ip, strconv.Itoa(p.Value)))
+	set(HostAddrPrefix+p.Label, net.JoinHostPort(ip, strconv.Itoa(p.Value)))
 }
 
 // metaKey makes a meta key usable in a variable name.

@@ -78,7 +78,8 @@ const (
 // is the task directory, where the chroot_env directories of the host are
 // bound read-only, the allocation's shared directory at /alloc and the
 // task's volume mounts; it gets mount, UTS, PID and IPC namespaces (the
-// latter two unless their mode is "host"), the host's network, a cgroup
+// latter two unless their mode is "host"), the host's network (or, in a
+// bridge allocation, the allocation's network namespace), a cgroup
 // limiting its memory and weighting its CPU, and caps as capabilities.
 func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConfig, caps []string) (*configs.Config, error) {
 	ns := configs.Namespaces{{Type: configs.NEWNS}, {Type: configs.NEWUTS}}
@@ -87,6 +88,10 @@ func (d *Driver) containerConfig(id string, cfg *drivers.TaskConfig, tc taskConf
 	}
 	if tc.IpcMode == ModePrivate {
 		ns = append(ns, configs.Namespace{Type: configs.NEWIPC})
+	}
+	if cfg.NetNSPath != "" {
+		// A bridge allocation: the namespace the client made for it.
+		ns = append(ns, configs.Namespace{Type: configs.NEWNET, Path: cfg.NetNSPath})
 	}
 	devs := taskDevices()
 	var devRules []*devcfg.Rule

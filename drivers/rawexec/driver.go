@@ -134,7 +134,7 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	cmd.Env = envList(cfg.Env)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	err = drivers.StartInNetNS(cfg.NetNSPath, cmd.Start)
 	// The child holds its own copies of the log fds.
 	stdout.Close()
 	stderr.Close()
@@ -376,7 +376,9 @@ func (d *Driver) Exec(ctx context.Context, h *drivers.TaskHandle, cmd []string) 
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	c.WaitDelay = execWait
-	err = c.Run()
+	if err = drivers.StartInNetNS(cfg.NetNSPath, c.Start); err == nil {
+		err = c.Wait()
+	}
 	if ctx.Err() != nil {
 		return out.Bytes(), -1, fmt.Errorf("%s: %w", cmd[0], ctx.Err())
 	}

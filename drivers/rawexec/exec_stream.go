@@ -54,11 +54,13 @@ func (d *Driver) ExecStream(ctx context.Context, h *drivers.TaskHandle, req driv
 	c.Env = envList(cfg.Env)
 	c.WaitDelay = execWait
 	s := &execSession{done: make(chan struct{})}
-	if req.TTY {
-		err = s.startTTY(c, req)
-	} else {
-		err = s.startPipes(c, req)
-	}
+	// In a bridge allocation, in its network namespace, as the task.
+	err = drivers.StartInNetNS(cfg.NetNSPath, func() error {
+		if req.TTY {
+			return s.startTTY(c, req)
+		}
+		return s.startPipes(c, req)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", drivers.ErrExecStart, req.Command[0], err)
 	}
