@@ -52,6 +52,8 @@ type Agent struct {
 	raft    *cluster.Server
 	leader  *server.Leader
 	members *members
+	// left are the servers this one forced out (force_leave.go).
+	left forceLeft
 	api     *httpapi.Server
 	// autopilot holds the leader's latest view of the servers' health.
 	autopilot autopilotState
@@ -67,6 +69,10 @@ type Agent struct {
 
 	listener net.Listener
 	http     *http.Server
+	// serf serves the join exchange on the serf port (serf.go); nil
+	// without one.
+	serf         *http.Server
+	serfListener net.Listener
 	// tls builds every tls.Config of the agent (see tls.go); agentHTTP is
 	// its one client of other servers' HTTP APIs.
 	tls       *tlsutil.Configurator
@@ -173,6 +179,11 @@ func (a *Agent) open() error {
 	if a.cfg.Server {
 		if err := a.openServer(); err != nil {
 			ln.Close()
+			return err
+		}
+		if err := a.openSerf(); err != nil {
+			ln.Close()
+			_ = a.raft.Shutdown()
 			return err
 		}
 	}
@@ -409,6 +420,7 @@ func (a *Agent) Client() *client.Agent { return a.client }
 func (a *Agent) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
+	a.serveSerf()
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()

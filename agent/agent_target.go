@@ -82,7 +82,9 @@ func (a *Agent) RegisterLogSink(sink hclog.SinkAdapter) func() {
 
 // SchedulerWorkerConfig is this server's worker pool setting
 // (httpapi.SchedulerWorkersBackend).
-func (a *Agent) SchedulerWorkerConfig() server.WorkerPoolConfig { return a.leader.SchedulerWorkerConfig() }
+func (a *Agent) SchedulerWorkerConfig() server.WorkerPoolConfig {
+	return a.leader.SchedulerWorkerConfig()
+}
 
 // SetSchedulerWorkerConfig resizes this server's worker pool.
 func (a *Agent) SetSchedulerWorkerConfig(c server.WorkerPoolConfig) (server.WorkerPoolConfig, error) {
@@ -102,3 +104,5 @@ var (
 	_ httpapi.LogSinkBackend          = (*Agent)(nil)
 	_ httpapi.SchedulerWorkersBackend = (*Agent)(nil)
 )
+
+var _ httpapi.ForceLeaveBackend = (*Agent)(nil)

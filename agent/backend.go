@@ -128,6 +128,9 @@ func (a *Agent) Self() *structs.AgentSelf {
 // authenticated (see httpapi's access.go); the leader adds the server as a
 // non-voter if it is not in the Raft configuration yet.
 func (a *Agent) Join(_ context.Context, req *structs.ServerJoinRequest) (*structs.ServerJoinResponse, error) {
+	if err := a.checkForceLeft(req.Self); err != nil {
+		return nil, err
+	}
 	a.members.learnDirect(req.Self)
 	a.members.learnIndirect(req.Known)
 	has, err := a.raft.HasState()

@@ -48,6 +48,9 @@ type Config struct {
 	// member lists, the client node's HTTPAddr); the bound address when
 	// empty.
 	AdvertiseHTTP string
+	// SerfAddr, when set, is where a server also answers the server join
+	// exchange (Nomad's serf port, ports.serf; serf.go); "" for none.
+	SerfAddr string
 	// NodeName names this agent; the host name when empty.
 	NodeName   string
 	Region     string
@@ -205,6 +208,7 @@ func FromConfig(c *config.Config) Config {
 		HTTPAddr:        c.HTTPAddr(),
 		RaftAddr:        c.RaftAddr(),
 		AdvertiseHTTP:   c.Advertise.HTTP,
+		SerfAddr:        c.SerfAddr(),
 		NodeName:        c.NodeName(),
 		Region:          c.Region,
 		Datacenter:      c.Datacenter,

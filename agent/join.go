@@ -128,6 +128,9 @@ func (a *Agent) JoinServer(ctx context.Context, addr string) (*structs.ServerJoi
 	case resp.Self.ID == a.raft.ID():
 		return nil, fmt.Errorf("%s: this is the server itself", addr)
 	}
+	// A server forced out and joined again by address is let back
+	// (force_leave.go).
+	a.left.clear(resp.Self.ID)
 	a.members.learnDirect(resp.Self)
 	a.members.learnIndirect(resp.Known)
 	return resp, nil

@@ -55,6 +55,7 @@ func (a *Agent) shutdown() error {
 			a.http.Close()
 		}
 		a.listener.Close()
+		a.closeSerf()
 	}, nil)
 	s.step("agent loops (discovery, metrics, client)", a.wg.Wait, nil)
 	var err error

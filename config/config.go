@@ -139,6 +139,9 @@ type Addresses struct {
 type Ports struct {
 	HTTP int
 	Raft int
+	// Serf, when set, is a second port where a server answers the server
+	// join exchange (config/serf.go); 0: none.
+	Serf int
 }
 
 // Advertise are the host:port addresses other agents use to reach this

@@ -53,6 +53,7 @@ var fields = []field{
 	{"addresses.raft", kString, func(c *Config) any { return &c.Addresses.Raft }, ""},
 	{"ports.http", kInt, func(c *Config) any { return &c.Ports.HTTP }, ""},
 	{"ports.raft", kInt, func(c *Config) any { return &c.Ports.Raft }, ""},
+	{"ports.serf", kInt, func(c *Config) any { return &c.Ports.Serf }, ""},
 	{"advertise.http", kString, func(c *Config) any { return &c.Advertise.HTTP }, ""},
 	{"advertise.raft", kString, func(c *Config) any { return &c.Advertise.Raft }, ""},
 	{"server.enabled", kBool, func(c *Config) any { return &c.Server.Enabled }, "server"},

@@ -68,7 +68,6 @@ var unsupported = map[string]foreign{
 	"log_include_location":             {false, false, "log lines do not carry source locations"},
 	"disable_update_check":             {false, false, "drover never checks for updates"},
 	"disable_anonymous_signature":      {false, false, "drover never checks for updates"},
-	"ports.serf":                       {false, false, "servers find each other over HTTP; there is no gossip"},
 	"addresses.serf":                   {false, false, "servers find each other over HTTP; there is no gossip"},
 	"advertise.serf":                   {false, false, "servers find each other over HTTP; there is no gossip"},
 

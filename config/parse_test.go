@@ -92,7 +92,7 @@ func TestParseWarnings(t *testing.T) {
 	}{
 		{"statsd", "telemetry {\n  statsd_address = \"127.0.0.1:8125\"\n}\n", "telemetry.statsd_address is not supported by drover and is ignored (metrics are published at /v1/metrics only", 2},
 		{"update check", "\ndisable_update_check = true\n", "disable_update_check is not supported by drover and is ignored", 2},
-		{"serf port", "ports {\n  serf = 4648\n}\n", "ports.serf is not supported by drover and is ignored", 2},
+		{"serf address", "addresses {\n  serf = \"127.0.0.1\"\n}\n", "addresses.serf is not supported by drover and is ignored", 2},
 		{"client gc", "client {\n  gc_interval = \"1m\"\n}\n", "client.gc_interval is not supported by drover and is ignored", 2},
 		{"vault off", "vault {\n  enabled = false\n}\n", "vault is ignored: it leaves the integration off (there is no Vault integration)", 1},
 		{"vault empty", "\nvault {}\n", "vault is ignored: it leaves the integration off (there is no Vault integration)", 2},

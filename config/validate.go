@@ -87,6 +87,7 @@ func (v *validator) network() {
 	c := v.c
 	v.port("ports.http", c.Ports.HTTP)
 	v.port("ports.raft", c.Ports.Raft)
+	v.serfPort()
 	v.ip("bind_addr", c.BindAddr, false)
 	v.ip("addresses.http", c.Addresses.HTTP, true)
 	v.ip("addresses.raft", c.Addresses.Raft, true)

@@ -77,7 +77,10 @@ func newAgentAPI(t *testing.T, debug bool) (*agentBackend, *httptest.Server) {
 
 type testLogWriter struct{ t *testing.T }
 
-func (w testLogWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 // The profiles: served with enable_debug when ACLs are off (403 without),
 // Go's named profiles by name (404 for another), the target forwarded.

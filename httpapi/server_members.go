@@ -56,6 +56,7 @@ func (s *Server) agentMembers(_ http.ResponseWriter, r *http.Request) (any, erro
 		seen[m.ID] = true
 		out.Members = append(out.Members, memberOf(m, inRaft[m.ID]))
 	}
+	s.forcedOutMembers(r, out, seen)
 	for _, p := range cfg.Servers {
 		if seen[p.ID] {
 			continue
