@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/structs"
@@ -132,5 +133,22 @@ func TestNomadJavaJobsParse(t *testing.T) {
 				t.Errorf("%s: %+v", name, jc)
 			}
 		}
+	}
+}
+
+// TestJavaAPIJSON: a java task's config in API JSON is checked as in a
+// job file, the error naming the field.
+func TestJavaAPIJSON(t *testing.T) {
+	_, _, err := ParseAPIJob([]byte(`{"ID": "j", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "java", "Config": {"jar": "a.jar"}}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "Config.jar") || !strings.Contains(err.Error(), "not a java driver option") {
+		t.Fatalf("err %v", err)
+	}
+	_, _, err = ParseAPIJob([]byte(`{"ID": "j", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "java", "Config": {"class_path": "local"}}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "Config.jar_path") || !strings.Contains(err.Error(), "or class must be specified") {
+		t.Fatalf("err %v", err)
+	}
+	job, _, err := ParseAPIJob([]byte(`{"ID": "j", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "java", "Config": {"jar_path": "local/a.jar", "jvm_options": ["-Xmx64m"]}}]}]}`))
+	if err != nil || job.TaskGroups[0].Tasks[0].Config["jar_path"] != "local/a.jar" {
+		t.Fatalf("job %v, err %v", job, err)
 	}
 }
