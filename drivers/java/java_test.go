@@ -335,8 +335,9 @@ func TestRunsAClass(t *testing.T) {
 }
 
 // TestRunningJVM: a running JVM's usage is read from its cgroup, alloc
-// exec runs inside its isolation, Stop's SIGTERM runs its shutdown hooks,
-// and a driver created anew (a restarted client) re-attaches to it.
+// exec runs inside its isolation, alloc signal reaches it, and a driver
+// created anew (a restarted client) re-attaches to it and stops it,
+// running its shutdown hooks.
 func TestRunningJVM(t *testing.T) {
 	requireJava(t)
 	state := t.TempDir()
@@ -358,6 +359,12 @@ func TestRunningJVM(t *testing.T) {
 	if err != nil || code != 0 || !strings.HasPrefix(string(out), "65534\n") || !strings.Contains(string(out), "hello.jar") {
 		t.Fatalf("exec: %d %q %v", code, out, err)
 	}
+
+	// alloc signal: SIGQUIT makes a JVM print its threads, and go on.
+	if err := d.Signal(h, "SIGQUIT"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, cfg, "Full thread dump")
 
 	d2 := newDriver(t, Options{Options: exec.Options{StateDir: state}})
 	if err := d2.Recover(h); err != nil {
