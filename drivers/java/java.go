@@ -102,7 +102,9 @@ func (d *Driver) fingerprint() drivers.Fingerprint {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
-	out, err := osexec.CommandContext(ctx, host, "-version").CombinedOutput()
+	cmd := osexec.CommandContext(ctx, host, "-version")
+	cmd.WaitDelay = time.Second // a child left holding its output does not hold the client
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return drivers.Fingerprint{Undetected: true, HealthDescription: fmt.Sprintf("%s -version: %v", host, err)}
 	}
