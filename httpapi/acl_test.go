@@ -46,6 +46,12 @@ func TestEveryRouteDeclaresWhatItNeeds(t *testing.T) {
 			t.Errorf("%s changes ACLs without a management token (%s)", rt.pattern, rt.need)
 		case path == "/v1/operator/snapshot" && rt.need != management:
 			t.Errorf("%s needs %s, not management", rt.pattern, rt.need)
+		case path == "/v1/internal/acl/replication":
+			// The other regions' servers read what they replicate with a
+			// management token (their replication_token), as Nomad's.
+			if rt.need != management {
+				t.Errorf("%s needs %s, not management", rt.pattern, rt.need)
+			}
 		case strings.HasPrefix(path, "/v1/internal/") && path != "/v1/internal/join":
 			switch rt.need.kind {
 			case needNodeRegister, needNodeSelf, needNodeAny:
