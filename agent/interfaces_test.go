@@ -40,8 +40,8 @@ var (
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AgentTargetBackend", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
-	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "SchedulerWorkersBackend", "ServerMembersBackend", "SnapshotBackend",
+	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
+	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
 // TestAgentServesEveryBackendInterfaceOfTheAPI fails when the HTTP API
