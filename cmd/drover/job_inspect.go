@@ -19,6 +19,7 @@ func newJobInspectCommand() *cobra.Command {
 	var files jobFileFlags
 	var f opFlags
 	var version int64
+	var hcl, withVars bool
 	cmd := &cobra.Command{
 		Use:   "inspect [flags] JOB|FILE",
 		Short: "Print a registered job, or a job file, as the JSON drover stores",
@@ -29,9 +30,16 @@ that stored version instead of the current one.
 With a job file (a path that exists, or "-" for stdin), parses it and prints
 {"Job": ...} with defaults and the update-block merge applied: each group's
 Update shows the values that group will roll out with. Durations are integer
-nanoseconds. -t formats the answer with a Go template instead.`,
+nanoseconds. -t formats the answer with a Go template instead.
+
+With -hcl, prints the source the job's version was submitted from (job run
+sends it), as Nomad's; -with-vars also prints, on stderr, the job run
+command that submits it again with its variables.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if hcl || withVars {
+				return inspectSubmission(cmd, &f, args[0], version, hcl, withVars)
+			}
 			var job *structs.Job
 			if isJobFile(args[0]) {
 				if version >= 0 {
@@ -63,6 +71,8 @@ nanoseconds. -t formats the answer with a Go template instead.`,
 	files.register(cmd)
 	f.addAddress(cmd)
 	cmd.Flags().Int64Var(&version, "version", -1, "print this stored version of the job")
+	cmd.Flags().BoolVar(&hcl, "hcl", false, "print the source the job was submitted from")
+	cmd.Flags().BoolVar(&withVars, "with-vars", false, "with -hcl, also print the variables it was submitted with")
 	addOutputFlags(cmd, &f.json, &f.tmpl) // -json is what inspect prints without -t
 	return cmd
 }

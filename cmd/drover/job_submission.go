@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/structs"
@@ -59,4 +64,57 @@ func registerSubmitted(ctx context.Context, c *apiclient.Client, job *structs.Jo
 		return nil, err
 	}
 	return &out, nil
+}
+
+// inspectSubmission is job inspect -hcl [-with-vars]: the source of the
+// job's version (the current one when version is negative), as Nomad's.
+func inspectSubmission(cmd *cobra.Command, f *opFlags, prefix string, version int64, hcl, withVars bool) error {
+	switch {
+	case hcl && f.json:
+		return &exitError{code: 1, msg: "can only use one of -hcl or -json"}
+	case withVars && !hcl:
+		return &exitError{code: 1, msg: "can only use -with-vars with -hcl"}
+	}
+	if isJobFile(prefix) {
+		return &exitError{code: 1, msg: "-hcl reads a registered job's source: give the job's name, not a file"}
+	}
+	job, err := f.registeredJob(cmd, prefix, version)
+	if err != nil {
+		return err
+	}
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	var sub structs.JobSubmission
+	q := &apiclient.QueryOptions{Params: map[string]string{"version": strconv.FormatUint(job.Version, 10)}}
+	if _, err := c.Get(cmd.Context(), "/v1/job/"+url.PathEscape(job.ID)+"/submission", q, &sub); err != nil {
+		return &exitError{code: 1, msg: fmt.Sprintf("Error inspecting job: job %q with version %d couldn't be found: %v", job.ID, job.Version, err)}
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), sub.Source)
+	if withVars {
+		fmt.Fprint(cmd.ErrOrStderr(), withVarsOutput(job.Namespace, job.ID, sub.Variables, sub.VariableFlags))
+	}
+	return nil
+}
+
+// withVarsOutput is Nomad's hint of how to submit the source again.
+func withVarsOutput(ns, id, fileVars string, flags map[string]string) string {
+	args := []string{"-namespace", ns}
+	keys := make([]string, 0, len(flags))
+	for k := range flags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "-var", k+"="+flags[k])
+	}
+	for _, l := range strings.Split(fileVars, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			args = append(args, "-var", l)
+		}
+	}
+	args = append(args, "-")
+	return fmt.Sprintf("\nTo run this job as originally submitted:\n\n$ drover job inspect -namespace %s -hcl %s |\n    drover job run %s\n",
+		ns, id, strings.Join(args, " "))
 }

@@ -9,7 +9,7 @@ import (
 
 // TestJobRunSendsSubmission: job run sends the file it read, its -var
 // flags and its -var-file contents, which the servers keep for the
-// version registered (-check-index too).
+// version registered (-check-index too); job inspect -hcl prints it.
 func TestJobRunSendsSubmission(t *testing.T) {
 	c := newCLICluster(t)
 	dir := t.TempDir()
@@ -46,5 +46,18 @@ job "web" {
 	sub, err = c.b.State().Snapshot().JobSubmission("default", "web", 1)
 	if err != nil || sub == nil || sub.VariableFlags["cmd"] != "/bin/true" || !strings.Contains(sub.Source, `variable "cmd"`) {
 		t.Fatalf("submission of version 1: %+v %v", sub, err)
+	}
+
+	// job inspect -hcl prints it back; -with-vars says how to run it again.
+	code, out, errOut := runBounded(t, "", "job", "inspect", "-hcl", "-version", "0", "-address", c.addr, "web")
+	if code != 0 || out != src+"\n" {
+		t.Fatalf("inspect -hcl -version 0: %d %q %s", code, out, errOut)
+	}
+	code, out, errOut = runBounded(t, "", "job", "inspect", "-hcl", "-with-vars", "-address", c.addr, "web")
+	if code != 0 || out != src+"\n" || !strings.Contains(errOut, "drover job run -namespace default -var cmd=/bin/true -var n = 2 -") {
+		t.Fatalf("inspect -hcl -with-vars: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := runBounded(t, "", "job", "inspect", "-with-vars", "-address", c.addr, "web"); code != 1 || !strings.Contains(errOut, "can only use -with-vars with -hcl") {
+		t.Fatalf("-with-vars alone: %d %q", code, errOut)
 	}
 }

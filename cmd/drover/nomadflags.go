@@ -42,8 +42,6 @@ var refusedReasons = map[string]string{
 	"-eval-priority":                           "drover evaluates every job at the job's priority",
 	"-hcl1":                                    "drover reads HCL2 job files only, as Nomad since 1.5",
 	"-ui":                                      "the web UI has no page for what this command shows (drover ui opens the pages it has)",
-	"job inspect -hcl":                         "the servers keep the job as registered, not the file it came from",
-	"job inspect -with-vars":                   "the servers keep the job as registered, not the variables it was read with",
 	"job history -diff-tag":                    "drover has no version tags yet",
 	"job init -template":                       "drover's job init writes its one example job; it has no template library yet",
 	"job init -list-templates":                 "drover's job init writes its one example job; it has no template library yet",
