@@ -21,10 +21,6 @@ import (
 // to miss may instead be sent with IgnoreUnknownTypeFlag, and is then not
 // gated.
 var typeBuilds = map[MessageType]int{
-	NodePoolUpsertRequestType: 2,
-	NodePoolDeleteRequestType: 2,
-	NamespaceUpsertRequestType:      2,
-	NamespaceDeleteRequestType:      2,
 	SchedulerSetConfigRequestType:   2,
 	ACLRoleUpsertRequestType:        2,
 	ACLRoleDeleteRequestType:        2,
@@ -34,6 +30,11 @@ var typeBuilds = map[MessageType]int{
 	ACLBindingRuleDeleteRequestType: 2,
 	OneTimeTokenUpsertRequestType:   2,
 	OneTimeTokenExchangeRequestType: 2,
+	NamespaceUpsertRequestType: 2,
+	NamespaceDeleteRequestType: 2,
+	NodePoolUpsertRequestType: 2,
+	NodePoolDeleteRequestType: 2,
+	VarLockRequestType:              2,
 }
 
 // ErrServersTooOld: an entry of a type that a server of the Raft

@@ -93,17 +93,17 @@ func (f *FSM) State() *state.Store { return f.store.Load() }
 //	NodeUpdateDrain, NodeUpdateEligibility,
 //	RootKeyDelete                            nil on success
 //	ServiceRegistrationDelete                nil on success
-//	NodePoolUpsert, NodePoolDelete           nil on success
-//	NamespaceUpsert, NamespaceDelete         nil on success
 //	ACLRoleUpsert, ACLRoleDelete,
 //	ACLAuthMethodUpsert, ACLAuthMethodDelete,
 //	ACLBindingRuleUpsert, ACLBindingRuleDelete,
 //	OneTimeTokenUpsert, OneTimeTokenExchange nil on success
+//	NamespaceUpsert, NamespaceDelete         nil on success
+//	NodePoolUpsert, NodePoolDelete           nil on success
 //	JobRegister                              *structs.JobRegisterResult
 //	JobDeregister                            *structs.JobRegisterResult
 //	                                         (nil when purged)
-//	VarApply                                 *structs.VarApplyResult (a
-//	                                         check-and-set conflict too)
+//	VarApply, VarLock                        *structs.VarApplyResult (a
+//	                                         check-and-set or lock conflict too)
 //	RootKeyUpsert                            bool: whether the key was added
 //
 // or an error: a state rejection (errors.Is state.ErrNotFound,
@@ -237,6 +237,11 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		if res, err = s.ApplyVarTxn(txn, r); res != nil {
 			resp = res
 		}
+	case *structs.VarLockRequest:
+		var res *structs.VarApplyResult
+		if res, err = s.VarLockTxn(txn, r); res != nil {
+			resp = res
+		}
 	case *structs.RootKeyUpsertRequest:
 		var added bool
 		added, err = s.UpsertRootKeyTxn(txn, r)
@@ -249,14 +254,6 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.RestartJobTxn(txn, r)
 	case *structs.DeploymentAnalysisRequest:
 		err = s.UpdateDeploymentAnalysisTxn(txn, r)
-	case *structs.NodePoolUpsertRequest:
-		err = s.UpsertNodePoolsTxn(txn, r)
-	case *structs.NodePoolDeleteRequest:
-		err = s.DeleteNodePoolsTxn(txn, r)
-	case *structs.NamespaceUpsertRequest:
-		err = s.UpsertNamespacesTxn(txn, r)
-	case *structs.NamespaceDeleteRequest:
-		err = s.DeleteNamespacesTxn(txn, r)
 	case *structs.ACLRoleUpsertRequest:
 		err = s.UpsertACLRolesTxn(txn, r.Roles)
 	case *structs.ACLRoleDeleteRequest:
@@ -273,6 +270,14 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		err = s.UpsertOneTimeTokenTxn(txn, r)
 	case *structs.OneTimeTokenExchangeRequest:
 		err = s.DeleteOneTimeTokenTxn(txn, r.SecretHash)
+	case *structs.NamespaceUpsertRequest:
+		err = s.UpsertNamespacesTxn(txn, r)
+	case *structs.NamespaceDeleteRequest:
+		err = s.DeleteNamespacesTxn(txn, r)
+	case *structs.NodePoolUpsertRequest:
+		err = s.UpsertNodePoolsTxn(txn, r)
+	case *structs.NodePoolDeleteRequest:
+		err = s.DeleteNodePoolsTxn(txn, r)
 	default:
 		err = fmt.Errorf("%w: request %T", ErrUnknownType, req)
 	}

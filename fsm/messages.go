@@ -73,22 +73,6 @@ const (
 	AnalysisMeasurementRequestType MessageType = 35
 	AnalysisRunRequestType         MessageType = 36
 
-	// NodePoolUpsertRequestType (structs.NodePoolUpsertRequest) creates
-	// or replaces node pools; NodePoolDeleteRequestType
-	// (structs.NodePoolDeleteRequest) deletes them. Neither carries the
-	// ignore bit: a server that skipped one would place jobs by other
-	// pools. Range 45–49 is node pools'.
-	NodePoolUpsertRequestType MessageType = 45
-	NodePoolDeleteRequestType MessageType = 46
-
-	// NamespaceUpsertRequestType (structs.NamespaceUpsertRequest) creates
-	// or replaces namespaces; NamespaceDeleteRequestType
-	// (structs.NamespaceDeleteRequest) deletes them. Neither carries the
-	// ignore bit: a server that skipped one would accept jobs the others
-	// refuse. Range 40–44 is namespaces'.
-	NamespaceUpsertRequestType MessageType = 40
-	NamespaceDeleteRequestType MessageType = 41
-
 	// SchedulerSetConfigRequestType (structs.SchedulerSetConfigRequest)
 	// replaces the scheduler configuration. It never carries the ignore
 	// bit: a server that skipped it would schedule by another algorithm
@@ -108,6 +92,29 @@ const (
 	ACLBindingRuleDeleteRequestType MessageType = 55
 	OneTimeTokenUpsertRequestType   MessageType = 56
 	OneTimeTokenExchangeRequestType MessageType = 57
+
+	// NamespaceUpsertRequestType (structs.NamespaceUpsertRequest) creates
+	// or replaces namespaces; NamespaceDeleteRequestType
+	// (structs.NamespaceDeleteRequest) deletes them. Neither carries the
+	// ignore bit: a server that skipped one would accept jobs the others
+	// refuse. Range 40–44 is namespaces'.
+	NamespaceUpsertRequestType MessageType = 40
+	NamespaceDeleteRequestType MessageType = 41
+
+	// NodePoolUpsertRequestType (structs.NodePoolUpsertRequest) creates
+	// or replaces node pools; NodePoolDeleteRequestType
+	// (structs.NodePoolDeleteRequest) deletes them. Neither carries the
+	// ignore bit: a server that skipped one would place jobs by other
+	// pools. Range 45–49 is node pools'.
+	NodePoolUpsertRequestType MessageType = 45
+	NodePoolDeleteRequestType MessageType = 46
+
+	// VarLockRequestType (structs.VarLockRequest) acquires, renews or
+	// releases a variable's lock, or is the leader's release of a lock
+	// whose lease and delay passed. It never carries the ignore bit: a
+	// server that skipped one would hold another lock. Range 63–69 is
+	// variable locks' and the remaining API endpoints'.
+	VarLockRequestType MessageType = 63
 )
 
 var typeNames = map[MessageType]string{
@@ -141,10 +148,6 @@ var typeNames = map[MessageType]string{
 	JobRestartRequestType:                   "JobRestart",
 	AnalysisMeasurementRequestType:          "AnalysisMeasurement",
 	AnalysisRunRequestType:                  "AnalysisRun",
-	NodePoolUpsertRequestType:               "NodePoolUpsert",
-	NodePoolDeleteRequestType:               "NodePoolDelete",
-	NamespaceUpsertRequestType:              "NamespaceUpsert",
-	NamespaceDeleteRequestType:              "NamespaceDelete",
 	SchedulerSetConfigRequestType:           "SchedulerSetConfig",
 	ACLRoleUpsertRequestType:                "ACLRoleUpsert",
 	ACLRoleDeleteRequestType:                "ACLRoleDelete",
@@ -154,6 +157,11 @@ var typeNames = map[MessageType]string{
 	ACLBindingRuleDeleteRequestType:         "ACLBindingRuleDelete",
 	OneTimeTokenUpsertRequestType:           "OneTimeTokenUpsert",
 	OneTimeTokenExchangeRequestType:         "OneTimeTokenExchange",
+	NamespaceUpsertRequestType:              "NamespaceUpsert",
+	NamespaceDeleteRequestType:              "NamespaceDelete",
+	NodePoolUpsertRequestType:               "NodePoolUpsert",
+	NodePoolDeleteRequestType:               "NodePoolDelete",
+	VarLockRequestType:                      "VarLock",
 }
 
 // String names the type, for logs.
@@ -287,16 +295,18 @@ func newRequest(t MessageType) any {
 		return &structs.OneTimeTokenExchangeRequest{}
 	case AnalysisMeasurementRequestType, AnalysisRunRequestType:
 		return &structs.DeploymentAnalysisRequest{}
-	case NodePoolUpsertRequestType:
-		return &structs.NodePoolUpsertRequest{}
-	case NodePoolDeleteRequestType:
-		return &structs.NodePoolDeleteRequest{}
+	case SchedulerSetConfigRequestType:
+		return &structs.SchedulerSetConfigRequest{}
 	case NamespaceUpsertRequestType:
 		return &structs.NamespaceUpsertRequest{}
 	case NamespaceDeleteRequestType:
 		return &structs.NamespaceDeleteRequest{}
-	case SchedulerSetConfigRequestType:
-		return &structs.SchedulerSetConfigRequest{}
+	case NodePoolUpsertRequestType:
+		return &structs.NodePoolUpsertRequest{}
+	case NodePoolDeleteRequestType:
+		return &structs.NodePoolDeleteRequest{}
+	case VarLockRequestType:
+		return &structs.VarLockRequest{}
 	}
 	return nil
 }

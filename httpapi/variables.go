@@ -27,6 +27,19 @@ import (
 //	PUT    /v1/var/{path}?cas=N          Variable → the Variable written; 409 with the current
 //	                                       Variable when its ModifyIndex is not N (0: must not exist)
 //	DELETE /v1/var/{path}?cas=N          → 204; 409 with the current Variable as above
+//	PUT    /v1/var/{path}?lock-acquire   Variable{Items, Lock{TTL, LockDelay}} → the Variable
+//	                                       written with its Lock (ID, TTL, LockDelay; defaults
+//	                                       15s and 15s, TTL 10s–24h); 409 naming only the path
+//	                                       when another holds the lock
+//	PUT    /v1/var/{path}?lock-renew     Variable{Lock{ID}} → VariableMetadata: the lease runs
+//	                                       TTL from now; 409 when the lock is another's or ran out
+//	PUT    /v1/var/{path}?lock-release   Variable{Lock{ID}} (no Items) → the Variable, unlocked
+//
+// A locked variable is written, deleted or released only by a request
+// that names its lock's ID (Lock.ID in the body); others get a 409 naming
+// only the path. A lock that is not renewed within its TTL is released by
+// the leader LockDelay later (server/varlocks.go). Reads and lists show a
+// variable's Lock to a management token (and with ACLs off), as Nomad's.
 //
 // Both reads are blocking queries (?index=, ?wait=, X-Nomad-Index). A
 // write's items are sealed here, on the leader (writes are forwarded to
@@ -110,6 +123,7 @@ func (s *Server) varsList(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	z := authzOf(r)
+	locks := showsLocks(r)
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		vs, err := snap.VarsByPrefix(o.Namespace, o.Prefix)
 		if err != nil {
@@ -120,7 +134,11 @@ func (s *Server) varsList(w http.ResponseWriter, r *http.Request) (any, error) {
 			if z.enabled && !z.acl.AllowVariableOp(v.Namespace, v.Path, acl.VariablesCapabilityList) {
 				continue
 			}
-			out = append(out, v.VariableMetadata)
+			m := v.VariableMetadata
+			if !locks {
+				m.Lock = nil
+			}
+			out = append(out, m)
 		}
 		// Paged as Nomad's; namespaces are [a-zA-Z0-9-] and paths have
 		// no space, so the key orders by namespace, then path.
@@ -153,6 +171,9 @@ func (s *Server) varRead(w http.ResponseWriter, r *http.Request) (any, error) {
 			return nil, idx, err
 		}
 		v, err := openVar(snap, ve)
+		if v != nil && !showsLocks(r) {
+			v.Lock = nil
+		}
 		return v, idx, err
 	})
 	if err != nil {
@@ -177,8 +198,30 @@ func casParam(r *http.Request) (bool, uint64, error) {
 	return true, n, nil
 }
 
-// varLockParams are Nomad's lock operations, which drover has not.
-var varLockParams = []string{"lock-acquire", "lock-renew", "lock-release"}
+// varLockParams are Nomad's lock operations.
+var varLockParams = []string{structs.VarLockOpAcquire, structs.VarLockOpRenew, structs.VarLockOpRelease}
+
+// varLockParam returns the lock operation the query names ("" for none);
+// two are a 400.
+func varLockParam(r *http.Request) (string, error) {
+	op := ""
+	for _, p := range varLockParams {
+		if r.URL.Query().Has(p) {
+			if op != "" {
+				return "", Errorf(http.StatusBadRequest, "only one lock operation at a time: %s and %s", op, p)
+			}
+			op = p
+		}
+	}
+	return op, nil
+}
+
+// showsLocks reports whether the caller sees variables' locks: a
+// management token, or anyone with ACLs off, as Nomad's.
+func showsLocks(r *http.Request) bool {
+	z := authzOf(r)
+	return !z.enabled || z.acl.IsManagement()
+}
 
 func (s *Server) varWrite(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
@@ -189,14 +232,16 @@ func (s *Server) varWrite(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range varLockParams {
-		if r.URL.Query().Has(p) {
-			return nil, Errorf(http.StatusBadRequest, "variable locks (%s) are not supported", p)
-		}
+	lockOp, err := varLockParam(r)
+	if err != nil {
+		return nil, err
 	}
 	cas, check, err := casParam(r)
 	if err != nil {
 		return nil, err
+	}
+	if cas && lockOp != "" {
+		return nil, Errorf(http.StatusBadRequest, "CAS can't be used with lock operations")
 	}
 	var in structs.Variable
 	if err := decodeBody(r, &in); err != nil {
@@ -209,29 +254,28 @@ func (s *Server) varWrite(w http.ResponseWriter, r *http.Request) (any, error) {
 	case in.Path != "" && cleanVarPath(in.Path) != path:
 		return nil, Errorf(http.StatusBadRequest, "Path: the body names path %q, the URL %q", in.Path, path)
 	}
+	switch lockOp {
+	case structs.VarLockOpAcquire:
+		return s.varLockAcquire(w, r, ns, path, &in)
+	case structs.VarLockOpRenew, structs.VarLockOpRelease:
+		return s.varLockRenewRelease(w, r, lockOp, ns, path, &in)
+	}
+	if in.Lock != nil && (in.Lock.TTL != 0 || in.Lock.LockDelay != 0) {
+		return nil, Errorf(http.StatusBadRequest, "variable should not contain lock definition")
+	}
 	if in.Items == nil {
 		// Nomad's words for a body without Items ({} is "empty
 		// variables are invalid", below).
 		return nil, Errorf(http.StatusBadRequest, "variable missing required Items object")
 	}
-	v := &structs.Variable{Namespace: ns, Path: path, Items: in.Items}
+	v := &structs.Variable{Namespace: ns, Path: path, Items: in.Items, Lock: in.Lock}
 	if err := structs.ValidateVariable(v); err != nil {
 		return nil, Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), structs.ErrVariableInvalid.Error()+": "))
 	}
 	if err := checkNamespaceExists(s.backend.State().Snapshot(), "variable", path, ns); err != nil {
 		return nil, err
 	}
-	key, err := s.ensureRootKey(r.Context())
-	if err != nil {
-		return nil, err
-	}
-	now := s.now().UnixNano()
-	v.CreateTime, v.ModifyTime = now, now
-	nonce, err := keyring.NewNonce(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	sealed, err := keyring.Seal(key, nonce, v)
+	sealed, err := s.sealVar(r.Context(), v)
 	if err != nil {
 		return nil, err
 	}
@@ -246,9 +290,135 @@ func (s *Server) varWrite(w http.ResponseWriter, r *http.Request) (any, error) {
 	if res.Conflicted {
 		return s.varConflict(w, r, ns, path, res.Conflict)
 	}
-	m := res.Written.VariableMetadata
-	return &structs.Variable{Namespace: m.Namespace, Path: m.Path, CreateIndex: m.CreateIndex, ModifyIndex: index,
-		CreateTime: m.CreateTime, ModifyTime: m.ModifyTime, Items: v.Items}, nil
+	return writtenVar(r, res.Written, index, v.Items, in.Lock), nil
+}
+
+// sealVar stamps v's times (the leader's clock) and seals its items under
+// the keyring's active key with a fresh nonce.
+func (s *Server) sealVar(ctx context.Context, v *structs.Variable) (*structs.VariableEncrypted, error) {
+	key, err := s.ensureRootKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UnixNano()
+	v.CreateTime, v.ModifyTime = now, now
+	nonce, err := keyring.NewNonce(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return keyring.Seal(key, nonce, v)
+}
+
+// writtenVar is the answer to a write: the variable as stored, with the
+// items the caller sent; its lock shown to the holder (the caller named
+// its ID) and to whoever sees locks.
+func writtenVar(r *http.Request, written *structs.VariableEncrypted, index uint64, items structs.VariableItems, callerLock *structs.VariableLock) *structs.Variable {
+	m := written.VariableMetadata
+	out := &structs.Variable{Namespace: m.Namespace, Path: m.Path, CreateIndex: m.CreateIndex, ModifyIndex: index,
+		CreateTime: m.CreateTime, ModifyTime: m.ModifyTime, Items: items}
+	if m.Lock != nil && (showsLocks(r) || callerLock != nil && callerLock.ID == m.Lock.ID) {
+		out.Lock = m.Lock.Copy()
+	}
+	return out
+}
+
+// varLockAcquire writes the variable with a lock: the caller's (its ID
+// kept when it names one, to take the lock again) or a new one, Nomad's
+// defaults filled and its durations checked.
+func (s *Server) varLockAcquire(w http.ResponseWriter, r *http.Request, ns, path string, in *structs.Variable) (any, error) {
+	lock := in.Lock.Copy()
+	if lock == nil {
+		lock = &structs.VariableLock{}
+	}
+	if lock.ID == "" {
+		lock.ID = structs.GenerateUUID()
+	}
+	lock.Canonicalize()
+	if err := lock.Validate(); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), structs.ErrVariableInvalid.Error()+": "))
+	}
+	items := in.Items
+	if items == nil {
+		items = structs.VariableItems{}
+	}
+	v := &structs.Variable{Namespace: ns, Path: path, Items: items, Lock: lock}
+	if err := structs.ValidateVariablePath(path); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), structs.ErrVariableInvalid.Error()+": "))
+	}
+	if items.Size() > structs.MaxVariableSize {
+		return nil, Errorf(http.StatusBadRequest, "Items: %d bytes, more than the %d allowed", items.Size(), structs.MaxVariableSize)
+	}
+	if err := checkNamespaceExists(s.backend.State().Snapshot(), "variable", path, ns); err != nil {
+		return nil, err
+	}
+	sealed, err := s.sealVar(r.Context(), v)
+	if err != nil {
+		return nil, err
+	}
+	res, index, err := s.applyVarLock(w, r, &structs.VarLockRequest{Op: structs.VarLockOpAcquire, Var: sealed, LockID: lock.ID, Now: s.now().UnixNano()})
+	if err != nil {
+		return nil, err
+	}
+	if res.Conflicted {
+		return s.varConflict(w, r, ns, path, res.Conflict)
+	}
+	return writtenVar(r, res.Written, index, in.Items, lock), nil
+}
+
+// varLockRenewRelease renews or releases the lock the body's Lock.ID
+// names.
+func (s *Server) varLockRenewRelease(w http.ResponseWriter, r *http.Request, op, ns, path string, in *structs.Variable) (any, error) {
+	if in.Lock == nil || in.Lock.ID == "" {
+		if op == structs.VarLockOpRenew {
+			return nil, Errorf(http.StatusBadRequest, "Lock.ID: missing lock ID")
+		}
+		return nil, Errorf(http.StatusBadRequest, "Lock.ID: missing lock information")
+	}
+	if op == structs.VarLockOpRelease && in.Items != nil {
+		return nil, Errorf(http.StatusBadRequest, "lock release operation doesn't take variable items")
+	}
+	if err := structs.ValidateVariablePath(path); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "%s", strings.TrimPrefix(err.Error(), structs.ErrVariableInvalid.Error()+": "))
+	}
+	req := &structs.VarLockRequest{Op: op, LockID: in.Lock.ID, Now: s.now().UnixNano(),
+		Var: &structs.VariableEncrypted{VariableMetadata: structs.VariableMetadata{Namespace: ns, Path: path}}}
+	res, index, err := s.applyVarLock(w, r, req)
+	if err != nil {
+		return nil, err
+	}
+	if res.Conflicted {
+		return s.varConflict(w, r, ns, path, res.Conflict)
+	}
+	if op == structs.VarLockOpRenew {
+		// As Nomad's: the variable's metadata, at its own index (a
+		// renewal changes only the lease).
+		m := res.Written.VariableMetadata
+		s.setMeta(w, m.ModifyIndex)
+		return &m, nil
+	}
+	return writtenVar(r, res.Written, index, nil, nil), nil
+}
+
+// applyVarLock writes one lock entry and sets the index header; the
+// store's refusals become their answers (404, 409).
+func (s *Server) applyVarLock(w http.ResponseWriter, r *http.Request, req *structs.VarLockRequest) (*structs.VarApplyResult, uint64, error) {
+	resp, index, err := s.backend.Apply(r.Context(), fsm.VarLockRequestType, req)
+	switch {
+	case errors.Is(err, state.ErrVarNotFound):
+		return nil, 0, Errorf(http.StatusNotFound, "%s", state.ErrVarNotFound)
+	case errors.Is(err, state.ErrVarLockNotHeld):
+		return nil, 0, Errorf(http.StatusConflict, "%s", state.ErrVarLockNotHeld)
+	case errors.Is(err, state.ErrVarLocked):
+		return nil, 0, Errorf(http.StatusConflict, "%s", state.ErrVarLocked)
+	case err != nil:
+		return nil, 0, err
+	}
+	res, ok := resp.(*structs.VarApplyResult)
+	if !ok {
+		return nil, 0, Errorf(http.StatusInternalServerError, "unexpected answer %T to a variable lock", resp)
+	}
+	s.setMeta(w, index)
+	return res, index, nil
 }
 
 func (s *Server) varDelete(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -304,7 +474,10 @@ func (s *Server) applyVar(w http.ResponseWriter, r *http.Request, req *structs.V
 // when there is none.
 func (s *Server) varConflict(w http.ResponseWriter, r *http.Request, ns, path string, cur *structs.VariableEncrypted) (any, error) {
 	out := &structs.Variable{Namespace: ns, Path: path}
-	if cur != nil {
+	if cur != nil && cur.KeyID == "" {
+		// A lock refused the write: only the path, as Nomad's.
+		out.Lock = cur.Lock.Copy()
+	} else if cur != nil {
 		z := authzOf(r)
 		if !z.enabled || z.acl.AllowVariableOp(ns, path, acl.VariablesCapabilityRead) {
 			v, err := openVar(s.backend.State().Snapshot(), cur)
@@ -312,6 +485,9 @@ func (s *Server) varConflict(w http.ResponseWriter, r *http.Request, ns, path st
 				return nil, err
 			}
 			out = v
+			if !showsLocks(r) {
+				out.Lock = nil
+			}
 		} else {
 			m := cur.VariableMetadata
 			out = &structs.Variable{Namespace: m.Namespace, Path: m.Path, CreateIndex: m.CreateIndex,

@@ -101,7 +101,7 @@ func TestVariablesLimits(t *testing.T) {
 		{"PUT", "/v1/var/a?namespace=*", `{"Items":{"k":"v"}}`, `"*"`},
 		{"PUT", "/v1/var/a?namespace=prod", `{"Namespace":"dev","Items":{"k":"v"}}`, `"prod" in the query's namespace and "dev" in the body's Namespace`},
 		{"PUT", "/v1/var/a?cas=x", `{"Items":{"k":"v"}}`, `invalid cas "x"`},
-		{"PUT", "/v1/var/a?lock-acquire", `{"Items":{"k":"v"}}`, "variable locks"},
+		{"PUT", "/v1/var/a?lock-acquire", `{"Items":{"k":"v"},"Lock":{"TTL":"1s"}}`, "Lock: TTL 1s must be between"},
 		{"PUT", "/v1/var/", `{"Items":{"k":"v"}}`, "Path: variable requires a path"},
 		{"GET", "/v1/var//", ``, "Path: variable requires a path"},
 	} {

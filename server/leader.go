@@ -131,6 +131,7 @@ func (l *Leader) Run(ctx context.Context) {
 	start(func() { l.watchSchedulerConfig(t) })
 	start(func() { l.runFeeder(t) })
 	start(func() { l.runDrainer(t) })
+	start(func() { l.runVarLocks(t) })
 	start(func() { l.runPeriodic(ctx) })
 	start(func() { l.runBrokerMetrics(t) })
 	if l.cfg.Events != nil {

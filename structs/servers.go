@@ -37,6 +37,8 @@ type ServerMember struct {
 //     ACLToken's Sealed field.
 //     The scheduler configuration: the log entry SchedulerSetConfig (fsm
 //     type 60) and the snapshot's scheduler_config record (tag 60).
+//     Variable locks: the log entry VarLock (fsm type 63) and
+//     VariableMetadata's Lock and VariableEncrypted's LockExpires fields.
 const ServerBuild = 2
 
 // EffectiveBuild is b, or 1 for a server that announced none.

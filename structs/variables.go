@@ -21,6 +21,8 @@ type VariableMetadata struct {
 	ModifyIndex uint64
 	CreateTime  int64
 	ModifyTime  int64
+	// Lock is the variable's lock, if it holds one (variable_lock.go).
+	Lock *VariableLock `json:",omitempty"`
 }
 
 // VariableItems are a variable's key/value pairs.
@@ -46,12 +48,13 @@ type Variable struct {
 	CreateTime  int64
 	ModifyTime  int64
 	Items       VariableItems
+	Lock        *VariableLock `json:",omitempty"`
 }
 
 // Metadata returns the variable's metadata.
 func (v *Variable) Metadata() VariableMetadata {
 	return VariableMetadata{Namespace: v.Namespace, Path: v.Path, CreateIndex: v.CreateIndex,
-		ModifyIndex: v.ModifyIndex, CreateTime: v.CreateTime, ModifyTime: v.ModifyTime}
+		ModifyIndex: v.ModifyIndex, CreateTime: v.CreateTime, ModifyTime: v.ModifyTime, Lock: v.Lock.Copy()}
 }
 
 // VariableEncrypted is a variable as the state keeps it: its metadata and
@@ -62,11 +65,15 @@ type VariableEncrypted struct {
 	KeyID string
 	Nonce []byte
 	Data  []byte
+	// LockExpires is when the lease of Lock runs out unless renewed (Unix
+	// nanoseconds, the leader's clock); 0 without a lock.
+	LockExpires int64 `json:",omitempty"`
 }
 
 // Copy returns a copy that shares nothing with v.
 func (v *VariableEncrypted) Copy() *VariableEncrypted {
 	c := *v
+	c.Lock = v.Lock.Copy()
 	c.Nonce = append([]byte(nil), v.Nonce...)
 	c.Data = append([]byte(nil), v.Data...)
 	return &c

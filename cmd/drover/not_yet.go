@@ -13,9 +13,6 @@ import (
 
 // notYet are those commands, by path, with the reason.
 var notYet = map[string]string{
-	"monitor":            "the agents do not stream their logs over the API yet (GET /v1/agent/monitor); read the agent's own output or log file",
-	"server force-leave": "drover's servers have no gossip membership to leave: remove a server with drover operator raft remove-peer",
-	"var lock":           "the servers have no variable locks yet (lock-acquire, lock-renew, lock-release)",
 	"operator debug":     "drover makes no debug bundle yet: GET /v1/operator/debug/heap, /v1/metrics, drover agent-info and the agents' logs have what it would gather",
 }
 

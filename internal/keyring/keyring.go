@@ -138,5 +138,5 @@ func Open(ve *structs.VariableEncrypted, lookup func(id string) (*structs.RootKe
 	}
 	m := ve.VariableMetadata
 	return &structs.Variable{Namespace: m.Namespace, Path: m.Path, CreateIndex: m.CreateIndex, ModifyIndex: m.ModifyIndex,
-		CreateTime: m.CreateTime, ModifyTime: m.ModifyTime, Items: items}, nil
+		CreateTime: m.CreateTime, ModifyTime: m.ModifyTime, Items: items, Lock: m.Lock.Copy()}, nil
 }

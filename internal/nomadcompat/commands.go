@@ -177,7 +177,7 @@ var Commands = []Command{
 	{"var get", Supported, ""},
 	{"var init", Supported, ""},
 	{"var list", Supported, "-per-page, -page-token and -filter applied by the CLI to the whole list"},
-	{"var lock", NotYet, "no variable locks yet"},
+	{"var lock", Supported, "the lock is the servers' (acquire, renew, release; released by the leader when not renewed); the child runs while it is held"},
 	{"var purge", Supported, ""},
 	{"var put", Supported, ""},
 	{"version", Supported, ""},
