@@ -14,6 +14,10 @@
 // itself (raw_exec's rotating files), and it outlives the client. A
 // restarted client re-attaches to it through libcontainer's state
 // directory, kept under the client's data directory.
+//
+// NewFor builds another driver on the same isolation from a CommandFunc
+// that turns its driver block into the command to run: drivers/java is
+// one.
 package exec
 
 import (
