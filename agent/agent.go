@@ -54,7 +54,10 @@ type Agent struct {
 	members *members
 	// left are the servers this one forced out (force_leave.go).
 	left forceLeft
-	api     *httpapi.Server
+	// fed is what this server knows of the other regions' servers
+	// (federation.go).
+	fed *cluster.Federation
+	api *httpapi.Server
 	// autopilot holds the leader's latest view of the servers' health.
 	autopilot autopilotState
 
@@ -261,6 +264,7 @@ func (a *Agent) openServer() error {
 	srv.OnLeadership("autopilot", a.runAutopilot)
 	a.raft, a.leader = srv, leader
 	a.members = newMembers(a.self())
+	a.fed = cluster.NewFederation(a.cfg.Region, a.cfg.FederationTTL)
 	// A new message type is written only once every server knows it
 	// (fsm.CheckWritable; website/production.md#upgrading).
 	srv.SetMinServerBuild(a.MinServerBuild)
@@ -275,6 +279,7 @@ func (a *Agent) openServer() error {
 	// Registered once the API exists: the service makes the first key
 	// through it.
 	srv.OnLeadership("keyring", a.runKeyring)
+	a.startACLReplication()
 	return nil
 }
 
@@ -338,7 +343,7 @@ func (a *Agent) openClient() error {
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/agent/health", a.health)
-	mux.Handle("/v1/client/", a.clientACL(a.clientRouter()))
+	mux.Handle("/v1/client/", a.otherRegion(a.clientACL(a.clientRouter())))
 	if a.api != nil {
 		mux.Handle("/", a.api.Handler())
 	} else {
@@ -369,7 +374,7 @@ func (a *Agent) handler() http.Handler {
 // (httpapi.CrossSite) from http_api_response_headers, http_allowed_hosts
 // and the addresses.
 func (a *Agent) crossSite() httpapi.CrossSite {
-	c := httpapi.CrossSite{Headers: a.cfg.ResponseHeaders, ForwardMarks: []string{httpapi.ForwardedHeader, ClientForwardedHeader}}
+	c := httpapi.CrossSite{Headers: a.cfg.ResponseHeaders, ForwardMarks: []string{httpapi.ForwardedHeader, httpapi.RegionForwardedHeader, ClientForwardedHeader}}
 	for k, v := range a.cfg.ResponseHeaders {
 		if strings.EqualFold(k, "Access-Control-Allow-Origin") {
 			c.AllowedOrigins = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
@@ -442,6 +447,11 @@ func (a *Agent) Start() {
 		go func() {
 			defer a.wg.Done()
 			a.discover(ctx)
+		}()
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			a.federate(ctx)
 		}()
 		a.logger.Info("server started", "id", a.raft.ID(), "http", a.HTTPAddr(), "raft", a.raft.Addr(),
 			"data_dir", a.cfg.DataDir, "bootstrap_expect", a.cfg.BootstrapExpect)

@@ -131,6 +131,12 @@ func (a *Agent) Join(_ context.Context, req *structs.ServerJoinRequest) (*struct
 	if err := a.checkForceLeft(req.Self); err != nil {
 		return nil, err
 	}
+	if a.fed.Foreign(req.Self) {
+		// A server of another region federates; it never joins this
+		// region's Raft (federation.go).
+		return a.joinForeign(req), nil
+	}
+	a.fed.Learn(req.Federation, time.Now())
 	a.members.learnDirect(req.Self)
 	a.members.learnIndirect(req.Known)
 	has, err := a.raft.HasState()
@@ -143,7 +149,7 @@ func (a *Agent) Join(_ context.Context, req *structs.ServerJoinRequest) (*struct
 	_, leaderID := a.raft.Leader()
 	return &structs.ServerJoinResponse{
 		Self: a.members.self, Known: a.members.list(), Bootstrapped: has,
-		BootstrapExpect: a.cfg.BootstrapExpect, LeaderID: leaderID,
+		BootstrapExpect: a.cfg.BootstrapExpect, LeaderID: leaderID, Federation: a.federationList(),
 	}, nil
 }
 

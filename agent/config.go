@@ -96,6 +96,15 @@ type Config struct {
 	// server signs its own. Empty: joins are accepted from loopback
 	// addresses only (and AllowRemoteOperator). Never logged.
 	JoinToken string
+	// AuthoritativeRegion is the region ACL policies and global tokens
+	// replicate from (server.authoritative_region); empty or this region:
+	// none replicate here. ReplicationToken is a management token of
+	// that region (acl.replication_token). FederationTTL bounds how long a
+	// server of another region stays known unheard of (0: the default,
+	// cluster.DefaultFederationTTL).
+	AuthoritativeRegion string
+	ReplicationToken    string
+	FederationTTL       time.Duration
 	// AllowRemoteOperator serves the snapshot endpoints, /v1/internal/ and
 	// /debug/pprof/ to non-loopback addresses (allow_remote_operator).
 	AllowRemoteOperator bool
@@ -226,6 +235,8 @@ func FromConfig(c *config.Config) Config {
 		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,
 
 		JoinToken:           c.Server.JoinToken,
+		AuthoritativeRegion: c.Server.AuthoritativeRegion,
+		ReplicationToken:    c.ACL.ReplicationToken,
 		AllowRemoteOperator: c.AllowRemoteOperator,
 		ACLEnabled:          c.ACL.Enabled,
 		ACLTokenTTL:         min(c.ACL.TokenTTL, c.ACL.PolicyTTL),

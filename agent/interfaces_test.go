@@ -36,11 +36,12 @@ var (
 	_ httpapi.GCBackend            = (*Agent)(nil)
 	_ httpapi.NodeOpsBackend       = (*Agent)(nil)
 	_ httpapi.JobEvaluateBackend   = (*Agent)(nil)
+	_ httpapi.Federator            = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
+	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "Federator", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
 	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 

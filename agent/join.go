@@ -72,6 +72,11 @@ func (a *Agent) joinRound(ctx context.Context, errLogged map[string]string) bool
 			continue
 		}
 		delete(errLogged, addr)
+		if a.fed.Foreign(resp.Self) {
+			// A server of another region (federation.go) has no say in
+			// this region's bootstrap.
+			continue
+		}
 		answers[resp.Self.ID] = resp
 	}
 	has, err := a.raft.HasState()
@@ -114,7 +119,8 @@ func (a *Agent) JoinServer(ctx context.Context, addr string) (*structs.ServerJoi
 	}
 	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	resp, err := c.Join(ctx, &structs.ServerJoinRequest{Self: a.members.self, Known: a.members.list()}, a.cfg.JoinToken)
+	resp, err := c.Join(ctx, &structs.ServerJoinRequest{Self: a.members.self, Known: a.members.list(),
+		Federation: a.federationList()}, a.cfg.JoinToken)
 	var se *apiclient.StatusError
 	switch {
 	case errors.As(err, &se) && (se.Code == 404 || se.Code == 405):
@@ -127,6 +133,13 @@ func (a *Agent) JoinServer(ctx context.Context, addr string) (*structs.ServerJoi
 		return nil, fmt.Errorf("%s: %w: the answer names no server ID or Raft address", addr, ErrNotServer)
 	case resp.Self.ID == a.raft.ID():
 		return nil, fmt.Errorf("%s: this is the server itself", addr)
+	}
+	a.fed.Learn(resp.Federation, time.Now())
+	if a.fed.Foreign(resp.Self) {
+		// A server of another region: federated, never a member
+		// (federation.go).
+		a.fed.LearnDirect(resp.Self, time.Now())
+		return resp, nil
 	}
 	// A server forced out and joined again by address is let back
 	// (force_leave.go).

@@ -31,7 +31,7 @@ func newMembers(self structs.ServerMember) *members {
 
 // learnDirect records a member's own description of itself.
 func (m *members) learnDirect(sm structs.ServerMember) {
-	if sm.ID == "" || sm.ID == m.self.ID {
+	if sm.ID == "" || sm.ID == m.self.ID || m.foreign(sm) {
 		return
 	}
 	m.mu.Lock()
@@ -46,11 +46,19 @@ func (m *members) learnIndirect(list []structs.ServerMember) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, sm := range list {
-		if sm.ID == "" || sm.RaftAddr == "" || sm.HTTPAddr == "" || m.direct[sm.ID] {
+		if sm.ID == "" || sm.RaftAddr == "" || sm.HTTPAddr == "" || m.direct[sm.ID] || m.foreign(sm) {
 			continue
 		}
 		m.byID[sm.ID] = sm
 	}
+}
+
+// foreign reports whether sm is a server of another region: those are
+// never members (peers of this region's Raft), only federated servers
+// (agent/federation.go). A member naming no region is taken as this
+// region's.
+func (m *members) foreign(sm structs.ServerMember) bool {
+	return sm.Region != "" && m.self.Region != "" && sm.Region != m.self.Region
 }
 
 func (m *members) get(id string) (structs.ServerMember, bool) {

@@ -51,9 +51,16 @@ func (a *Agent) RestoreSnapshot(r io.Reader) (*cluster.SnapshotInfo, error) {
 	return a.raft.RestoreSnapshot(r)
 }
 
-// KnownServers lists the servers this agent knows, itself included
+// KnownServers lists the servers this agent knows, itself included, and
+// those of the federated regions, as Nomad's WAN members
 // (httpapi.ServerMembersBackend).
-func (a *Agent) KnownServers() []structs.ServerMember { return a.members.list() }
+func (a *Agent) KnownServers() []structs.ServerMember {
+	out := a.members.list()
+	for _, region := range a.fed.Regions() {
+		out = append(out, a.fed.Servers(region)...)
+	}
+	return out
+}
 
 var (
 	_ httpapi.RaftPeerBackend      = (*Agent)(nil)

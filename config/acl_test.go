@@ -12,7 +12,6 @@ acl {
   enabled    = true
   token_ttl  = "2s"
   policy_ttl = "3s"
-  replication_token = "x"
 }
 limits {
   http_write_rate  = 10
@@ -33,7 +32,7 @@ limits {
 		w = append(w, d.String())
 	}
 	all := strings.Join(w, "\n")
-	for _, want := range []string{"agent.hcl:6:3", "replication_token", "agent.hcl:11:3", "http_max_conns_per_client"} {
+	for _, want := range []string{"agent.hcl:10:3", "http_max_conns_per_client"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings %q lack %q", all, want)
 		}

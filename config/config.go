@@ -192,6 +192,10 @@ type Server struct {
 	// JoinToken is the cluster's join secret: servers sign their join
 	// requests with it and refuse unsigned ones.
 	JoinToken string
+	// AuthoritativeRegion is the region ACL policies and global tokens
+	// replicate from (Nomad's server.authoritative_region); empty: this
+	// region is its own authority.
+	AuthoritativeRegion string
 	// Raft timing; 0 means RaftHeartbeatTimeout and the others.
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
@@ -315,6 +319,10 @@ type ACL struct {
 	// the two. Servers cache nothing.
 	TokenTTL  time.Duration
 	PolicyTTL time.Duration
+	// ReplicationToken is the management token of the authoritative
+	// region a server of another region replicates ACL policies and
+	// global tokens with (Nomad's acl.replication_token).
+	ReplicationToken string
 }
 
 // DefaultACLTTL is the default of acl.token_ttl and acl.policy_ttl:

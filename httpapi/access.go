@@ -186,7 +186,7 @@ func (e errorReader) Read([]byte) (int, error) { return 0, e.err }
 // the cluster. body is the request's body, as signed.
 func (s *Server) checkJoin(r *http.Request, body []byte) error {
 	switch {
-	case s.access.RefuseJoins != "":
+	case s.access.RefuseJoins != "" && (s.access.JoinToken == "" || !s.foreignJoin(body)):
 		return Errorf(http.StatusForbidden, "join refused: %s: %w", s.access.RefuseJoins, ErrForbidden)
 	case s.access.JoinToken != "":
 		if !joinauth.Verify(s.access.JoinToken, body, r.Header.Get(joinauth.Header)) {

@@ -393,7 +393,7 @@ func newForwarder(logger hclog.Logger, joinToken string, tc *tls.Config) *forwar
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			addr, _ := pr.In.Context().Value(leaderAddrKey{}).(string)
 			pr.SetURL(&url.URL{Scheme: scheme, Host: addr})
-			pr.Out.Header.Set(ForwardedHeader, "1")
+			markForwarded(pr.In, pr.Out.Header)
 			pr.Out.Header.Del(joinauth.ForwardHeader)
 			pr.Out.Header.Del(joinauth.OriginHeader)
 			if sig, ok := pr.In.Context().Value(forwardBodyKey{}).(*forwardSig); ok && joinToken != "" {

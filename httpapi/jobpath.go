@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/droverhq/drover/structs"
 )
 
 // A job's ID may contain "/": every dispatched child of a parameterized
@@ -70,26 +68,4 @@ func routePath(r *http.Request) {
 		return // one segment already, or an empty segment the router refuses
 	}
 	r.URL.RawPath = "/v1/job/" + url.PathEscape(id) + suffix
-}
-
-// checkRegion refuses a request for a region other than this cluster's:
-// drover has no federation, and acting here on a request meant for
-// another region would act on the wrong jobs. Nomad forwards it, or
-// answers "No path to region".
-func (s *Server) checkRegion(r *http.Request) error {
-	want := r.URL.Query().Get("region")
-	if want == "" {
-		return nil
-	}
-	region := ""
-	if self := s.backend.Self(); self != nil {
-		region = self.Config.Region
-	}
-	if region == "" {
-		region = structs.DefaultRegion
-	}
-	if want != region {
-		return Errorf(http.StatusBadRequest, "No path to region %q: this cluster is region %q (drover has no federation)", want, region)
-	}
-	return nil
 }

@@ -130,8 +130,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.checkRegion(r); err != nil {
-		writeError(w, err)
+	if s.toRegion(w, r) {
+		// Another region's request: forwarded there (regions.go).
 		return
 	}
 	routePath(r)

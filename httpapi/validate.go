@@ -8,7 +8,6 @@ import (
 
 	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/jobspec"
-	"github.com/droverhq/drover/structs"
 )
 
 // Nomad's paths that tools call before they submit anything:
@@ -17,10 +16,9 @@ import (
 //	    "ValidationErrors": [...], "Error", "Warnings"}: 200 whether the job
 //	    is valid or not, as Nomad's (`nomad job validate`); 400 only for a
 //	    body that is not a request at all.
-//	GET /v1/regions → ["global"]: the one region there is.
+//	GET /v1/regions: see regions.go.
 
 func init() {
-	register(route{"GET /v1/regions", localRoute, public, (*Server).regions})
 	for _, m := range []string{"PUT", "POST"} {
 		register(route{m + " /v1/validate/job", localRoute, nsCap(acl.NamespaceCapabilityReadJob), (*Server).validateJob})
 	}
@@ -36,17 +34,6 @@ type JobValidateResponse struct {
 	Error string
 	// Warnings lists what drover accepts and ignores.
 	Warnings string
-}
-
-func (s *Server) regions(_ http.ResponseWriter, _ *http.Request) (any, error) {
-	region := ""
-	if self := s.backend.Self(); self != nil {
-		region = self.Config.Region
-	}
-	if region == "" {
-		region = structs.DefaultRegion
-	}
-	return []string{region}, nil
 }
 
 func (s *Server) validateJob(_ http.ResponseWriter, r *http.Request) (any, error) {

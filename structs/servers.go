@@ -25,11 +25,6 @@ type ServerMember struct {
 //   - 1: the builds before numbering (up to upgrade/PREVIOUS): forward v2.
 //   - 2: forward v3, which carries the original caller's address, for the
 //     leader to count a forwarded write against it.
-//     Node pools: the log entries NodePoolUpsert and NodePoolDelete
-//     (fsm types 45, 46) and the snapshot's node_pools records.
-//     Namespaces: the log entries NamespaceUpsert and NamespaceDelete
-//     (fsm types 40, 41), the snapshot's namespaces and job_submissions
-//     records, and JobRegister's Submission field.
 //     ACL roles, auth methods, binding rules and one-time tokens: the log
 //     entries ACLRoleUpsert/Delete, ACLAuthMethodUpsert/Delete,
 //     ACLBindingRuleUpsert/Delete, OneTimeTokenUpsert/Exchange (fsm types
@@ -37,6 +32,11 @@ type ServerMember struct {
 //     ACLToken's Sealed field.
 //     The scheduler configuration: the log entry SchedulerSetConfig (fsm
 //     type 60) and the snapshot's scheduler_config record (tag 60).
+//     Node pools: the log entries NodePoolUpsert and NodePoolDelete
+//     (fsm types 45, 46) and the snapshot's node_pools records.
+//     Namespaces: the log entries NamespaceUpsert and NamespaceDelete
+//     (fsm types 40, 41), the snapshot's namespaces and job_submissions
+//     records, and JobRegister's Submission field.
 //     Variable locks: the log entry VarLock (fsm type 63) and
 //     VariableMetadata's Lock and VariableEncrypted's LockExpires fields.
 const ServerBuild = 2
@@ -49,6 +49,10 @@ func EffectiveBuild(b int) int { return max(b, 1) }
 type ServerJoinRequest struct {
 	Self  ServerMember
 	Known []ServerMember
+	// Federation lists the servers of other regions the caller knows and,
+	// with age 0, its own region's (structs/federation.go); a server of
+	// another region only ever lands there, never in Known.
+	Federation []FederatedServer `json:",omitempty"`
 }
 
 // ServerJoinResponse answers a ServerJoinRequest with what the receiving
@@ -60,6 +64,8 @@ type ServerJoinResponse struct {
 	Bootstrapped    bool
 	BootstrapExpect int
 	LeaderID        string
+	// Federation is as in ServerJoinRequest.
+	Federation []FederatedServer `json:",omitempty"`
 }
 
 // RaftServer is one server of `GET /v1/operator/raft/configuration`, in

@@ -85,6 +85,7 @@ with its file and line, before anything starts.
 	f.Bool("log-json", false, "write logs as JSON")
 	f.Bool("enable-debug", false, "serve Go's runtime profiles under /debug/pprof/ (-dev sets it)")
 	f.Bool("acl-enabled", false, "enforce ACL tokens on the HTTP API (acl { enabled = true })")
+	f.String("acl-replication-token", "", "management token of the authoritative region, to replicate ACL policies and global tokens with (acl { replication_token })")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "datacenter" {
 			name = "dc"

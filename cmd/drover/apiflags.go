@@ -23,7 +23,7 @@ func addAddressFlag(cmd *cobra.Command, address *string) {
 	fs := cmd.Flags()
 	fs.StringVar(address, "address", "", "HTTP address of the agent (default $DROVER_ADDR, $NOMAD_ADDR, "+apiclient.DefaultAddress+
 		"; https://127.0.0.1:4646 when a TLS flag is given)")
-	fs.String("region", "", "region of the request; drover serves one region per cluster, and refuses another (default $DROVER_REGION, $NOMAD_REGION)")
+	fs.String("region", "", "region of the request: the agent forwards it to a server of that region (default $DROVER_REGION, $NOMAD_REGION)")
 	fs.String("namespace", "", `namespace of the request (default $DROVER_NAMESPACE, $NOMAD_NAMESPACE, "default")`)
 	fs.String("token", "", "ACL token sent as X-Nomad-Token (default $DROVER_TOKEN, $NOMAD_TOKEN)")
 	fs.String("ca-cert", "", "PEM file of the CA that signed the agent's certificate (default $NOMAD_CACERT)")
@@ -67,6 +67,16 @@ func namespaceOrDefault(cmd *cobra.Command) string {
 
 // regionFlag is -region, else $DROVER_REGION, else $NOMAD_REGION.
 func regionFlag(cmd *cobra.Command) string { return globalFlag(cmd, "region", "REGION") }
+
+// useJobRegion sends c's requests to the job's region, as Nomad's job run
+// and job plan do: a job that names a region other than "global" (the
+// jobs' default, which means the agent's own) overrides -region, and the
+// evaluation and deployment that follow are read there too.
+func useJobRegion(c *apiclient.Client, job *structs.Job) {
+	if job != nil && job.Region != "" && job.Region != structs.DefaultRegion {
+		c.SetRegion(job.Region)
+	}
+}
 
 // tlsFlags reads the TLS flags addAddressFlag added to cmd.
 func tlsFlags(cmd *cobra.Command) tlsutil.ClientFiles {

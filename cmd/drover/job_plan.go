@@ -60,6 +60,7 @@ field diff out.`,
 				return &exitError{code: planError, msg: err.Error()}
 			}
 			c.SetNamespace(job.Namespace)
+			useJobRegion(c, job)
 			resp, err := c.Jobs().Plan(cmd.Context(), job.ID, job, true)
 			if err != nil {
 				return &exitError{code: planError, msg: fmt.Sprintf("Error during plan: %v", err)}

@@ -53,6 +53,7 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 			}
 			ctx := cmd.Context()
 			c.SetNamespace(job.Namespace)
+			useJobRegion(c, job)
 			if preserve {
 				if err := preserveCounts(cmd, c, job); err != nil {
 					return err

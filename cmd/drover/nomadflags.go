@@ -80,7 +80,6 @@ var refusedPrefixes = []struct{ prefix, why string }{
 // agentReasons say why drover's agent refuses the rest of Nomad's agent
 // flags.
 var agentReasons = map[string]string{
-	"agent -acl-replication-token":    "a drover cluster is one region: there are no ACLs to replicate",
 	"agent -alloc-dir":                "a client's allocation directories are under its data_dir",
 	"agent -alloc-mounts-dir":         "a client's allocation directories are under its data_dir",
 	"agent -state-dir":                "a client's state is under its data_dir",

@@ -1,0 +1,252 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// ACL replication, as Nomad's: the leader of every region that is not the
+// authoritative one (server.authoritative_region) mirrors the
+// authoritative region's ACL policies and global tokens. It reads them
+// with a blocking query on a server of that region (ACLSource, with the
+// replication token), computes what differs from its own state (DiffACL,
+// a pure function) and writes that through its own Raft, with the same
+// entries as a local write. The index it waits on is kept in memory: a new
+// leader starts from 0, reads everything once and writes only what
+// differs, so nothing is lost or written twice across a leader change.
+
+// ACLSource reads what the authoritative region replicates, blocking until
+// its index passes minIndex (or a wait of the source's choosing ends).
+type ACLSource interface {
+	ACLReplication(ctx context.Context, minIndex uint64) (*structs.ACLReplication, uint64, error)
+}
+
+// ACLReplicator is the leader service that mirrors the authoritative
+// region's ACL policies and global tokens.
+type ACLReplicator struct {
+	Source ACLSource
+	Raft   Raft
+	State  func() *state.Store
+	Logger hclog.Logger
+	// RetryMin and RetryMax bound the wait after a failed round
+	// (defaults 500 ms and 10 s).
+	RetryMin, RetryMax time.Duration
+	// Applied, when set (tests), is called after each round that wrote
+	// something.
+	Applied func(ACLDiff)
+}
+
+// ACLDiff is what makes a region's ACL policies and global tokens those of
+// the authoritative region.
+type ACLDiff struct {
+	UpsertPolicies []*structs.ACLPolicy
+	DeletePolicies []string
+	UpsertTokens   []*structs.ACLToken
+	DeleteTokens   []string
+}
+
+// Empty reports whether there is nothing to write.
+func (d ACLDiff) Empty() bool {
+	return len(d.UpsertPolicies)+len(d.DeletePolicies)+len(d.UpsertTokens)+len(d.DeleteTokens) == 0
+}
+
+// String summarises d for logs and tests.
+func (d ACLDiff) String() string {
+	names := func(ps []*structs.ACLPolicy) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p.Name
+		}
+		return out
+	}
+	ids := func(ts []*structs.ACLToken) []string {
+		out := make([]string, len(ts))
+		for i, t := range ts {
+			out[i] = t.AccessorID
+		}
+		return out
+	}
+	return fmt.Sprintf("policies +%v -%v tokens +%v -%v", names(d.UpsertPolicies), d.DeletePolicies, ids(d.UpsertTokens), d.DeleteTokens)
+}
+
+// DiffACL compares a region's policies and tokens with the authoritative
+// region's: every policy the authority has and this region lacks or holds
+// otherwise is upserted, every other policy deleted; every global token
+// likewise, while tokens that are not global (this region's own) are left
+// alone. Indexes are not compared: each region numbers its own log.
+func DiffACL(policies []*structs.ACLPolicy, tokens []*structs.ACLToken, auth *structs.ACLReplication) ACLDiff {
+	var d ACLDiff
+	if auth == nil {
+		return d
+	}
+	local := map[string]*structs.ACLPolicy{}
+	for _, p := range policies {
+		local[p.Name] = p
+	}
+	want := map[string]bool{}
+	for _, p := range auth.Policies {
+		if p == nil || p.Name == "" {
+			continue
+		}
+		want[p.Name] = true
+		if old := local[p.Name]; old == nil || !samePolicy(old, p) {
+			c := *p
+			c.CreateIndex, c.ModifyIndex = 0, 0
+			d.UpsertPolicies = append(d.UpsertPolicies, &c)
+		}
+	}
+	for _, p := range policies {
+		if !want[p.Name] {
+			d.DeletePolicies = append(d.DeletePolicies, p.Name)
+		}
+	}
+	localTokens := map[string]*structs.ACLToken{}
+	for _, t := range tokens {
+		localTokens[t.AccessorID] = t
+	}
+	wantTokens := map[string]bool{}
+	for _, rt := range auth.Tokens {
+		if rt == nil || rt.Token == nil || rt.Token.AccessorID == "" || rt.SecretHash == "" || !rt.Token.Global {
+			continue
+		}
+		t := rt.Token.Copy()
+		t.SecretHash, t.SecretID, t.CreateIndex, t.ModifyIndex = rt.SecretHash, "", 0, 0
+		wantTokens[t.AccessorID] = true
+		if old := localTokens[t.AccessorID]; old == nil || !sameToken(old, t) {
+			d.UpsertTokens = append(d.UpsertTokens, t)
+		}
+	}
+	for _, t := range tokens {
+		if t.Global && !wantTokens[t.AccessorID] {
+			d.DeleteTokens = append(d.DeleteTokens, t.AccessorID)
+		}
+	}
+	sort.Slice(d.UpsertPolicies, func(i, j int) bool { return d.UpsertPolicies[i].Name < d.UpsertPolicies[j].Name })
+	sort.Slice(d.UpsertTokens, func(i, j int) bool { return d.UpsertTokens[i].AccessorID < d.UpsertTokens[j].AccessorID })
+	sort.Strings(d.DeletePolicies)
+	sort.Strings(d.DeleteTokens)
+	return d
+}
+
+func samePolicy(a, b *structs.ACLPolicy) bool {
+	if a.Name != b.Name || a.Description != b.Description || a.Rules != b.Rules {
+		return false
+	}
+	switch {
+	case a.JobACL == nil || b.JobACL == nil:
+		return a.JobACL == nil && b.JobACL == nil
+	default:
+		return *a.JobACL == *b.JobACL
+	}
+}
+
+func sameToken(a, b *structs.ACLToken) bool {
+	timeEq := func(x, y *time.Time) bool { return x == nil && y == nil || x != nil && y != nil && x.Equal(*y) }
+	return a.Name == b.Name && a.Type == b.Type && a.Global == b.Global && a.SecretHash == b.SecretHash &&
+		slices.Equal(a.Policies, b.Policies) && timeEq(a.ExpirationTime, b.ExpirationTime)
+}
+
+// Run replicates until ctx ends (a leader service: it runs while this
+// server leads).
+func (r *ACLReplicator) Run(ctx context.Context) {
+	logger := r.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	retryMin, retryMax := r.RetryMin, r.RetryMax
+	if retryMin <= 0 {
+		retryMin = 500 * time.Millisecond
+	}
+	if retryMax <= 0 {
+		retryMax = 10 * time.Second
+	}
+	var index uint64
+	wait := retryMin
+	lastErr := ""
+	for ctx.Err() == nil {
+		idx, err := r.round(ctx, index)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if err.Error() != lastErr {
+				logger.Warn("ACL replication from the authoritative region failed; retrying", "error", err)
+				lastErr = err.Error()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, retryMax)
+			continue
+		}
+		if lastErr != "" {
+			logger.Info("ACL replication from the authoritative region resumed")
+		}
+		index, wait, lastErr = idx, retryMin, ""
+	}
+}
+
+// round reads the authority once past index, writes the difference and
+// returns the authority's index.
+func (r *ACLReplicator) round(ctx context.Context, index uint64) (uint64, error) {
+	auth, idx, err := r.Source.ACLReplication(ctx, index)
+	if err != nil {
+		return 0, err
+	}
+	snap := r.State().Snapshot()
+	policies, err := snap.ACLPolicies()
+	if err != nil {
+		return 0, err
+	}
+	tokens, err := snap.ACLTokens()
+	if err != nil {
+		return 0, err
+	}
+	d := DiffACL(policies, tokens, auth)
+	if d.Empty() {
+		return idx, nil
+	}
+	if err := r.apply(ctx, d); err != nil {
+		return 0, fmt.Errorf("writing %s: %w", d, err)
+	}
+	if r.Applied != nil {
+		r.Applied(d)
+	}
+	return idx, nil
+}
+
+// apply writes d through Raft: upserts first, so that a token never names
+// a policy missing for longer than the write.
+func (r *ACLReplicator) apply(ctx context.Context, d ACLDiff) error {
+	var errs []error
+	write := func(t fsm.MessageType, req any) {
+		if _, _, err := r.Raft.Apply(ctx, t, req); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(d.UpsertPolicies) > 0 {
+		write(fsm.ACLPolicyUpsertRequestType, &structs.ACLPolicyUpsertRequest{Policies: d.UpsertPolicies})
+	}
+	if len(d.UpsertTokens) > 0 {
+		write(fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: d.UpsertTokens})
+	}
+	if len(d.DeleteTokens) > 0 {
+		write(fsm.ACLTokenDeleteRequestType, &structs.ACLTokenDeleteRequest{AccessorIDs: d.DeleteTokens})
+	}
+	if len(d.DeletePolicies) > 0 {
+		write(fsm.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: d.DeletePolicies})
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+func TestDiffACLMirrorsPoliciesAndGlobalTokensOnly(t *testing.T) {
+	exp := time.Unix(5000, 0)
+	local := []*structs.ACLPolicy{
+		{Name: "same", Rules: `namespace "default" { policy = "read" }`, CreateIndex: 3, ModifyIndex: 3},
+		{Name: "changed", Rules: "old"},
+		{Name: "gone", Rules: "x"},
+	}
+	tokens := []*structs.ACLToken{
+		{AccessorID: "g-same", Type: "client", Policies: []string{"same"}, Global: true, SecretHash: "h1", ModifyIndex: 9},
+		{AccessorID: "g-gone", Type: "client", Global: true, SecretHash: "h2"},
+		{AccessorID: "local", Type: "client", SecretHash: "h3"},
+		{AccessorID: "g-exp", Type: "client", Global: true, SecretHash: "h4"},
+	}
+	auth := &structs.ACLReplication{
+		Policies: []*structs.ACLPolicy{
+			{Name: "same", Rules: `namespace "default" { policy = "read" }`, CreateIndex: 40, ModifyIndex: 41},
+			{Name: "changed", Rules: "new"},
+			{Name: "new", Rules: "y"},
+		},
+		Tokens: []*structs.ReplicatedACLToken{
+			{Token: &structs.ACLToken{AccessorID: "g-same", Type: "client", Policies: []string{"same"}, Global: true, ModifyIndex: 70}, SecretHash: "h1"},
+			{Token: &structs.ACLToken{AccessorID: "g-new", Type: "management", Global: true, SecretID: "must-not-travel"}, SecretHash: "h5"},
+			{Token: &structs.ACLToken{AccessorID: "g-exp", Type: "client", Global: true, ExpirationTime: &exp}, SecretHash: "h4"},
+			{Token: &structs.ACLToken{AccessorID: "not-global", Type: "client"}, SecretHash: "h6"},
+			{Token: &structs.ACLToken{AccessorID: "no-hash", Type: "client", Global: true}},
+			nil,
+		},
+	}
+	d := DiffACL(local, tokens, auth)
+	if got, want := d.String(), "policies +[changed new] -[gone] tokens +[g-exp g-new] -[g-gone]"; got != want {
+		t.Fatalf("diff\n got %s\nwant %s", got, want)
+	}
+	for _, tok := range d.UpsertTokens {
+		if tok.SecretID != "" || tok.SecretHash == "" || tok.CreateIndex != 0 {
+			t.Fatalf("token written as %+v", tok)
+		}
+	}
+	// Applied, the next diff is empty.
+	after := DiffACL(auth.Policies, []*structs.ACLToken{tokens[0], tokens[2], d.UpsertTokens[0], d.UpsertTokens[1]}, auth)
+	if !after.Empty() {
+		t.Fatalf("second diff %s", after)
+	}
+	if !DiffACL(local, tokens, nil).Empty() {
+		t.Fatal("a nil answer deletes")
+	}
+}
