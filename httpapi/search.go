@@ -25,6 +25,7 @@ import (
 func init() {
 	for _, m := range []string{"PUT", "POST"} {
 		register(route{m + " /v1/search", readRoute, nsCap(acl.NamespaceCapabilityListJobs), (*Server).search})
+		register(route{m + " /v1/search/fuzzy", readRoute, nsCap(acl.NamespaceCapabilityListJobs), (*Server).fuzzySearch})
 	}
 }
 
