@@ -198,6 +198,9 @@ func (s *Server) jobRevert(w http.ResponseWriter, r *http.Request) (any, error) 
 			if err := checkJobVersion(r, v); err != nil {
 				return nil, err
 			}
+			if err := s.checkJobNodePool(v); err != nil {
+				return nil, err
+			}
 		}
 	}
 	resp, err := ob.RevertJob(r.Context(), o.Namespace, r.PathValue("id"), req.JobVersion, req.EnforcePriorVersion)

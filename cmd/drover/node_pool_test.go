@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -75,4 +76,19 @@ func TestNodePoolCommands(t *testing.T) {
 	wantCLI(t, 1, []string{"Error deleting node pool", `node pool "gpu" has nodes in regions: [global]`}, "node", "pool", "delete", a, "gpu")
 	wantCLI(t, 0, []string{`Successfully deleted node pool "dev"!`}, "node", "pool", "delete", a, "dev")
 	wantCLI(t, 1, []string{"node pool dev not found"}, "node", "pool", "delete", a, "dev")
+
+	// A revert to a version whose pool is gone is refused, as a
+	// registration of it would be.
+	wantCLI(t, 0, nil, "node", "pool", "apply", a, writeFile(t, "tmp.hcl", `node_pool "tmp" {}`))
+	web := b.registerWeb(t)
+	for _, pool := range []string{"tmp", "default"} {
+		j := web.Copy()
+		j.NodePool = pool
+		if _, err := b.leader.RegisterJob(t.Context(), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantCLI(t, 0, []string{`Successfully deleted node pool "tmp"!`}, "node", "pool", "delete", a, "tmp")
+	v, _ := b.State().Snapshot().JobByID(structs.DefaultNamespace, "web")
+	wantCLI(t, 1, []string{`job "web" is in nonexistent node pool "tmp"`}, "job", "revert", a, "web", fmt.Sprint(v.Version-1))
 }
