@@ -73,7 +73,9 @@ meta {
 
 	wantCLI(t, 0, []string{"Scheduler Algorithm", "binpack", "Memory Oversubscription", "true"}, "operator", "scheduler", "get-config", a)
 	wantCLI(t, 0, []string{"Scheduler configuration updated!"}, "operator", "scheduler", "set-config", "-scheduler-algorithm", "binpack", a)
-	wantCLI(t, 1, []string{"changing SchedulerAlgorithm is not supported by drover yet"}, "operator", "scheduler", "set-config", "-scheduler-algorithm=spread", a)
+	wantCLI(t, 0, []string{"Scheduler configuration updated!"}, "operator", "scheduler", "set-config", "-scheduler-algorithm=spread", a)
+	wantCLI(t, 0, []string{"Scheduler Algorithm", "spread"}, "operator", "scheduler", "get-config", a)
+	wantCLI(t, 1, []string{"invalid scheduler algorithm: fastest"}, "operator", "scheduler", "set-config", "-scheduler-algorithm=fastest", a)
 	wantCLI(t, 0, nil, "system", "reconcile", "summaries", a)
 	wantCLI(t, 1, []string{"not a server: garbage collection unavailable"}, "system", "gc", a)
 

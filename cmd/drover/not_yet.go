@@ -13,7 +13,7 @@ import (
 
 // notYet are those commands, by path, with the reason.
 var notYet = map[string]string{
-	"operator debug":     "drover makes no debug bundle yet: GET /v1/operator/debug/heap, /v1/metrics, drover agent-info and the agents' logs have what it would gather",
+	"operator debug": "drover makes no debug bundle yet: GET /v1/operator/debug/heap, /v1/metrics, drover agent-info and the agents' logs have what it would gather",
 }
 
 func init() {

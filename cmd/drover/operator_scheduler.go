@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -123,9 +124,9 @@ func newSchedulerSetConfigCommand() *cobra.Command {
 			}
 			// Check-and-set against the index read (or -check-index), as
 			// Nomad's: a change made in between is not overwritten.
-			path := "/v1/operator/scheduler/configuration?cas=" + strconv.FormatUint(s.ModifyIndex, 10)
+			q := url.Values{"cas": {strconv.FormatUint(s.ModifyIndex, 10)}}
 			var res httpapi.SchedulerSetConfigurationResponse
-			if _, err := c.Put(cmd.Context(), path, s, &res); err != nil {
+			if _, err := c.PutQuery(cmd.Context(), "/v1/operator/scheduler/configuration", q, s, &res); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error setting scheduler configuration: %v", err)}
 			}
 			if !res.Updated {
