@@ -52,6 +52,9 @@ nomad node status -self -stats | grep 'Memory Stats' >/dev/null
 nomad job status -namespace dev -short session | grep 'Namespace *= dev' >/dev/null
 nomad namespace list | grep '^dev' >/dev/null
 nomad namespace status -t '{{.Name}}' dev | grep -x dev >/dev/null
+nomad namespace apply -description "the session's namespace" dev
+nomad namespace status dev | grep "^Description *= the session's namespace" >/dev/null
+nomad job inspect -namespace dev -hcl session | grep 'hello-from-session' >/dev/null
 nomad node pool list | grep '^default' >/dev/null
 nomad node pool list -json | grep '"Name": "all"' >/dev/null
 
