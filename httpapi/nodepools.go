@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hashicorp/go-bexpr"
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/acl"
@@ -18,13 +19,16 @@ import (
 // Nomad's node pool endpoints. The pools are stored (state_nodepools.go);
 // "all" and "default" always exist and cannot be changed or deleted.
 //
-//	GET          /v1/node/pools              → []*structs.NodePool, by name (?prefix=, ?per_page=, ?next_token=)
+//	GET          /v1/node/pools              → []*structs.NodePool, by name (?prefix=, ?filter=, ?per_page=, ?next_token=)
 //	GET          /v1/node/pool/{name}        → *structs.NodePool, or 404 "node pool not found"
 //	PUT|POST     /v1/node/pools              → creates or replaces the pool of the body
 //	PUT|POST     /v1/node/pool/{name}        → the same; the body's Name must be {name}
 //	DELETE       /v1/node/pool/{name}        → deletes it; refused while nodes or jobs that are not dead use it
-//	GET          /v1/node/pool/{name}/nodes  → []*structs.NodeListStub (?per_page=, ?next_token=)
-//	GET          /v1/node/pool/{name}/jobs   → []*structs.JobListStub (?namespace=, "*" for all)
+//	GET          /v1/node/pool/{name}/nodes  → []*structs.NodeListStub (?filter=, ?per_page=, ?next_token=)
+//	GET          /v1/node/pool/{name}/jobs   → []*structs.JobListStub (?namespace=, "*" for all; ?filter=, paged)
+//
+// ?filter= is Nomad's filter expression (go-bexpr) over the list's objects,
+// applied before the page is cut, as Nomad's paginator does.
 //
 // /v1/node/pool/{name} would overlap /v1/node/{id}/… in the router:
 // routePath sends it to /v1/node-pool/{name}.
@@ -88,6 +92,10 @@ func (s *Server) nodePoolsList(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	readable := nodePoolReadable(r)
+	filter, err := nodePoolListFilter(r)
+	if err != nil {
+		return nil, err
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		pools, err := snap.NodePoolsByPrefix(o.Prefix)
 		if err != nil {
@@ -95,7 +103,7 @@ func (s *Server) nodePoolsList(w http.ResponseWriter, r *http.Request) (any, err
 		}
 		out := pools[:0]
 		for _, p := range pools {
-			if readable == nil || readable(p.Name) {
+			if (readable == nil || readable(p.Name)) && filter.matches(p) {
 				out = append(out, p)
 			}
 		}
@@ -246,6 +254,10 @@ func (s *Server) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, Errorf(http.StatusForbidden, "%s: the nodes of a node pool need node:read: %w", ErrPermissionDenied, ErrPermissionDenied)
 	}
 	name := r.PathValue("name")
+	filter, err := nodePoolListFilter(r)
+	if err != nil {
+		return nil, err
+	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		idx, err := snap.Index(state.TableNodes)
 		if err != nil {
@@ -260,7 +272,9 @@ func (s *Server) nodePoolNodes(w http.ResponseWriter, r *http.Request) (any, err
 			return nil, 0, err
 		}
 		for _, n := range nodes {
-			out = append(out, n.Stub())
+			if stub := n.Stub(); filter.matches(stub) {
+				out = append(out, stub)
+			}
 		}
 		out = paginate(w, o, out, func(n *structs.NodeListStub) string { return n.ID })
 		return out, max(1, idx), nil
@@ -282,6 +296,10 @@ func (s *Server) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, erro
 	if z := authzOf(r); z.enabled && !z.acl.IsManagement() {
 		listable = func(ns string) bool { return z.acl.AllowNamespaceOp(ns, acl.NamespaceCapabilityListJobs) }
 	}
+	filter, err := nodePoolListFilter(r)
+	if err != nil {
+		return nil, err
+	}
 	list := jobsListQuery(o)
 	return s.blockingRead(w, r, o, func(ws memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		v, idx, err := list(ws, snap)
@@ -298,11 +316,38 @@ func (s *Server) nodePoolJobs(w http.ResponseWriter, r *http.Request) (any, erro
 			if pool == "" {
 				pool = structs.NodePoolDefault
 			}
-			if pool == name && listable(j.Namespace) {
+			if pool == name && listable(j.Namespace) && filter.matches(j) {
 				out = append(out, j)
 			}
 		}
 		out = paginate(w, o, out, func(j *structs.JobListStub) string { return j.Namespace + "." + j.ID })
 		return out, idx, nil
 	})
+}
+
+// nodePoolFilter is a list's ?filter= expression; nil keeps everything.
+type nodePoolFilter struct{ e *bexpr.Evaluator }
+
+// nodePoolListFilter reads ?filter=; a malformed expression is a 400 in
+// Nomad's words.
+func nodePoolListFilter(r *http.Request) (*nodePoolFilter, error) {
+	expr := r.URL.Query().Get("filter")
+	if expr == "" {
+		return nil, nil
+	}
+	e, err := bexpr.CreateEvaluator(expr)
+	if err != nil {
+		return nil, Errorf(http.StatusBadRequest, "failed to read filter expression: %v", err)
+	}
+	return &nodePoolFilter{e}, nil
+}
+
+// matches reports whether obj passes the filter; an expression naming a
+// field the object lacks matches nothing.
+func (f *nodePoolFilter) matches(obj any) bool {
+	if f == nil {
+		return true
+	}
+	ok, err := f.e.Evaluate(obj)
+	return err == nil && ok
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -63,6 +64,13 @@ func TestNodePoolEndpoints(t *testing.T) {
 	if out := want("GET", "/v1/node/pools?next_token=dev-1", "", 200); strings.Contains(out, `"default"`) || !strings.Contains(out, "prod") {
 		t.Fatalf("from dev-1: %s", out)
 	}
+	if out := want("GET", "/v1/node/pools?filter="+url.QueryEscape(`Description == "test"`), "", 200); !strings.Contains(out, "dev-1") || strings.Contains(out, "prod") || strings.Contains(out, `"all"`) {
+		t.Fatalf("filter on Description: %s", out)
+	}
+	if out := want("GET", "/v1/node/pools?filter="+url.QueryEscape(`Name matches "^d"`)+"&per_page=1", "", 200); !strings.Contains(out, `"default"`) || strings.Contains(out, "dev-1") {
+		t.Fatalf("filter then page: %s", out)
+	}
+	want("GET", "/v1/node/pools?filter="+url.QueryEscape(`Name ==`), "", 400, "failed to read filter expression")
 	want("GET", "/v1/node/pool/nope", "", 404, "node pool not found")
 	want("GET", "/v1/node/pool/node%2Fpool", "", 404, "not found")
 
@@ -78,6 +86,10 @@ func TestNodePoolEndpoints(t *testing.T) {
 	want("GET", "/v1/node/pool/all/nodes", "", 200, `"ID":"n1"`)
 	want("GET", "/v1/node/pool/nope/nodes", "", 200, "[]")
 	want("GET", "/v1/node/pool/dev-1/nodes?prefix=n", "", 400, "prefix argument not allowed")
+	want("GET", "/v1/node/pool/all/nodes?filter="+url.QueryEscape(`Name == "n1"`), "", 200, `"ID":"n1"`)
+	if out := want("GET", "/v1/node/pool/all/nodes?filter="+url.QueryEscape(`Name == "n2"`), "", 200); strings.Contains(out, "n1") {
+		t.Fatalf("nodes filtered: %s", out)
+	}
 
 	job := func(id, pool string) string {
 		return `{"Job":{"ID":"` + id + `","Name":"` + id + `","Type":"batch","Datacenters":["dc1"],"NodePool":"` + pool +
@@ -87,6 +99,9 @@ func TestNodePoolEndpoints(t *testing.T) {
 	want("PUT", "/v1/job/lost/plan", job("lost", "nowhere"), 400, `nonexistent node pool "nowhere"`)
 	want("PUT", "/v1/jobs", job("prod-job", "prod"), 200)
 	want("GET", "/v1/node/pool/prod/jobs", "", 200, `"ID":"prod-job"`)
+	if out := want("GET", "/v1/node/pool/prod/jobs?filter="+url.QueryEscape(`Type == "service"`), "", 200); strings.Contains(out, "prod-job") {
+		t.Fatalf("jobs filtered: %s", out)
+	}
 	if out := want("GET", "/v1/node/pool/dev-1/jobs", "", 200); strings.Contains(out, "prod-job") {
 		t.Fatalf("dev-1's jobs: %s", out)
 	}
