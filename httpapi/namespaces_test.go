@@ -1,9 +1,14 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/structs"
 )
 
 // TestNamespaceEndpoints: namespaces are stored objects, as Nomad's:
@@ -170,5 +175,90 @@ func TestNodePoolAndSystemEndpoints(t *testing.T) {
 	}
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/system/reconcile/summaries", ""); code != 200 {
 		t.Errorf("reconcile: %d %s", code, body)
+	}
+}
+
+// TestNamespacesACL: with ACLs, the list and a read show the namespaces
+// the token has any capability in (a glob rule included); applying and
+// deleting need a management token.
+func TestNamespacesACL(t *testing.T) {
+	f := newACLFixture(t)
+	for _, ns := range []string{"dev", "prod", "team-a", "team-b"} {
+		if code, body := f.do(t, "mgmt", "PUT", "/v1/namespace", `{"Name":"`+ns+`"}`); code != 200 {
+			t.Fatalf("apply %s: %d %s", ns, code, body)
+		}
+	}
+	if _, _, err := f.b.Apply(t.Context(), fsm.ACLPolicyUpsertRequestType, &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{
+		{Name: "teams", Rules: `namespace "team-*" { policy = "read" }` + "\n" + `namespace "dev" { capabilities = ["list-jobs"] }`},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	secret := structs.GenerateUUID()
+	f.secrets["teams"] = secret
+	if _, _, err := f.b.Apply(t.Context(), fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{{
+		AccessorID: "acc-teams", SecretHash: structs.HashSecret(secret), Name: "teams", Type: structs.ACLTokenTypeClient, Policies: []string{"teams"},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	names := func(who string) string {
+		t.Helper()
+		code, body := f.do(t, who, "GET", "/v1/namespaces", "")
+		if code != 200 {
+			t.Fatalf("%s list: %d %s", who, code, body)
+		}
+		var list []*structs.Namespace
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range list {
+			out = append(out, n.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	for who, want := range map[string]string{
+		"mgmt": "default,dev,prod,team-a,team-b", "teams": "dev,team-a,team-b", "reader": "default", "": "",
+	} {
+		if got := names(who); got != want {
+			t.Errorf("%q lists %q, want %q", who, got, want)
+		}
+	}
+	for _, c := range []struct {
+		who, method, path, body string
+		want                    int
+	}{
+		{"teams", "GET", "/v1/namespace/team-a", "", 200},
+		{"teams", "GET", "/v1/namespace/prod", "", 403},
+		{"mgmt", "GET", "/v1/namespace/prod", "", 200},
+		{"teams", "PUT", "/v1/namespace", `{"Name":"team-c"}`, 403},
+		{"writer", "DELETE", "/v1/namespace/prod", "", 403},
+		{"mgmt", "DELETE", "/v1/namespace/prod", "", 200},
+	} {
+		if code, body := f.do(t, c.who, c.method, c.path, c.body); code != c.want {
+			t.Errorf("%s %s %s: %d %s, want %d", c.who, c.method, c.path, code, body, c.want)
+		}
+	}
+}
+
+// TestNamespaceListBlocks: a blocking list returns when a namespace is
+// applied after its index.
+func TestNamespaceListBlocks(t *testing.T) {
+	_, srv := newTestAPI(t)
+	_, _, hdr := do(t, "PUT", srv.URL+"/v1/namespace", `{"Name":"a"}`)
+	idx := hdr.Get("X-Nomad-Index")
+	done := make(chan string, 1)
+	go func() {
+		_, body, _ := do(t, "GET", srv.URL+"/v1/namespaces?index="+idx+"&wait=5s", "")
+		done <- body
+	}()
+	time.Sleep(50 * time.Millisecond)
+	do(t, "PUT", srv.URL+"/v1/namespace", `{"Name":"b"}`)
+	select {
+	case body := <-done:
+		if !strings.Contains(body, `"Name":"b"`) {
+			t.Fatalf("woke without b: %s", body)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("the blocking list did not wake")
 	}
 }
