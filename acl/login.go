@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	bexpr "github.com/hashicorp/go-bexpr"
 	"github.com/golang-jwt/jwt/v5"
+	bexpr "github.com/hashicorp/go-bexpr"
 
 	"github.com/droverhq/drover/structs"
 )
