@@ -2,10 +2,14 @@ package config
 
 import (
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// validNodePoolName is Nomad's rule for a node pool's name (structs.ValidateNodePoolName).
+var validNodePoolName = regexp.MustCompile("^[a-zA-Z0-9-_]{1,128}$")
 
 // logLevels are the levels log_level accepts, in any case.
 var logLevels = []string{"TRACE", "DEBUG", "INFO", "WARN", "ERROR"}
@@ -235,6 +239,9 @@ func (v *validator) client() {
 	}
 	if c.NodePool == "" && v.c.IsSet("client.node_pool") {
 		v.errorf("client.node_pool", "client.node_pool must not be empty")
+	}
+	if c.NodePool != "" && !validNodePoolName.MatchString(c.NodePool) {
+		v.errorf("client.node_pool", "client.node_pool %q is not a node pool name: 1 to 128 of a-z, A-Z, 0-9, - and _, as Nomad's", c.NodePool)
 	}
 	for _, p := range []struct {
 		path string

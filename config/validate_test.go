@@ -61,6 +61,7 @@ func TestValidateErrors(t *testing.T) {
 		{"client without servers", "data_dir = \"/d\"\nclient {\n  enabled = true\n}\n", "client.servers is required when this agent runs no server", 0},
 		{"client server bad", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"nope\"]\n}\n", `client.servers[0] must be host:port (got "nope")`, 4},
 		{"node pool all", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:1\"]\n  node_pool = \"all\"\n}\n", `client.node_pool must not be "all"`, 5},
+		{"node pool name", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:1\"]\n  node_pool = \"gpu/a\"\n}\n", `client.node_pool "gpu/a" is not a node pool name`, 5},
 		{"negative memory", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:1\"]\n  memory_total_mb = -1\n}\n", "client.memory_total_mb must not be negative (got -1)", 5},
 		{"empty region", validServer + "region = \"\"\n", "region must not be empty", 7},
 	}
