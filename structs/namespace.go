@@ -160,11 +160,13 @@ func consulDenied(c *NamespaceConsulConfiguration) []string {
 	return c.Denied
 }
 
+// validPoolPattern is Nomad's pattern of a node pool's name, with `*`
+// allowed for the namespace's Allowed and Denied globs.
+var validPoolPattern = regexp.MustCompile("^[a-zA-Z0-9-_*]{1,128}$")
+
 // ValidNodePoolGlob reports whether p is a node pool name, or a pattern
 // of one with `*`.
-func ValidNodePoolGlob(p string) bool {
-	return ValidNamespaceName(strings.ReplaceAll(p, "*", "x"))
-}
+func ValidNodePoolGlob(p string) bool { return validPoolPattern.MatchString(p) }
 
 // MultiError words errs as Nomad's go-multierror does ("1 error
 // occurred:\n\t* …\n\n"), nil when there are none.
