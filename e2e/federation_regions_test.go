@@ -163,8 +163,9 @@ func TestFederationTwoRegionsForwardAndSurvive(t *testing.T) {
 // Two regions with ACLs, east authoritative: the west's leader
 // replicates east's policies and global tokens with its replication token
 // (east's bootstrap token); a token created with -global in east then
-// works in west, a token that is not global does not, and a policy
-// deleted in east is deleted in west.
+// works in west, a token that is not global does not, a global token
+// created through west is made in east, and a policy deleted in east is
+// deleted in west.
 func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two agent processes")
@@ -194,12 +195,12 @@ func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 	if out, err := east.cli(t, "acl", "policy", "apply", "-token", mgmt, "readjobs", policy); err != nil {
 		t.Fatalf("policy apply: %v\n%s", err, out)
 	}
-	createToken := func(global bool) string {
+	createToken := func(via *agentProc, global bool) string {
 		args := []string{"acl", "token", "create", "-token", mgmt, "-name", "reader", "-policy", "readjobs"}
 		if global {
 			args = append(args, "-global")
 		}
-		out, err := east.cli(t, args...)
+		out, err := via.cli(t, args...)
 		if err != nil {
 			t.Fatalf("token create: %v\n%s", err, out)
 		}
@@ -209,7 +210,7 @@ func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 		}
 		return m[1]
 	}
-	global, local := createToken(true), createToken(false)
+	global, local := createToken(east, true), createToken(east, false)
 
 	out, err = east.cli(t, "server", "join", "-token", mgmt, west.httpAddr)
 	if err != nil || !strings.Contains(out, "Joined 1 servers successfully") {
@@ -232,6 +233,19 @@ func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 	if code, body, _ := rawGet(t, west, "/v1/acl/policy/readjobs", mgmt); code != http.StatusOK {
 		t.Fatalf("the replicated policy in west: %d %s", code, body)
 	}
+
+	// A global token created through west is made in east, and comes
+	// back to west by replication.
+	viaWest := createToken(west, true)
+	if code, body, _ := rawGet(t, east, "/v1/jobs", viaWest); code != http.StatusOK {
+		t.Fatalf("a global token created through west, in east: %d %s", code, body)
+	}
+	eventually(t, 20*time.Second, "the token created through west working in west", func() error {
+		if code, body, err := rawGet(t, west, "/v1/jobs", viaWest); err != nil || code != http.StatusOK {
+			return fmt.Errorf("%d %v %s", code, err, body)
+		}
+		return nil
+	})
 
 	// A deletion replicates too.
 	if out, err := east.cli(t, "acl", "policy", "delete", "-token", mgmt, "readjobs"); err != nil {

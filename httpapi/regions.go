@@ -199,6 +199,13 @@ func (s *Server) regionOf(r *http.Request) (string, error) {
 			}
 		}
 	}
+	if want == "" {
+		auth, err := s.aclAuthority(r)
+		if err != nil {
+			return "", err
+		}
+		want = auth
+	}
 	if want == s.localRegion() || want == "" {
 		return "", nil
 	}
@@ -208,6 +215,48 @@ func (s *Server) regionOf(r *http.Request) (string, error) {
 		}
 	}
 	return want, nil
+}
+
+// aclAuthority returns the authoritative region for a write of what
+// replicates from it — an ACL policy, a global token — made in another
+// region, as Nomad's; "" for any other request. The body of a token's
+// creation or update is read for its Global flag and left in r.Body.
+func (s *Server) aclAuthority(r *http.Request) (string, error) {
+	f, ok := s.backend.(Federator)
+	if !ok || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return "", nil
+	}
+	auth := f.AuthoritativeRegion()
+	if auth == "" || auth == s.localRegion() {
+		return "", nil
+	}
+	p := r.URL.Path
+	if strings.HasPrefix(p, "/v1/acl/policy/") {
+		return auth, nil
+	}
+	accessor, isToken := strings.CutPrefix(p, "/v1/acl/token/")
+	if p != "/v1/acl/token" && (!isToken || accessor == "" || strings.Contains(accessor, "/")) {
+		return "", nil
+	}
+	if accessor != "" {
+		// An update or deletion of a token that replicated here.
+		if t, err := s.backend.State().Snapshot().ACLTokenByAccessor(accessor); err == nil && t != nil && t.Global {
+			return auth, nil
+		}
+	}
+	if r.Method == http.MethodDelete || r.Body == nil || r.Body == http.NoBody {
+		return "", nil
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return "", err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var tok struct{ Global bool }
+	if json.Unmarshal(body, &tok) == nil && tok.Global {
+		return auth, nil
+	}
+	return "", nil
 }
 
 // carriesJob reports whether r registers, plans or validates a job given

@@ -19,6 +19,7 @@ import (
 type regionBackend struct {
 	*fakeBackend
 	region string
+	auth   string // the authoritative region; region when empty
 	others map[string][]structs.ServerMember
 	gone   map[string]bool
 	joined []string
@@ -39,7 +40,12 @@ func (b *regionBackend) RegionServers(region string) ([]structs.ServerMember, bo
 	return b.others[region], b.gone[region]
 }
 
-func (b *regionBackend) AuthoritativeRegion() string { return b.region }
+func (b *regionBackend) AuthoritativeRegion() string {
+	if b.auth != "" {
+		return b.auth
+	}
+	return b.region
+}
 
 func (b *regionBackend) JoinAddresses(_ context.Context, addrs []string) (int, error) {
 	n := 0
@@ -168,5 +174,32 @@ func TestAgentJoinAnswersAsNomad(t *testing.T) {
 	_, plain := newTestAPI(t)
 	if code, _, _ := do(t, "PUT", plain.URL+"/v1/agent/join?address=a:1", ""); code != http.StatusNotImplemented {
 		t.Errorf("join on a backend without federation: %d", code)
+	}
+}
+
+// In a region that is not the authoritative one, writes of what replicates
+// from it (ACL policies, global tokens) go to the authoritative region;
+// a token that is not global stays.
+func TestACLWritesGoToTheAuthoritativeRegion(t *testing.T) {
+	east, srv := newRegionAPI(t, "east")
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadAddr := hostOf(t, dead.URL)
+	dead.Close()
+	east.auth = "north"
+	east.others["north"] = []structs.ServerMember{{ID: "n1", Region: "north", HTTPAddr: deadAddr}}
+	for _, c := range []struct{ method, path, body string }{
+		{"PUT", "/v1/acl/policy/ops", `{"Name":"ops","Rules":""}`},
+		{"DELETE", "/v1/acl/policy/ops", ""},
+		{"PUT", "/v1/acl/token", `{"Name":"g","Type":"management","Global":true}`},
+	} {
+		if code, body, _ := do(t, c.method, srv.URL+c.path, c.body); code != 503 || !strings.Contains(body, `region "north"`) {
+			t.Errorf("%s %s: %d %s", c.method, c.path, code, body)
+		}
+	}
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/acl/token", `{"Name":"l","Type":"management"}`); code == 503 || strings.Contains(body, "north") {
+		t.Errorf("a local token went to the authoritative region: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/acl/policies", ""); code == 503 || strings.Contains(body, "north") {
+		t.Errorf("a read went to the authoritative region: %d %s", code, body)
 	}
 }
