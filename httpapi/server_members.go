@@ -68,7 +68,16 @@ func (s *Server) agentMembers(_ http.ResponseWriter, r *http.Request) (any, erro
 		})
 	}
 	s.probeMembers(r.Context(), self.Member.ID, known, out.Members)
-	sort.Slice(out.Members, func(i, j int) bool { return out.Members[i].Name < out.Members[j].Name })
+	// This server first, then the others by name: a client that joins a
+	// server finds it after this one, as Nomad's tests read the list.
+	selfName := memberName(self.Member.Name, self.Member.Region)
+	sort.SliceStable(out.Members, func(i, j int) bool {
+		a, b := out.Members[i].Name, out.Members[j].Name
+		if (a == selfName) != (b == selfName) {
+			return a == selfName
+		}
+		return a < b
+	})
 	return out, nil
 }
 

@@ -41,6 +41,9 @@ server whose Raft address is the current leader's.`,
 			if err != nil {
 				return fmt.Errorf("reading the members: %w", err)
 			}
+			// By name, as Nomad's (the API lists the agent's own server
+			// first).
+			sort.SliceStable(members.Members, func(i, j int) bool { return members.Members[i].Name < members.Members[j].Name })
 			if o.set() {
 				return o.write(cmd, members.Members)
 			}
