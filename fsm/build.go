@@ -30,10 +30,10 @@ var typeBuilds = map[MessageType]int{
 	ACLBindingRuleDeleteRequestType: 2,
 	OneTimeTokenUpsertRequestType:   2,
 	OneTimeTokenExchangeRequestType: 2,
-	NamespaceUpsertRequestType: 2,
-	NamespaceDeleteRequestType: 2,
-	NodePoolUpsertRequestType: 2,
-	NodePoolDeleteRequestType: 2,
+	NamespaceUpsertRequestType:      2,
+	NamespaceDeleteRequestType:      2,
+	NodePoolUpsertRequestType:       2,
+	NodePoolDeleteRequestType:       2,
 	VarLockRequestType:              2,
 }
 

@@ -46,6 +46,11 @@ var eventTypes = map[MessageType]string{
 	// deployment that holds them, as a Deployment event of these types.
 	AnalysisMeasurementRequestType: stream.TypeAnalysisMeasurement,
 	AnalysisRunRequestType:         stream.TypeAnalysisRun,
+	// Node pools, as Nomad's; a node registering in an unknown pool
+	// publishes the pool it creates as a NodeRegistration event of topic
+	// NodePool.
+	NodePoolUpsertRequestType: stream.TypeNodePoolUpserted,
+	NodePoolDeleteRequestType: stream.TypeNodePoolDeleted,
 }
 
 // publishes reports whether entries of type t have events.
@@ -95,6 +100,10 @@ func eventOf(c memdb.Change) *stream.Event {
 			if r, ok := c.Before.(*structs.ServiceRegistration); ok {
 				return serviceEvent(r, stream.TypeServiceDeregistration)
 			}
+		case state.TableNodePools:
+			if p, ok := c.Before.(*structs.NodePool); ok {
+				return &stream.Event{Topic: stream.TopicNodePool, Key: p.Name, Payload: p, Deleted: true}
+			}
 		}
 		return nil
 	}
@@ -125,6 +134,10 @@ func eventOf(c memdb.Change) *stream.Event {
 	case state.TableServices:
 		if r, ok := c.After.(*structs.ServiceRegistration); ok {
 			return serviceEvent(r, stream.TypeServiceRegistration)
+		}
+	case state.TableNodePools:
+		if p, ok := c.After.(*structs.NodePool); ok {
+			return &stream.Event{Topic: stream.TopicNodePool, Key: p.Name, Payload: p}
 		}
 	}
 	return nil

@@ -3,12 +3,14 @@ package fsm
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/state/statetest"
+	"github.com/droverhq/drover/stream"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -108,5 +110,25 @@ func TestNodePoolTypesAreBuild2(t *testing.T) {
 		if err := CheckWritable(mt, 2); err != nil {
 			t.Errorf("%s with build-2 servers: %v", mt, err)
 		}
+	}
+}
+
+// TestNodePoolEvents: pool writes publish NodePool events, as Nomad's; a
+// node registering in an unknown pool publishes the pool it creates.
+func TestNodePoolEvents(t *testing.T) {
+	f := newTestFSM(t)
+	buf := stream.NewBuffer(16)
+	f.SetEvents(buf)
+	sub := buf.Subscribe(stream.SubscribeRequest{Topics: map[stream.Topic][]string{stream.TopicNodePool: nil}, Namespace: "*"})
+	defer sub.Close()
+	applyOK(t, f, 1, NodePoolUpsertRequestType, &structs.NodePoolUpsertRequest{NodePools: []*structs.NodePool{{Name: "gpu"}}})
+	n := statetest.Node("a")
+	n.NodePool = "edge"
+	applyOK(t, f, 2, NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: n})
+	applyOK(t, f, 3, NodePoolDeleteRequestType, &structs.NodePoolDeleteRequest{Names: []string{"gpu"}})
+	got := strings.Join(drain(t, sub), "\n")
+	want := "1 NodePoolUpserted NodePool:gpu \n2 NodeRegistration NodePool:edge \n3 NodePoolDeleted NodePool:gpu  (deleted)"
+	if got != want {
+		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}
 }

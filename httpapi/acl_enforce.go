@@ -207,7 +207,7 @@ func (n need) String() string {
 	case needAgentReadOrServer:
 		return "agent:read, or a server's probe signed with the join token"
 	case needEventTopics:
-		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation, Service), node:read (Node), management (*)"
+		return "per topic: namespace:read-job (Job, Allocation, Deployment, Evaluation, Service), node:read (Node), management (NodePool, *)"
 	case needServiceRead:
 		return "namespace:read-job, or a workload identity of the namespace"
 	case needNodePool:

@@ -103,7 +103,7 @@ func parseTopics(r *http.Request) (map[stream.Topic][]string, error) {
 // subscribe to the request's topics, as Nomad's: read-job in the
 // request's namespace (any namespace for "*") for Job, Allocation,
 // Deployment, Evaluation and Service, node:read for Node, a management token for
-// "*". Malformed topics are let through, for the handler to refuse (400).
+// NodePool and "*". Malformed topics are let through, for the handler to refuse (400).
 func allowsEventTopics(a *acl.ACL, r *http.Request) bool {
 	topics, err := parseTopics(r)
 	if err != nil {
@@ -111,7 +111,9 @@ func allowsEventTopics(a *acl.ACL, r *http.Request) bool {
 	}
 	for t := range topics {
 		switch t {
-		case stream.TopicAll:
+		case stream.TopicAll, stream.TopicNodePool:
+			// NodePool needs a management token, as Nomad's: the stream
+			// cannot leave out the pools a token may not read.
 			if !a.IsManagement() {
 				return false
 			}
@@ -171,6 +173,8 @@ func renderEvent(e *stream.Event) ([]byte, error) {
 		p["Node"] = o
 	case *structs.ServiceRegistration:
 		p["Service"] = o
+	case *structs.NodePool:
+		p["NodePool"] = o
 	}
 	return json.Marshal(eventJSON{Topic: e.Topic, Type: e.Type, Key: e.Key, Namespace: e.Namespace,
 		FilterKeys: e.FilterKeys, Index: e.Index, Payload: p})

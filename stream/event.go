@@ -32,11 +32,12 @@ const (
 	TopicEvaluation Topic = "Evaluation"
 	TopicNode       Topic = "Node"
 	TopicService    Topic = "Service"
+	TopicNodePool   Topic = "NodePool"
 	TopicAll        Topic = "*"
 )
 
 // Topics lists the topics drover publishes, in documentation order.
-var Topics = []Topic{TopicJob, TopicAllocation, TopicDeployment, TopicEvaluation, TopicNode, TopicService}
+var Topics = []Topic{TopicJob, TopicAllocation, TopicDeployment, TopicEvaluation, TopicNode, TopicService, TopicNodePool}
 
 // Event types, as Nomad's. The type of an event is the kind of log entry
 // that made the change; every change of one entry has the entry's type
@@ -69,6 +70,10 @@ const (
 	// the deployment that holds them); Nomad has no analysis.
 	TypeAnalysisMeasurement = "AnalysisMeasurement"
 	TypeAnalysisRun         = "AnalysisRun"
+	// A node pool created or replaced, and one deleted (Topic NodePool),
+	// as Nomad's.
+	TypeNodePoolUpserted = "NodePoolUpserted"
+	TypeNodePoolDeleted  = "NodePoolDeleted"
 )
 
 // Event is one object written by one log entry.
