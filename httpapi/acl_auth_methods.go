@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -41,7 +42,8 @@ import (
 // JWT and OIDC methods are stored and checked; a login works with a JWT
 // method: the JWT is verified against the method's public keys (its
 // JWTValidationPubKeys, or the key set at its JWKSURL or its OIDC
-// discovery document's jwks_uri, fetched by the leader at each login),
+// discovery document's jwks_uri, fetched by the leader and kept a
+// minute, keySetTTL),
 // bound audiences and issuers and leeways; its claims are mapped
 // (ClaimMappings, ListClaimMappings), the method's binding rules are
 // evaluated over them, and a token is made with the roles and policies
@@ -352,13 +354,59 @@ type loginRequest struct {
 // maxKeySetBytes bounds a fetched key set or discovery document.
 const maxKeySetBytes = 1 << 20
 
+// keySetTTL is how long a fetched key set serves logins before it is
+// fetched again; a JWT that its cached keys do not verify has them
+// fetched at once (the provider may have rotated its keys).
+const keySetTTL = time.Minute
+
+// keySetMinRefetch bounds how often JWTs that do not verify make the
+// leader fetch a key set again.
+const keySetMinRefetch = 5 * time.Second
+
+// keySets caches fetched key sets by where they come from, so that
+// logins do not each make the leader fetch one.
+var keySets struct {
+	sync.Mutex
+	m map[string]cachedKeySet
+}
+
+type cachedKeySet struct {
+	keys []crypto.PublicKey
+	at   time.Time
+}
+
 // loginKeys returns the public keys that verify a method's JWTs: its
 // own, or those of its key set (JWKSURL, or its OIDC discovery
-// document's jwks_uri), fetched now.
-func (s *Server) loginKeys(ctx context.Context, c *structs.ACLAuthMethodConfig) ([]crypto.PublicKey, error) {
+// document's jwks_uri), from the cache unless fresh, or fetched now.
+// cached reports whether they came from the cache.
+func (s *Server) loginKeys(ctx context.Context, c *structs.ACLAuthMethodConfig, fresh bool) (keys []crypto.PublicKey, cached bool, err error) {
 	if len(c.JWTValidationPubKeys) > 0 {
-		return acl.ParsePublicKeys(c.JWTValidationPubKeys)
+		keys, err = acl.ParsePublicKeys(c.JWTValidationPubKeys)
+		return keys, false, err
 	}
+	src := c.JWKSURL + "\x00" + c.OIDCDiscoveryURL + "\x00" + c.JWKSCACert
+	now := s.now()
+	keySets.Lock()
+	ks, ok := keySets.m[src]
+	keySets.Unlock()
+	if age := now.Sub(ks.at); ok && age >= 0 && (age < keySetMinRefetch || !fresh && age < keySetTTL) {
+		return ks.keys, true, nil
+	}
+	if keys, err = s.fetchKeySet(ctx, c); err != nil {
+		return nil, false, err
+	}
+	keySets.Lock()
+	if keySets.m == nil || len(keySets.m) >= 64 {
+		keySets.m = map[string]cachedKeySet{}
+	}
+	keySets.m[src] = cachedKeySet{keys: keys, at: now}
+	keySets.Unlock()
+	return keys, false, nil
+}
+
+// fetchKeySet fetches the key set of a method's JWKSURL, or of its OIDC
+// discovery document's jwks_uri.
+func (s *Server) fetchKeySet(ctx context.Context, c *structs.ACLAuthMethodConfig) ([]crypto.PublicKey, error) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	if c.JWKSCACert != "" {
 		pool := x509.NewCertPool()
@@ -426,12 +474,19 @@ func (s *Server) aclLogin(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, err := s.loginKeys(r.Context(), m.Config)
+	keys, cached, err := s.loginKeys(r.Context(), m.Config, false)
 	if err != nil {
 		return nil, Errorf(http.StatusBadRequest, "auth-method %q: cannot get the keys that verify its tokens: %s", m.Name, err)
 	}
 	now := s.now().UTC()
 	verified, err := acl.VerifyJWT(req.LoginToken, keys, m.Config, now)
+	if err != nil && cached {
+		// The provider may have rotated its keys since they were fetched.
+		if keys, _, err = s.loginKeys(r.Context(), m.Config, true); err != nil {
+			return nil, Errorf(http.StatusBadRequest, "auth-method %q: cannot get the keys that verify its tokens: %s", m.Name, err)
+		}
+		verified, err = acl.VerifyJWT(req.LoginToken, keys, m.Config, now)
+	}
 	if err != nil {
 		return nil, Errorf(http.StatusForbidden, "%s", err)
 	}

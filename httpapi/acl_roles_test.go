@@ -4,11 +4,14 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -270,4 +273,51 @@ func FuzzLogin(f *testing.F) {
 			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// A JWKS method's key set is fetched once a minute at most; a JWT its
+// cached keys do not verify has it fetched again (the provider rotated
+// its keys), at most every few seconds.
+func TestACLLoginKeySetCache(t *testing.T) {
+	f := newACLFixture(t)
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	var mu sync.Mutex
+	current, fetches := key, 0
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fetches++
+		k := current
+		json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{"kty": "RSA", "use": "sig",
+			"n": base64.RawURLEncoding.EncodeToString(k.N.Bytes()),
+			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.E)).Bytes())}}})
+	}))
+	defer jwks.Close()
+	cfg := mustJSON(t, map[string]any{"JWKSURL": jwks.URL})
+	if code, body := f.do(t, "mgmt", "PUT", "/v1/acl/auth-method", `{"Name":"ks","Type":"JWT","TokenLocality":"local","MaxTokenTTL":"10m","Config":`+cfg+`}`); code != 200 {
+		t.Fatalf("method: %d %s", code, body)
+	}
+	if code, body := f.do(t, "mgmt", "PUT", "/v1/acl/binding-rule", `{"AuthMethod":"ks","BindType":"policy","BindName":"readonly"}`); code != 200 {
+		t.Fatalf("rule: %d %s", code, body)
+	}
+	login := func(k *rsa.PrivateKey) int {
+		s, _ := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"sub": "x"}).SignedString(k)
+		code, _ := f.do(t, "", "PUT", "/v1/acl/login", `{"AuthMethodName":"ks","LoginToken":"`+s+`"}`)
+		return code
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return fetches }
+	if login(key) != 200 || login(key) != 200 || count() != 1 {
+		t.Fatalf("two logins: fetched %d times", count())
+	}
+	rotated, _ := rsa.GenerateKey(rand.Reader, 2048)
+	mu.Lock()
+	current = rotated
+	mu.Unlock()
+	if code := login(rotated); code != 403 || count() != 1 {
+		t.Fatalf("a login right after the rotation: %d, fetched %d times", code, count())
+	}
+	f.now = f.now.Add(10 * time.Second)
+	if code := login(rotated); code != 200 || count() != 2 {
+		t.Fatalf("a login with the rotated key: %d, fetched %d times", code, count())
+	}
 }
