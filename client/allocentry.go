@@ -119,7 +119,7 @@ func (e *allocEntry) report() {
 
 func (e *allocEntry) reportLocked() *structs.Allocation {
 	u := e.last
-	rep := &structs.Allocation{ID: e.id, ClientStatus: u.ClientStatus, TaskStates: u.TaskStates}
+	rep := &structs.Allocation{ID: e.id, ClientStatus: u.ClientStatus, TaskStates: u.TaskStates, NetworkStatus: u.NetworkStatus}
 	if rep.ClientStatus == "" {
 		rep.ClientStatus = allocrunner.ClientStatus(u.TaskStates)
 	}

@@ -82,7 +82,7 @@ func bridgeWebJob(id string) string {
 	script := `echo hello-bridge > /local/index.html; ls /sys/class/net > /local/ifaces; ` +
 		`echo "$NOMAD_ALLOC_IP_http $NOMAD_ALLOC_PORT_http $NOMAD_HOST_PORT_http" > /local/env; ` +
 		`exec /bin/busybox httpd -f -p 8080 -h /local`
-	return fmt.Sprintf(`job %q {
+	return fmt.Sprintf(`job %[1]q {
   datacenters = ["dc1"]
   group "g" {
     network {
@@ -91,11 +91,22 @@ func bridgeWebJob(id string) string {
         to = 8080
       }
     }
+    service {
+      name         = "%[1]s-alloc"
+      port         = "http"
+      provider     = "nomad"
+      address_mode = "alloc"
+    }
+    service {
+      name     = "%[1]s-host"
+      port     = "http"
+      provider = "nomad"
+    }
     task "app" {
       driver = "exec"
       config {
         command = "/bin/busybox"
-        args    = ["sh", "-c", %q]
+        args    = ["sh", "-c", %[2]q]
       }
       resources {
         cpu    = 50
@@ -213,6 +224,24 @@ func TestBridgeExecJobServesOnItsMappedPort(t *testing.T) {
 	}
 	if got := httpGet(t, "http://"+net.JoinHostPort(env[0], "8080")+"/index.html"); got != "hello-bridge\n" {
 		t.Fatalf("on the allocation's address: %q", got)
+	}
+	// Services: address_mode "alloc" advertises the allocation's address
+	// and its "to" port; the default, the host's and the mapped port.
+	for name, want := range map[string]string{"bridge-web-alloc": net.JoinHostPort(env[0], "8080"), "bridge-web-host": addr} {
+		eventually(t, 30*time.Second, name+" registered", func() error {
+			var regs []*structs.ServiceRegistration
+			if _, err := c.Get(ctx(t), "/v1/service/"+name, nil, &regs); err != nil {
+				return err
+			}
+			if len(regs) != 1 || net.JoinHostPort(regs[0].Address, strconv.Itoa(regs[0].Port)) != want {
+				return fmt.Errorf("registrations %s, want %s", jsonString(regs), want)
+			}
+			return nil
+		})
+	}
+	if a, _, err := c.Allocations().Info(ctx(t), alloc.ID, nil); err != nil || a.NetworkStatus == nil ||
+		a.NetworkStatus.Address != env[0] || a.NetworkStatus.InterfaceName != "eth0" {
+		t.Fatalf("the allocation's NetworkStatus: %v %s", err, jsonString(a))
 	}
 
 	if _, err := c.Jobs().Deregister(ctx(t), "bridge-web", false); err != nil {

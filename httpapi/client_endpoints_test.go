@@ -97,6 +97,7 @@ func TestClientEndpointsRejectBadInput(t *testing.T) {
 		{"malformed", "PUT", "/v1/internal/node/register", `{"Node":`},
 		{"alloc without ID", "PUT", "/v1/internal/allocs/update", `{"Allocs":[{"ClientStatus":"running"}]}`},
 		{"lost from a client", "PUT", "/v1/internal/allocs/update", `{"Allocs":[{"ID":"a","ClientStatus":"lost"}]}`},
+		{"network status without an address", "PUT", "/v1/internal/allocs/update", `{"Allocs":[{"ID":"a","NetworkStatus":{"InterfaceName":"eth0","Address":"not-an-ip"}}]}`},
 		{"bad index", "GET", "/v1/node/x/allocations?index=z", ""},
 	}
 	for _, c := range cases {

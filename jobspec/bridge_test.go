@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/structs"
@@ -60,4 +61,20 @@ func TestDriverNetIsolationModes(t *testing.T) {
 	if structs.DriverNetIsolationModes("qemu") != nil {
 		t.Error("qemu has modes")
 	}
+}
+
+// address_mode = "alloc" is for a group the client networks in bridge
+// mode: elsewhere there is no address of the allocation's own.
+func TestAllocAddressModeNeedsTheClientBridge(t *testing.T) {
+	withService := func(src string) string {
+		return strings.Replace(src, "    task \"t0\" {", "    service {\n      name         = \"web\"\n      port         = \"http\"\n      provider     = \"nomad\"\n      address_mode = \"alloc\"\n    }\n    task \"t0\" {", 1)
+	}
+	job, _, err := Parse("b.hcl", []byte(withService(bridgeJob("exec"))), Options{})
+	if err != nil || job.TaskGroups[0].Services[0].AddressMode != structs.AddressModeAlloc {
+		t.Fatalf("exec bridge group: %v", err)
+	}
+	checkRule(t, "b.hcl", rule{
+		name: "docker", src: withService(bridgeJob("docker")), field: "service.address_mode", line: 13,
+		msg: `"alloc" needs an address of the allocation's own, which a group has in "bridge" mode with no docker task (a group of docker tasks uses Docker's bridge)`,
+	})
 }

@@ -230,6 +230,7 @@ func (b *builder) group(path string, j *structs.Job, aj *specJob, atg *specGroup
 		}
 		tg.Tasks = append(tg.Tasks, t)
 	}
+	b.allocAddressModes(path, tg) // build_driver.go
 	for i, s := range tg.Services {
 		spath := fmt.Sprintf("%s.Services[%d]", path, i)
 		if s.TaskName != "" && tg.LookupTask(s.TaskName) == nil {

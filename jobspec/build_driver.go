@@ -57,6 +57,32 @@ func (b *builder) bridgeTask(path string, tg *structs.TaskGroup, t *structs.Task
 	}
 }
 
+// allocAddressModes checks the services with address_mode = "alloc":
+// they advertise the allocation's own address, which only a group the
+// client networks in bridge mode has (website/networking.md).
+func (b *builder) allocAddressModes(path string, tg *structs.TaskGroup) {
+	if tg.NetworkMode() == "bridge" && !tg.BridgeByDocker() {
+		return
+	}
+	why := "the group's network mode is " + tg.NetworkMode()
+	if tg.NetworkMode() == "bridge" {
+		why = "a group of docker tasks uses Docker's bridge"
+	}
+	check := func(spath string, s *structs.Service) {
+		if s != nil && s.AddressMode == structs.AddressModeAlloc {
+			b.err(spath+".AddressMode", "\"alloc\" needs an address of the allocation's own, which a group has in \"bridge\" mode with no docker task (%s)", why)
+		}
+	}
+	for i, s := range tg.Services {
+		check(fmt.Sprintf("%s.Services[%d]", path, i), s)
+	}
+	for i, t := range tg.Tasks {
+		for j, s := range t.Services {
+			check(fmt.Sprintf("%s.Tasks[%d].Services[%d]", path, i, j), s)
+		}
+	}
+}
+
 // execConfig checks an exec task's config block (website/drivers/
 // exec.md): a command, and its keys and values.
 func (b *builder) execConfig(path string, t *structs.Task) {

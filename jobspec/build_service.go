@@ -86,12 +86,13 @@ func (b *builder) service(path string, as *specService, defName string, ports ma
 	s.Tags, s.Meta = slices.Clone(as.Tags), as.Meta
 	s.CanaryTags = slices.Clone(as.CanaryTags)
 	switch as.AddressMode {
-	case "", structs.AddressModeAuto, structs.AddressModeHost:
+	case "", structs.AddressModeAuto, structs.AddressModeHost, structs.AddressModeAlloc:
+		// alloc: checked with the group's network (build_driver.go).
 		s.AddressMode = as.AddressMode
-	case "alloc", "driver":
-		b.err(path+".AddressMode", "%q is not supported by drover (\"auto\" or \"host\": a service advertises its port's host address)", as.AddressMode)
+	case "driver":
+		b.err(path+".AddressMode", "%q is not supported by drover (\"auto\", \"host\", or \"alloc\" in bridge mode)", as.AddressMode)
 	default:
-		b.err(path+".AddressMode", "must be auto or host (got %q)", as.AddressMode)
+		b.err(path+".AddressMode", "must be auto, host or alloc (got %q)", as.AddressMode)
 	}
 	s.OnUpdate = b.onUpdate(path+".OnUpdate", as.OnUpdate, "")
 	if as.Provider != "" {

@@ -153,7 +153,7 @@ var grammar = map[string][]element{
 		{"canary_tags", "CanaryTags", attr, supported, ""},
 		{"enable_tag_override", "EnableTagOverride", attr, ignored, "Consul only"},
 		{"port", "PortLabel", attr, supported, ""},
-		{"address_mode", "AddressMode", attr, supported, `"auto" or "host": the host address`},
+		{"address_mode", "AddressMode", attr, supported, `"auto" or "host": the host address; "alloc": the allocation's own, in bridge mode`},
 		{"address", "Address", attr, supported, ""},
 		{"check", "Checks", block, supported, ""},
 		{"check_restart", "CheckRestart", block, supported, ""},

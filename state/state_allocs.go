@@ -165,6 +165,11 @@ func (s *Store) UpdateAllocsFromClientTxn(t *WriteTxn, req *structs.AllocClientU
 		if u.TaskStates != nil {
 			a.TaskStates = t.clientTaskStates(existing.TaskStates, u.TaskStates)
 		}
+		if u.NetworkStatus != nil {
+			// The allocation's own network (bridge mode), as its client
+			// made it; kept once reported.
+			a.NetworkStatus = u.NetworkStatus.Copy()
+		}
 		if u.DeploymentStatus != nil && u.DeploymentStatus.Healthy != nil && !sameHealth(a, *u.DeploymentStatus.Healthy) {
 			ts := u.DeploymentStatus.Timestamp
 			if ts.IsZero() {

@@ -101,7 +101,17 @@ func servicesMayChange(old, a *structs.Allocation) bool {
 		return false
 	}
 	return old.Job != a.Job || old.AllocatedResources != a.AllocatedResources || old.NodeID != a.NodeID ||
-		old.Namespace != a.Namespace || old.DeploymentID != a.DeploymentID || old.IsCanary() != a.IsCanary()
+		old.Namespace != a.Namespace || old.DeploymentID != a.DeploymentID || old.IsCanary() != a.IsCanary() ||
+		allocAddress(old) != allocAddress(a)
+}
+
+// allocAddress is the allocation's own address (address_mode "alloc"),
+// "" until its client reports it.
+func allocAddress(a *structs.Allocation) string {
+	if a.NetworkStatus == nil {
+		return ""
+	}
+	return a.NetworkStatus.Address
 }
 
 // markNodeServices marks the node's live allocations when the node's
@@ -406,6 +416,38 @@ func serviceRegistration(a *structs.Allocation, node *structs.Node, env interfac
 		if addr := env.Replace(s.Address); addr != "" {
 			reg.Address = addr
 		}
+	}
+	if s.AddressMode == structs.AddressModeAlloc {
+		return allocAddressed(a, reg, label)
+	}
+	return reg
+}
+
+// allocAddressed advertises a registration at the allocation's own
+// address, as Nomad's address_mode = "alloc": the port's "to" port (its
+// host port when it has none), or the label as a port number. Until the
+// client has reported the allocation's network there is none.
+func allocAddressed(a *structs.Allocation, reg *structs.ServiceRegistration, label string) *structs.ServiceRegistration {
+	if a.NetworkStatus == nil || a.NetworkStatus.Address == "" {
+		return nil
+	}
+	reg.Address, reg.Port = a.NetworkStatus.Address, 0
+	if label == "" {
+		return reg
+	}
+	if a.AllocatedResources != nil {
+		for _, p := range a.AllocatedResources.Shared.Ports {
+			if p.Label == label {
+				reg.Port = p.Value
+				if p.To > 0 {
+					reg.Port = p.To
+				}
+				return reg
+			}
+		}
+	}
+	if n, err := strconv.Atoi(label); err == nil && n > 0 && n <= 65535 {
+		reg.Port = n
 	}
 	return reg
 }

@@ -71,6 +71,9 @@ type Allocation struct {
 	PreviousAllocation string                 `codec:",omitempty"`
 	NextAllocation     string                 `codec:",omitempty"`
 	RescheduleTracker  *RescheduleTracker     `codec:",omitempty"`
+	// NetworkStatus is the allocation's own network, as its client
+	// reports it (bridge mode; nil otherwise).
+	NetworkStatus *AllocNetworkStatus `json:",omitempty"`
 	// AllocStates are the changes the servers recorded with their time
 	// (a node's disconnection and reconnection).
 	AllocStates []*AllocState     `json:",omitempty"`
@@ -167,6 +170,7 @@ func (a *Allocation) Copy() *Allocation {
 	c.DeploymentStatus = a.DeploymentStatus.Copy()
 	c.DesiredRestart = a.DesiredRestart.Copy()
 	c.RescheduleTracker = a.RescheduleTracker.Copy()
+	c.NetworkStatus = a.NetworkStatus.Copy()
 	if a.AllocStates != nil {
 		c.AllocStates = make([]*AllocState, len(a.AllocStates))
 		for i, s := range a.AllocStates {

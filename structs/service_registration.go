@@ -77,12 +77,14 @@ const (
 	OnUpdateIgnore = "ignore"
 )
 
-// Service address_mode values drover supports: the service advertises
+// Service address_mode values drover supports: auto and host advertise
 // the host address of its port (the node's address, or the port's host
-// network address).
+// network address); alloc, in a group the client networks in bridge
+// mode, the allocation's own address and the port's "to" port.
 const (
-	AddressModeAuto = "auto"
-	AddressModeHost = "host"
+	AddressModeAuto  = "auto"
+	AddressModeHost  = "host"
+	AddressModeAlloc = "alloc"
 )
 
 // AllocCheckStatus is the latest result of one check of an allocation's

@@ -88,6 +88,9 @@ type Update struct {
 	Health *health.Result
 	// PersistErr is set if the state file could not be written.
 	PersistErr error
+	// NetworkStatus is the allocation's own network (bridge mode), nil
+	// without one.
+	NetworkStatus *structs.AllocNetworkStatus
 }
 
 // AllocRunner runs one allocation. Create it with New, then Run.
@@ -524,6 +527,9 @@ func (ar *AllocRunner) snapshotLocked() Update {
 		u.TaskStates[k] = v.Copy()
 	}
 	u.ClientStatus = ClientStatus(u.TaskStates)
+	if ar.net != nil {
+		u.NetworkStatus = &structs.AllocNetworkStatus{InterfaceName: ar.net.InterfaceName, Address: ar.net.Address}
+	}
 	if ar.exceeded {
 		u.ClientDescription = structs.AllocMaxRunDurationExceeded
 	}
