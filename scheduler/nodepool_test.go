@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/droverhq/drover/structs"
@@ -51,5 +53,38 @@ func TestPlaceHonoursNodePool(t *testing.T) {
 	j, plan := placeJob(2, func(j *structs.Job) { j.NodePool = "empty" })
 	if res := NewPlacer(ns, nil, 1).Place(j, plan, baseTime); len(res.Allocs) != 0 {
 		t.Errorf("pool with no nodes: placed %d", len(res.Allocs))
+	}
+}
+
+// TestSystemJobHonoursNodePool: a system job runs on every node of its
+// pool and on no other.
+func TestSystemJobHonoursNodePool(t *testing.T) {
+	ns := nodes(5, func(i int, n *structs.Node) {
+		if i%2 == 0 {
+			n.NodePool = "edge"
+		}
+	})
+	for _, c := range []struct {
+		pool string
+		want []string
+	}{
+		{"edge", []string{"n0", "n2", "n4"}},
+		{"default", []string{"n1", "n3"}},
+		{"all", []string{"n0", "n1", "n2", "n3", "n4"}},
+	} {
+		j := baseJob()
+		j.Type = structs.JobTypeSystem
+		j.NodePool = c.pool
+		n := 0
+		plan := Reconcile(Input{Job: j, Nodes: ns, Now: baseTime, IDs: func() string { n++; return fmt.Sprint("id", n) }})
+		res := NewPlacer(ns, nil, 1).Place(j, plan, baseTime)
+		var got []string
+		for _, a := range res.Allocs {
+			got = append(got, a.NodeID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("pool %q: placed on %v, want %v", c.pool, got, c.want)
+		}
 	}
 }
