@@ -248,6 +248,6 @@ func (a *Agent) startACLReplication() {
 		a.logger.Warn("server.authoritative_region is another region, but acl.replication_token is empty: the " +
 			"authoritative region answers nothing without a management token, and no ACL policy or global token replicates")
 	}
-	rep := &server.ACLReplicator{Source: aclSource{a}, Raft: a.raft, State: a.fsm.State, Logger: a.logger.Named("acl-replication")}
+	rep := &server.ACLReplicator{Source: aclSource{a}, Raft: a.raft, State: a.fsm.State, Logger: a.logger.Named("acl-replication"), Region: a.cfg.Region}
 	a.raft.OnLeadership("acl-replication", rep.Run)
 }

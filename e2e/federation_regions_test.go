@@ -164,8 +164,8 @@ func TestFederationTwoRegionsForwardAndSurvive(t *testing.T) {
 // replicates east's policies and global tokens with its replication token
 // (east's bootstrap token); a token created with -global in east then
 // works in west, a token that is not global does not, a global token
-// created through west is made in east, and a policy deleted in east is
-// deleted in west.
+// created through west is made in east, a namespace made in east appears
+// in west, and a policy deleted in east is deleted in west.
 func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two agent processes")
@@ -242,6 +242,18 @@ func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 	}
 	eventually(t, 20*time.Second, "the token created through west working in west", func() error {
 		if code, body, err := rawGet(t, west, "/v1/jobs", viaWest); err != nil || code != http.StatusOK {
+			return fmt.Errorf("%d %v %s", code, err, body)
+		}
+		return nil
+	})
+
+	// A namespace replicates too.
+	if out, err := east.cli(t, "namespace", "apply", "-token", mgmt, "-description", "the ops team", "ops"); err != nil {
+		t.Fatalf("namespace apply: %v\n%s", err, out)
+	}
+	eventually(t, 20*time.Second, "the namespace in west", func() error {
+		code, body, err := rawGet(t, west, "/v1/namespace/ops", mgmt)
+		if err != nil || code != http.StatusOK || !strings.Contains(body, "the ops team") {
 			return fmt.Errorf("%d %v %s", code, err, body)
 		}
 		return nil

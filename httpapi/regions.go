@@ -132,7 +132,8 @@ func (s *Server) agentJoin(_ http.ResponseWriter, r *http.Request) (any, error) 
 }
 
 // aclReplication answers what the authoritative region replicates: every
-// ACL policy and every global token, with its secret's hash.
+// ACL policy, every global token with its secret's hash, every namespace
+// and every node pool but the built-ins.
 func (s *Server) aclReplication(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
@@ -156,12 +157,28 @@ func (s *Server) aclReplication(w http.ResponseWriter, r *http.Request) (any, er
 				out.Tokens = append(out.Tokens, &structs.ReplicatedACLToken{Token: t, SecretHash: t.SecretHash})
 			}
 		}
-		pi, err := snap.Index(state.TableACLPolicies)
+		if out.Namespaces, err = snap.Namespaces(); err != nil {
+			return nil, 0, err
+		}
+		pools, err := snap.NodePools()
 		if err != nil {
 			return nil, 0, err
 		}
-		ti, err := snap.Index(state.TableACLTokens)
-		return out, max(pi, ti, 1), err
+		out.NodePools = []*structs.NodePool{}
+		for _, p := range pools {
+			if !structs.IsBuiltInNodePool(p.Name) {
+				out.NodePools = append(out.NodePools, p)
+			}
+		}
+		var idx uint64 = 1
+		for _, table := range []string{state.TableACLPolicies, state.TableACLTokens, state.TableNamespaces, state.TableNodePools} {
+			i, err := snap.Index(table)
+			if err != nil {
+				return nil, 0, err
+			}
+			idx = max(idx, i)
+		}
+		return out, idx, nil
 	})
 }
 
@@ -218,8 +235,8 @@ func (s *Server) regionOf(r *http.Request) (string, error) {
 }
 
 // aclAuthority returns the authoritative region for a write of what
-// replicates from it — an ACL policy, a global token — made in another
-// region, as Nomad's; "" for any other request. The body of a token's
+// replicates from it — an ACL policy, a global token, a namespace, a node
+// pool — made in another region, as Nomad's; "" for any other request. The body of a token's
 // creation or update is read for its Global flag and left in r.Body.
 func (s *Server) aclAuthority(r *http.Request) (string, error) {
 	f, ok := s.backend.(Federator)
@@ -231,7 +248,10 @@ func (s *Server) aclAuthority(r *http.Request) (string, error) {
 		return "", nil
 	}
 	p := r.URL.Path
-	if strings.HasPrefix(p, "/v1/acl/policy/") {
+	switch {
+	case strings.HasPrefix(p, "/v1/acl/policy/"),
+		p == "/v1/namespace", strings.HasPrefix(p, "/v1/namespace/"),
+		p == "/v1/node/pools", strings.HasPrefix(p, "/v1/node/pool/"), strings.HasPrefix(p, "/v1/node-pool/"):
 		return auth, nil
 	}
 	accessor, isToken := strings.CutPrefix(p, "/v1/acl/token/")

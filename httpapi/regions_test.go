@@ -191,6 +191,10 @@ func TestACLWritesGoToTheAuthoritativeRegion(t *testing.T) {
 		{"PUT", "/v1/acl/policy/ops", `{"Name":"ops","Rules":""}`},
 		{"DELETE", "/v1/acl/policy/ops", ""},
 		{"PUT", "/v1/acl/token", `{"Name":"g","Type":"management","Global":true}`},
+		{"PUT", "/v1/namespace/ops", `{"Name":"ops"}`},
+		{"DELETE", "/v1/namespace/ops", ""},
+		{"PUT", "/v1/node/pools", `{"Name":"gpu"}`},
+		{"DELETE", "/v1/node/pool/gpu", ""},
 	} {
 		if code, body, _ := do(t, c.method, srv.URL+c.path, c.body); code != 503 || !strings.Contains(body, `region "north"`) {
 			t.Errorf("%s %s: %d %s", c.method, c.path, code, body)

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,7 +19,8 @@ import (
 
 // ACL replication, as Nomad's: the leader of every region that is not the
 // authoritative one (server.authoritative_region) mirrors the
-// authoritative region's ACL policies and global tokens. It reads them
+// authoritative region's ACL policies, global tokens, namespaces and node
+// pools. It reads them
 // with a blocking query on a server of that region (ACLSource, with the
 // replication token), computes what differs from its own state (DiffACL,
 // a pure function) and writes that through its own Raft, with the same
@@ -44,6 +47,9 @@ type ACLReplicator struct {
 	// Applied, when set (tests), is called after each round that wrote
 	// something.
 	Applied func(ACLDiff)
+	// Region is this region's name, which a refused deletion of a node
+	// pool in use names.
+	Region string
 }
 
 // ACLDiff is what makes a region's ACL policies and global tokens those of
@@ -53,11 +59,19 @@ type ACLDiff struct {
 	DeletePolicies []string
 	UpsertTokens   []*structs.ACLToken
 	DeleteTokens   []string
+	// Namespaces and node pools (DiffNamespaces, DiffNodePools): a
+	// deletion of one this region still uses is refused by the state and
+	// retried at the next change.
+	UpsertNamespaces []*structs.Namespace
+	DeleteNamespaces []string
+	UpsertNodePools  []*structs.NodePool
+	DeleteNodePools  []string
 }
 
 // Empty reports whether there is nothing to write.
 func (d ACLDiff) Empty() bool {
-	return len(d.UpsertPolicies)+len(d.DeletePolicies)+len(d.UpsertTokens)+len(d.DeleteTokens) == 0
+	return len(d.UpsertPolicies)+len(d.DeletePolicies)+len(d.UpsertTokens)+len(d.DeleteTokens)+
+		len(d.UpsertNamespaces)+len(d.DeleteNamespaces)+len(d.UpsertNodePools)+len(d.DeleteNodePools) == 0
 }
 
 // String summarises d for logs and tests.
@@ -76,7 +90,99 @@ func (d ACLDiff) String() string {
 		}
 		return out
 	}
-	return fmt.Sprintf("policies +%v -%v tokens +%v -%v", names(d.UpsertPolicies), d.DeletePolicies, ids(d.UpsertTokens), d.DeleteTokens)
+	out := fmt.Sprintf("policies +%v -%v tokens +%v -%v", names(d.UpsertPolicies), d.DeletePolicies, ids(d.UpsertTokens), d.DeleteTokens)
+	if len(d.UpsertNamespaces)+len(d.DeleteNamespaces) > 0 {
+		ns := make([]string, len(d.UpsertNamespaces))
+		for i, n := range d.UpsertNamespaces {
+			ns[i] = n.Name
+		}
+		out += fmt.Sprintf(" namespaces +%v -%v", ns, d.DeleteNamespaces)
+	}
+	if len(d.UpsertNodePools)+len(d.DeleteNodePools) > 0 {
+		ps := make([]string, len(d.UpsertNodePools))
+		for i, p := range d.UpsertNodePools {
+			ps[i] = p.Name
+		}
+		out += fmt.Sprintf(" node pools +%v -%v", ps, d.DeleteNodePools)
+	}
+	return out
+}
+
+// DiffNamespaces compares a region's namespaces with the authoritative
+// region's: those it lacks or holds otherwise are upserted, those the
+// authority does not have deleted ("default" never). A nil want (a source
+// that sends no namespaces) changes nothing.
+func DiffNamespaces(have, want []*structs.Namespace) (upsert []*structs.Namespace, del []string) {
+	if want == nil {
+		return nil, nil
+	}
+	local := map[string]*structs.Namespace{}
+	for _, n := range have {
+		local[n.Name] = n
+	}
+	keep := map[string]bool{structs.DefaultNamespace: true}
+	for _, n := range want {
+		if n == nil || n.Name == "" {
+			continue
+		}
+		keep[n.Name] = true
+		c := *n
+		c.CreateIndex, c.ModifyIndex = 0, 0
+		if old := local[n.Name]; old == nil || !sameIgnoringIndexes(old, &c, func(x *structs.Namespace) { x.CreateIndex, x.ModifyIndex = 0, 0 }) {
+			upsert = append(upsert, &c)
+		}
+	}
+	for _, n := range have {
+		if !keep[n.Name] {
+			del = append(del, n.Name)
+		}
+	}
+	sort.Slice(upsert, func(i, j int) bool { return upsert[i].Name < upsert[j].Name })
+	sort.Strings(del)
+	return upsert, del
+}
+
+// DiffNodePools is DiffNamespaces for node pools; the built-in pools are
+// never written.
+func DiffNodePools(have, want []*structs.NodePool) (upsert []*structs.NodePool, del []string) {
+	if want == nil {
+		return nil, nil
+	}
+	local := map[string]*structs.NodePool{}
+	for _, p := range have {
+		local[p.Name] = p
+	}
+	keep := map[string]bool{}
+	for _, p := range want {
+		if p == nil || p.Name == "" || structs.IsBuiltInNodePool(p.Name) {
+			continue
+		}
+		keep[p.Name] = true
+		c := *p
+		c.CreateIndex, c.ModifyIndex = 0, 0
+		if old := local[p.Name]; old == nil || !sameIgnoringIndexes(old, &c, func(x *structs.NodePool) { x.CreateIndex, x.ModifyIndex = 0, 0 }) {
+			upsert = append(upsert, &c)
+		}
+	}
+	for _, p := range have {
+		if !keep[p.Name] && !structs.IsBuiltInNodePool(p.Name) {
+			del = append(del, p.Name)
+		}
+	}
+	sort.Slice(upsert, func(i, j int) bool { return upsert[i].Name < upsert[j].Name })
+	sort.Strings(del)
+	return upsert, del
+}
+
+// sameIgnoringIndexes reports whether a and b encode alike once clear has
+// blanked what each region numbers itself (a copy of a is cleared).
+func sameIgnoringIndexes[T any](a, b *T, clear func(*T)) bool {
+	ca, cb := *a, *b
+	clear(&ca)
+	clear(&cb)
+	ja, errA := json.Marshal(&ca)
+	jb, errB := json.Marshal(&cb)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // DiffACL compares a region's policies and tokens with the authoritative
@@ -215,6 +321,16 @@ func (r *ACLReplicator) round(ctx context.Context, index uint64) (uint64, error)
 		return 0, err
 	}
 	d := DiffACL(policies, tokens, auth)
+	namespaces, err := snap.Namespaces()
+	if err != nil {
+		return 0, err
+	}
+	pools, err := snap.NodePools()
+	if err != nil {
+		return 0, err
+	}
+	d.UpsertNamespaces, d.DeleteNamespaces = DiffNamespaces(namespaces, auth.Namespaces)
+	d.UpsertNodePools, d.DeleteNodePools = DiffNodePools(pools, auth.NodePools)
 	if d.Empty() {
 		return idx, nil
 	}
@@ -247,6 +363,20 @@ func (r *ACLReplicator) apply(ctx context.Context, d ACLDiff) error {
 	}
 	if len(d.DeletePolicies) > 0 {
 		write(fsm.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: d.DeletePolicies})
+	}
+	// Node pools before namespaces (a namespace may name a pool), each
+	// deletion alone: one still in use here must not keep the others.
+	if len(d.UpsertNodePools) > 0 {
+		write(fsm.NodePoolUpsertRequestType, &structs.NodePoolUpsertRequest{NodePools: d.UpsertNodePools})
+	}
+	if len(d.UpsertNamespaces) > 0 {
+		write(fsm.NamespaceUpsertRequestType, &structs.NamespaceUpsertRequest{Namespaces: d.UpsertNamespaces})
+	}
+	for _, n := range d.DeleteNamespaces {
+		write(fsm.NamespaceDeleteRequestType, &structs.NamespaceDeleteRequest{Namespaces: []string{n}})
+	}
+	for _, p := range d.DeleteNodePools {
+		write(fsm.NodePoolDeleteRequestType, &structs.NodePoolDeleteRequest{Names: []string{p}, Region: r.Region})
 	}
 	return errors.Join(errs...)
 }

@@ -53,3 +53,41 @@ func TestDiffACLMirrorsPoliciesAndGlobalTokensOnly(t *testing.T) {
 		t.Fatal("a nil answer deletes")
 	}
 }
+
+func TestDiffNamespacesAndNodePools(t *testing.T) {
+	have := []*structs.Namespace{
+		{Name: "default", Description: "Default shared namespace", CreateIndex: 1, ModifyIndex: 1},
+		{Name: "same", Description: "s", CreateIndex: 5, ModifyIndex: 7},
+		{Name: "changed", Description: "old"},
+		{Name: "gone"},
+	}
+	want := []*structs.Namespace{
+		{Name: "default", Description: "Default shared namespace", CreateIndex: 3, ModifyIndex: 3},
+		{Name: "same", Description: "s", CreateIndex: 50, ModifyIndex: 70},
+		{Name: "changed", Description: "new"},
+		{Name: "new", Meta: map[string]string{"team": "a"}},
+	}
+	up, del := DiffNamespaces(have, want)
+	if len(up) != 2 || up[0].Name != "changed" || up[1].Name != "new" || up[1].CreateIndex != 0 || len(del) != 1 || del[0] != "gone" {
+		t.Fatalf("namespaces: +%v -%v", up, del)
+	}
+	// "default" is never deleted, and a source that sends none changes nothing.
+	if _, del := DiffNamespaces(have, []*structs.Namespace{}); len(del) != 3 || del[0] != "changed" {
+		t.Fatalf("deleting all: %v", del)
+	}
+	if up, del := DiffNamespaces(have, nil); up != nil || del != nil {
+		t.Fatal("a nil list changed something")
+	}
+
+	pools := []*structs.NodePool{
+		{Name: "all"}, {Name: "default"}, {Name: "gpu", Description: "g", CreateIndex: 4, ModifyIndex: 4}, {Name: "old"},
+	}
+	wantPools := []*structs.NodePool{
+		{Name: "all", Description: "changed built-in"}, {Name: "gpu", Description: "g", CreateIndex: 9, ModifyIndex: 9},
+		{Name: "arm", NodeIdentityTTL: time.Hour},
+	}
+	pu, pd := DiffNodePools(pools, wantPools)
+	if len(pu) != 1 || pu[0].Name != "arm" || len(pd) != 1 || pd[0] != "old" {
+		t.Fatalf("node pools: +%v -%v", pu, pd)
+	}
+}

@@ -17,12 +17,16 @@ type FederatedServer struct {
 }
 
 // ACLReplication is the answer of `GET /v1/acl/replication`: what
-// the authoritative region replicates to the others. Tokens are the global
-// tokens only, each with its SecretHash (the state never holds a secret),
+// the authoritative region replicates to the others: ACL policies, global
+// tokens, namespaces and node pools. Tokens are the global tokens only, each with its SecretHash (the state never holds a secret),
 // which the usual JSON shape of a token leaves out.
 type ACLReplication struct {
 	Policies []*ACLPolicy
 	Tokens   []*ReplicatedACLToken
+	// Namespaces and NodePools replicate too, as Nomad's (the built-in
+	// node pools excepted); nil from a server that sends none.
+	Namespaces []*Namespace `json:",omitempty"`
+	NodePools  []*NodePool  `json:",omitempty"`
 }
 
 // ReplicatedACLToken is a global token as it replicates: the token and its
