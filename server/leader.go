@@ -133,6 +133,7 @@ func (l *Leader) Run(ctx context.Context) {
 	start(func() { l.runDrainer(t) })
 	start(func() { l.runVarLocks(t) })
 	start(func() { l.runPeriodic(ctx) })
+	start(func() { l.runACLTokenGC(t) })
 	start(func() { l.runBrokerMetrics(t) })
 	if l.cfg.Events != nil {
 		start(func() { l.runRolloutMetrics(ctx) })
