@@ -187,6 +187,9 @@ func (s *Server) jobUpdate(w http.ResponseWriter, r *http.Request) (any, error) 
 // when not empty, must be the job's ID. PUT /v1/jobs may serve through it
 // too, to honour EnforceIndex and report malformed JSON by line and column.
 func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pathID string) (any, error) {
+	if err := s.registrationAllowed(r); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
