@@ -37,12 +37,13 @@ var (
 	_ httpapi.NodeOpsBackend       = (*Agent)(nil)
 	_ httpapi.JobEvaluateBackend   = (*Agent)(nil)
 	_ httpapi.Federator            = (*Agent)(nil)
+	_ httpapi.ServerBuildBackend   = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
 	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "Federator", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
-	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerMembersBackend", "SnapshotBackend",
+	"JobScaleBackend", "LeaderBuilder", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerBuildBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
 // TestAgentServesEveryBackendInterfaceOfTheAPI fails when the HTTP API

@@ -19,7 +19,10 @@ import (
 // job's tracked versions, or the job was purged. A registration keeps the
 // Submission of its envelope (RegisterEnvelope.Submission) for the version
 // it leaves current; one larger than structs.MaxJobSourceSize is discarded
-// with a warning, the job still registered, as Nomad's.
+// with a warning, the job still registered, as Nomad's. While a server of
+// the Raft configuration runs a build before jobSubmissionBuild, which
+// would apply the registration without it, none is kept either (the
+// warning says so): the servers keep the same sources.
 
 func init() {
 	register(
@@ -61,11 +64,26 @@ type jobSubmissionView struct {
 	Variables     string
 }
 
-// submissionOf is the submission a registration keeps, or nil with
-// Nomad's warning when it is larger than structs.MaxJobSourceSize.
-func submissionOf(sub *structs.JobSubmission) (*structs.JobSubmission, string) {
+// ServerBuildBackend is a backend that knows the lowest
+// structs.ServerBuild among the servers of the Raft configuration (the
+// agent); without it every build is taken as current.
+type ServerBuildBackend interface {
+	MinServerBuild() int
+}
+
+// jobSubmissionBuild is the structs.ServerBuild whose servers keep job
+// submissions (JobRegisterRequest.Submission).
+const jobSubmissionBuild = 2
+
+// submissionOf is the submission a registration keeps, or nil with a
+// warning: Nomad's when it is larger than structs.MaxJobSourceSize, or
+// that a server does not keep sources yet.
+func (s *Server) submissionOf(sub *structs.JobSubmission) (*structs.JobSubmission, string) {
 	if sub == nil {
 		return nil, ""
+	}
+	if b, ok := s.backend.(ServerBuildBackend); ok && b.MinServerBuild() < jobSubmissionBuild {
+		return nil, "job source not kept: not every server runs a build that keeps job sources yet"
 	}
 	if n := sub.Size(); n > structs.MaxJobSourceSize {
 		return nil, fmt.Sprintf("job source size of %s exceeds maximum of %s and will be discarded",

@@ -54,6 +54,7 @@ type RegisterEnvelope struct {
 // those drover accepts (Region, Namespace, the tokens and the submitted
 // source are read past: the job carries its own region and namespace),
 // false for those it does not support, refused when set. Submission is
+// kept (job_submission.go). Submission is
 // kept (job_submission.go).
 var envelopeFields = map[string]bool{
 	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,
@@ -235,7 +236,7 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	for _, d := range diags {
 		warnings = append(warnings, d.String())
 	}
-	sub, warn := submissionOf(env.Submission)
+	sub, warn := s.submissionOf(env.Submission)
 	if warn != "" {
 		warnings = append(warnings, warn)
 	}
