@@ -120,7 +120,7 @@ func (s *Server) namespaceApply(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, Errorf(http.StatusBadRequest, "Namespace name does not match request path")
 	}
 	if err := ns.Validate(); err != nil {
-		return nil, Errorf(http.StatusBadRequest, "Invalid namespace %q: %v", ns.Name, err)
+		return nil, Errorf(http.StatusBadRequest, "Invalid namespace %q: %s", ns.Name, strings.TrimRight(err.Error(), "\n"))
 	}
 	ns.CreateIndex, ns.ModifyIndex, ns.Hash = 0, 0, nil
 	_, index, err := s.backend.Apply(r.Context(), fsm.NamespaceUpsertRequestType,
