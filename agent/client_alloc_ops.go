@@ -146,7 +146,7 @@ func (h *clientHandler) exec(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		srv.Discard()
-		writeClientError(w, opError(err))
+		answerClientError(w, r, opError(err))
 		return
 	}
 	conn, err := upgrader.Upgrade(w, r, nil)

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -98,21 +99,36 @@ func TestExecRestartAndSignalThroughAServersAddress(t *testing.T) {
 		t.Fatalf("exec on a terminal through the server: code %d, %v, output %q", code, err, tty.String())
 	}
 
-	// Refusals, as HTTP answers before any upgrade, through the server
-	// and on the node alike.
+	// Refusals, through the server and on the node alike: a request that
+	// does not parse is an HTTP answer before any upgrade; what the node
+	// refuses is answered inside the WebSocket, closed with its text, as
+	// Nomad's (its client returns the text as the error).
 	for _, addr := range []string{s.HTTPAddr(), c.HTTPAddr()} {
 		for _, tc := range []struct {
 			url  string
-			code int
+			code int // HTTP status; 0: upgraded, then closed with 1008
 			msg  string
 		}{
-			{execURL(addr, allocID, "nope", `["true"]`, false), 404, `unknown task "nope"`},
-			{execURL(addr, "0c8a3c0e-0000-0000-0000-000000000000", "app", `["true"]`, false), 404, "unknown allocation"},
+			{execURL(addr, allocID, "nope", `["true"]`, false), 0, `unknown task "nope"`},
+			{execURL(addr, "0c8a3c0e-0000-0000-0000-000000000000", "app", `["true"]`, false), 0, `Unknown allocation "0c8a3c0e-0000-0000-0000-000000000000"`},
 			{execURL(addr, allocID, "app", `[]`, false), 400, "missing command"},
 			{execURL(addr, allocID, "app", `sh`, false), 400, "JSON array"},
-			{execURL(addr, allocID, "app", `["/no/such/command"]`, false), 400, "cannot start the command"},
+			{execURL(addr, allocID, "app", `["/no/such/command"]`, false), 0, "cannot start the command"},
 		} {
 			conn, resp, err := websocket.DefaultDialer.Dial(tc.url, nil)
+			if tc.code == 0 {
+				if err != nil {
+					t.Errorf("%s: not upgraded: %v", tc.url, err)
+					continue
+				}
+				_, _, rerr := conn.ReadMessage()
+				conn.Close()
+				var ce *websocket.CloseError
+				if !errors.As(rerr, &ce) || ce.Code != websocket.ClosePolicyViolation || !strings.Contains(ce.Text, tc.msg) {
+					t.Errorf("%s: %v, want a close 1008 %q", tc.url, rerr, tc.msg)
+				}
+				continue
+			}
 			if err == nil {
 				conn.Close()
 				t.Errorf("%s: upgraded", tc.url)

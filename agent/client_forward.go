@@ -135,7 +135,7 @@ func (cr *clientRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	forwarded := r.Header.Get(ClientForwardedHeader) != ""
 	switch {
 	case t.allocID == "" && !t.host:
-		writeClientError(w, &httpError{code: http.StatusNotFound, msg: "this agent runs no client"})
+		answerClientError(w, r, &httpError{code: http.StatusNotFound, msg: "this agent runs no client"})
 		return
 	case forwarded || cr.state == nil:
 		// Nowhere to send it: the local client answers (404 for what it
@@ -148,15 +148,15 @@ func (cr *clientRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if t.host {
 			msg = fmt.Sprintf("unknown node %q: this agent runs no client", t.nodeID)
 		}
-		writeClientError(w, &httpError{code: http.StatusNotFound, msg: msg})
+		answerClientError(w, r, &httpError{code: http.StatusNotFound, msg: msg})
 		return
 	case t.host && t.nodeID == "":
-		writeClientError(w, &httpError{code: http.StatusBadRequest, msg: "missing node_id: this agent runs no client"})
+		answerClientError(w, r, &httpError{code: http.StatusBadRequest, msg: "missing node_id: this agent runs no client"})
 		return
 	}
 	node, err := cr.resolve(t)
 	if err != nil {
-		writeClientError(w, err)
+		answerClientError(w, r, err)
 		return
 	}
 	if cr.local != nil && node.ID == cr.nodeID {
@@ -203,7 +203,7 @@ func (cr *clientRouter) failed(w http.ResponseWriter, r *http.Request, err error
 		return // the caller went away
 	}
 	cr.logger.Warn("forwarding a client request failed", "path", r.URL.Path, "node_id", node.ID, "error", err)
-	writeClientError(w, &httpError{code: http.StatusBadGateway,
+	answerClientError(w, r, &httpError{code: http.StatusBadGateway,
 		msg: fmt.Sprintf("node %s (%s) at %s did not answer: %v", node.Name, node.ID, node.HTTPAddr, err)})
 }
 
