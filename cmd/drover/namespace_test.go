@@ -79,8 +79,8 @@ meta {
 	wantCLI(t, 0, nil, "system", "reconcile", "summaries", a)
 	wantCLI(t, 1, []string{"not a server: garbage collection unavailable"}, "system", "gc", a)
 
-	wantCLI(t, 1, []string{"drover acl role list is not supported by drover yet: the servers have no ACL roles yet"}, "acl", "role", "list", "-json", a)
-	wantCLI(t, 1, []string{"drover server force-leave is not supported by drover yet"}, "server", "force-leave", "-prune", a, "s1")
+	wantCLI(t, 1, []string{"Error listing ACL roles", "ACL support disabled"}, "acl", "role", "list", "-json", a)
+	wantCLI(t, 1, []string{"Error force-leaving server s1", "this agent runs no server that can force another out"}, "server", "force-leave", "-prune", a, "s1")
 	wantCLI(t, 1, []string{"No path to region"}, "job", "status", "-region", "eu", a)
 }
 
