@@ -231,15 +231,19 @@ func newNodePoolJobsCommand() *cobra.Command {
 	var pages pageFlags
 	cmd := &cobra.Command{
 		Use:   "jobs [-json | -t TEMPLATE] NAME",
-		Short: "List the jobs of a node pool (in -namespace; * for all)",
+		Short: "List the jobs of a node pool (in -namespace; * for all; NAME may be a prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
+			pool, err := nodePoolByPrefix(cmd, c, args[0])
+			if err != nil {
+				return err
+			}
 			var jobs []*structs.JobListStub
-			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/jobs", nil, &jobs); err != nil {
+			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(pool.Name)+"/jobs", nil, &jobs); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving jobs: %v", err)}
 			}
 			jobs, err = filterItems(pages.filter, jobs)
@@ -274,15 +278,19 @@ func newNodePoolNodesCommand() *cobra.Command {
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "nodes [-json | -t TEMPLATE] [-verbose] NAME",
-		Short: "List the nodes of a node pool",
+		Short: "List the nodes of a node pool (NAME may be a prefix)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
 			if err != nil {
 				return err
 			}
+			pool, err := nodePoolByPrefix(cmd, c, args[0])
+			if err != nil {
+				return err
+			}
 			var nodes []*structs.NodeListStub
-			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(args[0])+"/nodes", nil, &nodes); err != nil {
+			if _, err := c.Get(cmd.Context(), "/v1/node/pool/"+url.PathEscape(pool.Name)+"/nodes", nil, &nodes); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error retrieving nodes: %v", err)}
 			}
 			nodes, err = filterItems(pages.filter, nodes)

@@ -67,7 +67,8 @@ func TestNodePoolCommands(t *testing.T) {
 	n.NodePool = "gpu"
 	b.must(t, fsm.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: n})
 	wantCLI(t, 0, []string{idShort(n.ID), "gpu"}, "node", "pool", "nodes", a, "gpu")
-	wantCLI(t, 0, []string{n.ID}, "node", "pool", "nodes", "-verbose", a, "gpu")
+	wantCLI(t, 0, []string{n.ID}, "node", "pool", "nodes", "-verbose", a, "gp")
+	wantCLI(t, 1, []string{`No node pool with prefix "nope" found`}, "node", "pool", "jobs", a, "nope")
 	wantCLI(t, 0, []string{"No nodes"}, "node", "pool", "nodes", a, "default")
 	b.registerWeb(t)
 	wantCLI(t, 0, []string{"web"}, "node", "pool", "jobs", a, "default")
