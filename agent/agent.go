@@ -55,9 +55,12 @@ type Agent struct {
 	// left are the servers this one forced out (force_leave.go).
 	left forceLeft
 	// fed is what this server knows of the other regions' servers
-	// (federation.go).
-	fed *cluster.Federation
-	api *httpapi.Server
+	// (federation.go); fedHTTP are the clients of their HTTP APIs, by
+	// region, each checking its region's server name with TLS.
+	fed       *cluster.Federation
+	fedHTTPMu sync.Mutex
+	fedHTTP   map[string]*http.Client
+	api       *httpapi.Server
 	// autopilot holds the leader's latest view of the servers' health.
 	autopilot autopilotState
 
@@ -275,7 +278,7 @@ func (a *Agent) openServer() error {
 	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
 		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()),
 		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}), httpapi.WithMetrics(a.telemetry.Handler()),
-		httpapi.WithPrometheusAddress(a.cfg.PrometheusAddress))
+		httpapi.WithPrometheusAddress(a.cfg.PrometheusAddress), httpapi.WithRegionTLS(a.tls.ServerHTTPClientFor))
 	// Registered once the API exists: the service makes the first key
 	// through it.
 	srv.OnLeadership("keyring", a.runKeyring)

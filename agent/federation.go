@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/droverhq/drover/httpapi"
 	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/tlsutil"
 )
 
 // Federation: the servers of several regions join over the same exchange
@@ -75,7 +77,8 @@ func (a *Agent) JoinAddresses(ctx context.Context, addrs []string) (int, error) 
 		if addr == "" {
 			continue
 		}
-		resp, err := a.JoinServer(ctx, addr)
+		// Its region is not known yet: a server of any region of the CA.
+		resp, err := a.joinServerIn(ctx, addr, "")
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -146,7 +149,7 @@ func (a *Agent) federate(ctx context.Context) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, err := a.JoinServer(ctx, m.HTTPAddr)
+					_, err := a.joinServerIn(ctx, m.HTTPAddr, m.Region)
 					mu.Lock()
 					defer mu.Unlock()
 					if err != nil {
@@ -222,7 +225,7 @@ func (s aclSource) ACLReplication(ctx context.Context, minIndex uint64) (*struct
 	if err != nil {
 		return nil, 0, err
 	}
-	c, err := s.a.serverClient(addr)
+	c, err := s.a.federationClient(addr, region)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -250,4 +253,62 @@ func (a *Agent) startACLReplication() {
 	}
 	rep := &server.ACLReplicator{Source: aclSource{a}, Raft: a.raft, State: a.fsm.State, Logger: a.logger.Named("acl-replication"), Region: a.cfg.Region}
 	a.raft.OnLeadership("acl-replication", rep.Run)
+}
+
+// federationClient returns an API client of the server at addr, a server
+// of region: this region's through the agent's shared client; another
+// region's, or any region's for "", over a client whose TLS checks that
+// region's server name (tlsutil.ServerHTTPClientFor, ServerHTTPClientAnyRegion).
+func (a *Agent) federationClient(addr, region string) (*apiclient.Client, error) {
+	if region == a.cfg.Region || !a.tls.HTTPEnabled() {
+		return a.serverClient(addr)
+	}
+	a.fedHTTPMu.Lock()
+	hc, ok := a.fedHTTP[region]
+	if !ok {
+		tc := a.tls.ServerHTTPClientFor(region)
+		if region == "" {
+			tc = a.tls.ServerHTTPClientAnyRegion()
+		}
+		hc = &http.Client{Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSClientConfig:     tc,
+			TLSHandshakeTimeout: 10 * time.Second,
+			MaxIdleConnsPerHost: 8,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+		if a.fedHTTP == nil {
+			a.fedHTTP = map[string]*http.Client{}
+		}
+		a.fedHTTP[region] = hc
+	}
+	a.fedHTTPMu.Unlock()
+	return apiclient.NewWithHTTPClient(apiclient.WithScheme(addr, a.tls.Scheme()), hc)
+}
+
+// federatedPeer reports whether a request whose certificate does not name
+// a role of this region may still be served: with the server role needed,
+// a certificate of a server of another region (server.<R>.nomad) is
+// enough for what crosses regions — its join, whose body must then name R
+// (PeerRegionHeader, checked by the API), and a request it forwarded here
+// from R (httpapi.RegionForwardedHeader). Never for a forward to this
+// region's leader or to a node.
+func (a *Agent) federatedPeer(r *http.Request, roles []string) bool {
+	if !slices.Contains(roles, tlsutil.RoleServer) {
+		return false
+	}
+	region, err := a.tls.PeerServerRegion(r.TLS)
+	if err != nil || region == a.cfg.Region {
+		return false
+	}
+	switch {
+	case r.URL.Path == "/v1/internal/join":
+		r.Header.Set(httpapi.PeerRegionHeader, region)
+		return true
+	case r.Header.Get(httpapi.RegionForwardedHeader) == region && r.Header.Get(httpapi.ForwardedHeader) == "" &&
+		r.Header.Get(ClientForwardedHeader) == "":
+		return true
+	}
+	return false
 }

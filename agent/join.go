@@ -113,7 +113,14 @@ func (a *Agent) joinTargets() []string {
 // records what it answers. A server that is not drover's answers with
 // ErrNotServer.
 func (a *Agent) JoinServer(ctx context.Context, addr string) (*structs.ServerJoinResponse, error) {
-	c, err := a.serverClient(addr)
+	return a.joinServerIn(ctx, addr, a.cfg.Region)
+}
+
+// joinServerIn is JoinServer for a server of region, whose certificate
+// must name it with verify_server_hostname ("": of any region, for an
+// address whose region is not known yet; federation.go).
+func (a *Agent) joinServerIn(ctx context.Context, addr, region string) (*structs.ServerJoinResponse, error) {
+	c, err := a.federationClient(addr, region)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ import (
 //     one shared client over tlsutil.ServerHTTPClient;
 //   - a server's forwarding of /v1/client/ requests to client nodes:
 //     tlsutil.NodeHTTPClient;
+//   - a server's calls to the servers of another region (federation.go):
+//     tlsutil.ServerHTTPClientFor that region, or ServerHTTPClientAnyRegion
+//     for a server join by address;
 //   - Raft: tlsutil.RaftServer and RaftClient (tls.rpc), in the cluster
 //     package's TLS stream layer.
 //
@@ -65,12 +68,14 @@ func (a *Agent) roleGuard(next http.Handler) http.Handler {
 	}
 	region := a.tls.Config().Region
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Set only by the guard, below (federation.go).
+		r.Header.Del(httpapi.PeerRegionHeader)
 		roles := requiredRoles(r)
 		if roles == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if err := a.tls.CheckPeerRole(r.TLS, roles...); err != nil {
+		if err := a.tls.CheckPeerRole(r.TLS, roles...); err != nil && !a.federatedPeer(r, roles) {
 			names := make([]string, len(roles))
 			for i, role := range roles {
 				names[i] = tlsutil.RoleName(role, region)

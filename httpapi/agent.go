@@ -65,6 +65,12 @@ func (s *Server) internalJoin(w http.ResponseWriter, r *http.Request) (any, erro
 	if req.Self.ID == "" || req.Self.RaftAddr == "" || req.Self.HTTPAddr == "" {
 		return nil, Errorf(http.StatusBadRequest, "join request without ID, RaftAddr or HTTPAddr")
 	}
+	if pr := r.Header.Get(PeerRegionHeader); pr != "" && req.Self.Region != pr {
+		// A server of another region joins as a server of its own
+		// region only (regions.go).
+		return nil, Errorf(http.StatusForbidden, "join refused: the caller's certificate is of a server of region %q, the join names region %q: %w",
+			pr, req.Self.Region, ErrForbidden)
+	}
 	resp, err := s.backend.Join(r.Context(), &req)
 	if err != nil || s.access.JoinToken == "" {
 		return resp, err

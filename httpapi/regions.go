@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -70,6 +72,49 @@ type Federator interface {
 // forwarded here (its value is that region): it is never forwarded to
 // another region again.
 const RegionForwardedHeader = "X-Drover-Forwarded-Region"
+
+// PeerRegionHeader is set by the agent, on a join whose TLS certificate is
+// of a server of another region, to that region: the join must name it
+// (the agent strips it from every request first).
+const PeerRegionHeader = "X-Drover-Peer-Region"
+
+// regionProxies are the forwarders to the servers of other regions: with
+// TLS, one per region, whose connections check that region's server name.
+type regionProxies struct {
+	tlsFor func(region string) *tls.Config
+	mu     sync.Mutex
+	byName map[string]*forwarder
+}
+
+// WithRegionTLS sets the TLS configuration of the calls to the servers of
+// each other region (tlsutil.ServerHTTPClientFor); nil, or a nil
+// configuration, keeps the forwarder to the leader's.
+func WithRegionTLS(f func(region string) *tls.Config) Option {
+	return func(s *Server) { s.regionProxies.tlsFor = f }
+}
+
+// regionProxy is the forwarder to the servers of region.
+func (s *Server) regionProxy(region string) *forwarder {
+	p := &s.regionProxies
+	if p.tlsFor == nil {
+		return s.proxy
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.byName[region]; ok {
+		return f
+	}
+	tc := p.tlsFor(region)
+	if tc == nil {
+		return s.proxy
+	}
+	if p.byName == nil {
+		p.byName = map[string]*forwarder{}
+	}
+	f := newForwarder(s.logger, s.access.JoinToken, tc)
+	p.byName[region] = f
+	return f
+}
 
 // ErrNoRegionPath: no server of the region a request names is known.
 var ErrNoRegionPath = errors.New("No path to region")
@@ -362,6 +407,7 @@ func (s *Server) forwardRegion(w http.ResponseWriter, r *http.Request, f Federat
 	}
 	deadline := time.Now().Add(s.forwardHold)
 	var last error
+	proxy := s.regionProxy(region)
 	order := rand.Perm(len(servers))
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && attempt%len(servers) == 0 {
@@ -383,11 +429,11 @@ func (s *Server) forwardRegion(w http.ResponseWriter, r *http.Request, f Federat
 			sig = &forwardSig{sum: *sum, format: joinauth.ForwardFormatFor(m.Build), origin: remoteHost(r)}
 		}
 		rctx := context.WithValue(r.Context(), regionForwardKey{}, s.localRegion())
-		last = s.proxy.serve(w, r.WithContext(rctx), m.HTTPAddr, sig, deadline.Add(forwardSlack+blockingWait(r)))
+		last = proxy.serve(w, r.WithContext(rctx), m.HTTPAddr, sig, deadline.Add(forwardSlack+blockingWait(r)))
 		if last == nil {
 			return
 		}
-		s.proxy.dropIdle(last)
+		proxy.dropIdle(last)
 		if !(resendable(r) || notSent(last)) || time.Now().After(deadline) || r.Context().Err() != nil {
 			break
 		}

@@ -82,6 +82,9 @@ type Server struct {
 	// prometheusAddress is the servers' analysis { prometheus_address }
 	// (analysis.go).
 	prometheusAddress string
+	// regionProxies forward requests to the servers of other regions
+	// (regions.go).
+	regionProxies regionProxies
 }
 
 // Option configures a Server.
