@@ -418,9 +418,9 @@ func (s *Server) allocsUpdate(w http.ResponseWriter, r *http.Request) (any, erro
 		default:
 			return nil, Errorf(http.StatusBadRequest, "alloc %s: a client cannot report status %q", a.ID, a.ClientStatus)
 		}
-		if ns := a.NetworkStatus; ns != nil && (net.ParseIP(ns.Address) == nil || len(ns.InterfaceName) > 15 ||
+		if ns := a.NetworkStatus; ns != nil && ((ns.Address != "" && net.ParseIP(ns.Address) == nil) || len(ns.InterfaceName) > 15 ||
 			(ns.AddressIPv6 != "" && net.ParseIP(ns.AddressIPv6) == nil)) {
-			return nil, Errorf(http.StatusBadRequest, "alloc %s: NetworkStatus must give an IP Address and an InterfaceName of at most 15 characters", a.ID)
+			return nil, Errorf(http.StatusBadRequest, "alloc %s: NetworkStatus must give an IP Address (or none) and an InterfaceName of at most 15 characters", a.ID)
 		}
 		allocs = append(allocs, &structs.Allocation{
 			ID: a.ID, ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,

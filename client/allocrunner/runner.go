@@ -88,7 +88,7 @@ type Update struct {
 	Health *health.Result
 	// PersistErr is set if the state file could not be written.
 	PersistErr error
-	// NetworkStatus is the allocation's own network (bridge mode), nil
+	// NetworkStatus is the allocation's own network (bridge mode), empty
 	// without one.
 	NetworkStatus *structs.AllocNetworkStatus
 }
@@ -527,6 +527,8 @@ func (ar *AllocRunner) snapshotLocked() Update {
 		u.TaskStates[k] = v.Copy()
 	}
 	u.ClientStatus = ClientStatus(u.TaskStates)
+	// As Nomad's clients, an empty one without a network of its own.
+	u.NetworkStatus = &structs.AllocNetworkStatus{}
 	if ar.net != nil {
 		u.NetworkStatus = &structs.AllocNetworkStatus{InterfaceName: ar.net.InterfaceName, Address: ar.net.Address}
 	}
