@@ -352,6 +352,10 @@ func (a *Agent) handler() http.Handler {
 	} else {
 		mux.Handle("GET /v1/metrics", a.metricsHandler())
 		mux.Handle("/", a.clientAPI())
+		// Its own log and profiles (client_agent_endpoints.go).
+		local := a.localAgentHandler()
+		mux.Handle("GET /v1/agent/monitor", local)
+		mux.Handle("GET /v1/agent/pprof/{profile}", local)
 	}
 	if a.api != nil && !a.cfg.UIDisabled {
 		// The web UI: static pages and one script, public as Nomad's (they

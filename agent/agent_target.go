@@ -106,3 +106,5 @@ var (
 )
 
 var _ httpapi.ForceLeaveBackend = (*Agent)(nil)
+
+var _ httpapi.LocalAgentBackend = (*Agent)(nil)

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // The agent endpoints that look at one agent's process (its profiles,
@@ -77,4 +80,55 @@ func (s *Server) forwardToAgent(w http.ResponseWriter, r *http.Request, addr str
 		},
 	}
 	p.ServeHTTP(w, r)
+}
+
+// LocalAgentBackend is what a client-only agent gives to serve its own
+// log and profiles (LocalAgentHandler).
+type LocalAgentBackend interface {
+	LogSinkBackend
+	// DebugEnabled is as AgentTargetBackend's.
+	DebugEnabled() bool
+}
+
+// localAgent adapts a LocalAgentBackend to the handlers: a client-only
+// agent is always the target (the servers resolved it).
+type localAgent struct {
+	Backend // nil: the handlers use only the methods below
+	LocalAgentBackend
+}
+
+func (localAgent) AgentTarget(string, string) (string, error) { return "", nil }
+
+// LocalAgentHandler serves GET /v1/agent/monitor and GET
+// /v1/agent/pprof/{profile} for a client-only agent, about itself: a
+// server forwards a ?node_id= request to the node's agent, which answers
+// here. authorize checks the caller (agent:write when write, else
+// agent:read) and reports whether ACLs are on.
+func LocalAgentHandler(b LocalAgentBackend, logger hclog.Logger, authorize func(r *http.Request, write bool) (aclsOn bool, err error)) http.Handler {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	s := &Server{backend: localAgent{LocalAgentBackend: b}, logger: logger.Named("http"), now: time.Now}
+	serve := func(write bool, h HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			on, err := authorize(r, write)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), authzKey{}, &authz{enabled: on}))
+			out, err := h(s, w, r)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			if _, ok := out.(written); !ok {
+				writeJSON(w, http.StatusOK, out)
+			}
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/agent/monitor", serve(false, (*Server).agentMonitor))
+	mux.Handle("GET /v1/agent/pprof/{profile}", serve(true, (*Server).agentPprof))
+	return mux
 }
