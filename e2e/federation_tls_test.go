@@ -73,6 +73,17 @@ tls {
 	if err != nil || !strings.Contains(out, "Joined 1 servers successfully") {
 		t.Fatalf("server join over TLS: %v\n%s", err, out)
 	}
+	// Each lists the other's server as alive: probed with the other
+	// region's server name.
+	eventually(t, 20*time.Second, "west's server alive in east's members", func() error {
+		out, err := cli(east, "server", "members")
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "west-1.west") && strings.Contains(line, "alive") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%v: %s", err, out)
+	})
 	for _, c := range []struct {
 		via           *agentProc
 		region, other string

@@ -116,6 +116,18 @@ func (s *Server) regionProxy(region string) *forwarder {
 	return f
 }
 
+// probeClientFor is probeClient for a server of another region: with TLS,
+// its certificate must name that region's server (WithRegionTLS).
+func (s *Server) probeClientFor(region string) *http.Client {
+	c := s.probeClient()
+	if s.regionProxies.tlsFor != nil {
+		if tc := s.regionProxies.tlsFor(region); tc != nil {
+			c.Transport = &http.Transport{Proxy: nil, TLSClientConfig: tc, DisableKeepAlives: true}
+		}
+	}
+	return c
+}
+
 // ErrNoRegionPath: no server of the region a request names is known.
 var ErrNoRegionPath = errors.New("No path to region")
 

@@ -125,6 +125,11 @@ func (s *Server) probeMembers(ctx context.Context, selfID string, known []struct
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			client := client
+			if r := am.Tags["region"]; r != "" && r != s.localRegion() {
+				// A server of a federated region (regions.go).
+				client = s.probeClientFor(r)
+			}
 			if probe(ctx, client, s.agentScheme(), addrs[id]) {
 				am.Status = structs.MemberStatusAlive
 			}
