@@ -42,7 +42,7 @@ var (
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "ForceLeaveBackend", "Federator", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
+	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "Federator", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
 	"JobScaleBackend", "LeaderBuilder", "LocalAgentBackend", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerBuildBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 
