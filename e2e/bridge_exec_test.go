@@ -336,7 +336,8 @@ func TestBridgeSetupFailureFailsTheAlloc(t *testing.T) {
 // TestBridgeNamespaceSurvivesClientSIGKILL: a client killed with SIGKILL
 // and started again on its data directory re-attaches to its running
 // bridge allocation and keeps its namespace (the task still answers on
-// its mapped port); the namespace goes once the job stops.
+// its mapped port); killed once more, and started after the allocation
+// is gone, it removes the namespace, rules and lease at start.
 func TestBridgeNamespaceSurvivesClientSIGKILL(t *testing.T) {
 	requireBridge(t)
 	if testing.Short() {
@@ -409,13 +410,31 @@ func TestBridgeNamespaceSurvivesClientSIGKILL(t *testing.T) {
 	if err != nil || a.ClientStatus != structs.AllocClientStatusRunning {
 		t.Fatalf("alloc after the restart: %v %s", err, jsonString(a))
 	}
+	addrInNS := a.NetworkStatus.Address
 
+	// Killed again, and this time the allocation is gone when it comes
+	// back (its task killed, its directory removed, the job stopped):
+	// the client's reconcile at start removes the namespace, its rules
+	// and its address lease.
+	_ = again.cmd.Process.Signal(syscall.SIGKILL)
+	<-again.done
+	killAllocProcs(allocID)
 	if _, err := c.Jobs().Deregister(ctx(t), "bridge-kill", false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "the namespace removed", func() error {
-		if left := netLeftovers(t, allocID, ""); len(left) > 0 {
+	if err := os.RemoveAll(filepath.Join(dataDir, "alloc", allocID)); err != nil {
+		t.Fatal(err)
+	}
+	if left := netLeftovers(t, allocID, addrInNS); len(left) == 0 {
+		t.Fatal("nothing of the allocation's network left before the restart")
+	}
+	third := startClient("c1-third")
+	eventually(t, 30*time.Second, "the namespace reconciled away", func() error {
+		if left := netLeftovers(t, allocID, addrInNS); len(left) > 0 {
 			return fmt.Errorf("left: %q", left)
+		}
+		if !strings.Contains(third.logs.String(), "removed the networks of allocations no longer running") {
+			return fmt.Errorf("no reconcile in the client's log")
 		}
 		return nil
 	})
