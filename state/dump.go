@@ -57,6 +57,9 @@ func (s *Snapshot) Dump() ([]byte, error) {
 type Restorer struct {
 	txn  *WriteTxn
 	done bool
+	// namespaces is set once a namespace is restored: the snapshot was
+	// written by a build that stores them (state_namespaces.go).
+	namespaces bool
 }
 
 // Restorer opens a restore into s, which should be new and empty.
@@ -69,6 +72,7 @@ func (r *Restorer) Insert(table string, obj any) error {
 	if !slices.Contains(Tables, table) {
 		return fmt.Errorf("state: unknown table %q: %w", table, ErrInvalid)
 	}
+	r.namespaces = r.namespaces || table == TableNamespaces
 	if a, ok := obj.(*structs.Allocation); ok && a != nil && table == TableAllocs {
 		c, err := r.txn.restoredAlloc(a)
 		if err != nil {
@@ -92,6 +96,9 @@ func (r *Restorer) Insert(table string, obj any) error {
 // before the store kept them) gets one for every namespace its objects
 // name (state_namespaces.go).
 func (r *Restorer) Commit() {
+	// A failed scan leaves the namespaces to the next write in each
+	// (ensureNamespace).
+	_ = r.deriveMissingNamespaces()
 	// A failed scan leaves the namespaces to the next write in each
 	// (ensureNamespace).
 	_ = r.deriveMissingNamespaces()

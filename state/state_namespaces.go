@@ -168,19 +168,18 @@ func namespaceInUse(name string, index uint64) *structs.Namespace {
 	return n
 }
 
-// deriveMissingNamespaces gives a store restored without namespace rows
-// (other than the "default" every store starts with) one for every
-// namespace its jobs, variables and services name, each created at the
-// lowest index of those objects.
+// deriveMissingNamespaces gives a store restored from a snapshot without
+// namespace records (written by a build before them: a later build's
+// always holds "default") one for every namespace its jobs, variables and
+// services name, each created at the lowest index of those objects. A
+// later build's snapshot is restored as it is, so that a namespace deleted
+// while dead jobs remain in it stays deleted, as on the servers that
+// applied the log.
 func (r *Restorer) deriveMissingNamespaces() error {
+	if r.namespaces {
+		return nil
+	}
 	snap := r.txn.reader()
-	all, err := snap.Namespaces()
-	if err != nil {
-		return err
-	}
-	if len(all) > 1 || len(all) == 1 && all[0].Name != structs.DefaultNamespace {
-		return nil // written by a build that keeps them
-	}
 	first := map[string]uint64{}
 	add := func(ns string, idx uint64) {
 		if ns == "" || ns == structs.DefaultNamespace || strings.ContainsRune(ns, 0) {

@@ -141,11 +141,26 @@ func TestRestoreDerivesNamespaces(t *testing.T) {
 		}
 	}
 
-	// With rows: only those (a deleted namespace stays deleted).
-	must(t, upsertNamespaces(src, 30, &structs.Namespace{Name: "z", Description: "kept"}))
-	same := restoredCopy(t, src)
-	if a, b := dumpOf(t, src), dumpOf(t, same); a != b {
+	// With rows: only those. A namespace deleted while a dead job is in
+	// it stays deleted, as on a server that applied the log.
+	fresh := newStore(t)
+	must(t, upsertNamespaces(fresh, 30, &structs.Namespace{Name: "gone"}))
+	dead := statetest.Job("old", 1)
+	dead.Namespace = "gone"
+	_, err := fresh.RegisterJob(31, &structs.JobRegisterRequest{Job: dead, SubmitTime: 31})
+	must(t, err)
+	_, err = fresh.DeregisterJob(32, &structs.JobDeregisterRequest{Namespace: "gone", JobID: "old", SubmitTime: 32})
+	must(t, err)
+	if j := get[*structs.Job](t)(fresh.Snapshot().JobByID("gone", "old")); j == nil || j.Status != structs.JobStatusDead {
+		t.Fatalf("stopped job: %+v", j)
+	}
+	must(t, deleteNamespaces(fresh, 33, "gone"))
+	same := restoredCopy(t, fresh)
+	if a, b := dumpOf(t, fresh), dumpOf(t, same); a != b {
 		t.Errorf("restored copy differs:\n%s\n%s", a, b)
+	}
+	if ns := get[*structs.Namespace](t)(same.Snapshot().NamespaceByName("gone")); ns != nil {
+		t.Errorf("a deleted namespace came back with the restore: %+v", ns)
 	}
 }
 
