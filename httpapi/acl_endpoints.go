@@ -21,6 +21,7 @@ import (
 //
 //	PUT|POST /v1/acl/bootstrap          {"BootstrapSecret"} (optional) → the management token, with its SecretID; once
 //	GET      /v1/acl/policies           → []ACLPolicyListStub (management: all; others: their token's)
+//	GET      /v1/acl/policy/self        → []ACLPolicyListStub: the caller's token's (its roles' too; management: all)
 //	GET      /v1/acl/policy/{name}      → ACLPolicy (management, or a token that has it)
 //	PUT|POST /v1/acl/policy/{name}      ACLPolicy → null (management)
 //	DELETE   /v1/acl/policy/{name}      → null (management)
@@ -56,6 +57,7 @@ func init() {
 	register(
 		route{"GET /v1/acl/policies", readRoute, anyCaller, (*Server).aclPolicies},
 		route{"GET /v1/acl/policy/{name}", readRoute, anyCaller, (*Server).aclPolicyInfo},
+		route{"GET /v1/acl/policy/self", readRoute, anyToken, (*Server).aclPolicySelf},
 		route{"DELETE /v1/acl/policy/{name}", writeRoute, management, (*Server).aclPolicyDelete},
 		route{"GET /v1/acl/tokens", readRoute, management, (*Server).aclTokens},
 		route{"GET /v1/acl/token/self", readRoute, anyToken, (*Server).aclTokenSelf},
@@ -152,15 +154,17 @@ func (s *Server) storedToken(accessor, secret string) (*structs.ACLToken, error)
 }
 
 // callerPolicies says which policies a non-management caller may read:
-// those of its token, "anonymous" for a request without one.
-func callerPolicies(z *authz) (all bool, names []string) {
+// those of its token (its own and its roles'), "anonymous" for a request
+// without one.
+func callerPolicies(z *authz, snap *state.Snapshot) (all bool, names []string, err error) {
 	switch {
 	case z.acl.IsManagement():
-		return true, nil
+		return true, nil, nil
 	case z.token != nil:
-		return false, z.token.Policies
+		names, err = snap.TokenPolicyNames(z.token)
+		return false, names, err
 	}
-	return false, []string{structs.AnonymousPolicy}
+	return false, []string{structs.AnonymousPolicy}, nil
 }
 
 func (s *Server) aclPolicies(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -171,8 +175,11 @@ func (s *Server) aclPolicies(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	all, names := callerPolicies(authzOf(r))
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		all, names, err := callerPolicies(authzOf(r), snap)
+		if err != nil {
+			return nil, 0, err
+		}
 		ps, err := snap.ACLPoliciesByPrefix(o.Prefix)
 		if err != nil {
 			return nil, 0, err
@@ -190,6 +197,12 @@ func (s *Server) aclPolicies(w http.ResponseWriter, r *http.Request) (any, error
 	})
 }
 
+// aclPolicySelf lists the policies of the caller's token, those of its
+// roles included, as Nomad's (a management token: every policy).
+func (s *Server) aclPolicySelf(w http.ResponseWriter, r *http.Request) (any, error) {
+	return s.aclPolicies(w, r)
+}
+
 func (s *Server) aclPolicyInfo(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := s.aclOn(); err != nil {
 		return nil, err
@@ -199,7 +212,11 @@ func (s *Server) aclPolicyInfo(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	name := r.PathValue("name")
-	if all, names := callerPolicies(authzOf(r)); !all && !slices.Contains(names, name) {
+	all, names, err := callerPolicies(authzOf(r), s.backend.State().Snapshot())
+	if err != nil {
+		return nil, err
+	}
+	if !all && !slices.Contains(names, name) {
 		return nil, Errorf(http.StatusForbidden, "%s: reading policy %q needs a management token or a token that has it: %w",
 			ErrPermissionDenied, name, ErrPermissionDenied)
 	}

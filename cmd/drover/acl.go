@@ -19,7 +19,7 @@ func init() { registerCommand("acl", newACLCommand) }
 func newACLCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "acl", Short: "Bootstrap the ACL system; manage ACL policies, roles, tokens, auth methods and binding rules"}
 	policy := &cobra.Command{Use: "policy", Short: "Create, list, read and delete ACL policies"}
-	policy.AddCommand(newACLPolicyApplyCommand(), newACLPolicyListCommand(), newACLPolicyInfoCommand(), newACLPolicyDeleteCommand())
+	policy.AddCommand(newACLPolicyApplyCommand(), newACLPolicyListCommand(), newACLPolicyInfoCommand(), newACLPolicyDeleteCommand(), newACLPolicySelfCommand())
 	token := &cobra.Command{Use: "token", Short: "Create, list, read, update and delete ACL tokens"}
 	token.AddCommand(newACLTokenCreateCommand(), newACLTokenListCommand(), newACLTokenInfoCommand(),
 		newACLTokenUpdateCommand(), newACLTokenDeleteCommand(), newACLTokenSelfCommand())

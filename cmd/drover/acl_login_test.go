@@ -56,8 +56,20 @@ func TestACLRoleAuthMethodLoginCommands(t *testing.T) {
 	if code, out, _ := cli("acl", "role", "info", "-by-name", "readers"); code != 0 || !strings.Contains(out, roleID) {
 		t.Fatalf("role info: %d %q", code, out)
 	}
-	if code, out, _ := cli("acl", "token", "create", "-name", "via-role", "-role-name", "readers"); code != 0 || !strings.Contains(out, "Roles        = ["+roleID+"/readers]") {
+	code, out, _ = cli("acl", "token", "create", "-name", "via-role", "-role-name", "readers")
+	if code != 0 || !strings.Contains(out, "Roles        = ["+roleID+"/readers]") {
 		t.Fatalf("token create -role-name: %d %q", code, out)
+	}
+	viaRole := regexp.MustCompile(`(?m)^Secret ID\s+= ([0-9a-f-]{36})$`).FindStringSubmatch(out)[1]
+	// A token's policies, its role's included.
+	if code, out, _ := cli("acl", "policy", "self", "-token", viaRole); code != 0 || !regexp.MustCompile(`(?m)^ro\s*$`).MatchString(out) {
+		t.Fatalf("policy self: %d %q", code, out)
+	}
+	if code, out, _ := cli("acl", "policy", "info", "-token", viaRole, "ro"); code != 0 || !strings.Contains(out, "Name        = ro") {
+		t.Fatalf("policy info through a role: %d %q", code, out)
+	}
+	if code, out, _ := cli("acl", "policy", "self"); code != 0 || !strings.Contains(out, "This is a management token") {
+		t.Fatalf("policy self of a management token: %d %q", code, out)
 	}
 
 	key, err := rsa.GenerateKey(rand.Reader, 2048)

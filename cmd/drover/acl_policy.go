@@ -141,3 +141,48 @@ func newACLPolicyDeleteCommand() *cobra.Command {
 	addAddressFlag(cmd, &address)
 	return cmd
 }
+
+func newACLPolicySelfCommand() *cobra.Command {
+	var address string
+	var o outputFlags
+	cmd := &cobra.Command{
+		Use:   "self",
+		Short: "List the policies of the token in use, its roles' included",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := apiClientFor(cmd, address)
+			if err != nil {
+				return err
+			}
+			tok, err := c.ACLTokenSelf(cmd.Context())
+			if err != nil {
+				return aclFailed("fetching self token", err)
+			}
+			var ps []*structs.ACLPolicyListStub
+			if _, err := c.Get(cmd.Context(), "/v1/acl/policy/self", nil, &ps); err != nil {
+				return aclFailed("fetching self token policies", err)
+			}
+			if o.set() {
+				return o.write(cmd, ps)
+			}
+			w := cmd.OutOrStdout()
+			if tok.Type == structs.ACLTokenTypeManagement {
+				fmt.Fprintln(w, "This is a management token. No individual policies are assigned.")
+				return nil
+			}
+			if len(ps) == 0 {
+				fmt.Fprintln(w, "No policies found for this token.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "Name\tDescription")
+			for _, p := range ps {
+				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+			}
+			return tw.Flush()
+		},
+	}
+	addAddressFlag(cmd, &address)
+	o.add(cmd)
+	return cmd
+}

@@ -49,7 +49,7 @@ var Commands = []Command{
 	{"acl policy delete", Supported, ""},
 	{"acl policy info", Supported, ""},
 	{"acl policy list", Supported, ""},
-	{"acl policy self", NotSupported, ""},
+	{"acl policy self", Supported, "the token's policies, its roles' included"},
 	{"acl role create", Supported, ""},
 	{"acl role delete", Supported, ""},
 	{"acl role info", Supported, ""},
