@@ -18,7 +18,8 @@ import (
 // (NOMAD_ADDR=http://127.0.0.1:4646) and can do everything it could do at
 // a server. The agent answers /v1/agent/self itself (the CLI's node status
 // -self reads the node's ID there) and hands every other request to the
-// server its client talks to (apiclient.NodeClient.Current), over the
+// server its client talks to (the API under /v1/; the web UI stays the
+// servers') (apiclient.NodeClient.Current), over the
 // agent's one HTTP client of servers (TLS from the agent's configurator);
 // streams (logs, events, exec) pass through unbuffered.
 //
@@ -33,6 +34,10 @@ func (a *Agent) clientAPI() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(a.clientSelf())
 	})
+	var transport http.RoundTripper // nil: http.DefaultTransport
+	if a.agentHTTP != nil {
+		transport = a.agentHTTP.Transport
+	}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			target, err := url.Parse(a.servers.Current())
@@ -43,7 +48,7 @@ func (a *Agent) clientAPI() http.Handler {
 			pr.Out.Host = target.Host
 			pr.SetXForwarded()
 		},
-		Transport:     a.agentHTTP.Transport,
+		Transport:     transport,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			// The next request goes to another server.
@@ -56,7 +61,11 @@ func (a *Agent) clientAPI() http.Handler {
 			http.Error(w, fmt.Sprintf("no server answered: %v", err), http.StatusBadGateway)
 		},
 	}
-	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.servers == nil {
+			http.Error(w, "this agent knows no server", http.StatusBadGateway)
+			return
+		}
 		if serverLocalRoute(r.URL.Path) && !loopbackCaller(r) {
 			http.Error(w, fmt.Sprintf("Permission denied: %s %s is answered to a server's own machine or another server only: ask a server", r.Method, r.URL.Path), http.StatusForbidden)
 			return
