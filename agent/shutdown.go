@@ -49,6 +49,9 @@ func (a *Agent) shutdown() error {
 		a.cancel()
 	}
 	s.step("http server", func() {
+		if a.api != nil {
+			a.api.CloseStreams() // open event streams would hold the shutdown
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), min(5*time.Second, s.left()))
 		defer cancel()
 		if e := a.http.Shutdown(ctx); e != nil {

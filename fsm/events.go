@@ -53,6 +53,22 @@ var eventTypes = map[MessageType]string{
 	NodePoolDeleteRequestType: stream.TypeNodePoolDeleted,
 }
 
+// publishEvents publishes an entry's events as one batch (one frame of
+// the event stream), but for an EvalUpdate: a worker writes an
+// evaluation's outcome with its blocked or follow-up evaluation in one
+// entry, where Nomad's writes each evaluation in an entry of its own, so
+// each of its evaluations is a batch of its own, at the entry's index, as
+// Nomad's stream shows them.
+func publishEvents(b *stream.Buffer, index uint64, t MessageType, evs []*stream.Event) {
+	if t != EvalUpdateRequestType || len(evs) < 2 {
+		b.Publish(index, evs)
+		return
+	}
+	for _, e := range evs {
+		b.Publish(index, []*stream.Event{e})
+	}
+}
+
 // publishes reports whether entries of type t have events.
 func publishes(t MessageType) bool {
 	_, ok := eventTypes[t]

@@ -288,7 +288,7 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		return nil, err
 	}
 	if events != nil {
-		events.Publish(index, eventsOf(t, txn.Changes()))
+		publishEvents(events, index, t, eventsOf(t, txn.Changes()))
 	}
 	return resp, nil
 }

@@ -12,7 +12,8 @@ import (
 
 // The allocation reads, as Nomad's:
 //
-//	GET /v1/allocations[?prefix=ab12]  → []*structs.AllocationListStub
+//	GET /v1/allocations[?prefix=ab12][&resources=true] → []*structs.AllocationListStub
+//	                                     (with resources, each with its AllocatedResources)
 //	GET /v1/allocation/{id}            → *structs.Allocation (with its Job); 404 if unknown
 //
 // Both are blocking queries on the allocs table.
@@ -25,13 +26,31 @@ func init() {
 }
 
 func (s *Server) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
+	// ?resources=true adds each allocation's AllocatedResources, as
+	// Nomad's.
+	resources, err := queryBool(r, "resources")
+	if err != nil {
+		return nil, err
+	}
 	return listRead(s, w, r, listing[*structs.Allocation]{
 		table:     state.TableAllocs,
 		all:       (*state.Snapshot).Allocs,
 		byPrefix:  (*state.Snapshot).AllocsByIDPrefix,
 		namespace: func(a *structs.Allocation) string { return a.Namespace },
 		key:       func(a *structs.Allocation) string { return a.ID },
-		answer:    func(kept []*structs.Allocation) any { return allocStubs(kept) },
+		answer: func(kept []*structs.Allocation) any {
+			out := allocStubs(kept)
+			if resources {
+				byID := make(map[string]*structs.Allocation, len(kept))
+				for _, a := range kept {
+					byID[a.ID] = a
+				}
+				for _, st := range out {
+					st.AllocatedResources = byID[st.ID].AllocatedResources.Copy()
+				}
+			}
+			return out
+		},
 	})
 }
 

@@ -171,3 +171,24 @@ func TestDeregisterOfAnUnknownJobSucceeds(t *testing.T) {
 		t.Fatalf("deregister unknown: %d %s %v", code, body, hdr)
 	}
 }
+
+func TestAllocationsListWithResources(t *testing.T) {
+	b, srv := newMemAPI(t)
+	s := seedWeb(t, b)
+	var stubs []*structs.AllocationListStub
+	_, body, _ := do(t, "GET", srv.URL+"/v1/allocations?resources=true", "")
+	if err := json.Unmarshal([]byte(body), &stubs); err != nil || len(stubs) != len(s.allocs) {
+		t.Fatalf("list: %s", body)
+	}
+	for _, st := range stubs {
+		if st.AllocatedResources == nil || len(st.AllocatedResources.Tasks) == 0 {
+			t.Fatalf("no resources: %s", body)
+		}
+	}
+	if _, body, _ = do(t, "GET", srv.URL+"/v1/allocations", ""); strings.Contains(body, "AllocatedResources") {
+		t.Fatalf("resources without asking: %s", body)
+	}
+	if code, body, _ := do(t, "GET", srv.URL+"/v1/allocations?resources=maybe", ""); code != 400 {
+		t.Fatalf("bad resources: %d %s", code, body)
+	}
+}

@@ -252,6 +252,10 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) (any, error
 		select {
 		case <-ctx.Done():
 			return written{}, nil
+		case <-s.streamsEnd:
+			// The agent stops: the stream ends cleanly, as Nomad's, and
+			// the subscriber reads the end of the body (io.EOF).
+			return written{}, nil
 		case <-beat.C:
 			if err := s.recheckEventToken(r); err != nil {
 				frame = errorFrame(err)
@@ -317,4 +321,11 @@ func (s *Server) recheckEventToken(r *http.Request) error {
 		return fmt.Errorf("%w: the token no longer grants the subscribed topics", ErrPermissionDenied)
 	}
 	return nil
+}
+
+// CloseStreams ends every event stream cleanly (and any started later at
+// once); the agent calls it when it shuts down, before it waits for the
+// HTTP server's requests to finish.
+func (s *Server) CloseStreams() {
+	s.closeStreamsOnce.Do(func() { close(s.streamsEnd) })
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,6 +86,10 @@ type Server struct {
 	// regionProxies forward requests to the servers of other regions
 	// (regions.go).
 	regionProxies regionProxies
+	// streamsEnd is closed by CloseStreams: the event streams end
+	// (event_stream.go).
+	streamsEnd       chan struct{}
+	closeStreamsOnce sync.Once
 }
 
 // Option configures a Server.
@@ -99,7 +104,7 @@ func New(backend Backend, logger hclog.Logger, opts ...Option) *Server {
 		logger = hclog.NewNullLogger()
 	}
 	s := &Server{backend: backend, logger: logger.Named("http"), now: time.Now, mux: http.NewServeMux(),
-		forwardHold: DefaultForwardHold}
+		forwardHold: DefaultForwardHold, streamsEnd: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}

@@ -209,11 +209,14 @@ type AllocationListStub struct {
 	NextAllocation     string
 	RescheduleTracker  *RescheduleTracker
 	// Zone (drover) is the alloc's zone in a group rolled by zones.
-	Zone        string `json:",omitempty"`
-	CreateIndex uint64
-	ModifyIndex uint64
-	CreateTime  int64
-	ModifyTime  int64
+	Zone string `json:",omitempty"`
+	// AllocatedResources is set only when a list asks for it
+	// (GET /v1/allocations?resources=true), as Nomad's.
+	AllocatedResources *AllocatedResources `json:",omitempty"`
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	CreateTime         int64
+	ModifyTime         int64
 }
 
 // Stub returns the list form of the allocation.
