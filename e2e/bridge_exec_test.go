@@ -64,11 +64,19 @@ func cleanupBridge(t testing.TB) *[]string {
 		cni := libcni.NewCNIConfig(network.SplitPath(network.DefaultCNIPath), nil)
 		for _, id := range *ids {
 			ns := filepath.Join(network.DefaultNetNSDir, id)
+			rt := &libcni.RuntimeConf{ContainerID: id, NetNS: ns, IfName: network.IfName}
 			if _, err := os.Lstat(ns); err != nil {
-				continue
+				rt.NetNS = "" // gone: the plugins free what they hold without it
 			}
-			_ = cni.DelNetworkList(ctx(t), conf, &libcni.RuntimeConf{ContainerID: id, NetNS: ns, IfName: network.IfName})
-			_ = exec.Command("ip", "netns", "del", id).Run()
+			if _, cached, err := cni.GetNetworkListCachedConfig(conf, rt); err == nil && cached != nil {
+				// The ADD's port mappings: portmap removes its chains
+				// only when it is given them.
+				rt.CapabilityArgs = cached.CapabilityArgs
+			}
+			_ = cni.DelNetworkList(ctx(t), conf, rt)
+			if rt.NetNS != "" {
+				_ = exec.Command("ip", "netns", "del", id).Run()
+			}
 		}
 	})
 	return ids
@@ -179,7 +187,7 @@ func netLeftovers(t testing.TB, allocID, addr string) []string {
 			t.Fatalf("iptables-save: %v: %s", err, b)
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, allocID) || (addr != "" && strings.Contains(l, addr+"/32")) {
+			if strings.Contains(l, allocID) || (addr != "" && (strings.Contains(l, addr+"/32") || strings.Contains(l, "--to-destination "+addr+":"))) {
 				out = append(out, table+": "+l)
 			}
 		}

@@ -158,14 +158,8 @@ func (m *Manager) Setup(ctx context.Context, allocID string, ports []Port) (*Sta
 		return nil, fmt.Errorf("%w: saving its record: %w", ErrSetup, err)
 	}
 	fail := func(err error) (*Status, error) {
-		// A failed ADD caches no result: the firewall plugin's DEL cannot
-		// learn the address it accepted, so its rules go by hand.
-		addr := nsAddress(r.NetNS)
 		if terr := m.teardown(context.WithoutCancel(ctx), r); terr != nil {
 			err = errors.Join(err, terr)
-		}
-		if addr != "" {
-			dropForwardRules(addr)
 		}
 		return nil, err
 	}
@@ -248,6 +242,15 @@ func (m *Manager) teardown(ctx context.Context, r *record) error {
 		errs = append(errs, err)
 	} else {
 		rt := runtimeConf(r)
+		if res, err := m.cni.GetNetworkListCachedResult(list, rt); err != nil || res == nil {
+			// An ADD that failed or was cut short (a client killed during
+			// it) cached no result: the firewall plugin's DEL cannot learn
+			// the address it accepted, so its rules go by hand, while the
+			// address is still leased (no other allocation has it yet).
+			if addr := nsAddress(r.NetNS); addr != "" {
+				dropForwardRules(addr)
+			}
+		}
 		if !isNetNS(r.NetNS) {
 			// The plugins free the address and rules without it.
 			rt.NetNS = ""

@@ -87,7 +87,7 @@ func leftovers(t testing.TB, m *Manager, allocID, addr string) []string {
 			t.Fatalf("iptables-save: %v: %s", err, b)
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.Contains(l, allocID) || (addr != "" && strings.Contains(l, addr+"/32")) {
+			if strings.Contains(l, allocID) || (addr != "" && (strings.Contains(l, addr+"/32") || strings.Contains(l, "--to-destination "+addr+":"))) {
 				out = append(out, table+": "+l)
 			}
 		}
