@@ -54,7 +54,6 @@ type RegisterEnvelope struct {
 // those drover accepts (Region, Namespace, the tokens and the submitted
 // source are read past: the job carries its own region and namespace),
 // false for those it does not support, refused when set. Submission is
-// kept (job_submission.go). Submission is
 // kept (job_submission.go).
 var envelopeFields = map[string]bool{
 	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,

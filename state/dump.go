@@ -99,9 +99,6 @@ func (r *Restorer) Commit() {
 	// A failed scan leaves the namespaces to the next write in each
 	// (ensureNamespace).
 	_ = r.deriveMissingNamespaces()
-	// A failed scan leaves the namespaces to the next write in each
-	// (ensureNamespace).
-	_ = r.deriveMissingNamespaces()
 	r.recountLive()
 	r.deriveMissingServices()
 	_ = r.recountSummaries() // a failed count leaves jobs without summaries; the next write of each counts it
