@@ -246,6 +246,9 @@ func (a *Agent) openServer() error {
 		RecoveryFSM: func() raft.FSM {
 			f := fsm.New(a.logger.Named("recovery"))
 			f.SetJobTrackedVersions(a.cfg.JobTrackedVersions)
+			// The other servers' builds are not known during a
+			// recovery: its snapshot is written for the oldest.
+			f.SetSnapshotMinBuild(func() int { return 1 })
 			return f
 		}, TLS: raftTLS,
 	})
@@ -271,6 +274,10 @@ func (a *Agent) openServer() error {
 	// A new message type is written only once every server knows it
 	// (fsm.CheckWritable; website/production.md#upgrading).
 	srv.SetMinServerBuild(a.MinServerBuild)
+	// A snapshot holds, before its end tag, only the records every server
+	// reads (fsm.SetSnapshotMinBuild): a lagging follower of the previous
+	// build may be sent it.
+	a.fsm.SetSnapshotMinBuild(a.MinServerBuild)
 	access := httpapi.Access{JoinToken: a.cfg.JoinToken, AllowRemote: a.cfg.AllowRemoteOperator}
 	if a.cfg.Dev {
 		access.RefuseJoins = "a dev agent is a one-server cluster"

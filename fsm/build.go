@@ -19,7 +19,9 @@ import (
 // type from build 2 on; the types it does not list are known to every
 // numbered build (and to the builds before numbering). A type that is safe
 // to miss may instead be sent with IgnoreUnknownTypeFlag, and is then not
-// gated.
+// gated. A snapshot's record tags are named likewise, in tagBuilds
+// (snapshot.go): a snapshot puts the records of a table the servers'
+// minimum build does not read where that build stops reading.
 var typeBuilds = map[MessageType]int{
 	SchedulerSetConfigRequestType:   2,
 	ACLRoleUpsertRequestType:        2,

@@ -48,6 +48,9 @@ type FSM struct {
 	// trackedVersions is server.job_tracked_versions (0: the default),
 	// given to every store, the restored ones too.
 	trackedVersions atomic.Int64
+	// snapshotMinBuild gives the servers' lowest build to snapshots
+	// (SetSnapshotMinBuild, snapshot.go).
+	snapshotMinBuild atomic.Pointer[func() int]
 }
 
 // SetJobTrackedVersions sets how many versions of a job the state keeps

@@ -14,10 +14,23 @@ import (
 
 // Snapshot stream format (MessagePack values, one after another):
 //
-//	header   snapshotHeader{Magic: "drover-state", Version: 1}
-//	records  tag (uint8), object — for every object of every table,
-//	         tables in state.Tables order, objects in primary-key order
+//	header   snapshotHeader{Magic: "drover-state", Version: 1, Later: bool}
+//	records  tag (uint8), object — for every object of every table whose
+//	         tag the servers' minimum build reads (tagBuilds), tables in
+//	         state.Tables order, objects in primary-key order
 //	end      tag endTag
+//	later    only when Later: the records of the other tables, in the
+//	         same order, then tag endTag again
+//
+// A snapshot is sent to a lagging follower (InstallSnapshot), which may
+// run the previous build during a rolling upgrade
+// (website/production.md#upgrading): what it reads must hold only tags
+// it knows. Every build stops reading at the first end tag, so the
+// records of tables introduced after the servers' minimum build go after
+// it: an older server restores without them (it has no such tables), and
+// a server of their build restores them all, exactly as they were. A
+// reader skips a record of the later part whose tag it does not know (a
+// table of a build after its own).
 //
 // Job summaries and their bases (two tables) are written as one
 // jobSummaryRecord per job.
@@ -44,12 +57,6 @@ const (
 	rootKeysTag     = 16
 	servicesTag     = 17
 	jobSummaryTag   = 20
-	// nodePoolsTag is node pools' (their fsm types are 45–49).
-	nodePoolsTag = 45
-	// namespacesTag and jobSubmissionsTag are namespaces' and job
-	// submissions' (their fsm types are 40–44).
-	namespacesTag     = 40
-	jobSubmissionsTag = 41
 
 	// schedulerConfigTag is the scheduler configuration's (its fsm
 	// types are 60–62).
@@ -59,6 +66,12 @@ const (
 	aclAuthMethodsTag   = 51
 	aclBindingRulesTag  = 52
 	aclOneTimeTokensTag = 53
+	// namespacesTag and jobSubmissionsTag are namespaces' and job
+	// submissions' (their fsm types are 40–44).
+	namespacesTag     = 40
+	jobSubmissionsTag = 41
+	// nodePoolsTag is node pools' (their fsm types are 45–49).
+	nodePoolsTag = 45
 )
 
 // jobSummaryRecord is a job's kept summary with its basis, one record per
@@ -87,6 +100,36 @@ type allocRecord struct {
 type snapshotHeader struct {
 	Magic   string
 	Version int
+	// Later: the records of the tables introduced after the minimum
+	// build the snapshot was written for follow the end tag. A build
+	// that does not know the field stops at the end tag.
+	Later bool
+}
+
+// tagBuilds names the structs.ServerBuild that introduced each record tag
+// (1: every numbered build reads it, as the previous release's snapshot.go
+// at upgrade/PREVIOUS lists). A snapshot written while a server runs an
+// older build puts the tag's records after the end tag, where that server
+// does not read. Every tag is listed: a test fails for one that is not.
+var tagBuilds = map[uint8]int{
+	1: 1, 2: 1, 3: 1, 4: 1, allocsTag: 1, 6: 1, 7: 1, allocJobTag: 1,
+	autopilotTag: 1, aclPoliciesTag: 1, aclTokensTag: 1, aclMetaTag: 1,
+	scalingTag: 1, periodicTag: 1, variablesTag: 1, rootKeysTag: 1,
+	servicesTag: 1, jobSummaryTag: 1,
+
+	namespacesTag: 2, jobSubmissionsTag: 2, nodePoolsTag: 2,
+	aclRolesTag: 2, aclAuthMethodsTag: 2, aclBindingRulesTag: 2, aclOneTimeTokensTag: 2,
+	schedulerConfigTag: 2,
+}
+
+// tagBuild is the build that introduced tag; one not listed (a mistake
+// tagBuilds' test catches) counts as this build's, so that an older
+// server is never sent it.
+func tagBuild(tag uint8) int {
+	if b, ok := tagBuilds[tag]; ok {
+		return b
+	}
+	return structs.ServerBuild
 }
 
 // tableTags maps tables to their record tags; part of the format.
@@ -99,10 +142,10 @@ var tableTags = map[string]uint8{
 	state.TableVariables: variablesTag, state.TableRootKeys: rootKeysTag,
 	state.TableServices:   servicesTag,
 	state.TableJobSummary: jobSummaryTag,
-	state.TableNodePools:  nodePoolsTag,
-	state.TableNamespaces: namespacesTag, state.TableJobSubmissions: jobSubmissionsTag,
-	state.TableACLRoles: aclRolesTag, state.TableACLAuthMethods: aclAuthMethodsTag,
+	state.TableACLRoles:   aclRolesTag, state.TableACLAuthMethods: aclAuthMethodsTag,
 	state.TableACLBindingRules: aclBindingRulesTag, state.TableACLOneTimeTokens: aclOneTimeTokensTag,
+	state.TableNamespaces: namespacesTag, state.TableJobSubmissions: jobSubmissionsTag,
+	state.TableNodePools: nodePoolsTag,
 }
 
 // newRecord returns the table and a pointer to a zero object for tag.
@@ -146,12 +189,6 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableServices, &structs.ServiceRegistration{}
 	case jobSummaryTag:
 		return state.TableJobSummary, &jobSummaryRecord{}
-	case nodePoolsTag:
-		return state.TableNodePools, &structs.NodePool{}
-	case namespacesTag:
-		return state.TableNamespaces, &structs.Namespace{}
-	case jobSubmissionsTag:
-		return state.TableJobSubmissions, &structs.JobSubmission{}
 	case aclRolesTag:
 		return state.TableACLRoles, &structs.ACLRole{}
 	case aclAuthMethodsTag:
@@ -160,6 +197,12 @@ func newRecord(tag uint8) (string, any) {
 		return state.TableACLBindingRules, &structs.ACLBindingRule{}
 	case aclOneTimeTokensTag:
 		return state.TableACLOneTimeTokens, &structs.OneTimeToken{}
+	case namespacesTag:
+		return state.TableNamespaces, &structs.Namespace{}
+	case jobSubmissionsTag:
+		return state.TableJobSubmissions, &structs.JobSubmission{}
+	case nodePoolsTag:
+		return state.TableNodePools, &structs.NodePool{}
 	}
 	return "", nil
 }
@@ -168,11 +211,27 @@ func newRecord(tag uint8) (string, any) {
 // written out later on another.
 type fsmSnapshot struct {
 	snap *state.Snapshot
+	// minBuild gives the servers' lowest build when the snapshot is
+	// written (SetSnapshotMinBuild); nil: this build.
+	minBuild func() int
 }
+
+// SetSnapshotMinBuild sets how snapshots learn the lowest
+// structs.ServerBuild among the servers of the Raft configuration: a
+// snapshot holds, before its end tag, only the records that build reads
+// (tagBuilds), the others after it. f is called when a snapshot is
+// persisted, on Raft's snapshot goroutine, never the FSM's (so it may ask
+// Raft for its configuration). Without it, snapshots are written for
+// servers of this build.
+func (f *FSM) SetSnapshotMinBuild(fn func() int) { f.snapshotMinBuild.Store(&fn) }
 
 // Snapshot captures the current state in O(1) (a memdb read transaction).
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	return &fsmSnapshot{snap: f.State().Snapshot()}, nil
+	s := &fsmSnapshot{snap: f.State().Snapshot()}
+	if fn := f.snapshotMinBuild.Load(); fn != nil {
+		s.minBuild = *fn
+	}
+	return s, nil
 }
 
 // Persist writes the snapshot to sink; on error the sink is cancelled.
@@ -184,19 +243,59 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	return sink.Close()
 }
 
-// write writes the snapshot stream to w.
+// write writes the snapshot stream to w for the servers' current minimum
+// build.
 func (s *fsmSnapshot) write(w io.Writer) error {
+	minBuild := structs.ServerBuild
+	if s.minBuild != nil {
+		minBuild = s.minBuild()
+	}
+	return s.writeFor(w, minBuild)
+}
+
+// writeFor writes the snapshot stream to w, readable by a server of
+// minBuild.
+func (s *fsmSnapshot) writeFor(w io.Writer, minBuild int) error {
+	later := false
+	for _, tag := range tableTags {
+		later = later || tagBuild(tag) > minBuild
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := codec.NewEncoder(bw, msgpackHandle)
-	if err := enc.Encode(snapshotHeader{Magic: snapshotMagic, Version: snapshotVersion}); err != nil {
+	if err := enc.Encode(snapshotHeader{Magic: snapshotMagic, Version: snapshotVersion, Later: later}); err != nil {
 		return fmt.Errorf("fsm: snapshot header: %w", err)
 	}
 	jobRefs := map[*structs.Job]uint64{}
+	if err := s.writeTables(enc, jobRefs, func(tag uint8) bool { return tagBuild(tag) <= minBuild }); err != nil {
+		return err
+	}
+	if err := enc.Encode(uint8(endTag)); err != nil {
+		return fmt.Errorf("fsm: snapshot end: %w", err)
+	}
+	if later {
+		if err := s.writeTables(enc, jobRefs, func(tag uint8) bool { return tagBuild(tag) > minBuild }); err != nil {
+			return err
+		}
+		if err := enc.Encode(uint8(endTag)); err != nil {
+			return fmt.Errorf("fsm: snapshot end: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("fsm: snapshot flush: %w", err)
+	}
+	return nil
+}
+
+// writeTables writes the records of the tables whose tag keep accepts.
+func (s *fsmSnapshot) writeTables(enc *codec.Encoder, jobRefs map[*structs.Job]uint64, keep func(uint8) bool) error {
 	for _, table := range state.Tables {
 		if table == state.TableJobSummaryBasis {
 			continue // in the job summaries' records
 		}
 		tag := tableTags[table]
+		if !keep(tag) {
+			continue
+		}
 		err := s.snap.Each(table, func(obj any) error {
 			if sum, ok := obj.(*structs.JobSummary); ok {
 				basis, err := s.snap.JobSummaryBasisByID(sum.Namespace, sum.JobID)
@@ -233,12 +332,6 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("fsm: snapshot %s: %w", table, err)
 		}
-	}
-	if err := enc.Encode(uint8(endTag)); err != nil {
-		return fmt.Errorf("fsm: snapshot end: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("fsm: snapshot flush: %w", err)
 	}
 	return nil
 }
@@ -290,15 +383,28 @@ func readSnapshot(r io.Reader) (st *state.Store, err error) {
 	rs := s.Restorer()
 	defer rs.Abort()
 	jobs := map[uint64]*structs.Job{}
+	later := false // reading the records after the first end tag
 	for {
 		var tag uint8
 		if err := dec.Decode(&tag); err != nil {
 			return nil, fmt.Errorf("%w: record tag: %w", ErrSnapshot, err)
 		}
 		if tag == endTag {
-			break
+			if later || !h.Later {
+				break
+			}
+			later = true
+			continue
 		}
 		table, obj := newRecord(tag)
+		if obj == nil && later {
+			// A table of a later build than this one.
+			var skip codec.Raw
+			if err := dec.Decode(&skip); err != nil {
+				return nil, fmt.Errorf("%w: record tag %d: %w", ErrSnapshot, tag, err)
+			}
+			continue
+		}
 		if obj == nil {
 			return nil, fmt.Errorf("%w: unknown record tag %d", ErrSnapshot, tag)
 		}
