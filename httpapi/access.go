@@ -49,6 +49,7 @@ var routeAccess = map[string]access{
 	"PUT /v1/internal/allocs/update":          open,
 	"PUT /v1/internal/acl/resolve":            open,
 	"PUT /v1/internal/alloc/{id}/identity":    open,
+	"PUT /v1/internal/node/{id}/identity":     open,
 }
 
 type access int

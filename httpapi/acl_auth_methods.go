@@ -37,7 +37,7 @@ import (
 //	PUT|POST /v1/acl/login                   {"AuthMethodName","LoginToken"} → a new ACLToken, with its SecretID (anyone)
 //	PUT|POST /v1/acl/oidc/auth-url           → 400: drover has no OIDC browser flow
 //	PUT|POST /v1/acl/oidc/complete-auth      → 400: drover has no OIDC browser flow
-//	PUT|POST /v1/acl/identity/client-introduction-token → 400: clients register with their node secret
+//	PUT|POST /v1/acl/identity/client-introduction-token → see node_identity.go
 //
 // JWT and OIDC methods are stored and checked; a login works with a JWT
 // method: the JWT is verified against the method's public keys (its
@@ -61,7 +61,6 @@ func init() {
 			route{m + " /v1/acl/login", writeRoute, public, (*Server).aclLogin},
 			route{m + " /v1/acl/oidc/auth-url", localRoute, public, (*Server).aclOIDCUnsupported},
 			route{m + " /v1/acl/oidc/complete-auth", localRoute, public, (*Server).aclOIDCUnsupported},
-			route{m + " /v1/acl/identity/client-introduction-token", localRoute, nodeWrite, (*Server).aclClientIntroduction},
 		)
 	}
 	register(
@@ -86,13 +85,6 @@ func (s *Server) aclOIDCUnsupported(http.ResponseWriter, *http.Request) (any, er
 		return nil, err
 	}
 	return nil, Errorf(http.StatusBadRequest, "%s", errOIDCUnsupported)
-}
-
-func (s *Server) aclClientIntroduction(http.ResponseWriter, *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	return nil, Errorf(http.StatusBadRequest, "client introduction tokens are not supported by drover: a client node registers with its node secret")
 }
 
 func authMethodSecretLabel(name string) string { return "acl-auth-method/" + name }

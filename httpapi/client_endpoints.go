@@ -184,6 +184,10 @@ func (s *Server) nodeRegister(w http.ResponseWriter, r *http.Request) (any, erro
 			return nil, Errorf(http.StatusForbidden, "%s: node %s is registered with another node secret: %w", ErrPermissionDenied, n.ID, ErrPermissionDenied)
 		}
 	}
+	// Client introduction (node_identity.go).
+	if err := s.checkIntroduction(r, n); err != nil {
+		return nil, err
+	}
 	ttl, index, err := cb.RegisterNode(r.Context(), n)
 	if errors.Is(err, state.ErrConflict) {
 		return nil, Errorf(http.StatusForbidden, "%s: node %s: its node secret is another node's: %w", ErrPermissionDenied, n.ID, ErrPermissionDenied)

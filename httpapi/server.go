@@ -67,6 +67,8 @@ type Server struct {
 	// caches parsed policy rules.
 	aclConfig ACLConfig
 	policies  policyCache
+	// intro is the client_introduction block (node_identity.go).
+	intro structs.ClientIntroductionConfig
 	// writes limits each remote address's writes (ratelimit.go).
 	writes *rateLimiter
 	// events serves GET /v1/event/stream (event_stream.go).
