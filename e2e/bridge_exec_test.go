@@ -264,7 +264,8 @@ func TestBridgeExecJobServesOnItsMappedPort(t *testing.T) {
 }
 
 // TestBridgeRawExecJoinsTheNamespace: a raw_exec task of a bridge group
-// runs in the allocation's namespace, as Nomad's raw_exec does.
+// runs in the allocation's namespace, as Nomad's raw_exec does, and so
+// does an alloc exec session in it.
 func TestBridgeRawExecJoinsTheNamespace(t *testing.T) {
 	requireBridge(t)
 	ids := cleanupBridge(t)
@@ -298,8 +299,16 @@ func TestBridgeRawExecJoinsTheNamespace(t *testing.T) {
 	if err := syscall.Stat(filepath.Join(network.DefaultNetNSDir, alloc.ID), &st); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Fields(taskLog(t, c, alloc.ID, "app"))[0], fmt.Sprintf("net:[%d]", st.Ino); got != want {
+	want := fmt.Sprintf("net:[%d]", st.Ino)
+	if got := strings.Fields(taskLog(t, c, alloc.ID, "app"))[0]; got != want {
 		t.Fatalf("the task's network namespace is %s, the allocation's %s", got, want)
+	}
+	// alloc exec runs there too, as the task.
+	var out strings.Builder
+	if code, err := c.Allocations().Exec(bounded(t, 30*time.Second), alloc.ID, apiclient.ExecOptions{
+		Task: "app", Command: []string{"/bin/readlink", "/proc/self/ns/net"}, Stdout: &out, Stderr: &out,
+	}); err != nil || code != 0 || strings.TrimSpace(out.String()) != want {
+		t.Fatalf("alloc exec: %d %v %q, want %s", code, err, out.String(), want)
 	}
 	if _, err := c.Jobs().Deregister(ctx(t), "bridge-raw", false); err != nil {
 		t.Fatal(err)
