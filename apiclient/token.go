@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"os"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // TokenHeader carries the ACL token, as Nomad's.
@@ -41,5 +43,8 @@ func (c *Client) setToken(req *http.Request) {
 	}
 	if t != "" {
 		req.Header.Set(TokenHeader, t)
+	}
+	if it := introTokenOf(req.Context()); it != "" {
+		req.Header.Set(structs.ClientIntroTokenHeader, it)
 	}
 }

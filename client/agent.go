@@ -54,6 +54,8 @@ type Agent struct {
 	templates allocrunner.TemplateConfig
 	// networks gives bridge allocations their namespaces (networks.go).
 	networks *network.Manager
+	// identity is the node's identity (node_identity.go).
+	identity *identityKeeper
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -134,6 +136,7 @@ func New(cfg Config) (*Agent, error) {
 	a.templates = templateSetup(cfg, raw, secret, a) // templates.go
 	a.node = buildNode(cfg, id)
 	a.reporter = newReporter(a.api.UpdateAllocs, a.clock, a.logger, cfg.RetryInterval, reportWindow)
+	a.identity = newNodeIdentity(a, raw) // node_identity.go
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a, nil
 }
@@ -170,6 +173,10 @@ func (a *Agent) Run(ctx context.Context) {
 		go func() { defer a.loops.Done(); a.heartbeatLoop(a.ctx) }()
 		go func() { defer a.loops.Done(); a.watchLoop(a.ctx) }()
 		go func() { defer a.loops.Done(); a.disconnectLoop(a.ctx) }()
+		if a.identity.fetch != nil {
+			a.loops.Add(1)
+			go func() { defer a.loops.Done(); a.identity.run(a.ctx, a.registeredCh) }()
+		}
 		<-a.ctx.Done()
 		a.loops.Wait()
 	})
@@ -243,7 +250,7 @@ func (a *Agent) Unstopped() []string {
 func (a *Agent) register(ctx context.Context) bool {
 	backoff := a.cfg.RetryInterval
 	for {
-		ttl, err := a.api.Register(ctx, a.node)
+		ttl, err := a.api.Register(a.introduce(ctx), a.node)
 		if err == nil {
 			a.mu.Lock()
 			a.ttl, a.registered = ttl, true

@@ -115,6 +115,9 @@ type Config struct {
 	// RetryInterval is the first pause after a failed call to the servers
 	// (DefaultRetryInterval).
 	RetryInterval time.Duration
+	// IntroToken is a client introduction token the node presents when it
+	// registers (Nomad's client intro_token; see node_identity.go).
+	IntroToken string
 	// Jobs shares decoded jobs among the agent's allocations; agents of
 	// many nodes in one process may share one. Defaults to a cache of
 	// the agent's own.
