@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -450,23 +451,20 @@ func (tr *TaskRunner) terminated(res drivers.ExitResult) {
 	if res.Signal != 0 {
 		msg += fmt.Sprintf(", Signal: %d", res.Signal)
 	}
-	if res.OOMKilled {
-		msg += `, Exit Message: "OOM Killed"`
+	if res.Err != nil {
+		// As Nomad's TaskEvent.SetExitMessage: the driver's error (the
+		// docker driver's "OOM Killed") is the exit message.
+		msg += fmt.Sprintf(", Exit Message: %q", res.Err.Error())
 	}
 	if res.Unknown {
 		msg = "Exit status unknown: the task ended while the client was not watching"
 	}
 	tr.event(structs.TaskTerminated, msg, func(e *structs.TaskEvent) {
 		e.ExitCode, e.Signal = res.ExitCode, res.Signal
-		if res.Err != nil || res.OOMKilled {
-			e.SetExtra().Details = map[string]string{}
-		}
+		// As Nomad's TaskEvent.SetOOMKilled, on every Terminated event.
+		e.SetExtra().Details = map[string]string{"oom_killed": strconv.FormatBool(res.OOMKilled)}
 		if res.Err != nil {
-			e.Details["error"] = res.Err.Error()
-		}
-		if res.OOMKilled {
-			// As Nomad's TaskEvent.SetOOMKilled.
-			e.Details["oom_killed"] = "true"
+			e.Details["exit_message"] = res.Err.Error()
 		}
 	})
 }

@@ -496,6 +496,11 @@ func (d *Driver) waitExit(id string) (drivers.ExitResult, bool) {
 			if ierr == nil && c.State != nil {
 				res.OOMKilled = c.State.OOMKilled
 				res.ExitCode = c.State.ExitCode
+				if res.OOMKilled {
+					// As Nomad's docker driver: the kill is the exit's
+					// error, which the Terminated event shows.
+					res.Err = errors.New("OOM Killed")
+				}
 			}
 			return res, true
 		case err = <-ech:
