@@ -109,6 +109,13 @@ func bridgeWebJob(id string) string {
       name     = "%[1]s-host"
       port     = "http"
       provider = "nomad"
+      check {
+        name     = "index"
+        type     = "http"
+        path     = "/index.html"
+        interval = "1s"
+        timeout  = "1s"
+      }
     }
     task "app" {
       driver = "exec"
@@ -247,6 +254,19 @@ func TestBridgeExecJobServesOnItsMappedPort(t *testing.T) {
 			return nil
 		})
 	}
+	// The http check reaches the task through the mapped host port.
+	eventually(t, 30*time.Second, "the check passing", func() error {
+		var checks map[string]*structs.AllocCheckStatus
+		if _, err := c.Get(ctx(t), "/v1/client/allocation/"+alloc.ID+"/checks", nil, &checks); err != nil {
+			return err
+		}
+		for _, ch := range checks {
+			if ch.Check == "index" && ch.Status == structs.CheckStatusSuccess {
+				return nil
+			}
+		}
+		return fmt.Errorf("checks %s", jsonString(checks))
+	})
 	if a, _, err := c.Allocations().Info(ctx(t), alloc.ID, nil); err != nil || a.NetworkStatus == nil ||
 		a.NetworkStatus.Address != env[0] || a.NetworkStatus.InterfaceName != "eth0" {
 		t.Fatalf("the allocation's NetworkStatus: %v %s", err, jsonString(a))
