@@ -16,7 +16,11 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-func TestClientOnlyAgentRegistersItsHTTPAddressAndServesOnlyClientEndpoints(t *testing.T) {
+// TestClientOnlyAgentRegistersItsHTTPAddressAndForwardsTheAPI: a client
+// agent registers its own HTTP address, answers the client endpoints
+// itself and the rest of the API through its server, as Nomad's; the web
+// UI stays the servers'.
+func TestClientOnlyAgentRegistersItsHTTPAddressAndForwardsTheAPI(t *testing.T) {
 	s := startAgent(t, "s1", 1)
 	c, err := New(Config{
 		Client: true, Servers: []string{s.HTTPAddr()}, DataDir: filepath.Join(t.TempDir(), "c1"),
@@ -48,7 +52,9 @@ func TestClientOnlyAgentRegistersItsHTTPAddressAndServesOnlyClientEndpoints(t *t
 	for path, want := range map[string]int{
 		"/v1/client/fs/logs/nope?task=t&type=stdout": http.StatusNotFound,
 		"/v1/client/fs/logs/nope?type=stdout":        http.StatusBadRequest,
-		"/v1/jobs":                                   http.StatusNotFound,
+		"/v1/jobs":                                   http.StatusOK,
+		"/v1/job/nope":                               http.StatusNotFound,
+		"/ui/jobs":                                   http.StatusNotFound,
 	} {
 		resp, err := http.Get("http://" + c.HTTPAddr() + path)
 		if err != nil {

@@ -306,8 +306,15 @@ func TestEveryWriteRouteRefusesOtherNamespaces(t *testing.T) {
 	if len(writes) < 40 {
 		t.Fatalf("only %d write routes: the table was not walked", len(writes))
 	}
+	// A token's own one-time token is a write any token may make, in no
+	// namespace (Nomad's): it changes the state by design, and httpapi's
+	// tests check that it is bound to its caller.
+	ownToken := map[string]bool{"PUT /v1/acl/token/onetime": true, "POST /v1/acl/token/onetime": true}
 	tried := 0
 	for _, pattern := range writes {
+		if ownToken[pattern] {
+			continue
+		}
 		for _, sp := range spellings {
 			for bi, body := range f.attackBodies() {
 				tried++
