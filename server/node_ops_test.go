@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/state/statetest"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -92,5 +96,65 @@ func TestEvaluateJob(t *testing.T) {
 	must(t, err)
 	if _, err := h.leader.EvaluateJob(h.ctx, "default", "cron", false); !errors.Is(err, ErrInvalidRequest) {
 		t.Fatalf("periodic job: %v", err)
+	}
+}
+
+// TestEvaluateJobForcesRescheduleOfFailedAllocs: with ForceReschedule,
+// the failed allocations that were not replaced, of a group whose policy
+// reschedules, are marked in the evaluation's entry; the others are not.
+func TestEvaluateJobForcesRescheduleOfFailedAllocs(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	node := statetest.Node("a")
+	job := statetest.Job("web", 3)
+	job.TaskGroups[0].ReschedulePolicy = &structs.ReschedulePolicy{Attempts: 2, Interval: time.Hour}
+	eval := statetest.Eval("web-1", job)
+	_, _, err := h.raft.Apply(ctx, fsm.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node})
+	must(t, err)
+	_, _, err = h.raft.Apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: eval})
+	must(t, err)
+	stored, _ := h.store().Snapshot().JobByID("default", "web")
+	failed := statetest.Alloc(stored, node, eval.ID, "", 0)
+	replaced := statetest.Alloc(stored, node, eval.ID, "", 1)
+	running := statetest.Alloc(stored, node, eval.ID, "", 2)
+	_, _, err = h.raft.Apply(ctx, fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		EvalID: eval.ID, Job: stored, AllocsPlaced: []*structs.Allocation{failed, replaced, running}})
+	must(t, err)
+	var updates []*structs.Allocation
+	for _, a := range []*structs.Allocation{failed, replaced, running} {
+		u := a.Copy()
+		u.ClientStatus = structs.AllocClientStatusFailed
+		if a == running {
+			u.ClientStatus = structs.AllocClientStatusRunning
+		}
+		updates = append(updates, u)
+	}
+	_, _, err = h.raft.Apply(ctx, fsm.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{Allocs: updates})
+	must(t, err)
+	r := h.store().Snapshot()
+	rep, _ := r.AllocByID(replaced.ID)
+	rc := rep.Copy()
+	rc.NextAllocation = "later"
+	_, _, err = h.raft.Apply(ctx, fsm.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		EvalID: eval.ID, Job: stored, AllocsUpdated: []*structs.Allocation{rc}})
+	must(t, err)
+
+	out, err := h.leader.EvaluateJob(ctx, "default", "web", true)
+	if err != nil || out.EvalID == "" {
+		t.Fatalf("evaluate: %+v %v", out, err)
+	}
+	s := h.store().Snapshot()
+	for _, c := range []struct {
+		id    string
+		force bool
+	}{{failed.ID, true}, {replaced.ID, false}, {running.ID, false}} {
+		a, _ := s.AllocByID(c.id)
+		if a.DesiredTransition.ShouldForceReschedule() != c.force {
+			t.Errorf("alloc %s (%s, next %q): force reschedule %v, want %v", a.Name, a.ClientStatus, a.NextAllocation,
+				a.DesiredTransition.ShouldForceReschedule(), c.force)
+		}
+	}
+	if e, _ := s.EvalByID(out.EvalID); e == nil || e.JobID != "web" {
+		t.Fatalf("eval: %+v", e)
 	}
 }
