@@ -90,8 +90,13 @@ func TestExecJobRollsOutAndReverts(t *testing.T) {
 	}
 	checkExecAllocs(t, c, first, "a")
 
+	s := sampleAvailability(t, c, id, 3, 1)
 	registerJob(t, c, execRolloutJob(t, id, "b", "/bin/busybox"))
 	d := waitRollout(t, c, id, 1, structs.DeploymentStatusSuccessful, 40*time.Second)
+	if s.stop(); s.samples == 0 || s.worstIn > 1 || s.worstDown > 1 {
+		t.Errorf("%d samples: at most %d new allocs not yet healthy and %d slots not served at once, max_parallel is 1",
+			s.samples, s.worstIn, s.worstDown)
+	}
 	if st := d.TaskGroups["web"]; st == nil || !st.Promoted || st.DesiredCanaries != 1 || st.HealthyAllocs != 3 {
 		t.Errorf("the deployment's group: %s", jsonString(st))
 	}
@@ -138,12 +143,12 @@ func TestExecJobRollsOutAndReverts(t *testing.T) {
 	}
 	// Version 3 has version 1's task: its allocs are kept, updated in place.
 	waitRollout(t, c, id, 3, structs.DeploymentStatusSuccessful, 30*time.Second)
-	eventually(t, 20*time.Second, "version 3 running everywhere", func() error {
+	eventually(t, 20*time.Second, "version 3 running everywhere, the canary's cgroup gone", func() error {
 		allocs := allocsOf(t, c, id)
 		if n := len(runningAllocs(allocs, 3)); n != 3 {
 			return fmt.Errorf("%d of version 3 running: %s", n, jsonString(allocs))
 		}
-		return nil
+		return execAllocsGone([]string{canary.ID})
 	})
 	checkExecAllocs(t, c, runningAllocs(allocsOf(t, c, id), 3), "b")
 }
