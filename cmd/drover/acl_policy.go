@@ -78,12 +78,7 @@ func newACLPolicyListCommand() *cobra.Command {
 				fmt.Fprintln(w, "No policies found")
 				return nil
 			}
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "Name\tDescription")
-			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
-			}
-			return tw.Flush()
+			return writePolicyTable(w, ps)
 		},
 	}
 	addAddressFlag(cmd, &address)
@@ -174,15 +169,21 @@ func newACLPolicySelfCommand() *cobra.Command {
 				fmt.Fprintln(w, "No policies found for this token.")
 				return nil
 			}
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "Name\tDescription")
-			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
-			}
-			return tw.Flush()
+			return writePolicyTable(w, ps)
 		},
 	}
 	addAddressFlag(cmd, &address)
 	o.add(cmd)
 	return cmd
+}
+
+// writePolicyTable writes the Name/Description table that acl policy list and
+// acl policy self print.
+func writePolicyTable(w io.Writer, ps []*structs.ACLPolicyListStub) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Name\tDescription")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+	}
+	return tw.Flush()
 }
