@@ -30,6 +30,8 @@ import (
 //	                                          into a task without isolation (raw_exec)
 //	PUT /v1/client/allocation/{alloc}/restart namespace:alloc-lifecycle (signal too)
 //	GET /v1/client/stats                      node:read
+//	GET /v1/client/identity                   node:read
+//	PUT /v1/client/identity/renew             node:write
 //	anything else under /v1/client/           a management token
 //
 // A server agent resolves the token against its own copy of the state,
@@ -58,6 +60,8 @@ func ClientCapability(r *http.Request) (capability, allocID string) {
 		return acl.NamespaceCapabilityAllocLifecycle, parts[1]
 	case rest == "stats":
 		return "node:read", ""
+	case identityPaths[rest] != "":
+		return identityPaths[rest], "" // client_identity.go
 	}
 	return "management", ""
 }
@@ -82,6 +86,8 @@ func CheckClientRequest(a *acl.ACL, r *http.Request, alloc *structs.Allocation) 
 	switch capability {
 	case "node:read":
 		ok = a.AllowNodeRead()
+	case "node:write":
+		ok = a.AllowNodeWrite()
 	case "management":
 		ok = a.IsManagement()
 	default:
@@ -91,7 +97,7 @@ func CheckClientRequest(a *acl.ACL, r *http.Request, alloc *structs.Allocation) 
 		return nil
 	}
 	what := capability
-	if capability != "node:read" && capability != "management" {
+	if capability != "node:read" && capability != "node:write" && capability != "management" {
 		what = fmt.Sprintf("%s in namespace %q", capability, ns)
 	}
 	return fmt.Errorf("%w: %s needs %s", httpapi.ErrPermissionDenied, r.URL.Path, what)

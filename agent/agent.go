@@ -285,7 +285,8 @@ func (a *Agent) openServer() error {
 	a.api = httpapi.New(a, a.logger, httpapi.WithAccess(access), httpapi.WithACL(httpapi.ACLConfig{Enabled: a.cfg.ACLEnabled}),
 		httpapi.WithWriteLimit(httpapi.WriteLimit{Rate: float64(a.cfg.WriteRate), Burst: a.cfg.WriteBurst}), httpapi.WithAgentTLS(a.tls.ServerHTTPClient()),
 		httpapi.WithEventStream(httpapi.EventStreamConfig{Buffer: a.fsm.Events()}), httpapi.WithMetrics(a.telemetry.Handler()),
-		httpapi.WithPrometheusAddress(a.cfg.PrometheusAddress), httpapi.WithRegionTLS(a.tls.ServerHTTPClientFor))
+		httpapi.WithPrometheusAddress(a.cfg.PrometheusAddress), httpapi.WithRegionTLS(a.tls.ServerHTTPClientFor),
+		httpapi.WithClientIntroduction(clientIntroduction(a.cfg.ClientIntroduction)))
 	// Registered once the API exists: the service makes the first key
 	// through it.
 	srv.OnLeadership("keyring", a.runKeyring)
@@ -333,7 +334,7 @@ func (a *Agent) openClient() error {
 		MinDynamicPort: a.cfg.MinDynamicPort, MaxDynamicPort: a.cfg.MaxDynamicPort,
 		Templates:      a.cfg.Templates,
 		ArtifactLimits: a.cfg.ArtifactLimits, HostVolumes: a.cfg.HostVolumes,
-		Bridge: a.cfg.Bridge,
+		Bridge: a.cfg.Bridge, IntroToken: a.cfg.ClientIntroToken,
 	})
 	if err != nil {
 		return err

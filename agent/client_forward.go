@@ -117,6 +117,8 @@ func targetOf(r *http.Request) clientTarget {
 		return clientTarget{allocID: parts[2]}
 	case rest == "stats":
 		return clientTarget{host: true, nodeID: r.URL.Query().Get("node_id")}
+	case identityPaths[rest] != "":
+		return clientTarget{host: true, nodeID: identityNodeID(r, rest)} // client_identity.go
 	}
 	return clientTarget{}
 }

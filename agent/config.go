@@ -168,6 +168,11 @@ type Config struct {
 	NodeClass string
 	NodePool  string
 	Meta      map[string]string
+	// ClientIntroToken is the client introduction token the node
+	// presents when it registers; ClientIntroduction the servers'
+	// client_introduction block (node identities, client/node_identity.go).
+	ClientIntroToken   string
+	ClientIntroduction config.ClientIntroduction
 	// Options are the client's options (client.options): the docker
 	// driver reads docker.endpoint and docker.volumes.enabled.
 	Options map[string]string
@@ -265,6 +270,9 @@ func FromConfig(c *config.Config) Config {
 		RaftHeartbeatTimeout:   hb,
 		RaftElectionTimeout:    election,
 		RaftLeaderLeaseTimeout: lease,
+
+		ClientIntroToken:   c.Client.IntroToken,
+		ClientIntroduction: c.Server.ClientIntroduction,
 
 		Servers:        append([]string(nil), c.Client.Servers...),
 		NodeClass:      c.Client.NodeClass,

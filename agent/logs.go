@@ -81,6 +81,9 @@ func (h *clientHandler) routes() http.Handler {
 	if h.checks != nil {
 		mux.HandleFunc("GET /v1/client/allocation/{alloc_id}/checks", h.allocChecks)
 	}
+	if src, ok := h.src.(identitySource); ok {
+		h.identityRoutes(mux, src) // client_identity.go
+	}
 	if h.ops != nil {
 		// See client_alloc_ops.go.
 		mux.HandleFunc("GET /v1/client/allocation/{alloc_id}/exec", h.exec)

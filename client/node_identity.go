@@ -57,6 +57,7 @@ type identityKeeper struct {
 	retry  time.Duration // the first retry's delay
 
 	renew chan struct{} // capacity 1: a renewal asked for
+	ready chan struct{} // closed once the first identity is in hand
 
 	mu    sync.Mutex
 	token string
@@ -66,7 +67,7 @@ func newIdentityKeeper(fetch func(context.Context) (string, error), c clock.Cloc
 	if retry <= 0 {
 		retry = time.Second
 	}
-	return &identityKeeper{fetch: fetch, clock: c, logger: logger, retry: retry, renew: make(chan struct{}, 1)}
+	return &identityKeeper{fetch: fetch, clock: c, logger: logger, retry: retry, renew: make(chan struct{}, 1), ready: make(chan struct{})}
 }
 
 // Token returns the identity in hand ("" for none).
@@ -138,6 +139,9 @@ func (k *identityKeeper) run(ctx context.Context, registered <-chan struct{}) {
 			backoff = min(2*backoff, MaxRetryInterval)
 		default:
 			k.mu.Lock()
+			if k.token == "" {
+				close(k.ready)
+			}
 			k.token = tok
 			k.mu.Unlock()
 			backoff = k.retry
@@ -170,6 +174,17 @@ func (k *identityKeeper) wait(ctx context.Context, d time.Duration) bool {
 // NodeIdentityClaims returns the claims of the node's identity.
 func (a *Agent) NodeIdentityClaims() (map[string]any, error) {
 	return a.identity.Claims()
+}
+
+// WaitNodeIdentity waits until the node has an identity, at most until
+// ctx ends; false when it has none.
+func (a *Agent) WaitNodeIdentity(ctx context.Context) bool {
+	select {
+	case <-a.identity.ready:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // RenewNodeIdentity asks the servers for a new identity of the node now.

@@ -204,6 +204,18 @@ type Server struct {
 	// how many log entries' events the server keeps for it (Nomad's).
 	EnableEventBroker bool
 	EventBufferSize   int
+	// ClientIntroduction is Nomad's client_introduction block: what the
+	// servers do with a new node that registers without a valid client
+	// introduction token, and the TTLs of the tokens they sign.
+	ClientIntroduction ClientIntroduction
+}
+
+// ClientIntroduction is the server's client_introduction block. Zero
+// values take Nomad's defaults: "warn", 5m, 30m.
+type ClientIntroduction struct {
+	Enforcement        string
+	DefaultIdentityTTL time.Duration
+	MaxIdentityTTL     time.Duration
 }
 
 // Autopilot seeds the cluster's autopilot configuration: the first leader
@@ -261,6 +273,9 @@ type Client struct {
 	BridgeNetworkName        string
 	BridgeNetworkSubnet      string
 	BridgeNetworkHairpinMode bool
+	// IntroToken is a client introduction token the node presents when it
+	// registers (Nomad's -client-intro-token, $NOMAD_CLIENT_INTRO_TOKEN).
+	IntroToken string
 }
 
 // ClientTemplate is Nomad's client template block, without its Consul

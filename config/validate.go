@@ -37,6 +37,7 @@ func (c *Config) Check() ([]Warning, error) {
 	v.rawExec()
 	v.acl()
 	v.telemetry()
+	v.clientIntroduction()
 	return v.r.result()
 }
 

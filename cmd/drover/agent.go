@@ -78,6 +78,7 @@ with its file and line, before anything starts.
 	f.String("dc", "dc1", "datacenter (also -datacenter)")
 	f.String("node-class", "", "class of the client's node")
 	f.String("node-pool", "default", "node pool of the client's node")
+	f.String("client-intro-token", "", "client introduction token the node presents when it first registers (default $NOMAD_CLIENT_INTRO_TOKEN, which wins)")
 	f.StringArray("meta", nil, "metadata key=value of the client's node (repeatable)")
 	f.String("network-interface", "", "network interface the client fingerprints")
 	f.BoolVar(&af.noSync, "raft-no-sync", false, "do not fsync the Raft log: faster serial writes, safe if the process dies but not if the machine does (-dev sets it)")
@@ -116,6 +117,10 @@ func agentConfig(fs *pflag.FlagSet, af agentFlags, stderr io.Writer) (agent.Conf
 		return agent.Config{}, fmt.Errorf("invalid agent configuration:\n%w", err)
 	}
 	merged = merged.Merge(flags)
+	// As Nomad's, $NOMAD_CLIENT_INTRO_TOKEN wins over -client-intro-token.
+	if tok, ok := os.LookupEnv("NOMAD_CLIENT_INTRO_TOKEN"); ok {
+		merged.Client.IntroToken = tok
+	}
 	checked, err := merged.Check()
 	warnings = append(warnings, checked...)
 	if err != nil {

@@ -83,7 +83,6 @@ var agentReasons = map[string]string{
 	"agent -alloc-dir":                "a client's allocation directories are under its data_dir",
 	"agent -alloc-mounts-dir":         "a client's allocation directories are under its data_dir",
 	"agent -state-dir":                "a client's state is under its data_dir",
-	"agent -client-intro-token":       "clients register with their own node secret; there are no introduction tokens",
 	"agent -encrypt":                  "drover has no gossip to encrypt: servers join over HTTP with the cluster's join token",
 	"agent -join":                     "drover has no gossip: a server joins the others with -retry-join HOST:4646 and the cluster's join token",
 	"agent -rejoin":                   "drover has no gossip: a server that restarts finds its peers in its Raft state",
