@@ -9,7 +9,7 @@ import (
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
 	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "analysis": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
-	"plugin.exec": true, "plugin.exec.config": true, "plugin.java": true, "plugin.java.config": true,
+	"plugin.exec": true, "plugin.exec.config": true, "plugin.java": true, "plugin.java.config": true, "server.client_introduction": true,
 	"client.template": true, "client.template.wait": true, "client.template.wait_bounds": true, "client.template.nomad_retry": true, "client.artifact": true, "client.host_volume": true,
 }
 
