@@ -120,28 +120,10 @@ func (s *Server) aclAuthMethods(w http.ResponseWriter, r *http.Request) (any, er
 }
 
 func (s *Server) aclAuthMethodInfo(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
 	name := r.PathValue("name")
-	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		m, err := snap.ACLAuthMethodByName(name)
-		if err != nil {
-			return nil, 0, err
-		}
-		idx, err := snap.Index(state.TableACLAuthMethods)
-		if err != nil {
-			return nil, 0, err
-		}
-		if m == nil {
-			return nil, idx, Errorf(http.StatusNotFound, "ACL auth-method not found")
-		}
-		return answerAuthMethod(m), idx, nil
-	})
+	return authMethodKind.read(s, w, r, func(snap *state.Snapshot) (*structs.ACLAuthMethod, error) {
+		return snap.ACLAuthMethodByName(name)
+	}, answerAuthMethod)
 }
 
 // checkAuthMethod checks what an auth method create or update may write,
@@ -240,11 +222,7 @@ func (s *Server) aclAuthMethodUpdate(w http.ResponseWriter, r *http.Request) (an
 	if err := decodeBody(r, &m); err != nil {
 		return nil, err
 	}
-	name := r.PathValue("name")
-	switch {
-	case m.Name == "":
-		m.Name = name
-	case m.Name != name:
+	if name := r.PathValue("name"); !samePathID(&m.Name, name) {
 		return nil, Errorf(http.StatusBadRequest, "Name: auth method name %q does not match request path %q", m.Name, name)
 	}
 	return s.writeAuthMethod(w, r, &m)
@@ -316,25 +294,15 @@ func (s *Server) writeAuthMethod(w http.ResponseWriter, r *http.Request, m *stru
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.backend.State().Snapshot().ACLAuthMethodByName(m.Name)
+	out, err := authMethodKind.found(s.backend.State().Snapshot().ACLAuthMethodByName(m.Name))
 	if err != nil {
 		return nil, err
-	}
-	if out == nil {
-		return nil, Errorf(http.StatusNotFound, "ACL auth-method not found")
 	}
 	return answerAuthMethod(out), nil
 }
 
 func (s *Server) aclAuthMethodDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	_, err := s.applyACL(w, r, fsm.ACLAuthMethodDeleteRequestType, &structs.ACLAuthMethodDeleteRequest{Names: []string{r.PathValue("name")}})
-	if errors.Is(err, state.ErrNotFound) {
-		return nil, Errorf(http.StatusNotFound, "ACL auth-method not found")
-	}
-	return nil, err
+	return authMethodKind.delete(s, w, r, fsm.ACLAuthMethodDeleteRequestType, &structs.ACLAuthMethodDeleteRequest{Names: []string{r.PathValue("name")}})
 }
 
 // loginRequest is Nomad's api.ACLLoginRequest.

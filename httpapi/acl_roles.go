@@ -220,18 +220,11 @@ func (s *Server) aclRoleUpdate(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	id := r.PathValue("id")
-	switch {
-	case role.ID == "":
-		role.ID = id
-	case role.ID != id:
+	if !samePathID(&role.ID, id) {
 		return nil, Errorf(http.StatusBadRequest, "ID: ACL role ID in URL must match role ID in body")
 	}
-	old, err := s.backend.State().Snapshot().ACLRoleByID(id)
-	if err != nil {
+	if _, err := roleKind.found(s.backend.State().Snapshot().ACLRoleByID(id)); err != nil {
 		return nil, err
-	}
-	if old == nil {
-		return nil, Errorf(http.StatusNotFound, "ACL role not found")
 	}
 	return s.writeRole(w, r, &role)
 }
@@ -248,22 +241,11 @@ func (s *Server) writeRole(w http.ResponseWriter, r *http.Request, role *structs
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.backend.State().Snapshot().ACLRoleByID(role.ID)
-	if err == nil && out == nil {
-		err = Errorf(http.StatusNotFound, "ACL role not found")
-	}
-	return out, err
+	return roleKind.found(s.backend.State().Snapshot().ACLRoleByID(role.ID))
 }
 
 func (s *Server) aclRoleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	_, err := s.applyACL(w, r, fsm.ACLRoleDeleteRequestType, &structs.ACLRoleDeleteRequest{IDs: []string{r.PathValue("id")}})
-	if errors.Is(err, state.ErrNotFound) {
-		return nil, Errorf(http.StatusNotFound, "ACL role not found")
-	}
-	return nil, err
+	return roleKind.delete(s, w, r, fsm.ACLRoleDeleteRequestType, &structs.ACLRoleDeleteRequest{IDs: []string{r.PathValue("id")}})
 }
 
 func (s *Server) aclBindingRules(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -289,28 +271,10 @@ func (s *Server) aclBindingRules(w http.ResponseWriter, r *http.Request) (any, e
 }
 
 func (s *Server) aclBindingRuleInfo(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		b, err := snap.ACLBindingRuleByID(id)
-		if err != nil {
-			return nil, 0, err
-		}
-		idx, err := snap.Index(state.TableACLBindingRules)
-		if err != nil {
-			return nil, 0, err
-		}
-		if b == nil {
-			return nil, idx, Errorf(http.StatusNotFound, "ACL binding rule not found")
-		}
-		return b, idx, nil
-	})
+	return bindingRuleKind.read(s, w, r, func(snap *state.Snapshot) (*structs.ACLBindingRule, error) {
+		return snap.ACLBindingRuleByID(id)
+	}, asStored)
 }
 
 // checkBindingRule checks what a binding rule create or update may write.
@@ -367,18 +331,12 @@ func (s *Server) aclBindingRuleUpdate(w http.ResponseWriter, r *http.Request) (a
 		return nil, err
 	}
 	id := r.PathValue("id")
-	switch {
-	case b.ID == "":
-		b.ID = id
-	case b.ID != id:
+	if !samePathID(&b.ID, id) {
 		return nil, Errorf(http.StatusBadRequest, "ID: ACL binding rule ID in URL must match binding rule ID in body")
 	}
-	old, err := s.backend.State().Snapshot().ACLBindingRuleByID(id)
+	old, err := bindingRuleKind.found(s.backend.State().Snapshot().ACLBindingRuleByID(id))
 	if err != nil {
 		return nil, err
-	}
-	if old == nil {
-		return nil, Errorf(http.StatusNotFound, "ACL binding rule not found")
 	}
 	if b.AuthMethod != old.AuthMethod && b.AuthMethod != "" {
 		return nil, Errorf(http.StatusBadRequest, "AuthMethod: cannot change the auth method of a binding rule")
@@ -403,22 +361,11 @@ func (s *Server) writeBindingRule(w http.ResponseWriter, r *http.Request, b *str
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.backend.State().Snapshot().ACLBindingRuleByID(b.ID)
-	if err == nil && out == nil {
-		err = Errorf(http.StatusNotFound, "ACL binding rule not found")
-	}
-	return out, err
+	return bindingRuleKind.found(s.backend.State().Snapshot().ACLBindingRuleByID(b.ID))
 }
 
 func (s *Server) aclBindingRuleDelete(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	_, err := s.applyACL(w, r, fsm.ACLBindingRuleDeleteRequestType, &structs.ACLBindingRuleDeleteRequest{IDs: []string{r.PathValue("id")}})
-	if errors.Is(err, state.ErrNotFound) {
-		return nil, Errorf(http.StatusNotFound, "ACL binding rule not found")
-	}
-	return nil, err
+	return bindingRuleKind.delete(s, w, r, fsm.ACLBindingRuleDeleteRequestType, &structs.ACLBindingRuleDeleteRequest{IDs: []string{r.PathValue("id")}})
 }
 
 // aclOneTimeTokenCreate makes a one-time token for the caller's token.
