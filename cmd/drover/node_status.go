@@ -16,6 +16,7 @@ func init() {
 	registerCommand("node", func() *cobra.Command {
 		cmd := &cobra.Command{Use: "node", Short: "Inspect, drain and set the eligibility of client nodes"}
 		cmd.AddCommand(newNodeStatusCommand(), newNodeDrainCommand(), newNodeEligibilityCommand())
+		cmd.AddCommand(newNodeIdentityCommand(), newNodeIntroCommand()) // node_identity.go
 		return cmd
 	})
 }
