@@ -11,28 +11,17 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/drivers/exec/exectest"
 	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/structs"
 )
 
 // requireIsolation skips a test of the exec driver where it cannot run
-// (not root, no cgroups), unless DROVER_REQUIRE_ISOLATION=1 makes that a
-// failure.
+// (not root, no cgroups, no busybox), unless DROVER_REQUIRE_ISOLATION=1
+// makes that a failure.
 func requireIsolation(t testing.TB) {
 	t.Helper()
-	reason := exec.Unsupported()
-	if reason == "" {
-		if _, err := os.Stat("/bin/busybox"); err != nil {
-			reason = "no /bin/busybox (Debian's busybox-static)"
-		}
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("DROVER_REQUIRE_ISOLATION") == "1" {
-		t.Fatalf("DROVER_REQUIRE_ISOLATION=1 but: %s", reason)
-	}
-	t.Skip(reason)
+	exectest.Require(t, exec.Unsupported, exectest.NoBusybox)
 }
 
 // TestExecDriverIsolatesATask runs an exec job on a dev agent: its task

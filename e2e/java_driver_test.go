@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/drivers/exec/exectest"
 	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/structs"
 )
@@ -22,19 +23,12 @@ import (
 // a failure.
 func requireJava(t testing.TB) {
 	t.Helper()
-	reason := exec.Unsupported()
-	if reason == "" {
+	exectest.Require(t, exec.Unsupported, func() string {
 		if _, err := osexec.LookPath("java"); err != nil {
-			reason = "no java on the PATH (Debian's default-jre-headless)"
+			return "no java on the PATH (Debian's default-jre-headless)"
 		}
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("DROVER_REQUIRE_ISOLATION") == "1" {
-		t.Fatalf("DROVER_REQUIRE_ISOLATION=1 but: %s", reason)
-	}
-	t.Skip(reason)
+		return ""
+	})
 }
 
 // serveJavaTestdata serves drivers/java/testdata's hello.jar and

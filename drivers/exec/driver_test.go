@@ -2,8 +2,6 @@ package exec
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,7 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
-	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/drivers/exec/exectest"
 )
 
 // The test binary is re-executed as each task's init.
@@ -24,25 +22,14 @@ func init() { Init() }
 // testTimeout bounds every wait in these tests.
 const testTimeout = 30 * time.Second
 
-const busybox = "/bin/busybox"
+const busybox = exectest.Busybox
 
 // requireIsolation skips the test where exec cannot run (not root, no
-// cgroups), unless DROVER_REQUIRE_ISOLATION=1 makes that a failure.
+// cgroups, no busybox), unless DROVER_REQUIRE_ISOLATION=1 makes that a
+// failure.
 func requireIsolation(t *testing.T) {
 	t.Helper()
-	reason := Unsupported()
-	if reason == "" {
-		if _, err := os.Stat(busybox); err != nil {
-			reason = "no " + busybox + " (Debian's busybox-static)"
-		}
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("DROVER_REQUIRE_ISOLATION") == "1" {
-		t.Fatalf("DROVER_REQUIRE_ISOLATION=1 but: %s", reason)
-	}
-	t.Skip(reason)
+	exectest.Require(t, Unsupported, exectest.NoBusybox)
 }
 
 func newDriver(t *testing.T, stateDir string) *Driver {
@@ -54,70 +41,21 @@ func newDriver(t *testing.T, stateDir string) *Driver {
 	return d
 }
 
-func randomID(t testing.TB) string {
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
-
 // newTask lays out an allocation directory as the client does and
 // returns the config of a task running busybox sh -c script.
 func newTask(t testing.TB, script string) *drivers.TaskConfig {
 	t.Helper()
-	root := t.TempDir()
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	name := "task"
-	taskDir := filepath.Join(root, name)
-	allocDir := filepath.Join(root, "alloc")
-	logs := filepath.Join(allocDir, "logs")
-	for _, d := range []string{taskDir, filepath.Join(taskDir, "local"), filepath.Join(taskDir, "secrets"), filepath.Join(taskDir, "tmp"), logs, filepath.Join(allocDir, "data")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &drivers.TaskConfig{
-		AllocID: randomID(t), TaskName: name, TaskDir: taskDir, AllocDir: allocDir,
-		Env:         map[string]string{"NOMAD_TASK_DIR": "/local", "NOMAD_ALLOC_DIR": "/alloc"},
-		Config:      map[string]any{"command": busybox, "args": []any{"sh", "-c", script}},
-		StdoutPath:  filepath.Join(logs, name+".stdout"),
-		StderrPath:  filepath.Join(logs, name+".stderr"),
-		LogConfig:   *structs.DefaultLogConfig(),
-		KillTimeout: time.Second, KillSignal: "SIGTERM",
-		Resources: &structs.AllocatedTaskResources{
-			Cpu: structs.AllocatedCpuResources{CpuShares: 100}, Memory: structs.AllocatedMemoryResources{MemoryMB: 256},
-		},
-	}
+	return exectest.NewTask(t, map[string]any{"command": busybox, "args": []any{"sh", "-c", script}})
 }
 
 func start(t *testing.T, d *Driver, cfg *drivers.TaskConfig) *drivers.TaskHandle {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	h, err := d.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Destroy(h) })
-	return h
+	return exectest.Start(t, d, cfg, testTimeout)
 }
 
 func waitExit(t *testing.T, d *Driver, h *drivers.TaskHandle) drivers.ExitResult {
 	t.Helper()
-	ch, err := d.Wait(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(testTimeout):
-		t.Fatal("task did not exit")
-	}
-	return drivers.ExitResult{}
+	return exectest.WaitExit(t, d, h, testTimeout)
 }
 
 func stdout(t *testing.T, cfg *drivers.TaskConfig) string {

@@ -2,8 +2,6 @@ package java
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/drivers/exec/exectest"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -30,19 +29,12 @@ const testTimeout = 60 * time.Second
 // failure.
 func requireJava(t testing.TB) {
 	t.Helper()
-	reason := exec.Unsupported()
-	if reason == "" {
+	exectest.Require(t, exec.Unsupported, func() string {
 		if _, err := findJava("java"); err != nil {
-			reason = err.Error() + " (Debian's default-jre-headless)"
+			return err.Error() + " (Debian's default-jre-headless)"
 		}
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("DROVER_REQUIRE_ISOLATION") == "1" {
-		t.Fatalf("DROVER_REQUIRE_ISOLATION=1 but: %s", reason)
-	}
-	t.Skip(reason)
+		return ""
+	})
 }
 
 func newDriver(t testing.TB, o Options) *Driver {
@@ -63,69 +55,28 @@ func newDriver(t testing.TB, o Options) *Driver {
 // the config of a java task with config.
 func newTask(t testing.TB, config map[string]any) *drivers.TaskConfig {
 	t.Helper()
-	root := t.TempDir()
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	name := "task"
-	taskDir := filepath.Join(root, name)
-	allocDir := filepath.Join(root, "alloc")
-	logs := filepath.Join(allocDir, "logs")
-	for _, d := range []string{taskDir, filepath.Join(taskDir, "local"), filepath.Join(taskDir, "secrets"), filepath.Join(taskDir, "tmp"), logs, filepath.Join(allocDir, "data")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cfg := exectest.NewTask(t, config)
+	cfg.KillTimeout = 5 * time.Second
 	for _, f := range []string{"hello.jar", "Hello.class"} {
 		data, err := os.ReadFile(filepath.Join("testdata", f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(taskDir, "local", f), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(cfg.TaskDir, "local", f), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return &drivers.TaskConfig{
-		AllocID: hex.EncodeToString(b), TaskName: name, TaskDir: taskDir, AllocDir: allocDir,
-		Env:         map[string]string{"NOMAD_TASK_DIR": "/local", "NOMAD_ALLOC_DIR": "/alloc"},
-		Config:      config,
-		StdoutPath:  filepath.Join(logs, name+".stdout"),
-		StderrPath:  filepath.Join(logs, name+".stderr"),
-		LogConfig:   *structs.DefaultLogConfig(),
-		KillTimeout: 5 * time.Second, KillSignal: "SIGTERM",
-		Resources: &structs.AllocatedTaskResources{
-			Cpu: structs.AllocatedCpuResources{CpuShares: 100}, Memory: structs.AllocatedMemoryResources{MemoryMB: 256},
-		},
-	}
+	return cfg
 }
 
 func start(t *testing.T, d *Driver, cfg *drivers.TaskConfig) *drivers.TaskHandle {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	h, err := d.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Destroy(h) })
-	return h
+	return exectest.Start(t, d, cfg, testTimeout)
 }
 
 func waitExit(t *testing.T, d *Driver, h *drivers.TaskHandle) drivers.ExitResult {
 	t.Helper()
-	ch, err := d.Wait(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(testTimeout):
-		t.Fatal("task did not exit")
-	}
-	return drivers.ExitResult{}
+	return exectest.WaitExit(t, d, h, testTimeout)
 }
 
 func output(cfg *drivers.TaskConfig) string {
