@@ -40,20 +40,14 @@ func sha256Of(b []byte) string {
 	return "sha256:" + hex.EncodeToString(s[:])
 }
 
-// TestArtifactRawExec runs a raw_exec service on a dev agent whose
-// artifact, a tar.gz served on 127.0.0.1, is fetched, checked and
-// unpacked into local/ before the task starts; the task reads it. A
-// second version of the job, with the next tarball, rolls out and its
-// allocation reads the new file. A job with a wrong checksum never starts:
-// its task fails with a "Failed Artifact Download" event naming the
-// artifact.
-func TestArtifactRawExec(t *testing.T) {
-	v1, v2 := appTarball(t, "v1"), appTarball(t, "v2")
+// serveFiles serves files, by URL path, on 127.0.0.1 until t ends (any
+// other path is a 404) and returns the base URL.
+func serveFiles(t testing.TB, files map[string][]byte) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{"/app-v1.tar.gz": v1, "/app-v2.tar.gz": v2}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, ok := files[r.URL.Path]
 		if !ok {
@@ -64,7 +58,19 @@ func TestArtifactRawExec(t *testing.T) {
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	base := "http://" + l.Addr().String()
+	return "http://" + l.Addr().String()
+}
+
+// TestArtifactRawExec runs a raw_exec service on a dev agent whose
+// artifact, a tar.gz served on 127.0.0.1, is fetched, checked and
+// unpacked into local/ before the task starts; the task reads it. A
+// second version of the job, with the next tarball, rolls out and its
+// allocation reads the new file. A job with a wrong checksum never starts:
+// its task fails with a "Failed Artifact Download" event naming the
+// artifact.
+func TestArtifactRawExec(t *testing.T) {
+	v1, v2 := appTarball(t, "v1"), appTarball(t, "v2")
+	base := serveFiles(t, map[string][]byte{"/app-v1.tar.gz": v1, "/app-v2.tar.gz": v2})
 
 	p := startDevAgent(t)
 	c := p.client()

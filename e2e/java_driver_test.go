@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -43,21 +41,7 @@ func serveJavaTestdata(t testing.TB) string {
 		}
 		files["/"+f] = b
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(b)
-	}), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + l.Addr().String()
+	return serveFiles(t, files)
 }
 
 // TestJavaDriverRunsAJarArtifact runs java jobs on a dev agent. The node
