@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -43,7 +43,7 @@ a prefix of one. Needs node:read. See website/commands/node-identity.md.`,
 				return asExit(err)
 			}
 			var resp structs.NodeIdentityGetResponse
-			if _, err := c.Get(ctx, "/v1/client/identity?node_id="+url.QueryEscape(node.ID), nil, &resp); err != nil {
+			if _, err := c.Get(ctx, "/v1/client/identity", &apiclient.QueryOptions{Params: map[string]string{"node_id": node.ID}}, &resp); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error requesting node identity: %v", err)}
 			}
 			if o.set() {

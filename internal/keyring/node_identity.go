@@ -45,15 +45,49 @@ type NodeIdentityClaims struct {
 	NodePool       string `json:"nomad_node_pool,omitempty"`
 	NodeClass      string `json:"nomad_node_class,omitempty"`
 	NodeDatacenter string `json:"nomad_node_datacenter,omitempty"`
+	// Audience is written as one string, as Nomad's ("aud":
+	// "nomadproject.io"); it shadows RegisteredClaims' list.
+	Audience Audience `json:"aud,omitempty"`
 	jwt.RegisteredClaims
 }
+
+// GetAudience implements jwt.Claims.
+func (c NodeIdentityClaims) GetAudience() (jwt.ClaimStrings, error) { return c.Audience.strings(), nil }
 
 // IntroductionClaims are what a client introduction token says: the pool
 // the new node may join and, when the operator named one, its name.
 type IntroductionClaims struct {
-	NodePool string `json:"nomad_node_pool"`
-	NodeName string `json:"nomad_node_name"`
+	NodePool string   `json:"nomad_node_pool"`
+	NodeName string   `json:"nomad_node_name"`
+	Audience Audience `json:"aud,omitempty"`
 	jwt.RegisteredClaims
+}
+
+// GetAudience implements jwt.Claims.
+func (c IntroductionClaims) GetAudience() (jwt.ClaimStrings, error) { return c.Audience.strings(), nil }
+
+// Audience is a JWT's audience of one, written as a string; a list is
+// read too (its first element).
+type Audience string
+
+func (a Audience) strings() jwt.ClaimStrings {
+	if a == "" {
+		return nil
+	}
+	return jwt.ClaimStrings{string(a)}
+}
+
+// UnmarshalJSON reads a string or a list of strings.
+func (a *Audience) UnmarshalJSON(data []byte) error {
+	var cs jwt.ClaimStrings
+	if err := cs.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	*a = ""
+	if len(cs) > 0 {
+		*a = Audience(cs[0])
+	}
+	return nil
 }
 
 // NewNodeIdentityClaims returns the claims of node's identity in region,
@@ -61,6 +95,7 @@ type IntroductionClaims struct {
 func NewNodeIdentityClaims(node *structs.Node, region, jti string, now time.Time, ttl time.Duration) NodeIdentityClaims {
 	return NodeIdentityClaims{
 		NodeID: node.ID, NodePool: node.NodePool, NodeClass: node.NodeClass, NodeDatacenter: node.Datacenter,
+		Audience:         NodeIdentityAudience,
 		RegisteredClaims: registered(strings.Join([]string{"node", region, node.NodePool, node.ID, "default"}, ":"), jti, now, ttl),
 	}
 }
@@ -69,7 +104,7 @@ func NewNodeIdentityClaims(node *structs.Node, region, jti string, now time.Time
 // node of pool (named name, "" for any) in region.
 func NewIntroductionClaims(name, pool, region, jti string, now time.Time, ttl time.Duration) IntroductionClaims {
 	return IntroductionClaims{
-		NodePool: pool, NodeName: name,
+		NodePool: pool, NodeName: name, Audience: NodeIdentityAudience,
 		RegisteredClaims: registered(strings.Join([]string{"node-introduction", region, pool, name, "default"}, ":"), jti, now, ttl),
 	}
 }
@@ -77,7 +112,7 @@ func NewIntroductionClaims(name, pool, region, jti string, now time.Time, ttl ti
 func registered(subject, jti string, now time.Time, ttl time.Duration) jwt.RegisteredClaims {
 	now = now.UTC()
 	c := jwt.RegisteredClaims{
-		ID: jti, Subject: subject, Audience: jwt.ClaimStrings{NodeIdentityAudience},
+		ID: jti, Subject: subject,
 		IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now),
 	}
 	if ttl > 0 {

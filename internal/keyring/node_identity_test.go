@@ -61,6 +61,17 @@ func TestNodeIdentity_ClaimsAndTTL(t *testing.T) {
 	if m["sub"] != "node:global:default:n1:default" {
 		t.Errorf("sub = %v", m["sub"])
 	}
+	if m["aud"] != NodeIdentityAudience {
+		t.Errorf("aud = %#v, want Nomad's single string", m["aud"])
+	}
+	// Another audience is refused.
+	other := NewNodeIdentityClaims(node, "global", "jti-x", now, time.Hour)
+	other.Audience = "elsewhere"
+	if tok, err := SignNodeIdentity(key, other); err != nil {
+		t.Fatal(err)
+	} else if _, err := VerifyNodeIdentity(tok, lookup, now); !errors.Is(err, ErrNodeIdentity) {
+		t.Errorf("another audience: err = %v", err)
+	}
 	c, err := VerifyNodeIdentity(tok, lookup, now.Add(23*time.Hour))
 	if err != nil {
 		t.Fatal(err)
