@@ -204,28 +204,22 @@ func checkAuthMethod(m *structs.ACLAuthMethod) error {
 }
 
 func (s *Server) aclAuthMethodCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
+	m, err := authMethodKind.decode(s, r)
+	if err != nil {
 		return nil, err
 	}
-	var m structs.ACLAuthMethod
-	if err := decodeBody(r, &m); err != nil {
-		return nil, err
-	}
-	return s.writeAuthMethod(w, r, &m)
+	return s.writeAuthMethod(w, r, m)
 }
 
 func (s *Server) aclAuthMethodUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	var m structs.ACLAuthMethod
-	if err := decodeBody(r, &m); err != nil {
+	m, err := authMethodKind.decode(s, r)
+	if err != nil {
 		return nil, err
 	}
 	if name := r.PathValue("name"); !samePathID(&m.Name, name) {
 		return nil, Errorf(http.StatusBadRequest, "Name: auth method name %q does not match request path %q", m.Name, name)
 	}
-	return s.writeAuthMethod(w, r, &m)
+	return s.writeAuthMethod(w, r, m)
 }
 
 // sealAuthMethodSecrets moves m's secrets out of its configuration into

@@ -11,9 +11,9 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// aclKind is one kind of ACL object whose handlers share a shape: read
-// one in a blocking query, check one exists before an update, read it
-// back after a write, delete one. notFound is Nomad's text for a missing
+// aclKind is one kind of ACL object whose handlers share a shape: decode
+// one from a create or update, read one in a blocking query, check one
+// exists before an update, read it back after a write, delete one. notFound is Nomad's text for a missing
 // one (a 404); table is the state table whose index answers a read.
 type aclKind[T any] struct {
 	notFound string
@@ -25,6 +25,19 @@ var (
 	bindingRuleKind = aclKind[structs.ACLBindingRule]{"ACL binding rule not found", state.TableACLBindingRules}
 	authMethodKind  = aclKind[structs.ACLAuthMethod]{"ACL auth-method not found", state.TableACLAuthMethods}
 )
+
+// decode answers the object a create or update request's body holds,
+// once ACLs are on.
+func (k aclKind[T]) decode(s *Server, r *http.Request) (*T, error) {
+	if err := s.aclOn(); err != nil {
+		return nil, err
+	}
+	var v T
+	if err := decodeBody(r, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
 
 // found passes a state lookup's answer on; a missing object is a 404.
 func (k aclKind[T]) found(v *T, err error) (*T, error) {

@@ -197,26 +197,20 @@ func (s *Server) aclRoleInfo(w http.ResponseWriter, r *http.Request) (any, error
 }
 
 func (s *Server) aclRoleCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	var role structs.ACLRole
-	if err := decodeBody(r, &role); err != nil {
+	role, err := roleKind.decode(s, r)
+	if err != nil {
 		return nil, err
 	}
 	if role.ID != "" {
 		return nil, Errorf(http.StatusBadRequest, "ID: cannot be set when creating a role (PUT /v1/acl/role/{id} updates one)")
 	}
 	role.ID = structs.GenerateUUID()
-	return s.writeRole(w, r, &role)
+	return s.writeRole(w, r, role)
 }
 
 func (s *Server) aclRoleUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	var role structs.ACLRole
-	if err := decodeBody(r, &role); err != nil {
+	role, err := roleKind.decode(s, r)
+	if err != nil {
 		return nil, err
 	}
 	id := r.PathValue("id")
@@ -226,7 +220,7 @@ func (s *Server) aclRoleUpdate(w http.ResponseWriter, r *http.Request) (any, err
 	if _, err := roleKind.found(s.backend.State().Snapshot().ACLRoleByID(id)); err != nil {
 		return nil, err
 	}
-	return s.writeRole(w, r, &role)
+	return s.writeRole(w, r, role)
 }
 
 func (s *Server) writeRole(w http.ResponseWriter, r *http.Request, role *structs.ACLRole) (any, error) {
@@ -307,11 +301,8 @@ func checkBindingRule(b *structs.ACLBindingRule) error {
 }
 
 func (s *Server) aclBindingRuleCreate(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	var b structs.ACLBindingRule
-	if err := decodeBody(r, &b); err != nil {
+	b, err := bindingRuleKind.decode(s, r)
+	if err != nil {
 		return nil, err
 	}
 	if b.ID != "" {
@@ -319,15 +310,12 @@ func (s *Server) aclBindingRuleCreate(w http.ResponseWriter, r *http.Request) (a
 	}
 	b.ID = structs.GenerateUUID()
 	b.CreateTime = s.now().UTC()
-	return s.writeBindingRule(w, r, &b)
+	return s.writeBindingRule(w, r, b)
 }
 
 func (s *Server) aclBindingRuleUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
-	if err := s.aclOn(); err != nil {
-		return nil, err
-	}
-	var b structs.ACLBindingRule
-	if err := decodeBody(r, &b); err != nil {
+	b, err := bindingRuleKind.decode(s, r)
+	if err != nil {
 		return nil, err
 	}
 	id := r.PathValue("id")
@@ -342,7 +330,7 @@ func (s *Server) aclBindingRuleUpdate(w http.ResponseWriter, r *http.Request) (a
 		return nil, Errorf(http.StatusBadRequest, "AuthMethod: cannot change the auth method of a binding rule")
 	}
 	b.AuthMethod = old.AuthMethod
-	return s.writeBindingRule(w, r, &b)
+	return s.writeBindingRule(w, r, b)
 }
 
 func (s *Server) writeBindingRule(w http.ResponseWriter, r *http.Request, b *structs.ACLBindingRule) (any, error) {
