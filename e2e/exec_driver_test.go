@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/drivers/exec"
 	"github.com/droverhq/drover/drivers/exec/exectest"
 	"github.com/droverhq/drover/internal/loopback"
@@ -22,6 +23,27 @@ import (
 func requireIsolation(t testing.TB) {
 	t.Helper()
 	exectest.Require(t, exec.Unsupported, exectest.NoBusybox)
+}
+
+// waitReattached waits until the task "app" of allocID, as c sees it,
+// runs again after its client agent was restarted, and check (when not
+// nil) passes.
+func waitReattached(t testing.TB, c *apiclient.Client, allocID string, check func(*structs.TaskState) error) {
+	t.Helper()
+	eventually(t, 60*time.Second, "the task re-attached and running", func() error {
+		a, _, err := c.Allocations().Info(ctx(t), allocID, nil)
+		if err != nil {
+			return err
+		}
+		st := a.TaskStates["app"]
+		if a.ClientStatus != structs.AllocClientStatusRunning || st == nil || st.State != structs.TaskStateRunning {
+			return fmt.Errorf("alloc %s, task %+v", a.ClientStatus, st)
+		}
+		if check != nil {
+			return check(st)
+		}
+		return nil
+	})
 }
 
 // TestExecDriverIsolatesATask runs an exec job on a dev agent: its task
@@ -185,15 +207,7 @@ func TestExecTaskSurvivesAgentSIGKILL(t *testing.T) {
 	p2 := startAgentProc(t, "second", httpAddr, args...)
 	p2.waitNodeReady(1)
 	c = p2.client()
-	eventually(t, 60*time.Second, "the task re-attached and running", func() error {
-		a, _, err := c.Allocations().Info(ctx(t), alloc.ID, nil)
-		if err != nil {
-			return err
-		}
-		st := a.TaskStates["app"]
-		if a.ClientStatus != structs.AllocClientStatusRunning || st == nil || st.State != structs.TaskStateRunning {
-			return fmt.Errorf("alloc %s, task %+v", a.ClientStatus, st)
-		}
+	waitReattached(t, c, alloc.ID, func(st *structs.TaskState) error {
 		started := 0
 		for _, ev := range st.Events {
 			if ev.Type == structs.TaskStarted {

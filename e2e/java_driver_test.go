@@ -256,17 +256,7 @@ func TestJavaTaskSurvivesAgentSIGKILL(t *testing.T) {
 	p2 := startAgentProc(t, "second", httpAddr, args...)
 	p2.waitNodeReady(1)
 	c = p2.client()
-	eventually(t, 60*time.Second, "the task re-attached and running", func() error {
-		a, _, err := c.Allocations().Info(ctx(t), alloc.ID, nil)
-		if err != nil {
-			return err
-		}
-		st := a.TaskStates["app"]
-		if a.ClientStatus != structs.AllocClientStatusRunning || st == nil || st.State != structs.TaskStateRunning {
-			return fmt.Errorf("alloc %s, task %+v", a.ClientStatus, st)
-		}
-		return nil
-	})
+	waitReattached(t, c, alloc.ID, nil)
 	if !processAlive(jvm[0]) {
 		t.Fatalf("the JVM %d died across the restart", jvm[0])
 	}
