@@ -65,6 +65,8 @@ var refusedReasons = map[string]string{
 	"-no-shutdown-delay":                       "drover has no shutdown delay",
 	"-preserve-resources":                      "drover registers the resources the job file says",
 	"-global":                                  "drover has no multi-region jobs: a cluster is one region",
+	"operator debug -log-lookback":             "drover's agents keep no journald or log history to look back on: the bundle holds the lines logged during -duration",
+	"operator debug -log-file-export":          "drover's agents export no log files: the bundle holds the lines logged during -duration",
 }
 
 // refusedPrefixes say why drover refuses the flags whose names start so.

@@ -12,9 +12,7 @@ import (
 // reason rather than "unknown command".
 
 // notYet are those commands, by path, with the reason.
-var notYet = map[string]string{
-	"operator debug": "drover makes no debug bundle yet: GET /v1/operator/debug/heap, /v1/metrics, drover agent-info and the agents' logs have what it would gather",
-}
+var notYet = map[string]string{}
 
 func init() {
 	for path, why := range notYet {

@@ -134,7 +134,7 @@ var Commands = []Command{
 	{"operator autopilot health", Supported, ""},
 	{"operator autopilot set-config", Supported, ""},
 	{"operator client-state", NotSupported, ""},
-	{"operator debug", NotYet, "no debug bundle yet"},
+	{"operator debug", Supported, "-log-lookback and -log-file-export refused: agents keep no log history to export"},
 	{"operator gossip keyring generate", NotSupported, "servers join over Raft with a join token, no gossip"},
 	{"operator gossip keyring install", NotSupported, "servers join over Raft with a join token, no gossip"},
 	{"operator gossip keyring list", NotSupported, "servers join over Raft with a join token, no gossip"},
