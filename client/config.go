@@ -64,7 +64,8 @@ type Config struct {
 	Servers []string
 	// ServerAPI, when set, is used instead of HTTP to Servers.
 	ServerAPI ServerAPI
-	// Drivers default to raw_exec, exec, java, docker and mock; exec is
+	// Drivers default to raw_exec, exec, java, docker, mock and
+	// mock_driver (the mock driver as Nomad names its own); exec is
 	// usable where it can isolate tasks (root, cgroups, namespaces), java
 	// there too with a JVM, docker when its fingerprint finds a daemon.
 	Drivers []drivers.Driver
@@ -192,7 +193,7 @@ func (c Config) withDefaults() (Config, error) {
 		if err != nil {
 			return c, errors.Join(ErrInvalidConfig, err)
 		}
-		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{Disabled: c.DisableRawExec}), ed, jd, docker.New(do), mock.New(mock.Options{Clock: c.Clock})}
+		c.Drivers = []drivers.Driver{rawexec.New(rawexec.Options{Disabled: c.DisableRawExec}), ed, jd, docker.New(do), mock.New(mock.Options{Clock: c.Clock}), mock.New(mock.Options{Clock: c.Clock, Nomad: true})}
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion

@@ -11,8 +11,12 @@ import (
 // taskDriver checks a task's driver and, for docker, its config block,
 // with the group's network: its mode and port labels.
 func (b *builder) taskDriver(path string, tg *structs.TaskGroup, t *structs.Task, ports map[string]bool) {
-	switch t.Driver {
-	case structs.DriverRawExec, structs.DriverMock:
+	switch structs.CanonicalDriver(t.Driver) {
+	case structs.DriverRawExec:
+	case structs.DriverMock:
+		for _, e := range structs.CheckMockConfig(t.Config) {
+			b.err(path+".Config."+e.Key, "%s", e.Msg)
+		}
 	case structs.DriverExec:
 		b.execConfig(path, t)
 	case structs.DriverJava:

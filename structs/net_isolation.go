@@ -17,7 +17,7 @@ const (
 // runs in the host's network or in the allocation's namespace. nil for a
 // driver drover does not ship.
 func DriverNetIsolationModes(driver string) []string {
-	switch driver {
+	switch CanonicalDriver(driver) {
 	case DriverRawExec, DriverExec, DriverJava, DriverDocker, DriverMock:
 		return []string{NetIsolationHost, NetIsolationGroup}
 	}

@@ -11,6 +11,20 @@ const (
 	DriverJava    = "java"
 )
 
+// DriverMockNomad is Nomad's name for its test driver: drover's mock
+// driver runs it too, with Nomad's defaults (drivers/mock).
+const DriverMockNomad = "mock_driver"
+
+// CanonicalDriver returns the name of the driver drover ships that a task
+// naming driver runs on, for the checks that depend on it: the mock
+// driver for mock_driver, else driver itself.
+func CanonicalDriver(driver string) string {
+	if driver == DriverMockNomad {
+		return DriverMock
+	}
+	return driver
+}
+
 // Task is one process (or simulated process) in a task group.
 type Task struct {
 	Name   string

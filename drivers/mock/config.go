@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
 )
 
 // taskConfig is the mock driver's block.
@@ -15,6 +16,10 @@ type taskConfig struct {
 	StartError string
 	StartDelay time.Duration
 	KillAfter  time.Duration
+	// Stdout and Stderr are written to the task's log files at start
+	// (stdout_string, stderr_string).
+	Stdout string
+	Stderr string
 }
 
 func parseConfig(m map[string]any) (taskConfig, error) {
@@ -50,6 +55,11 @@ func parseConfig(m map[string]any) (taskConfig, error) {
 	default:
 		return c, fmt.Errorf("%w: mock start_error is %T", drivers.ErrInvalidConfig, v)
 	}
+	if errs := structs.CheckMockConfig(m); len(errs) > 0 {
+		return c, fmt.Errorf("%w: mock %s %s", drivers.ErrInvalidConfig, errs[0].Key, errs[0].Msg)
+	}
+	c.Stdout, _ = m["stdout_string"].(string)
+	c.Stderr, _ = m["stderr_string"].(string)
 	return c, nil
 }
 

@@ -5,7 +5,13 @@
 // Config: run_for (duration; 0 runs until stopped), exit_code (used when
 // run_for elapses), start_error (Start fails with it), start_delay (Start
 // takes that long) and kill_after (the time Stop takes; a task that takes
-// longer than Stop's timeout is killed then).
+// longer than Stop's timeout is killed then), stdout_string and
+// stderr_string (written to the task's log files once, at start, as by
+// Nomad's mock_driver).
+//
+// With Options.Nomad the driver is Nomad's test driver as Nomad names
+// it, "mock_driver", with Nomad's one different default: a run_for of 0
+// exits at once instead of running until stopped.
 package mock
 
 import (
@@ -31,11 +37,16 @@ var ErrStartError = errors.New("mock start_error")
 type Options struct {
 	// Clock drives run_for, start_delay and kill_after (default: real).
 	Clock clock.Clock
+	// Nomad makes the driver "mock_driver": a task with no run_for
+	// exits at once (exit_code), as under Nomad's driver of that name.
+	Nomad bool
 }
 
 // Driver is the mock driver. Create it with New.
 type Driver struct {
 	clock clock.Clock
+	name  string // Name or structs.DriverMockNomad
+	nomad bool   // run_for 0 exits at once
 
 	mu    sync.Mutex
 	tasks map[string]*task
@@ -48,7 +59,11 @@ func New(o Options) *Driver {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	return &Driver{clock: o.Clock, tasks: make(map[string]*task)}
+	name := Name
+	if o.Nomad {
+		name = structs.DriverMockNomad
+	}
+	return &Driver{clock: o.Clock, name: name, nomad: o.Nomad, tasks: make(map[string]*task)}
 }
 
 // handleState is the mock's part of a handle: enough to recompute, after
@@ -68,13 +83,13 @@ type task struct {
 	signals []string    // sent by Signal
 }
 
-// Name returns "mock".
-func (d *Driver) Name() string { return Name }
+// Name returns "mock", or "mock_driver" with Options.Nomad.
+func (d *Driver) Name() string { return d.name }
 
 // Fingerprint reports the driver as healthy.
 func (d *Driver) Fingerprint() drivers.Fingerprint {
 	return drivers.Fingerprint{
-		Attributes:        map[string]string{"driver.mock": "1"},
+		Attributes:        map[string]string{"driver." + d.name: "1"},
 		Healthy:           true,
 		HealthDescription: "Healthy",
 	}
@@ -102,7 +117,10 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	if tc.StartError != "" {
 		return nil, fmt.Errorf("%w: %w: %s", drivers.ErrStartFailed, ErrStartError, tc.StartError)
 	}
-	h := &drivers.TaskHandle{Version: drivers.HandleVersion, Driver: Name, Config: cfg, StartedAt: d.clock.Now()}
+	if err := writeOutput(cfg, tc); err != nil {
+		return nil, fmt.Errorf("%w: mock output: %w", drivers.ErrStartFailed, err)
+	}
+	h := &drivers.TaskHandle{Version: drivers.HandleVersion, Driver: d.name, Config: cfg, StartedAt: d.clock.Now()}
 	if err := h.SetDriverState(handleState{RunFor: tc.RunFor, ExitCode: tc.ExitCode, KillAfter: tc.KillAfter}); err != nil {
 		return nil, err
 	}
@@ -110,11 +128,14 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	return h, nil
 }
 
-// run registers a task that exits with code after runFor (never if 0).
+// run registers a task that exits with code after runFor (if 0: never,
+// or at once for Nomad's mock_driver).
 func (d *Driver) run(id string, runFor time.Duration, code int) {
 	t := &task{}
 	if runFor > 0 {
 		t.timer = d.clock.AfterFunc(runFor, func() { t.exit.Exit(drivers.ExitResult{ExitCode: code}) })
+	} else if d.nomad {
+		t.exit.Exit(drivers.ExitResult{ExitCode: code})
 	}
 	d.mu.Lock()
 	d.tasks[id] = t
@@ -124,7 +145,7 @@ func (d *Driver) run(id string, runFor time.Duration, code int) {
 // Recover re-attaches to a simulated task if, by the start time in the
 // handle, its run_for has not yet elapsed.
 func (d *Driver) Recover(h *drivers.TaskHandle) error {
-	if err := drivers.CheckHandle(h, Name); err != nil {
+	if err := drivers.CheckHandle(h, d.name); err != nil {
 		return err
 	}
 	d.mu.Lock()
@@ -143,6 +164,8 @@ func (d *Driver) Recover(h *drivers.TaskHandle) error {
 		if left <= 0 {
 			return fmt.Errorf("%w: %s finished while detached", drivers.ErrTaskNotFound, h.ID())
 		}
+	} else if d.nomad {
+		return fmt.Errorf("%w: %s finished while detached", drivers.ErrTaskNotFound, h.ID())
 	}
 	d.run(h.ID(), left, st.ExitCode)
 	return nil
@@ -232,5 +255,5 @@ func (d *Driver) Running() int {
 }
 
 func (d *Driver) lookup(h *drivers.TaskHandle) (*task, error) {
-	return drivers.Lookup(&d.mu, d.tasks, h, Name)
+	return drivers.Lookup(&d.mu, d.tasks, h, d.name)
 }
