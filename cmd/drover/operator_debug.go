@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,7 +125,11 @@ archive nomad-debug-<timestamp>.tar.gz in the current directory.`,
 				return err
 			}
 			d := &debugRun{c: c, o: o, out: cmd.OutOrStdout(), errOut: cmd.ErrOrStderr(), region: regionFlag(cmd), namespace: namespaceOrDefault(cmd)}
-			return d.run(cmd.Context())
+			// As Nomad's, an interrupt ends the capture early and the
+			// bundle is still written with what was captured.
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+			defer stop()
+			return d.run(ctx)
 		},
 	}
 	addAddressFlag(cmd, &address)

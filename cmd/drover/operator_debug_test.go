@@ -88,6 +88,39 @@ func TestOperatorDebugBuildsTheArchive(t *testing.T) {
 	}
 }
 
+// With -output the bundle is a directory there, and no archive is
+// built; an agent that refuses its profiles (no enable_debug, ACLs off)
+// leaves a note and the rest of the bundle.
+func TestOperatorDebugOutputDirectory(t *testing.T) {
+	c := newCLICluster(t)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	out := t.TempDir()
+	code, stdout, errOut := runBounded(t, "", "operator", "debug", "-address", c.addr, "-output", out,
+		"-duration", "1s", "-interval", "1s", "-server-id", "leader", "-node-id", c.node.ID[:8])
+	if code != 0 {
+		t.Fatalf("code %d, out %q, err %q", code, stdout, errOut)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "nomad-debug-*"))
+	if len(dirs) != 1 || !strings.Contains(stdout, "Created debug directory: "+dirs[0]) {
+		t.Fatalf("bundle directories %v, out %q", dirs, stdout)
+	}
+	for _, f := range []string{"cluster/nodes.json", "cluster/members.json", "interval/0000/jobs.json", "server/leader/monitor.log", "client/" + c.node.ID + "/monitor.log", "index.json"} {
+		if _, err := os.Stat(filepath.Join(dirs[0], f)); err != nil {
+			t.Errorf("bundle: %v", err)
+		}
+	}
+	if !strings.Contains(stdout, "Servers: (1/1) [leader]") || !strings.Contains(stdout, "Clients: (1/1) ["+c.node.ID+"]") {
+		t.Errorf("summary %q", stdout)
+	}
+	if !strings.Contains(errOut, "Pprof retrieval requires agent:write ACL or enable_debug=true.") {
+		t.Errorf("stderr %q", errOut)
+	}
+	if archives, _ := filepath.Glob(filepath.Join(cwd, "*.tar.gz")); len(archives) != 0 {
+		t.Errorf("archives %v with -output", archives)
+	}
+}
+
 // Bad flags give Nomad's errors, exit 1, before any capture.
 func TestOperatorDebugRefusesBadFlags(t *testing.T) {
 	c := newCLICluster(t)
