@@ -42,7 +42,9 @@ func TestArtifactParse(t *testing.T) {
 // Each artifact error is located on the line that wrote it.
 func TestArtifactErrors(t *testing.T) {
 	for _, c := range []rule{
-		{"outside the task dir", artifactTaskWith("      artifact {\n        source = \"http://x/y\"\n        destination = \"../../etc\"\n      }"), "artifact.destination", 8, `must stay inside the task's directory (got "../../etc")`, false},
+		{"outside the task dir", artifactTaskWith("      artifact {\n        source = \"http://x/y\"\n        destination = \"../../etc\"\n      }"), "artifact.destination", 8, `must stay inside the task's directory or the allocation's shared ../alloc (got "../../etc")`, false},
+		{"another task's directory", artifactTaskWith("      artifact {\n        source = \"http://x/y\"\n        destination = \"../other/local\"\n      }"), "artifact.destination", 8, `(got "../other/local")`, false},
+		{"out through alloc", artifactTaskWith("      artifact {\n        source = \"http://x/y\"\n        destination = \"../alloc/../../x\"\n      }"), "artifact.destination", 8, "must stay inside", false},
 		{"climbs through local", artifactTaskWith("      artifact {\n        source = \"http://x/y\"\n        destination = \"local/../../x\"\n      }"), "artifact.destination", 8, "must stay inside the task's directory", false},
 		{"no source", artifactTaskWith("      artifact {\n        destination = \"local\"\n      }"), "artifact", 6, "source is required", false},
 		{"mode", artifactTaskWith("      artifact {\n        source = \"http://x/y\"\n        mode = \"tree\"\n      }"), "artifact.mode", 8, `must be "any", "file" or "dir" (got "tree")`, false},

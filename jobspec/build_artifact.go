@@ -41,7 +41,7 @@ func (b *builder) artifacts(path string, as []*specArtifact) []*structs.TaskArti
 			b.err(p+".GetterMode", "must be %q, %q or %q (got %q)", structs.ArtifactModeAny, structs.ArtifactModeFile, structs.ArtifactModeDir, ta.GetterMode)
 		}
 		if !structs.ArtifactDestInside(ta.RelativeDest) {
-			b.err(p+".RelativeDest", "must stay inside the task's directory (got %q)", ta.RelativeDest)
+			b.err(p+".RelativeDest", "must stay inside the task's directory or the allocation's shared ../alloc (got %q)", ta.RelativeDest)
 		}
 		if c, ok := ta.GetterOptions["checksum"]; ok {
 			if err := checkChecksum(c); err != nil {

@@ -359,7 +359,7 @@ var grammar = map[string][]element{
 		{"headers", "GetterHeaders", block, supported, ""},
 		{"mode", "GetterMode", attr, supported, ""},
 		{"insecure", "GetterInsecure", attr, supported, ""},
-		{"destination", "RelativeDest", attr, supported, "must stay inside the task's directory"},
+		{"destination", "RelativeDest", attr, supported, "must stay inside the task's directory or the allocation's shared ../alloc"},
 		{"chown", "Chown", attr, supported, ""},
 	},
 	"dispatch_payload": {

@@ -66,10 +66,15 @@ func copyArtifacts(as []*TaskArtifact) []*TaskArtifact {
 }
 
 // ArtifactDestInside reports whether dest, relative to a task's
-// directory, stays inside it once cleaned. A leading "/" is taken
-// relative to the task's directory, as Nomad's client joins it.
+// directory, stays inside it or inside the allocation's shared directory
+// (../alloc, the task's ${NOMAD_ALLOC_DIR}) once cleaned, as Nomad's
+// jobs use both. A leading "/" is taken relative to the task's
+// directory, as Nomad's client joins it.
 func ArtifactDestInside(dest string) bool {
 	rel := filepath.Clean(strings.TrimLeft(dest, "/"))
+	if rel == "../alloc" || strings.HasPrefix(rel, "../alloc/") {
+		return true
+	}
 	return rel != ".." && !strings.HasPrefix(rel, "../")
 }
 

@@ -24,9 +24,9 @@ import (
 )
 
 // ErrArtifactDestination: an artifact's destination leaves the task's
-// directory. The jobspec refuses such a job; the client refuses it again
+// directory and the allocation's shared one. The jobspec refuses such a job; the client refuses it again
 // after interpolation, where a variable could have made it escape.
-var ErrArtifactDestination = errors.New("artifact destination escapes the task directory")
+var ErrArtifactDestination = errors.New("artifact destination escapes the task directory and the allocation's shared alloc/")
 
 // ArtifactLimits bound what one artifact may cost the client: the client
 // agent's artifact block, as Nomad's.
@@ -104,7 +104,9 @@ func fetchArtifact(ctx context.Context, root *allocfs.Root, task, user string, a
 		return fmt.Errorf("%w: %q", ErrArtifactDestination, dest)
 	}
 	name := allocfs.Task(task, dest)
-	if name != task && !strings.HasPrefix(name, task+"/") {
+	inTask := name == task || strings.HasPrefix(name, task+"/")
+	inShared := name == allocfs.Shared("") || strings.HasPrefix(name, allocfs.Shared("")+"/")
+	if !inTask && !inShared {
 		return fmt.Errorf("%w: %q", ErrArtifactDestination, dest)
 	}
 	if err := structs.CheckArtifactSource(a.GetterSource); err != nil {

@@ -311,3 +311,36 @@ func TestDetachDuringArtifactDownload(t *testing.T) {
 		t.Fatalf("after the detach: state %s failed %v events %s", st.State, st.Failed, events)
 	}
 }
+
+// An artifact may land in the allocation's shared directory (../alloc,
+// the task's ${NOMAD_ALLOC_DIR}), as Nomad's jobs put one there for the
+// other tasks; never in another task's directory, nor out through alloc/.
+func TestFetchArtifactIntoTheSharedDir(t *testing.T) {
+	url := artifactServer(t, map[string][]byte{"/go.mod": []byte("module x\n")})
+	allocDir := t.TempDir()
+	taskDir := filepath.Join(allocDir, "web")
+	for _, d := range []string{taskDir, filepath.Join(allocDir, "alloc"), filepath.Join(allocDir, "other")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lim := ArtifactLimits{HTTPReadTimeout: 2 * time.Second, DecompressionFileCountLimit: 10, DecompressionSizeLimit: 1 << 20}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a := &structs.TaskArtifact{GetterSource: url + "/go.mod", GetterMode: "file", RelativeDest: "../alloc/go.mod"}
+	if err := FetchArtifacts(ctx, taskDir, "", []*structs.TaskArtifact{a}, lim); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(allocDir, "alloc", "go.mod")); err != nil || string(got) != "module x\n" {
+		t.Fatalf("alloc/go.mod: %q %v", got, err)
+	}
+	for _, dest := range []string{"../other/go.mod", "../alloc/../other/go.mod", "../alloc/../../go.mod"} {
+		a := &structs.TaskArtifact{GetterSource: url + "/go.mod", GetterMode: "file", RelativeDest: dest}
+		if err := FetchArtifacts(ctx, taskDir, "", []*structs.TaskArtifact{a}, lim); !errors.Is(err, ErrArtifactDestination) {
+			t.Errorf("%s: %v, want ErrArtifactDestination", dest, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(allocDir, "other", "go.mod")); !os.IsNotExist(err) {
+		t.Fatalf("another task's directory took the file: %v", err)
+	}
+}
