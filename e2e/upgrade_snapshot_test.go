@@ -107,6 +107,10 @@ func TestUpgradeOldFollowerInstallsNewLeadersSnapshot(t *testing.T) {
 	if strings.Contains(logs, "unknown record tag") || strings.Contains(logs, "failed to restore snapshot") {
 		t.Errorf("%s failed to restore a snapshot", old.name)
 	}
+	// A write after the install: the old follower's log then reaches past
+	// the snapshot (until one, its last log index is the one it had
+	// before, and autopilot counts it as behind).
+	eventually(t, 30*time.Second, "a write after the install", func() error { return put(c, "snap/after") })
 	upgradeWaitHealthy(t, procs)
 	t.Logf("the old follower installed the new leader's snapshot; %s in all", time.Since(begin).Round(time.Millisecond))
 }
