@@ -123,30 +123,7 @@ func LooksLikeIdentity(token string) bool {
 // that the allocation is still there and running.
 func VerifyIdentity(token string, lookup func(id string) (*structs.RootKey, error), now time.Time) (*IdentityClaims, error) {
 	var c IdentityClaims
-	_, err := jwt.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		key, err := lookup(kid)
-		if err != nil {
-			return nil, err
-		}
-		if key == nil {
-			return nil, fmt.Errorf("%w %q", ErrNoKey, kid)
-		}
-		rk, err := rsaKey(key)
-		if err != nil {
-			return nil, err
-		}
-		// Each root key verifies the one algorithm it signs with, so
-		// that no identity can pass an HS256 signature off as a key's
-		// that signs RS256 (or the other way round).
-		switch {
-		case rk != nil && t.Method == jwt.SigningMethodRS256:
-			return &rk.PublicKey, nil
-		case rk == nil && t.Method == jwt.SigningMethodHS256:
-			return signingKey(key), nil
-		}
-		return nil, fmt.Errorf("root key %s does not sign %s", kid, t.Method.Alg())
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg(), jwt.SigningMethodHS256.Alg()}), jwt.WithAudience(IdentityAudience),
+	_, err := jwt.ParseWithClaims(token, &c, rootKeyFunc(lookup), validMethods, jwt.WithAudience(IdentityAudience),
 		jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithLeeway(time.Minute))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrIdentity, err)
@@ -193,4 +170,35 @@ func PublicKeys(keys []*structs.RootKey) (JWKS, error) {
 		})
 	}
 	return out, nil
+}
+
+// validMethods are the algorithms root keys sign with.
+var validMethods = jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg(), jwt.SigningMethodHS256.Alg()})
+
+// rootKeyFunc finds the root key a token's header names (lookup) and
+// answers its verifying key. Each root key verifies the one algorithm it
+// signs with, so that no token can pass an HS256 signature off as a key's
+// that signs RS256 (or the other way round).
+func rootKeyFunc(lookup func(id string) (*structs.RootKey, error)) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		key, err := lookup(kid)
+		if err != nil {
+			return nil, err
+		}
+		if key == nil {
+			return nil, fmt.Errorf("%w %q", ErrNoKey, kid)
+		}
+		rk, err := rsaKey(key)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case rk != nil && t.Method == jwt.SigningMethodRS256:
+			return &rk.PublicKey, nil
+		case rk == nil && t.Method == jwt.SigningMethodHS256:
+			return signingKey(key), nil
+		}
+		return nil, fmt.Errorf("root key %s does not sign %s", kid, t.Method.Alg())
+	}
 }

@@ -154,27 +154,7 @@ func signClaims(key *structs.RootKey, c jwt.Claims) (string, error) {
 // verifyClaims checks token's signature against the root key its header
 // names and its audience and times at now, filling c.
 func verifyClaims(token string, c jwt.Claims, lookup func(id string) (*structs.RootKey, error), now time.Time) error {
-	_, err := jwt.ParseWithClaims(token, c, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		key, err := lookup(kid)
-		if err != nil {
-			return nil, err
-		}
-		if key == nil {
-			return nil, fmt.Errorf("%w %q", ErrNoKey, kid)
-		}
-		rk, err := rsaKey(key)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case rk != nil && t.Method == jwt.SigningMethodRS256:
-			return &rk.PublicKey, nil
-		case rk == nil && t.Method == jwt.SigningMethodHS256:
-			return signingKey(key), nil
-		}
-		return nil, fmt.Errorf("root key %s does not sign %s", kid, t.Method.Alg())
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg(), jwt.SigningMethodHS256.Alg()}),
+	_, err := jwt.ParseWithClaims(token, c, rootKeyFunc(lookup), validMethods,
 		jwt.WithAudience(NodeIdentityAudience), jwt.WithTimeFunc(func() time.Time { return now }),
 		jwt.WithLeeway(time.Minute))
 	return err
