@@ -88,6 +88,11 @@ type Deployment struct {
 	// Restart, when set, makes the deployment a restart of its job
 	// version (`job restart`, structs/restart.go) rather than its rollout.
 	Restart *RestartSpec `json:",omitempty"`
+
+	// IsMultiregion marks the deployment of a multi-region job's version:
+	// its status moves through pending and blocked as the regions take
+	// their turns (structs/multiregion.go).
+	IsMultiregion bool
 }
 
 // IsRestart reports whether the deployment restarts its job version.

@@ -65,6 +65,8 @@ type Job struct {
 	// ParameterizedJob makes the job a parameterized parent (batch and
 	// sysbatch only): each dispatch registers a child job.
 	ParameterizedJob *ParameterizedJobConfig `json:",omitempty"`
+	// Multiregion rolls the job out region by region (structs/multiregion.go).
+	Multiregion *Multiregion `json:",omitempty"`
 	// Scaling policies live in their groups (TaskGroup.Scaling).
 
 	// Set by the servers, never by the job file.
@@ -127,6 +129,7 @@ func (j *Job) Copy() *Job {
 	c.Update = j.Update.Copy()
 	c.Migrate = j.Migrate.Copy()
 	c.Meta = copyMap(j.Meta)
+	c.Multiregion = j.Multiregion.Copy()
 	c.Periodic = j.Periodic.Copy()
 	c.ParameterizedJob = j.ParameterizedJob.Copy()
 	c.Payload = copySlice(j.Payload)
