@@ -209,13 +209,13 @@ func TestZeroUnsupportedAttributes(t *testing.T) {
 // TestJSONFileKeyCase: a field written in another case is named as Nomad
 // spells it and placed where it is written.
 func TestJSONFileKeyCase(t *testing.T) {
-	src := "{\"Job\": {\n  \"ID\": \"x\",\n  \"multiregion\": [1],\n  \"TaskGroups\": [{\"Name\": \"a\", \"Tasks\": [{\"Name\": \"t\", \"Driver\": \"mock\"}]}]}}"
+	src := "{\"Job\": {\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"a\", \"preventRescheduleOnLost\": true, \"Tasks\": [{\"Name\": \"t\", \"Driver\": \"mock\"}]}]}}"
 	_, _, err := Parse("job.json", []byte(src), Options{})
 	var errs *Errors
 	if !errors.As(err, &errs) || len(errs.Diagnostics) != 1 {
 		t.Fatalf("got %v", err)
 	}
-	want := Diagnostic{File: "job.json", Line: 3, Column: 3, Field: "Job.Multiregion", Message: "Job.Multiregion is not supported by drover (there is one region)"}
+	want := Diagnostic{File: "job.json", Line: 3, Column: 32, Field: "Job.TaskGroups[0].PreventRescheduleOnLost", Message: "Job.TaskGroups[0].PreventRescheduleOnLost is not supported by drover (lost allocations are always rescheduled)"}
 	if d := errs.Diagnostics[0]; d != want {
 		t.Errorf("got %+v\nwant %+v", d, want)
 	}

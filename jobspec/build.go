@@ -94,6 +94,7 @@ func (b *builder) job(aj *specJob) *structs.Job {
 	j.Periodic = b.periodic(j.Type, aj.Periodic)
 	j.ParameterizedJob = b.parameterized(j.Type, aj.ParameterizedJob) // build_dispatch.go
 	j.Migrate = b.jobMigrate(j.Type, aj.Migrate)
+	j.Multiregion = b.multiregion(j, aj.Multiregion) // multiregion.go
 	if len(aj.TaskGroups) == 0 && !b.parseOnly {
 		b.err("Job.TaskGroups", "%q has no groups", j.ID)
 	}

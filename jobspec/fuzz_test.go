@@ -72,6 +72,11 @@ func FuzzParse(f *testing.F) {
 		"    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	f.Add([]byte("job \"x\" {\n  type = \"system\"\n  migrate {\n    health_check = \"manual\"\n  }\n  group \"g\" {\n" +
 		"    migrate { max_parallel = \"1\" }\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	// The multiregion block (multiregion.go): good and bad, HCL and JSON.
+	f.Add([]byte("job \"x\" {\n  multiregion {\n    strategy {\n      max_parallel = -1\n      on_failure = \"fail_all\"\n    }\n" +
+		"    region \"east\" {\n      count = 2\n      datacenters = [\"e1\", \"\"]\n      meta { a = \"b\" }\n    }\n    region \"east\" {}\n    region \"\" {}\n  }\n" +
+		"  group \"g\" {\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
+	f.Add([]byte(`{"Job":{"ID":"x","Multiregion":{"Strategy":{"MaxParallel":1,"OnFailure":"x"},"Regions":[{"Name":"w","Count":null,"Meta":{"a":1}},null]},"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}}`))
 	f.Add([]byte(`{"Job":{"ID":"x","Migrate":{"MaxParallel":null,"HealthCheck":1},"TaskGroups":[{"Name":"a","Migrate":{"MinHealthyTime":-5},"Tasks":[{"Name":"t","Driver":"mock"}]}]}}`))
 	f.Add([]byte("job \"x\" {\n  group \"g\" {\n    max_run_duration = \"-1s\"\n    task \"t\" { driver = \"mock\" }\n  }\n}"))
 	// check_restart on a service and its checks; a script check.

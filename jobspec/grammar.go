@@ -59,7 +59,7 @@ var grammar = map[string][]element{
 		{"group", "TaskGroups", block, supported, ""},
 		{"task", "", block, supported, "a group of the task's name and count 1, as Nomad's"},
 		{"update", "Update", block, supported, ""},
-		{"multiregion", "Multiregion", block, refused, "there is one region"},
+		{"multiregion", "Multiregion", block, supported, "registered in every region named, one version (website/multiregion.md)"},
 		{"spread", "Spreads", block, supported, ""},
 		{"periodic", "Periodic", block, supported, ""},
 		{"parameterized", "ParameterizedJob", block, supported, ""},

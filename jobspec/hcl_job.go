@@ -51,6 +51,9 @@ func (d *decoder) job(b *hclsyntax.Block) *specJob {
 	if bs := blocks["parameterized"]; len(bs) > 0 {
 		aj.ParameterizedJob = d.parameterized(bs[0], path+".ParameterizedJob")
 	}
+	if bs := blocks["multiregion"]; len(bs) > 0 {
+		aj.Multiregion = d.multiregion(bs[0], path+".Multiregion") // multiregion.go
+	}
 	// A task written straight in the job is a group of its name with
 	// count 1, placed before the groups, as Nomad's job files make it.
 	for _, tb := range blocks["task"] {

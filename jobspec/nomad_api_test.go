@@ -346,13 +346,13 @@ func TestUpdateGrammar(t *testing.T) {
 // such fields into Nomad's types, whose decoder refused a zero of the
 // wrong kind ("cannot be decoded").
 func TestUnsupportedZeroOfAnyKind(t *testing.T) {
-	const job = `{"ID":"x","AllAtOnce":0,"Multiregion":[],"Status":5,` +
+	const job = `{"ID":"x","AllAtOnce":0,"Status":5,` +
 		`"TaskGroups":[{"Name":"a","PreventRescheduleOnLost":0,"Tasks":[{"Name":"t","Driver":"mock","Vault":""}]}]}`
 	if _, warns, err := ParseAPIJob([]byte(job)); err != nil || len(warns) != 0 {
 		t.Fatalf("got %v %v", err, warns)
 	}
-	_, _, err := ParseAPIJob([]byte(`{"ID":"x","Multiregion":{"a":1},"TaskGroups":[{"Name":"a","Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
-	if err == nil || !strings.Contains(err.Error(), "Job.Multiregion: not supported by drover") {
+	_, _, err := ParseAPIJob([]byte(`{"ID":"x","TaskGroups":[{"Name":"a","PreventRescheduleOnLost":true,"Tasks":[{"Name":"t","Driver":"mock"}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), "Job.TaskGroups[0].PreventRescheduleOnLost: not supported by drover") {
 		t.Fatalf("a set unsupported field passed: %v", err)
 	}
 }

@@ -32,6 +32,7 @@ type specJob struct {
 	Affinities  []*specAffinity
 	TaskGroups  []*specGroup
 	Update      *specUpdate
+	Multiregion *specMultiregion // multiregion.go
 	Spreads     []*specSpread
 	Reschedule  *specReschedule
 	Migrate     *specMigrate
