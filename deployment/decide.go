@@ -16,6 +16,8 @@ import (
 // Rules, in order of precedence:
 //   - the job was stopped or purged, or a newer version was registered:
 //     the deployment is cancelled;
+//   - a multi-region deployment that is pending or blocked waits: the
+//     regions' rollout moves it on (DecideRegion);
 //   - failures, each in a group (sorted by name) and in this order:
 //     an unhealthy allocation in a group with progress_deadline = 0, or
 //     one with no reschedule attempts left ("unhealthy allocations"),
@@ -65,7 +67,9 @@ import (
 //   - once all canaries of every canary group (not waiting its turn) are
 //     healthy and every such group has auto_promote, they are promoted;
 //   - once every group is done (and every ordered group "done") the
-//     deployment is successful and its job version becomes stable;
+//     deployment is successful and its job version becomes stable; a
+//     multi-region one turns blocked instead, waiting for the other
+//     regions;
 //   - otherwise the running description says whether promotion is awaited,
 //     or that the deployment rolls out a revert, or else which group waits
 //     for which ("Deployment is running: group web waits for group api").
@@ -81,6 +85,12 @@ func Decide(obs Observation) Decision {
 	}
 	if desc, ok := cancelReason(obs); ok {
 		return Decision{Status: structs.DeploymentStatusCancelled, StatusDescription: desc}
+	}
+	if waitsForRegions(d) {
+		// A multi-region deployment waiting its region's turn, or done
+		// and waiting for the other regions: the regions' rollout
+		// (multiregion.go) moves it on.
+		return Decision{}
 	}
 	if d.Restart != nil {
 		// A job restart rolls by its own batch size, wait and error
@@ -195,6 +205,13 @@ func Decide(obs Observation) Decision {
 		dec.Status = structs.DeploymentStatusSuccessful
 		dec.StatusDescription = structs.DeploymentStatusDescriptionSuccessful
 		dec.Stable = true
+		if d.IsMultiregion {
+			// Done here, waiting for the other regions: successful (and
+			// stable) once they all are done (multiregion.go).
+			dec.Status = structs.DeploymentStatusBlocked
+			dec.StatusDescription = structs.DeploymentStatusDescriptionBlocked
+			dec.Stable = false
+		}
 		// With max_surge, old allocs may still run beside their last
 		// replacements: one more pass stops them.
 		dec.CreateEval = surges(obs.Job)

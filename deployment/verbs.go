@@ -28,6 +28,9 @@ func Promote(d *structs.Deployment, groups []string, allocs []*structs.Allocatio
 	if d.Status == structs.DeploymentStatusPaused {
 		return nil, ErrPromotePaused
 	}
+	if err := regionWaits(d); err != nil {
+		return nil, err
+	}
 	if !d.RequiresPromotion() {
 		return nil, ErrNoCanaries
 	}
@@ -95,6 +98,9 @@ func Pause(d *structs.Deployment, pause bool, now time.Time) (*structs.Deploymen
 			return nil, ErrPauseTerminal
 		}
 		return nil, ErrResumeTerminal
+	}
+	if err := regionWaits(d); err != nil {
+		return nil, err
 	}
 	out := d.Copy()
 	out.ModifyTime = now.UnixNano()

@@ -49,6 +49,9 @@ type groupPass struct {
 	// their replacement until it is healthy.
 	successors map[successorKey]*structs.Allocation
 	moving     []moving
+	// slab and slabHint back hold (passwork.go).
+	slab     []holder
+	slabHint int
 }
 
 type pendingFollowup struct {
@@ -64,18 +67,19 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	du := r.plan.desired(tg.Name)
 	batch := r.job.Type == structs.JobTypeBatch
 	rolling := !batch && tg.Update.Rolling()
-	g := &groupPass{tg: tg, count: tg.Count}
+	g := &groupPass{tg: tg, count: tg.Count, slabHint: len(allocs)}
 	if rolling && tg.Update.SurgeFor(tg.Count) > 0 {
 		g.surged = r.surgedIndexes(allocs)
 	}
 	g.successors = r.migrationSuccessors(allocs) // migrate.go
 	skip := r.disconnectPass(g, allocs)          // disconnect.go
-	for _, a := range allocs {
+	idx := r.groupIndexes(tg.Name, allocs)
+	for i, a := range allocs {
 		if a.NotServing() {
 			g.notServing++
 		}
 		if !skip[a] {
-			r.classify(g, a)
+			r.classify(g, a, allocIndex(idx, i, a))
 		}
 	}
 	r.queueFollowups(g.followups)
@@ -108,6 +112,9 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	r.settleAside(g)
 	// Not this group's turn (group_order): nothing starts.
 	waiting := r.gate != nil && !r.gate[tg.Name]
+	// Not this region's turn (multiregion.go): nothing of the version
+	// starts either.
+	held := waiting || r.pending
 
 	var destructive, inplace []*holder
 	for _, h := range g.holders {
@@ -184,7 +191,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	if zp == nil || !rolling {
 		chosen = destructive[:min(budget, len(destructive))]
 	}
-	if waiting {
+	if held {
 		destructive, first, chosen = append(first, destructive...), nil, nil
 	}
 	var replace []*Placement
@@ -225,7 +232,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 	du.DestructiveUpdate += uint64(len(replace))
 	du.Ignore += uint64(len(destructive) - len(replace) - len(restarts))
-	if waiting {
+	if held {
 		du.Ignore += uint64(len(inplace))
 		inplace = nil
 	}
@@ -235,7 +242,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 
 	// Join this version's deployment when the group changes.
 	changes := len(inplace) + len(destructive)
-	placing := len(missing) + len(newCanaries)
+	placing := len(missing) + len(newCanaries) + r.heldPlacements(tg, g, canarying)
 	if rolling && (changes > 0 || placing > 0 && !r.hadRunning) {
 		if r.deployment == nil || r.deployment.TaskGroups[tg.Name] == nil {
 			s := r.wantState(tg, tg.Count, desiredCanaries)
@@ -286,7 +293,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	r.settleMoving(g)
 	if rolling {
 		// Once nothing budgeted is left, a healthy verdict needs no pass.
-		r.markAllPlaced(tg.Name, !canarying && !waiting && len(replace)+len(restarts) == len(destructive) &&
+		r.markAllPlaced(tg.Name, !canarying && !held && len(replace)+len(restarts) == len(destructive) &&
 			surged == 0 && len(g.aside) == 0 && len(g.moving) == 0)
 	}
 }
@@ -361,14 +368,14 @@ func (r *reconciler) settleAside(g *groupPass) {
 	if len(g.aside) == 0 {
 		return
 	}
-	held := make(map[int]bool, len(g.holders))
+	held := newIndexSet(len(g.holders))
 	for _, h := range g.holders {
-		held[h.index] = true
+		held.add(h.index)
 	}
 	kept := g.aside[:0]
 	for _, a := range g.aside {
 		idx := a.Index()
-		if n := g.surged[idx]; !held[idx] || n != nil && n.IsHealthy() && !n.TerminalStatus() {
+		if n := g.surged[idx]; !held.has(idx) || n != nil && n.IsHealthy() && !n.TerminalStatus() {
 			r.stop(a, r.updatingDescription(a), "")
 			continue
 		}
@@ -379,12 +386,12 @@ func (r *reconciler) settleAside(g *groupPass) {
 
 // classify sorts one alloc into the pass: ignored, held, a canary, set
 // aside beside its surge replacement, or replaced now.
-func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
+func (r *reconciler) classify(g *groupPass, a *structs.Allocation, idx int) {
 	if a.DesiredStatus != structs.AllocDesiredStatusRun {
 		return
 	}
 	tg := g.tg
-	if n := g.surged[a.Index()]; n != nil && n != a && !a.IsCanary() && !a.DesiredTransition.ShouldMigrate() && r.updateKind(a) == UpdateDestructive {
+	if n := g.surged[idx]; n != nil && n != a && !a.IsCanary() && !a.DesiredTransition.ShouldMigrate() && r.updateKind(a) == UpdateDestructive {
 		// An old alloc beside its surge replacement: it serves until the
 		// replacement is healthy; failed, it needs nothing more.
 		if !a.ClientTerminalStatus() {
@@ -399,14 +406,13 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 		}
 		return
 	}
-	add := func(h *holder) {
+	add := func(h holder) {
 		if canary {
-			g.canaries = append(g.canaries, h)
+			g.canaries = append(g.canaries, g.hold(h))
 		} else {
-			g.holders = append(g.holders, h)
+			g.holders = append(g.holders, g.hold(h))
 		}
 	}
-	idx := a.Index()
 	if idx < 0 {
 		// A name without an index cannot hold a slot: surplus.
 		if !a.TerminalStatus() {
@@ -431,7 +437,7 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 			p := replacement(structs.AllocRescheduled, true)
 			p.Reschedule = true
 			p.RescheduleTracker = nextTracker(a, r.in.Now, delay)
-			add(&holder{index: idx, alloc: a, place: p})
+			add(holder{index: idx, alloc: a, place: p})
 			return true
 		case rescheduleLater:
 			if a.FollowupEvalID == "" {
@@ -448,7 +454,7 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 		switch a.ClientStatus {
 		case structs.AllocClientStatusComplete:
 			if r.job.Type == structs.JobTypeBatch {
-				add(&holder{index: idx, alloc: a})
+				add(holder{index: idx, alloc: a})
 			}
 		case structs.AllocClientStatusLost:
 			if until, wait := r.lostWaitsForClientStop(tg, a); wait {
@@ -457,11 +463,11 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 				if a.FollowupEvalID == "" {
 					g.followups = append(g.followups, pendingFollowup{alloc: a, at: until, trigger: structs.EvalTriggerMaxDisconnectTimeout})
 				}
-				add(&holder{index: idx, alloc: a})
+				add(holder{index: idx, alloc: a})
 				return
 			}
 			r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
-			add(&holder{index: idx, alloc: a, place: replacement("", false)})
+			add(holder{index: idx, alloc: a, place: replacement("", false)})
 		case structs.AllocClientStatusFailed:
 			if reschedule(a.DesiredTransition.ShouldForceReschedule()) {
 				return
@@ -471,17 +477,17 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 			// Nomad's destructive update of it), so a new version — an
 			// auto-revert above all — restores the group's count.
 			if r.job.Type != structs.JobTypeBatch && !canary && r.updateKind(a) != UpdateNone {
-				add(&holder{index: idx, alloc: a, live: true, kind: UpdateDestructive, down: true})
+				add(holder{index: idx, alloc: a, live: true, kind: UpdateDestructive, down: true})
 				return
 			}
-			add(&holder{index: idx, alloc: a})
+			add(holder{index: idx, alloc: a})
 		}
 		return
 	}
 	switch {
 	case r.nodeLost(a):
 		r.stop(a, structs.AllocLost, structs.AllocClientStatusLost)
-		add(&holder{index: idx, alloc: a, place: replacement("", false)})
+		add(holder{index: idx, alloc: a, place: replacement("", false)})
 		return
 	case a.DesiredTransition.ShouldMigrate():
 		r.migrate(g, a, idx, canary, add) // migrate.go
@@ -495,7 +501,7 @@ func (r *reconciler) classify(g *groupPass, a *structs.Allocation) {
 	if !canary {
 		kind = r.updateKind(a)
 	}
-	add(&holder{index: idx, alloc: a, live: true, kind: kind})
+	add(holder{index: idx, alloc: a, live: true, kind: kind})
 }
 
 // scaleDown stops or drops holders beyond the group's count: second holders
@@ -550,12 +556,11 @@ func (r *reconciler) scaleDown(g *groupPass) {
 }
 
 func hasDuplicates(hs []*holder) bool {
-	seen := make(map[int]bool, len(hs))
+	seen := newIndexSet(len(hs))
 	for _, h := range hs {
-		if seen[h.index] {
+		if seen.add(h.index) {
 			return true
 		}
-		seen[h.index] = true
 	}
 	return false
 }
@@ -591,16 +596,16 @@ func freeIndexes(n int, g *groupPass) []int {
 	if n <= 0 {
 		return nil
 	}
-	used := make(map[int]bool, len(g.holders)+len(g.canaries))
+	used := newIndexSet(len(g.holders) + len(g.canaries))
 	for _, h := range g.holders {
-		used[h.index] = true
+		used.add(h.index)
 	}
 	for _, h := range g.canaries {
-		used[h.index] = true
+		used.add(h.index)
 	}
 	out := make([]int, 0, n)
 	for i := 0; len(out) < n; i++ {
-		if !used[i] {
+		if !used.has(i) {
 			out = append(out, i)
 		}
 	}

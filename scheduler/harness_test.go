@@ -21,6 +21,7 @@ import (
 //	      [config=v1] [meta=x] [resched=attempts/interval/delay/function/max_delay|unlimited/delay/function/max_delay|none]
 //	job ... [revert_of=N]                                 (the version a revert registered)
 //	job ... [group_order=db,api]                          (job-level update: groups one at a time)
+//	job ... [regions=east,west region=west [region_parallel=N]]   (a multi-region job's copy in region)
 //	  web ... [zone_attr=meta.zone] [zone_mode=concurrent] [zone_order=b,a] [zone_budget=N|N%] [zone_threshold=N%]
 //	nodes                                                (body: "<id> ready|down|drain|ineligible [zone=a] [deadline=1h|-1|0]")
 //	                                                     (drain: started at baseTime, deadline 1h unless set; -1 forces, 0 none)
@@ -212,6 +213,15 @@ func (s *scenario) buildJob(t testing.TB, args map[string]string, body string) {
 	if rv, ok := args["revert_of"]; ok {
 		v := uint64(atoi(t, rv, 0))
 		j.RevertOf = &v
+	}
+	if rs := args["regions"]; rs != "" {
+		// A multi-region job (scheduler/multiregion.go) seen in region=.
+		j.Region = args["region"]
+		j.Multiregion = &structs.Multiregion{Strategy: &structs.MultiregionStrategy{
+			MaxParallel: atoi(t, args["region_parallel"], 0)}}
+		for _, name := range strings.Split(rs, ",") {
+			j.Multiregion.Regions = append(j.Multiregion.Regions, &structs.MultiregionRegion{Name: name, Count: 1})
+		}
 	}
 	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
 		f := strings.Fields(line)

@@ -61,6 +61,10 @@ type reconciler struct {
 	deployment *structs.Deployment
 	paused     bool
 	failed     bool
+	// pending is set while a multi-region job's version waits for its
+	// region's turn (multiregion.go): the version places nothing, the old
+	// version's allocations stay.
+	pending bool
 	// hadRunning is set when some alloc already runs the job's version.
 	hadRunning bool
 	// allPlaced holds the groups whose AllPlaced changes in the running
@@ -82,6 +86,10 @@ type reconciler struct {
 	// restart is the job restart the current deployment runs, nil when it
 	// rolls out a version (restart.go).
 	restart *structs.RestartSpec
+	// groupAllocs and groupIdx are allocsByGroup's slices of each group's
+	// allocs and of their parsed indexes (groupIndexes).
+	groupAllocs map[string][]*structs.Allocation
+	groupIdx    map[string][]int
 	// restartDone is the job's latest deployment when it is a finished
 	// restart with -reschedule: allocs it replaced by surge may still run
 	// beside their replacements (restart.go).
@@ -125,6 +133,7 @@ func (r *reconciler) run() {
 		return
 	}
 	r.pickDeployment()
+	r.holdForRegions()
 	r.hadRunning = r.in.StoppedRanVersion || RanVersion(r.in.Allocs, r.job)
 	byGroup := r.allocsByGroup()
 	r.gate = r.groupGate(byGroup)
@@ -202,6 +211,8 @@ func (r *reconciler) pickDeployment() {
 	case structs.DeploymentStatusRunning:
 	case structs.DeploymentStatusPaused:
 		r.paused = true
+	case structs.DeploymentStatusPending:
+		r.paused, r.pending = true, true
 	case structs.DeploymentStatusFailed:
 		r.failed = true
 	default:
@@ -270,6 +281,7 @@ func (r *reconciler) finishDeployment() {
 			CreateTime:         r.in.Now.UnixNano(),
 			ModifyTime:         r.in.Now.UnixNano(),
 		}
+		r.multiregionDeployment(d)
 		if v := r.job.RevertOf; v != nil {
 			rv := *v
 			d.RevertOf = &rv
@@ -342,15 +354,31 @@ func allAutoPromote(d *structs.Deployment) bool {
 // are half of the job's until they are collected, so sorting them was
 // half of each pass's sort.
 func (r *reconciler) allocsByGroup() map[string][]*structs.Allocation {
-	wanted := make([]*structs.Allocation, 0, len(r.in.Allocs))
-	for _, a := range r.in.Allocs {
+	keys := make([]keyedAlloc, 0, len(r.in.Allocs))
+	for i, a := range r.in.Allocs {
 		if a != nil && a.DesiredStatus != structs.AllocDesiredStatusStop && a.DesiredStatus != structs.AllocDesiredStatusEvict {
-			wanted = append(wanted, a)
+			keys = append(keys, keyedAlloc{a: a, idx: a.Index(), pos: i})
 		}
 	}
+	sorted := sortKeyed(keys)
+	// One slice of allocs and one of their parsed indexes, cut by group
+	// (sortKeyed keeps each group's allocs together).
+	all := make([]*structs.Allocation, len(sorted))
+	idx := make([]int, len(sorted))
+	for i, k := range sorted {
+		all[i], idx[i] = k.a, k.idx
+	}
 	m := map[string][]*structs.Allocation{}
-	for _, a := range sortAllocs(wanted) {
-		m[a.TaskGroup] = append(m[a.TaskGroup], a)
+	r.groupIdx, r.groupAllocs = map[string][]int{}, map[string][]*structs.Allocation{}
+	for start := 0; start < len(all); {
+		g := all[start].TaskGroup
+		end := start + 1
+		for end < len(all) && all[end].TaskGroup == g {
+			end++
+		}
+		m[g] = all[start:end:end]
+		r.groupAllocs[g], r.groupIdx[g] = m[g], idx[start:end:end]
+		start = end
 	}
 	return m
 }
@@ -364,15 +392,27 @@ func (r *reconciler) allocsByGroup() map[string][]*structs.Allocation {
 // index (an old one and its replacement) are compared by ID.
 func sortAllocs(in []*structs.Allocation) []*structs.Allocation {
 	keys := make([]keyedAlloc, 0, len(in))
-	groups := map[string]int{}
 	for i, a := range in {
 		if a != nil {
 			keys = append(keys, keyedAlloc{a: a, idx: a.Index(), pos: i})
-			groups[a.TaskGroup]++
 		}
 	}
-	out := make([]*structs.Allocation, 0, len(keys))
-	if len(groups) == 1 {
+	sorted := sortKeyed(keys)
+	out := make([]*structs.Allocation, len(sorted))
+	for i, k := range sorted {
+		out[i] = k.a
+	}
+	return out
+}
+
+// sortKeyed orders keyed allocs as sortAllocs does, reusing keys.
+func sortKeyed(keys []keyedAlloc) []keyedAlloc {
+	groups := map[string]int{}
+	for _, k := range keys {
+		groups[k.a.TaskGroup]++
+	}
+	out := make([]keyedAlloc, 0, len(keys))
+	if len(groups) <= 1 {
 		return appendByIndex(out, keys)
 	}
 	// Several groups: lay the keys out group by group (in name order,
@@ -420,7 +460,7 @@ func compareKeyed(x, y keyedAlloc) int {
 // appendByIndex appends one group's allocs to out in compareKeyed order:
 // a counting sort on the index when the indexes are dense enough, a
 // comparison sort otherwise.
-func appendByIndex(out []*structs.Allocation, ks []keyedAlloc) []*structs.Allocation {
+func appendByIndex(out []keyedAlloc, ks []keyedAlloc) []keyedAlloc {
 	maxIdx := -1
 	for _, k := range ks {
 		if k.idx < -1 {
@@ -433,10 +473,7 @@ func appendByIndex(out []*structs.Allocation, ks []keyedAlloc) []*structs.Alloca
 	}
 	if maxIdx > 4*len(ks)+1024 {
 		slices.SortFunc(ks, compareKeyed)
-		for _, k := range ks {
-			out = append(out, k.a)
-		}
-		return out
+		return append(out, ks...)
 	}
 	// Bucket b holds index b-1 (so that -1, an unparsable name, comes
 	// first). Within a bucket the input order is kept, then allocs that
@@ -459,10 +496,10 @@ func appendByIndex(out []*structs.Allocation, ks []keyedAlloc) []*structs.Alloca
 			slices.SortFunc(bucket, compareKeyed)
 		}
 	}
-	for _, k := range sorted {
-		out = append(out, k.a)
+	if len(out) == 0 {
+		return sorted
 	}
-	return out
+	return append(out, sorted...)
 }
 
 // stop records a stop and counts it.

@@ -184,6 +184,11 @@ func (s *Store) UpdateDeploymentStatusTxn(t *WriteTxn, u *structs.DeploymentStat
 		return s.putDeployment(t, c, at)
 	}
 	wasPaused := d.Status == structs.DeploymentStatusPaused
+	if d.Status == structs.DeploymentStatusPending && u.Status == structs.DeploymentStatusRunning {
+		// A multi-region deployment whose region's turn came: its
+		// progress deadlines run from now.
+		restartProgress(c, time.Unix(0, at).UTC(), nil)
+	}
 	if wasPaused && u.Status == structs.DeploymentStatusRunning {
 		restartProgress(c, time.Unix(0, at).UTC(), nil)
 		// A resume accepts the failures counted so far, those of the

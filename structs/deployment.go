@@ -98,13 +98,17 @@ type Deployment struct {
 // IsRestart reports whether the deployment restarts its job version.
 func (d *Deployment) IsRestart() bool { return d != nil && d.Restart != nil }
 
-// Active reports whether the deployment is still running or paused.
+// Active reports whether the deployment is not finished: running or
+// paused, or, as Nomad's, a multi-region deployment's pending (waiting
+// its region's turn), blocked (done, waiting for the other regions) or
+// unblocking.
 func (d *Deployment) Active() bool {
 	if d == nil {
 		return false
 	}
 	switch d.Status {
-	case DeploymentStatusRunning, DeploymentStatusPaused:
+	case DeploymentStatusRunning, DeploymentStatusPaused,
+		DeploymentStatusPending, DeploymentStatusBlocked, DeploymentStatusUnblocking:
 		return true
 	}
 	return false
