@@ -291,6 +291,7 @@ func (a *Agent) openServer() error {
 	// through it.
 	srv.OnLeadership("keyring", a.runKeyring)
 	a.startACLReplication()
+	a.startMultiregionWatch()
 	return nil
 }
 

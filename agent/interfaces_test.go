@@ -38,11 +38,12 @@ var (
 	_ httpapi.JobEvaluateBackend   = (*Agent)(nil)
 	_ httpapi.Federator            = (*Agent)(nil)
 	_ httpapi.ServerBuildBackend   = (*Agent)(nil)
+	_ httpapi.DeploymentUnblockBackend = (*Agent)(nil)
 )
 
 // wiredInterfaces names the interfaces asserted above.
 var wiredInterfaces = []string{
-	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DispatchBackend", "Federator", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
+	"ACLBootstrapResetter", "AgentTargetBackend", "AllocStopBackend", "AutopilotBackend", "Backend", "ClientBackend", "DeploymentUnblockBackend", "DispatchBackend", "Federator", "ForceLeaveBackend", "GCBackend", "JobDeregisterBackend", "JobEvaluateBackend", "JobRegisterBackend", "JobRestartBackend",
 	"JobScaleBackend", "LeaderBuilder", "LocalAgentBackend", "LogSinkBackend", "NodeDrainBackend", "NodeOpsBackend", "OperatorBackend", "PeriodicBackend", "RaftPeerBackend", "SchedulerWorkersBackend", "ServerBuildBackend", "ServerMembersBackend", "SnapshotBackend",
 }
 

@@ -26,6 +26,7 @@ import (
 //	PUT|POST /v1/deployment/pause/{id}     {"DeploymentID","Pause"}
 //	PUT|POST /v1/deployment/allocation-health/{id}
 //	         {"DeploymentID","HealthyAllocationIDs","UnhealthyAllocationIDs"}
+//	PUT|POST /v1/deployment/unblock/{id}   {"DeploymentID"} (a blocked multi-region deployment)
 //
 // The verbs answer structs.DeploymentUpdateResponse {"EvalID",
 // "EvalCreateIndex","DeploymentModifyIndex","RevertedJobVersion","Index"}.
@@ -45,6 +46,7 @@ func init() {
 			route{m + " /v1/deployment/fail/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentFail},
 			route{m + " /v1/deployment/pause/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentPause},
 			route{m + " /v1/deployment/allocation-health/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentAllocHealth},
+			route{m + " /v1/deployment/unblock/{id}", writeRoute, nsCap(acl.NamespaceCapabilitySubmitJob), (*Server).deploymentUnblock},
 		)
 	}
 }
@@ -270,6 +272,28 @@ func (s *Server) deploymentFail(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	resp, err := ob.FailDeployment(r.Context(), r.PathValue("id"))
+	return s.verbAnswer(w, resp, err)
+}
+
+// DeploymentUnblockBackend ends a blocked multi-region deployment by hand
+// (server.Leader.UnblockDeployment); refusals match state.ErrInvalid.
+type DeploymentUnblockBackend interface {
+	UnblockDeployment(ctx context.Context, id string) (*structs.DeploymentUpdateResponse, error)
+}
+
+func (s *Server) deploymentUnblock(w http.ResponseWriter, r *http.Request) (any, error) {
+	ub, ok := s.backend.(DeploymentUnblockBackend)
+	if !ok {
+		return nil, Errorf(http.StatusNotImplemented, "not a server: operator verbs are not available on this agent")
+	}
+	if err := s.checkDeployment(r); err != nil {
+		return nil, err
+	}
+	var req struct{ DeploymentID string }
+	if err := decodeOptionalBody(r, &req); err != nil {
+		return nil, err
+	}
+	resp, err := ub.UnblockDeployment(r.Context(), r.PathValue("id"))
 	return s.verbAnswer(w, resp, err)
 }
 
