@@ -134,11 +134,15 @@ type TaskConfig struct {
 	// NetworkMode is the group network's mode ("host" or "bridge").
 	Ports       []structs.PortMapping `json:",omitempty"`
 	NetworkMode string                `json:",omitempty"`
-	// NetNSPath, in a bridge group the client networks itself (through
-	// CNI), is the allocation's network namespace: the driver starts the
-	// task in it. Empty otherwise (the host's network, or docker's own
-	// bridge).
+	// NetNSPath, in a bridge group (networked through CNI), is the
+	// allocation's network namespace: the driver starts the task in it.
+	// Empty otherwise (the host's network).
 	NetNSPath string `json:",omitempty"`
+	// NetworkContainerID is the container that owns NetNSPath when a
+	// driver made the namespace (NetworkInitiator: docker's pause
+	// container); docker tasks join it with network mode
+	// "container:<ID>". Empty otherwise.
+	NetworkContainerID string `json:",omitempty"`
 	// User is the task's user; drivers that cannot switch users ignore
 	// it (raw_exec runs as the client's user).
 	User string `json:",omitempty"`

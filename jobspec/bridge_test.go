@@ -22,33 +22,39 @@ func bridgeJob(drivers ...string) string {
 }
 
 // Every driver drover ships joins a bridge group's namespace, as
-// Nomad's capabilities of the same drivers say; only docker is kept with
-// its own kind.
+// Nomad's capabilities of the same drivers say, docker included and in
+// any mix (docker's tasks join the namespace of the allocation's pause
+// container, the others its path).
 func TestBridgeGroupDrivers(t *testing.T) {
 	for _, ds := range [][]string{
 		{"exec"}, {"raw_exec"}, {"mock"}, {"java"}, {"docker"},
-		{"exec", "raw_exec", "mock"},
+		{"exec", "raw_exec", "mock"}, {"exec", "docker"}, {"docker", "mock", "exec"}, {"docker", "raw_exec", "java"},
 	} {
 		job, _, err := Parse("b.hcl", []byte(bridgeJob(ds...)), Options{})
 		if err != nil {
 			t.Errorf("%v: %v", ds, err)
 			continue
 		}
-		tg := job.TaskGroups[0]
-		if tg.NetworkMode() != "bridge" || tg.BridgeByDocker() != (ds[0] == "docker") {
-			t.Errorf("%v: mode %s, by docker %v", ds, tg.NetworkMode(), tg.BridgeByDocker())
+		if tg := job.TaskGroups[0]; tg.NetworkMode() != "bridge" {
+			t.Errorf("%v: mode %s", ds, tg.NetworkMode())
 		}
 	}
 }
 
-func TestBridgeRefusesDockerMixedWithOthers(t *testing.T) {
+// Docker tasks of a bridge group that join its namespace publish no
+// port of their own (the client maps the group's), so two of them may
+// list the same label, as Nomad ignores the list there; a task on
+// Docker's bridge (network_mode = "bridge") publishes its list.
+func TestBridgeDockerTasksPublishNothing(t *testing.T) {
+	src := bridgeJob("docker", "docker")
+	src = strings.ReplaceAll(src, `image = "web:1"`, "image = \"web:1\"\n        ports = [\"http\"]")
+	if _, _, err := Parse("b.hcl", []byte(src), Options{}); err != nil {
+		t.Fatalf("two joined docker tasks listing one port: %v", err)
+	}
+	both := strings.ReplaceAll(src, `ports = ["http"]`, "ports = [\"http\"]\n        network_mode = \"bridge\"")
 	checkRule(t, "b.hcl", rule{
-		name: "mixed", src: bridgeJob("exec", "docker"), field: "network.mode", line: 4,
-		msg: `"bridge" with docker task "t1" needs docker for every task of the group (task "t0" uses exec)`,
-	})
-	checkRule(t, "b.hcl", rule{
-		name: "mixed", src: bridgeJob("docker", "mock", "exec"), field: "network.mode", line: 4,
-		msg: `"bridge" with docker task "t0" needs docker for every task of the group (task "t1" uses mock)`,
+		name: "on docker's bridge", src: both, field: "task.config.ports", line: 21,
+		msg: `publishes port "http", which task "t0" publishes too`,
 	})
 }
 
@@ -63,18 +69,20 @@ func TestDriverNetIsolationModes(t *testing.T) {
 	}
 }
 
-// address_mode = "alloc" is for a group the client networks in bridge
-// mode: elsewhere there is no address of the allocation's own.
+// address_mode = "alloc" is for a group in bridge mode, whatever its
+// drivers: elsewhere there is no address of the allocation's own.
 func TestAllocAddressModeNeedsTheClientBridge(t *testing.T) {
 	withService := func(src string) string {
 		return strings.Replace(src, "    task \"t0\" {", "    service {\n      name         = \"web\"\n      port         = \"http\"\n      provider     = \"nomad\"\n      address_mode = \"alloc\"\n    }\n    task \"t0\" {", 1)
 	}
-	job, _, err := Parse("b.hcl", []byte(withService(bridgeJob("exec"))), Options{})
-	if err != nil || job.TaskGroups[0].Services[0].AddressMode != structs.AddressModeAlloc {
-		t.Fatalf("exec bridge group: %v", err)
+	for _, ds := range [][]string{{"exec"}, {"docker"}, {"docker", "raw_exec"}} {
+		job, _, err := Parse("b.hcl", []byte(withService(bridgeJob(ds...))), Options{})
+		if err != nil || job.TaskGroups[0].Services[0].AddressMode != structs.AddressModeAlloc {
+			t.Fatalf("%v bridge group: %v", ds, err)
+		}
 	}
 	checkRule(t, "b.hcl", rule{
-		name: "docker", src: withService(bridgeJob("docker")), field: "service.address_mode", line: 13,
-		msg: `"alloc" needs an address of the allocation's own, which a group has in "bridge" mode with no docker task (a group of docker tasks uses Docker's bridge)`,
+		name: "host", src: strings.Replace(withService(bridgeJob("docker")), `mode = "bridge"`, `mode = "host"`, 1), field: "service.address_mode", line: 13,
+		msg: `"alloc" needs an address of the allocation's own, which a group has in "bridge" mode (the group's network mode is host)`,
 	})
 }

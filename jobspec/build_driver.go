@@ -35,46 +35,27 @@ func (b *builder) taskDriver(path string, tg *structs.TaskGroup, t *structs.Task
 
 // bridgeTask checks a task of a "bridge" group, by its driver's
 // capability as Nomad's client does (website/networking.md): the driver
-// must run tasks in the allocation's namespace. Docker tasks use
-// Docker's own bridge, which the client's namespace cannot join, so a
-// group mixes them with no other driver.
+// must run tasks in the allocation's namespace. Every driver drover
+// ships does, docker included (its tasks join the namespace of the
+// allocation's pause container), in any mix.
 func (b *builder) bridgeTask(path string, tg *structs.TaskGroup, t *structs.Task) {
 	gpath, _, _ := strings.Cut(path, ".Tasks[")
 	if modes := structs.DriverNetIsolationModes(t.Driver); modes != nil && !slices.Contains(modes, structs.NetIsolationGroup) {
 		b.err(gpath+".Networks[0].Mode", "task %s does not support \"bridge\" networking mode (driver %s)", t.Name, t.Driver)
-		return
-	}
-	// Against the tasks before this one (once per group).
-	for _, o := range tg.Tasks {
-		if o == nil || o == t {
-			break
-		}
-		if o.Driver == "" || (o.Driver == structs.DriverDocker) == (t.Driver == structs.DriverDocker) {
-			continue
-		}
-		d, other := o, t
-		if t.Driver == structs.DriverDocker {
-			d, other = t, o
-		}
-		b.err(gpath+".Networks[0].Mode", "\"bridge\" with docker task %q needs docker for every task of the group (task %q uses %s): docker tasks use Docker's own bridge, other drivers the client's", d.Name, other.Name, other.Driver)
-		return
 	}
 }
 
 // allocAddressModes checks the services with address_mode = "alloc":
-// they advertise the allocation's own address, which only a group the
-// client networks in bridge mode has (website/networking.md).
+// they advertise the allocation's own address, which only a group in
+// bridge mode has (website/networking.md).
 func (b *builder) allocAddressModes(path string, tg *structs.TaskGroup) {
-	if tg.NetworkMode() == "bridge" && !tg.BridgeByDocker() {
+	if tg.NetworkMode() == "bridge" {
 		return
 	}
 	why := "the group's network mode is " + tg.NetworkMode()
-	if tg.NetworkMode() == "bridge" {
-		why = "a group of docker tasks uses Docker's bridge"
-	}
 	check := func(spath string, s *structs.Service) {
 		if s != nil && s.AddressMode == structs.AddressModeAlloc {
-			b.err(spath+".AddressMode", "\"alloc\" needs an address of the allocation's own, which a group has in \"bridge\" mode with no docker task (%s)", why)
+			b.err(spath+".AddressMode", "\"alloc\" needs an address of the allocation's own, which a group has in \"bridge\" mode (%s)", why)
 		}
 	}
 	for i, s := range tg.Services {
@@ -146,13 +127,13 @@ func (b *builder) dockerConfig(path string, tg *structs.TaskGroup, t *structs.Ta
 	if mode == "bridge" && dc.NetworkMode != "" && dc.NetworkMode != "bridge" {
 		b.err(cpath+".network_mode", "must be empty or \"bridge\" in a group whose network mode is \"bridge\" (got %q)", dc.NetworkMode)
 	}
-	mine := published(dc, tg, mode)
+	mine := published(dc, mode)
 	for _, other := range tg.Tasks {
 		if other == nil || other.Driver != structs.DriverDocker {
 			continue
 		}
 		odc, _ := structs.ParseDockerConfig(other.Config)
-		for _, l := range published(odc, tg, mode) {
+		for _, l := range published(odc, mode) {
 			for _, m := range mine {
 				if l == m {
 					b.err(cpath+".ports", "publishes port %q, which task %q publishes too: a host port binds to one container", l, other.Name)
@@ -162,24 +143,13 @@ func (b *builder) dockerConfig(path string, tg *structs.TaskGroup, t *structs.Ta
 	}
 }
 
-// published lists the port labels a docker task publishes: its ports
-// list, or, in a bridge group, every port of the group when it lists
-// none.
-func published(dc *structs.DockerConfig, tg *structs.TaskGroup, mode string) []string {
-	if len(dc.Ports) > 0 || mode != "bridge" {
-		return dc.Ports
+// published lists the port labels a docker task publishes on Docker's
+// bridge: its ports list, except in a bridge group with no network_mode
+// of its own, where it joins the allocation's namespace and the client
+// maps the group's ports (as Nomad's, which ignores the list there).
+func published(dc *structs.DockerConfig, mode string) []string {
+	if mode == "bridge" && dc.NetworkMode == "" {
+		return nil
 	}
-	var out []string
-	for _, n := range tg.Networks {
-		if n == nil {
-			continue
-		}
-		for _, p := range n.ReservedPorts {
-			out = append(out, p.Label)
-		}
-		for _, p := range n.DynamicPorts {
-			out = append(out, p.Label)
-		}
-	}
-	return out
+	return dc.Ports
 }

@@ -25,9 +25,10 @@ func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*specNetwor
 		case "", "host":
 			n.Mode = "host"
 		case "bridge":
-			// The allocation's namespace on the client's bridge, or
-			// Docker's own for a group of docker tasks (checked with the
-			// tasks, build_driver.go).
+			// The allocation's namespace on the client's bridge, made
+			// by the client or, with a docker task, docker's pause
+			// container (the drivers are checked with the tasks,
+			// build_driver.go).
 		default:
 			b.err(npath+".Mode", "%q is not supported by drover (\"host\" or \"bridge\")", an.Mode)
 		}

@@ -53,7 +53,7 @@ func TestServiceDiscoveryFields(t *testing.T) {
 		t.Fatalf("checks' on_update = %q, %q; want ignore_warnings (the service's), ignore", s.Checks[0].OnUpdate, s.Checks[1].OnUpdate)
 	}
 	for _, c := range []struct{ from, to, want string }{
-		{`address_mode = "host"`, `address_mode = "alloc"`, `"alloc" needs an address of the allocation's own, which a group has in "bridge" mode with no docker task (the group's network mode is host)`},
+		{`address_mode = "host"`, `address_mode = "alloc"`, `"alloc" needs an address of the allocation's own, which a group has in "bridge" mode (the group's network mode is host)`},
 		{`address_mode = "host"`, `address_mode = "driver"`, `"driver" is not supported by drover`},
 		{`on_update    = "ignore_warnings"`, `on_update = "later"`, `must be require_healthy, ignore_warnings or ignore`},
 	} {

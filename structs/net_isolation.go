@@ -1,7 +1,5 @@
 package structs
 
-import "slices"
-
 // Network isolation modes of a driver's tasks, as Nomad's driver
 // capabilities name them.
 const (
@@ -31,17 +29,4 @@ func (tg *TaskGroup) NetworkMode() string {
 		return tg.Networks[0].Mode
 	}
 	return "host"
-}
-
-// BridgeByDocker reports whether a "bridge" group is networked by Docker
-// (every task is a docker task: Docker's own bridge, each container with
-// its ports published) rather than by the client through CNI (no task is
-// a docker task: one namespace for the allocation that every task
-// joins). A group that mixes docker with other drivers is refused when
-// the job is submitted.
-func (tg *TaskGroup) BridgeByDocker() bool {
-	if tg == nil || len(tg.Tasks) == 0 {
-		return false
-	}
-	return !slices.ContainsFunc(tg.Tasks, func(t *Task) bool { return t == nil || t.Driver != DriverDocker })
 }

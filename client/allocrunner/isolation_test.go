@@ -29,6 +29,13 @@ func (d *imageDriver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*driv
 	return nil, drivers.ErrStartFailed // the config is all this test wants
 }
 
+// The docker driver makes a bridge group's namespace: its pause
+// container.
+func (d *imageDriver) CreateNetwork(context.Context, *drivers.NetworkRequest) (*drivers.NetworkSandbox, bool, error) {
+	return &drivers.NetworkSandbox{ContainerID: "pause", NetNSPath: "/run/docker/netns/p"}, true, nil
+}
+func (d *imageDriver) DestroyNetwork(context.Context, string, string) error { return nil }
+
 // TestImageIsolatedTaskConfig: a task whose driver runs it in an image
 // sees the allocation's directories where the driver mounts them, none of
 // the client's variables, and gets the group's ports, network mode, job
@@ -48,6 +55,7 @@ func TestImageIsolatedTaskConfig(t *testing.T) {
 	ar, err := New(Config{
 		Alloc: alloc, Node: &structs.Node{ID: "n1", Name: "box", Datacenter: "dc1"}, DataDir: data,
 		Drivers: map[string]drivers.Driver{"docker": d}, HostEnv: map[string]string{"PATH": "/host/bin", "SECRET": "x"},
+		Networks: &fakeNets{},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +86,7 @@ func TestImageIsolatedTaskConfig(t *testing.T) {
 	}
 	dir := NewAllocDir(data, alloc.ID)
 	if cfg.AllocDir != dir.SharedDir() || cfg.TaskDir != dir.TaskDir("web") || cfg.NetworkMode != "bridge" ||
+		cfg.NetNSPath != "/run/docker/netns/p" || cfg.NetworkContainerID != "pause" ||
 		cfg.NodeID != "n1" || cfg.NodeName != "box" || cfg.JobID != "shop" || cfg.JobName != "shop" ||
 		cfg.TaskGroup != "front" || cfg.Namespace != "default" || cfg.User != "nobody" ||
 		len(cfg.Ports) != 1 || cfg.Ports[0].Value != 23456 || cfg.Resources.Memory.MemoryMB != 64 {

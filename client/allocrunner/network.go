@@ -2,11 +2,13 @@ package allocrunner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/droverhq/drover/client/network"
 	"github.com/droverhq/drover/client/taskenv"
+	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -15,6 +17,10 @@ import (
 type Networks interface {
 	// Setup makes the allocation's namespace, its ports mapped.
 	Setup(ctx context.Context, allocID string, ports []network.Port) (*network.Status, error)
+	// SetupIn configures a namespace a driver made (docker's pause
+	// container) for the allocation, its ports mapped; Teardown leaves
+	// the namespace itself to its maker.
+	SetupIn(ctx context.Context, allocID, netns string, ports []network.Port) (*network.Status, error)
 	// Status returns the namespace a previous Setup made, if it exists.
 	Status(allocID string) (*network.Status, error)
 	// Teardown removes it (no error when there is none).
@@ -24,11 +30,32 @@ type Networks interface {
 // networkTimeout bounds one setup or teardown of a namespace.
 const networkTimeout = 30 * time.Second
 
-// clientBridge reports whether the group's network is the client's own
-// bridge (through CNI): a "bridge" group with a task that is not a
-// docker task. A group of docker tasks uses Docker's bridge.
+// clientBridge reports whether the group's network is the client's
+// bridge (through CNI): every "bridge" group, whatever its drivers, as
+// Nomad's. A group with a docker task has its namespace made by the
+// docker driver (a pause container), the others by the client.
 func clientBridge(tg *structs.TaskGroup) bool {
-	return tg.NetworkMode() == "bridge" && !tg.BridgeByDocker()
+	return tg.NetworkMode() == "bridge"
+}
+
+// networkInitiator is the driver that makes the group's namespace, as
+// Nomad's network manager picks it: that of the first task whose driver
+// must initiate the network (drivers.NetworkInitiator: docker); nil when
+// no task's does, and the client makes it.
+func (ar *AllocRunner) networkInitiator() drivers.NetworkInitiator {
+	for _, t := range ar.group.Tasks {
+		if ni, ok := ar.cfg.Drivers[t.Driver].(drivers.NetworkInitiator); ok {
+			return ni
+		}
+	}
+	return nil
+}
+
+func (ar *AllocRunner) nodeID() string {
+	if ar.cfg.Node == nil {
+		return ""
+	}
+	return ar.cfg.Node.ID
 }
 
 // bridgePorts are the allocation's ports as the namespace maps them: the
@@ -56,10 +83,15 @@ func bridgePorts(a *structs.Allocation) []network.Port {
 // created, as Nomad's network hook: a restarted client re-attaches to
 // the namespace its predecessor made while the allocation ran; else a
 // new one is made (after removing what a namespace gone missing left).
+// In a group with a docker task the docker driver makes the namespace
+// (setupDriverNetwork).
 func (ar *AllocRunner) setupNetwork(restoring bool) error {
 	nets := ar.cfg.Networks
 	if nets == nil {
 		return fmt.Errorf("bridge networking is not available on this client")
+	}
+	if ni := ar.networkInitiator(); ni != nil {
+		return ar.setupDriverNetwork(ni)
 	}
 	id := ar.cfg.Alloc.ID
 	if restoring {
@@ -81,8 +113,68 @@ func (ar *AllocRunner) setupNetwork(restoring bool) error {
 	return nil
 }
 
+// setupDriverNetwork has the driver make the allocation's namespace (or
+// find the one it made before: a restarted client re-attaches to the
+// pause container its predecessor started, whose namespace the running
+// tasks are in) and configures it through CNI, unless the client's
+// record shows it configured already. A pause container found with no
+// matching record (a client stopped half-way) is configured afresh and,
+// should that fail, replaced once.
+func (ar *AllocRunner) setupDriverNetwork(ni drivers.NetworkInitiator) error {
+	nets, a := ar.cfg.Networks, ar.cfg.Alloc
+	ctx, cancel := context.WithTimeout(context.Background(), 2*networkTimeout)
+	defer cancel()
+	req := &drivers.NetworkRequest{
+		AllocID: a.ID, JobID: a.JobID, JobName: a.Job.Name, Namespace: a.Job.Namespace, TaskGroup: a.TaskGroup, NodeID: ar.nodeID(),
+	}
+	if n := ar.cfg.Node; n != nil {
+		req.NodeName = n.Name
+	}
+	sb, created, err := ni.CreateNetwork(ctx, req)
+	if err != nil {
+		return fmt.Errorf("failed to create network for alloc: %w", err)
+	}
+	if !created {
+		if st, err := nets.Status(a.ID); err == nil && st.NetNSPath == sb.NetNSPath {
+			ar.net, ar.netInit, ar.sandbox = st, ni, sb
+			return nil
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		st, err := ar.configureNetNS(ctx, sb.NetNSPath)
+		if err == nil {
+			ar.net, ar.netInit, ar.sandbox = st, ni, sb
+			return nil
+		}
+		if derr := ni.DestroyNetwork(context.WithoutCancel(ctx), a.ID, ar.nodeID()); derr != nil {
+			err = errors.Join(err, fmt.Errorf("removing the pause container: %w", derr))
+		}
+		if created || attempt > 0 {
+			return err
+		}
+		if sb, created, err = ni.CreateNetwork(ctx, req); err != nil {
+			return fmt.Errorf("failed to create network for alloc: %w", err)
+		}
+	}
+}
+
+// configureNetNS removes any network the client configured for the
+// allocation before and configures the namespace at netns.
+func (ar *AllocRunner) configureNetNS(ctx context.Context, netns string) (*network.Status, error) {
+	nets, id := ar.cfg.Networks, ar.cfg.Alloc.ID
+	if err := nets.Teardown(ctx, id); err != nil {
+		return nil, fmt.Errorf("removing the allocation's previous network: %w", err)
+	}
+	st, err := nets.SetupIn(ctx, id, netns, bridgePorts(ar.cfg.Alloc))
+	if err != nil {
+		return nil, fmt.Errorf("failed to configure networking for alloc: %w", err)
+	}
+	return st, nil
+}
+
 // teardownNetwork removes the allocation's namespace once its tasks are
-// all dead (not when the client detaches from running tasks).
+// all dead (not when the client detaches from running tasks): its CNI
+// network, then the pause container of a driver-made one, as Nomad's.
 func (ar *AllocRunner) teardownNetwork() {
 	if ar.net == nil || ar.cfg.Networks == nil {
 		return
@@ -91,6 +183,11 @@ func (ar *AllocRunner) teardownNetwork() {
 	defer cancel()
 	if err := ar.cfg.Networks.Teardown(ctx, ar.cfg.Alloc.ID); err != nil && ar.cfg.OnNetworkError != nil {
 		ar.cfg.OnNetworkError(err)
+	}
+	if ar.netInit != nil {
+		if err := ar.netInit.DestroyNetwork(ctx, ar.cfg.Alloc.ID, ar.nodeID()); err != nil && ar.cfg.OnNetworkError != nil {
+			ar.cfg.OnNetworkError(err)
+		}
 	}
 }
 

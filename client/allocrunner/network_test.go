@@ -3,6 +3,7 @@ package allocrunner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,8 @@ type fakeNets struct {
 	calls    []string
 	setupErr error
 	known    map[string]*network.Status // what Status finds
+	// setupInFails: how many SetupIn calls fail first.
+	setupInFails int
 }
 
 func (f *fakeNets) note(s string) { f.mu.Lock(); f.calls = append(f.calls, s); f.mu.Unlock() }
@@ -35,6 +38,18 @@ func (f *fakeNets) Setup(_ context.Context, id string, ports []network.Port) (*n
 		return nil, errors.New("unexpected ports")
 	}
 	return &network.Status{NetNSPath: "/var/run/netns/" + id, InterfaceName: "eth0", Address: "172.26.64.3"}, nil
+}
+
+func (f *fakeNets) SetupIn(_ context.Context, id, netns string, ports []network.Port) (*network.Status, error) {
+	f.note("setupin " + id + " " + netns)
+	f.mu.Lock()
+	fail := f.setupInFails > 0
+	f.setupInFails--
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("eth0 already exists")
+	}
+	return &network.Status{NetNSPath: netns, InterfaceName: "eth0", Address: "172.26.64.4"}, nil
 }
 
 func (f *fakeNets) Status(id string) (*network.Status, error) {
@@ -161,17 +176,165 @@ func TestBridgeDetachKeepsTheNamespace(t *testing.T) {
 	})
 }
 
-// A group of docker tasks only keeps Docker's bridge; a host group
-// has no namespace.
-func TestNoClientBridgeForDockerOrHostGroups(t *testing.T) {
+// Every bridge group is networked through CNI, docker tasks or not, as
+// Nomad's; a host group has no namespace.
+func TestClientBridgeForEveryBridgeGroup(t *testing.T) {
 	a := bridgeAlloc("1s")
 	a.Job.TaskGroups[0].Tasks[0].Driver = structs.DriverDocker
-	if clientBridge(a.Job.TaskGroups[0]) {
-		t.Fatal("docker-only group networked by the client")
+	if !clientBridge(a.Job.TaskGroups[0]) {
+		t.Fatal("docker group not networked through CNI")
 	}
 	a.Job.TaskGroups[0].Networks = nil
 	a.Job.TaskGroups[0].Tasks[0].Driver = structs.DriverMock
 	if clientBridge(a.Job.TaskGroups[0]) {
 		t.Fatal("host group networked by the client")
 	}
+}
+
+// pauseDriver is a mock driver that initiates the allocation's network,
+// as docker's does with its pause container; its calls go to the same
+// log as the network manager's.
+type pauseDriver struct {
+	drivers.Driver
+	nets *fakeNets
+	// existing: the first CreateNetwork finds a pause container that
+	// runs already (created false).
+	existing bool
+	n        int
+}
+
+func (p *pauseDriver) CreateNetwork(_ context.Context, req *drivers.NetworkRequest) (*drivers.NetworkSandbox, bool, error) {
+	p.nets.note("create " + req.AllocID + " on " + req.NodeID)
+	p.n++
+	sb := &drivers.NetworkSandbox{ContainerID: fmt.Sprintf("pause%d", p.n), NetNSPath: fmt.Sprintf("/run/docker/netns/%d", p.n)}
+	if p.existing && p.n == 1 {
+		sb.NetNSPath = "/run/docker/netns/old"
+		return sb, false, nil
+	}
+	return sb, true, nil
+}
+
+func (p *pauseDriver) DestroyNetwork(_ context.Context, allocID, nodeID string) error {
+	p.nets.note("destroy " + allocID + " on " + nodeID)
+	return nil
+}
+
+// dockerBridgeRunner runs bridgeAlloc with a task "side" of the mock
+// driver and its task "web" of the pause driver, as a docker task.
+func dockerBridgeRunner(t *testing.T, data string, c clock.Clock, nets *fakeNets, pd *pauseDriver, a *structs.Allocation, rec *recorder) *AllocRunner {
+	t.Helper()
+	pd.Driver, pd.nets = mock.New(mock.Options{Clock: c}), nets
+	ar, err := New(Config{
+		Alloc: a, Node: &structs.Node{ID: "n1", Datacenter: "dc1"}, DataDir: data,
+		Drivers: map[string]drivers.Driver{"mock": mock.New(mock.Options{Clock: c}), structs.DriverDocker: pd},
+		Clock:   c, OnUpdate: rec.on, Networks: nets,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ar
+}
+
+func dockerBridgeAlloc() *structs.Allocation {
+	a := bridgeAlloc("2s")
+	tg := a.Job.TaskGroups[0]
+	side := tg.Tasks[0].Copy()
+	side.Name = "side"
+	tg.Tasks[0].Driver = structs.DriverDocker
+	tg.Tasks = append(tg.Tasks, side)
+	return a
+}
+
+// In a bridge group with a docker task, the docker driver makes the
+// namespace (its pause container) before any task, the client
+// configures it through CNI, and every task gets its path, the docker
+// tasks the pause container too; once the tasks have ended, the CNI
+// network goes first, then the pause container.
+func TestBridgeDriverMadeNamespace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewFake(epoch)
+		rec := &recorder{}
+		nets := &fakeNets{}
+		a := dockerBridgeAlloc()
+		ar := dockerBridgeRunner(t, t.TempDir(), c, nets, &pauseDriver{}, a, rec)
+		id := a.ID
+		if got, want := nets.got(), "create "+id+" on n1; teardown "+id+"; setupin "+id+" /run/docker/netns/1"; got != want {
+			t.Fatalf("calls before Run: %s, want %s", got, want)
+		}
+		ar.Run()
+		synctest.Wait()
+		ar.mu.Lock()
+		web, side := ar.handles["web"], ar.handles["side"]
+		ar.mu.Unlock()
+		if web == nil || side == nil {
+			t.Fatalf("handles %v %v", web, side)
+		}
+		for _, h := range []*drivers.TaskHandle{web, side} {
+			if h.Config.NetNSPath != "/run/docker/netns/1" || h.Config.NetworkContainerID != "pause1" || h.Config.Env["NOMAD_ALLOC_IP_http"] != "172.26.64.4" {
+				t.Fatalf("%s's config: %+v", h.Config.TaskName, h.Config)
+			}
+		}
+		if u := rec.last(); u.NetworkStatus == nil || u.NetworkStatus.Address != "172.26.64.4" {
+			t.Fatalf("reported network %+v", u.NetworkStatus)
+		}
+		c.Advance(2 * time.Second)
+		<-ar.Done()
+		if got := nets.got(); !strings.HasSuffix(got, "; teardown "+id+"; destroy "+id+" on n1") {
+			t.Fatalf("calls after the tasks ended: %s", got)
+		}
+	})
+}
+
+// A restarted client re-attaches to the pause container that still
+// runs, with the namespace its record names: nothing is set up again.
+// A pause container found without a record that matches is configured
+// afresh, and replaced when that fails.
+func TestBridgeDriverMadeNamespaceReattach(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewFake(epoch)
+		a := dockerBridgeAlloc()
+		id := a.ID
+		nets := &fakeNets{known: map[string]*network.Status{id: {NetNSPath: "/run/docker/netns/old", InterfaceName: "eth0", Address: "172.26.64.4"}}}
+		ar := dockerBridgeRunner(t, t.TempDir(), c, nets, &pauseDriver{existing: true}, a, &recorder{})
+		if got, want := nets.got(), "create "+id+" on n1; status "+id; got != want {
+			t.Fatalf("re-attach: %s, want %s", got, want)
+		}
+		if ar.sandbox == nil || ar.sandbox.ContainerID != "pause1" || ar.net.NetNSPath != "/run/docker/netns/old" {
+			t.Fatalf("sandbox %+v net %+v", ar.sandbox, ar.net)
+		}
+		ar.Detach()
+
+		nets = &fakeNets{setupInFails: 1}
+		ar = dockerBridgeRunner(t, t.TempDir(), c, nets, &pauseDriver{existing: true}, a, &recorder{})
+		want := "create " + id + " on n1; status " + id + "; teardown " + id + "; setupin " + id + " /run/docker/netns/old; destroy " + id + " on n1; " +
+			"create " + id + " on n1; teardown " + id + "; setupin " + id + " /run/docker/netns/2"
+		if got := nets.got(); got != want {
+			t.Fatalf("replaced: %s\nwant %s", got, want)
+		}
+		if ar.sandbox == nil || ar.sandbox.ContainerID != "pause2" {
+			t.Fatalf("sandbox %+v", ar.sandbox)
+		}
+		ar.Detach()
+	})
+}
+
+// A namespace the driver made but CNI cannot configure fails the
+// allocation and is removed.
+func TestBridgeDriverMadeNamespaceSetupFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewFake(epoch)
+		rec := &recorder{}
+		a := dockerBridgeAlloc()
+		id := a.ID
+		nets := &fakeNets{setupInFails: 5}
+		ar := dockerBridgeRunner(t, t.TempDir(), c, nets, &pauseDriver{}, a, rec)
+		ar.Run()
+		<-ar.Done()
+		if u := rec.last(); u.ClientStatus != structs.AllocClientStatusFailed || u.TaskStates["web"].Events[0].Type != structs.TaskSetupFailure {
+			t.Fatalf("update %+v", u)
+		}
+		if got, want := nets.got(), "create "+id+" on n1; teardown "+id+"; setupin "+id+" /run/docker/netns/1; destroy "+id+" on n1"; got != want {
+			t.Fatalf("calls: %s, want %s", got, want)
+		}
+	})
 }

@@ -55,9 +55,9 @@ type Config struct {
 	OnCheck func(health.CheckResult)
 	// Templates is how the tasks' templates are rendered.
 	Templates TemplateConfig
-	// Networks gives a group in "bridge" mode (other than one of docker
-	// tasks only) its network namespace (network.go); nil on a client
-	// without bridge networking, where such an allocation fails.
+	// Networks gives a group in "bridge" mode its network namespace
+	// (network.go); nil on a client without bridge networking, where
+	// such an allocation fails.
 	Networks Networks
 	// OnNetworkError, when set, hears of a namespace that could not be
 	// removed when the allocation's tasks had all ended.
@@ -118,8 +118,13 @@ type AllocRunner struct {
 	cancelChecks context.CancelFunc
 	killOnce     sync.Once
 	// net is the allocation's network namespace (network.go); nil
-	// outside a client bridge group.
+	// outside a bridge group.
 	net *network.Status
+	// netInit and sandbox are the driver that made the namespace and
+	// what it made (a group with a docker task: docker's pause
+	// container); nil when the client made it.
+	netInit drivers.NetworkInitiator
+	sandbox *drivers.NetworkSandbox
 	// runStart is when the allocation first ran (persisted): the
 	// group's max_run_duration counts from it.
 	runStart   time.Time
@@ -266,6 +271,9 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	}
 	if ar.net != nil {
 		tc.NetNSPath = ar.net.NetNSPath
+	}
+	if ar.sandbox != nil {
+		tc.NetworkContainerID = ar.sandbox.ContainerID
 	}
 	mounts, err := taskMounts(ar.group, a.Index(), t, ar.cfg.Node) // volumes.go
 	if err != nil {

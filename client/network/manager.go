@@ -73,6 +73,10 @@ type record struct {
 	Ports    []Port
 	Conflist json.RawMessage
 	Status   *Status `json:",omitempty"`
+	// External: the namespace is not the manager's own but one a driver
+	// made (docker's pause container, SetupIn); the manager configures
+	// it and removes its network, never the namespace itself.
+	External bool `json:",omitempty"`
 }
 
 func (m *Manager) recordPath(allocID string) string {
@@ -141,6 +145,27 @@ func runtimeConf(r *record) *libcni.RuntimeConf {
 // Setup makes the allocation's namespace and adds it to the bridge
 // network, its ports mapped. On failure nothing is left behind.
 func (m *Manager) Setup(ctx context.Context, allocID string, ports []Port) (*Status, error) {
+	return m.setup(ctx, allocID, "", ports)
+}
+
+// SetupIn adds the namespace at netns, which a driver made for the
+// allocation (docker's pause container), to the bridge network, its
+// ports mapped, as Nomad configures the namespace of its docker
+// driver's pause container. Teardown then removes the network but
+// leaves the namespace to its maker. On failure the network is removed.
+func (m *Manager) SetupIn(ctx context.Context, allocID, netns string, ports []Port) (*Status, error) {
+	if netns == "" || !filepath.IsAbs(netns) {
+		return nil, fmt.Errorf("%w: the namespace path %q is not absolute", ErrSetup, netns)
+	}
+	if !isNetNS(netns) {
+		return nil, fmt.Errorf("%w: %s is not a network namespace", ErrSetup, netns)
+	}
+	return m.setup(ctx, allocID, netns, ports)
+}
+
+// setup is Setup (netns "": the manager makes the namespace) and
+// SetupIn.
+func (m *Manager) setup(ctx context.Context, allocID, netns string, ports []Port) (*Status, error) {
 	if err := validAllocID(allocID); err != nil {
 		return nil, err
 	}
@@ -153,7 +178,10 @@ func (m *Manager) Setup(ctx context.Context, allocID string, ports []Port) (*Sta
 	if err := m.ensureAdminChain(); err != nil {
 		return nil, err
 	}
-	r := &record{AllocID: allocID, NetNS: filepath.Join(m.cfg.NetNSDir, allocID), Ports: ports, Conflist: m.conflist}
+	r := &record{AllocID: allocID, NetNS: netns, External: netns != "", Ports: ports, Conflist: m.conflist}
+	if !r.External {
+		r.NetNS = filepath.Join(m.cfg.NetNSDir, allocID)
+	}
 	if err := m.writeRecord(r); err != nil {
 		return nil, fmt.Errorf("%w: saving its record: %w", ErrSetup, err)
 	}
@@ -163,8 +191,10 @@ func (m *Manager) Setup(ctx context.Context, allocID string, ports []Port) (*Sta
 		}
 		return nil, err
 	}
-	if err := createNetNS(r.NetNS); err != nil {
-		return fail(fmt.Errorf("%w: creating its namespace: %w", ErrSetup, err))
+	if !r.External {
+		if err := createNetNS(r.NetNS); err != nil {
+			return fail(fmt.Errorf("%w: creating its namespace: %w", ErrSetup, err))
+		}
 	}
 	list, err := libcni.NetworkConfFromBytes(r.Conflist)
 	if err != nil {
@@ -251,16 +281,24 @@ func (m *Manager) teardown(ctx context.Context, r *record) error {
 				dropForwardRules(addr)
 			}
 		}
-		if !isNetNS(r.NetNS) {
+		gone := !isNetNS(r.NetNS)
+		if gone {
 			// The plugins free the address and rules without it.
 			rt.NetNS = ""
 		}
 		if err := m.cni.DelNetworkList(ctx, list, rt); err != nil {
 			errs = append(errs, fmt.Errorf("CNI DEL: %w", err))
+		} else if gone {
+			// All but the bridge plugin's masquerading, which it removes
+			// only from inside the namespace (a pause container that
+			// died, or was removed while the client was down).
+			dropMasqRules(r.AllocID)
 		}
 	}
-	if err := removeNetNS(r.NetNS); err != nil {
-		errs = append(errs, err)
+	if !r.External {
+		if err := removeNetNS(r.NetNS); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) == 0 {
 		if err := os.Remove(m.recordPath(r.AllocID)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -385,5 +423,39 @@ func dropForwardRules(addr string) {
 	} {
 		args := append([]string{"-w", "5", "-t", "filter", "-D", "CNI-FORWARD"}, rule...)
 		exec.Command("iptables", args...).Run()
+	}
+}
+
+// dropMasqRules removes the bridge plugin's masquerading of an
+// allocation (its POSTROUTING jump, commented with the network's name
+// and the allocation's ID, and the chain it jumps to), if present.
+func dropMasqRules(allocID string) {
+	out, err := exec.Command("iptables-save", "-t", "nat").Output()
+	if err != nil {
+		return
+	}
+	comment := fmt.Sprintf("name: %q id: %q", NetworkName, allocID)
+	marker := strings.ReplaceAll(comment, `"`, `\"`)
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(l, "-A POSTROUTING ") || !strings.Contains(l, marker) {
+			continue
+		}
+		f := strings.Fields(l)
+		var src, chain string
+		for i := 0; i+1 < len(f); i++ {
+			switch f[i] {
+			case "-s":
+				src = f[i+1]
+			case "-j":
+				chain = f[i+1]
+			}
+		}
+		if src == "" || !strings.HasPrefix(chain, "CNI-") {
+			continue
+		}
+		ipt := func(args ...string) { exec.Command("iptables", append([]string{"-w", "5", "-t", "nat"}, args...)...).Run() }
+		ipt("-D", "POSTROUTING", "-s", src, "-m", "comment", "--comment", comment, "-j", chain)
+		ipt("-F", chain)
+		ipt("-X", chain)
 	}
 }

@@ -91,6 +91,17 @@ func buildSpec(cfg *drivers.TaskConfig, dc *structs.DockerConfig, volumesEnabled
 		yes := true
 		h.Init = &yes
 	}
+	joined := false
+	if h.NetworkMode == "" && cfg.NetworkContainerID != "" {
+		// The group's bridge network: the pause container's namespace
+		// (pause.go), whose ports the client maps itself. A task's own
+		// network_mode keeps its own network, as Nomad's.
+		if dc.Hostname != "" {
+			return nil, fmt.Errorf("%w: hostname: a task cannot set its own in the group's bridge network (it shares the allocation's namespace)", drivers.ErrInvalidConfig)
+		}
+		h.NetworkMode = container.NetworkMode("container:" + cfg.NetworkContainerID)
+		joined = true
+	}
 	if h.NetworkMode == "" {
 		h.NetworkMode = "bridge"
 	}
@@ -112,8 +123,10 @@ func buildSpec(cfg *drivers.TaskConfig, dc *structs.DockerConfig, volumesEnabled
 			h.CPUShares = max(r.Cpu.CpuShares, 2) // Docker's minimum weight
 		}
 	}
-	if err := publishPorts(c, h, cfg, dc); err != nil {
-		return nil, err
+	if !joined {
+		if err := publishPorts(c, h, cfg, dc); err != nil {
+			return nil, err
+		}
 	}
 	if err := mounts(h, cfg, dc, volumesEnabled); err != nil {
 		return nil, err
@@ -155,15 +168,10 @@ func logConfig(lc structs.LogConfig) container.LogConfig {
 // publishPorts binds each published label's host port (the allocated
 // Value, on the host IP the client uses) to its port in the container
 // (To, or Value when To is 0), for TCP and UDP as Nomad does. A task
-// publishes the labels in its ports list; in a group with a bridge
-// network, a task with no ports list publishes every port of the group.
+// publishes the labels in its ports list (a task in its group's bridge
+// network publishes none: the client maps the group's ports).
 func publishPorts(c *container.Config, h *container.HostConfig, cfg *drivers.TaskConfig, dc *structs.DockerConfig) error {
 	labels := dc.Ports
-	if len(labels) == 0 && cfg.NetworkMode == "bridge" {
-		for _, p := range cfg.Ports {
-			labels = append(labels, p.Label)
-		}
-	}
 	if len(labels) == 0 {
 		return nil
 	}

@@ -61,7 +61,14 @@ type Options struct {
 	VolumesEnabled bool
 	// PingTimeout bounds the fingerprint's ping (DefaultPingTimeout).
 	PingTimeout time.Duration
-	Logger      hclog.Logger
+	// InfraImage is the image of the pause containers that hold bridge
+	// allocations' network namespaces (Nomad's infra_image; empty:
+	// DefaultInfraImage, built on this host when missing). See pause.go.
+	InfraImage string
+	// InfraImagePullTimeout bounds the pull of an InfraImage that is not
+	// the default (DefaultInfraImagePullTimeout).
+	InfraImagePullTimeout time.Duration
+	Logger                hclog.Logger
 }
 
 // Driver is the docker driver. Create it with New.
@@ -77,12 +84,16 @@ type Driver struct {
 
 	mu    sync.Mutex
 	tasks map[string]*task
+
+	// infraMu serialises the making of the pause image (pause_image.go).
+	infraMu sync.Mutex
 }
 
 var (
-	_ drivers.Driver       = (*Driver)(nil)
-	_ drivers.Capable      = (*Driver)(nil)
-	_ drivers.OrphanReaper = (*Driver)(nil)
+	_ drivers.Driver           = (*Driver)(nil)
+	_ drivers.Capable          = (*Driver)(nil)
+	_ drivers.OrphanReaper     = (*Driver)(nil)
+	_ drivers.NetworkInitiator = (*Driver)(nil)
 )
 
 // New returns a docker driver. It does not contact the daemon: the
@@ -93,6 +104,12 @@ func New(o Options) *Driver {
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
+	}
+	if o.InfraImage == "" {
+		o.InfraImage = DefaultInfraImage
+	}
+	if o.InfraImagePullTimeout <= 0 {
+		o.InfraImagePullTimeout = DefaultInfraImagePullTimeout
 	}
 	copts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if o.Endpoint != "" {

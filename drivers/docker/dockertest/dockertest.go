@@ -10,12 +10,10 @@
 package dockertest
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -25,6 +23,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+
+	"github.com/droverhq/drover/drivers/docker/internal/rootfs"
 )
 
 // RequireEnv names the variable that turns a missing daemon into a
@@ -32,7 +32,7 @@ import (
 const RequireEnv = "DROVER_REQUIRE_DOCKER"
 
 // BusyboxPath is where Debian's busybox-static installs the binary.
-const BusyboxPath = "/bin/busybox"
+const BusyboxPath = rootfs.BusyboxPath
 
 // layout changes whenever the image's file system does.
 const layout = "2"
@@ -121,43 +121,11 @@ func BusyboxImage(t testing.TB, c *client.Client) string {
 // /bin with a link per applet, /tmp, /www/index.html ("ok") for httpd,
 // and /etc/passwd and /etc/group with root and nobody.
 func Rootfs(busybox []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Unix(0, 0)
-	dir := func(name string, mode int64) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: mode, ModTime: now})
-	}
-	file := func(name string, mode int64, body []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(body)), ModTime: now}); err != nil {
-			return err
-		}
-		_, err := tw.Write(body)
-		return err
-	}
-	steps := []func() error{
-		func() error { return dir("bin/", 0o755) },
-		func() error { return dir("etc/", 0o755) },
-		func() error { return dir("tmp/", 0o1777) },
-		func() error { return dir("www/", 0o755) },
-		func() error { return file("bin/busybox", 0o755, busybox) },
-		func() error { return file("www/index.html", 0o644, []byte("ok\n")) },
-		func() error {
-			return file("etc/passwd", 0o644, []byte("root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n"))
-		},
-		func() error { return file("etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")) },
-	}
-	for _, a := range applets {
-		steps = append(steps, func() error {
-			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: now})
-		})
-	}
-	for _, s := range steps {
-		if err := s(); err != nil {
-			return nil, fmt.Errorf("building the test image: %w", err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	entries := []rootfs.Entry{rootfs.Dir("bin/", 0o755), rootfs.Dir("etc/", 0o755), rootfs.Dir("tmp/", 0o1777), rootfs.Dir("www/", 0o755)}
+	entries = append(entries, rootfs.Busybox(busybox, applets)[1:]...)
+	entries = append(entries,
+		rootfs.File("www/index.html", 0o644, []byte("ok\n")),
+		rootfs.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n")),
+		rootfs.File("etc/group", 0o644, []byte("root:x:0:\nnogroup:x:65534:\n")))
+	return rootfs.Tar(entries)
 }
