@@ -336,6 +336,7 @@ func (a *Agent) openClient() error {
 		Templates:      a.cfg.Templates,
 		ArtifactLimits: a.cfg.ArtifactLimits, HostVolumes: a.cfg.HostVolumes,
 		Bridge: a.cfg.Bridge, IntroToken: a.cfg.ClientIntroToken,
+		DockerInfraImage: a.cfg.DockerInfraImage, DockerInfraImagePullTimeout: a.cfg.DockerInfraImagePullTimeout,
 	})
 	if err != nil {
 		return err

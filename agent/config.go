@@ -187,6 +187,10 @@ type Config struct {
 	// Java configures the java driver: the client's chroot_env and
 	// plugin "java" block.
 	Java exec.Options
+	// DockerInfraImage and DockerInfraImagePullTimeout are the plugin
+	// "docker" block's infra_image and infra_image_pull_timeout.
+	DockerInfraImage            string
+	DockerInfraImagePullTimeout time.Duration
 	// CPUTotalMHz and MemoryTotalMB replace what the machine reports when
 	// positive.
 	CPUTotalMHz    int64
@@ -292,6 +296,9 @@ func FromConfig(c *config.Config) Config {
 			DefaultIpcMode: c.Plugin.Java.DefaultIpcMode,
 			AllowCaps:      slices.Clone(c.Plugin.Java.AllowCaps),
 		},
+		DockerInfraImage:            c.Plugin.Docker.InfraImage,
+		DockerInfraImagePullTimeout: c.Plugin.Docker.InfraImagePullTimeout,
+
 		CPUTotalMHz:    int64(c.Client.CPUTotalCompute),
 		MemoryTotalMB:  int64(c.Client.MemoryTotalMB),
 		MinDynamicPort: c.Client.MinDynamicPort,

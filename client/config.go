@@ -135,6 +135,12 @@ type Config struct {
 	// fields take Nomad's defaults (client/network), and its records are
 	// kept in network/ under DataDir.
 	Bridge network.Config
+	// DockerInfraImage and DockerInfraImagePullTimeout are the docker
+	// driver's pause image and the bound on its pull (Nomad's docker
+	// plugin infra_image and infra_image_pull_timeout; empty and zero:
+	// the driver's defaults, drivers/docker/pause_image.go).
+	DockerInfraImage            string
+	DockerInfraImagePullTimeout time.Duration
 	// TemplateIdentity, when set, gives the token of each task's
 	// templates; by default the server API's, when it has one
 	// (template.IdentitySource), asked as the node; else none.
@@ -177,6 +183,7 @@ func (c Config) withDefaults() (Config, error) {
 		if err != nil {
 			return c, err
 		}
+		do.InfraImage, do.InfraImagePullTimeout = c.DockerInfraImage, c.DockerInfraImagePullTimeout
 		eo := c.Exec
 		if eo.StateDir == "" {
 			eo.StateDir = filepath.Join(c.DataDir, "exec")

@@ -425,6 +425,20 @@ type Plugin struct {
 	// Java is plugin "java" { config { … } }: the same settings for the
 	// java driver's tasks.
 	Java ExecPlugin
+	// Docker is plugin "docker" { config { … } }: the pause image of
+	// bridge allocations with a docker task.
+	Docker DockerPlugin
+}
+
+// DockerPlugin is plugin "docker" { config { … } }, as Nomad's: the
+// image of the pause containers that hold bridge allocations' network
+// namespaces (empty: drover's own, built on the client from its
+// busybox) and how long a pull of another one may take (zero: 5m).
+// The other docker settings are client options (docker.endpoint,
+// docker.volumes.enabled).
+type DockerPlugin struct {
+	InfraImage            string
+	InfraImagePullTimeout time.Duration
 }
 
 // ExecPlugin is plugin "exec" { config { … } }: the exec driver's

@@ -143,6 +143,8 @@ var fields = []field{
 	{"plugin.java.config.default_pid_mode", kString, func(c *Config) any { return &c.Plugin.Java.DefaultPidMode }, ""},
 	{"plugin.java.config.default_ipc_mode", kString, func(c *Config) any { return &c.Plugin.Java.DefaultIpcMode }, ""},
 	{"plugin.java.config.allow_caps", kStrings, func(c *Config) any { return &c.Plugin.Java.AllowCaps }, ""},
+	{"plugin.docker.config.infra_image", kString, func(c *Config) any { return &c.Plugin.Docker.InfraImage }, ""},
+	{"plugin.docker.config.infra_image_pull_timeout", kDuration, func(c *Config) any { return &c.Plugin.Docker.InfraImagePullTimeout }, ""},
 }
 
 // fieldByPath indexes fields.

@@ -9,7 +9,7 @@ import (
 var blocks = map[string]bool{
 	"": true, "addresses": true, "ports": true, "advertise": true, "server": true, "client": true, "autopilot": true,
 	"tls": true, "acl": true, "limits": true, "ui": true, "telemetry": true, "analysis": true, "plugin": true, "plugin.raw_exec": true, "plugin.raw_exec.config": true,
-	"plugin.exec": true, "plugin.exec.config": true, "plugin.java": true, "plugin.java.config": true, "server.client_introduction": true,
+	"plugin.exec": true, "plugin.exec.config": true, "plugin.java": true, "plugin.java.config": true, "plugin.docker": true, "plugin.docker.config": true, "server.client_introduction": true,
 	"client.template": true, "client.template.wait": true, "client.template.wait_bounds": true, "client.template.nomad_retry": true, "client.artifact": true, "client.host_volume": true,
 }
 
@@ -75,7 +75,9 @@ var unsupported = map[string]foreign{
 	"tls.tls_cipher_suites":               {false, true, "Go's default cipher suites are used"},
 	"tls.tls_prefer_server_cipher_suites": {false, false, "Go chooses the cipher suite"},
 
-	"plugin.docker":                           {true, true, "the docker driver is configured through client.options (docker.endpoint, docker.volumes.enabled)"},
+	"plugin.docker.args":                      {false, false, "drivers are built in; they take no arguments"},
+	"plugin.docker.config.endpoint":           {false, true, "the daemon's address is the client option docker.endpoint"},
+	"plugin.docker.config.volumes":            {true, true, "host paths and named volumes are enabled with the client option docker.volumes.enabled"},
 	"plugin.raw_exec.args":                    {false, false, "drivers are built in; they take no arguments"},
 	"plugin.exec.args":                        {false, false, "drivers are built in; they take no arguments"},
 	"plugin.exec.config.no_pivot":             {false, false, "exec tasks always pivot_root into their root"},

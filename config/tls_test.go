@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/tlsutil"
 	"github.com/droverhq/drover/tlsutil/tlstest"
@@ -86,9 +87,10 @@ func TestParsePluginErrors(t *testing.T) {
 		name, src, msg string
 		line           int
 	}{
-		{"unknown plugin", "\nplugin \"qemu\" {}\n", `unknown plugin "qemu": drover's drivers are built in; the plugin blocks drover reads are "exec", "java", "raw_exec"`, 2},
+		{"unknown plugin", "\nplugin \"qemu\" {}\n", `unknown plugin "qemu": drover's drivers are built in; the plugin blocks drover reads are "docker", "exec", "java", "raw_exec"`, 2},
 		{"exec mode not a string", "plugin \"exec\" {\n  config {\n    default_pid_mode = [\"host\"]\n  }\n}\n", `plugin.exec.config.default_pid_mode must be a string`, 3},
-		{"docker plugin", "plugin \"docker\" {\n  config {}\n}\n", `plugin "docker" is not supported by drover (the docker driver is configured through client.options`, 1},
+		{"docker plugin endpoint", "plugin \"docker\" {\n  config {\n    endpoint = \"unix:///x.sock\"\n  }\n}\n", `plugin.docker.config.endpoint is not supported by drover (the daemon's address is the client option docker.endpoint)`, 3},
+		{"docker infra_image_pull_timeout", "plugin \"docker\" {\n  config {\n    infra_image_pull_timeout = \"soon\"\n  }\n}\n", `plugin.docker.config.infra_image_pull_timeout must be a duration`, 3},
 		{"no label", "plugin {\n}\n", `plugin block takes one label, the name: write plugin "NAME" { ... }`, 1},
 		{"attribute", "plugin = {}\n", `plugin is a block, not an attribute: write plugin "NAME" { ... }`, 1},
 		{"duplicate", "plugin \"raw_exec\" {}\nplugin \"raw_exec\" {}\n", `duplicate plugin "raw_exec" block`, 2},
@@ -252,5 +254,17 @@ plugin "java" {
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0].String(), "no_pivot") {
 		t.Errorf("warnings %v", warns)
+	}
+}
+
+// plugin "docker" sets the pause image of bridge allocations, as Nomad's.
+func TestParseDockerPlugin(t *testing.T) {
+	src := "plugin \"docker\" {\n  config {\n    infra_image = \"registry.local/pause:3.10\"\n    infra_image_pull_timeout = \"90s\"\n  }\n}\n"
+	c, warns, err := Parse("p.hcl", []byte(src))
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("%v %v", err, warns)
+	}
+	if d := c.Plugin.Docker; d.InfraImage != "registry.local/pause:3.10" || d.InfraImagePullTimeout != 90*time.Second {
+		t.Errorf("plugin docker %+v", d)
 	}
 }
