@@ -61,6 +61,11 @@ func (d *Deployments) Pause(ctx context.Context, id string, pause bool) (*struct
 	return d.verb(ctx, "pause", id, map[string]any{"DeploymentID": id, "Pause": pause})
 }
 
+// Unblock makes a blocked multi-region deployment successful.
+func (d *Deployments) Unblock(ctx context.Context, id string) (*structs.DeploymentUpdateResponse, error) {
+	return d.verb(ctx, "unblock", id, map[string]any{"DeploymentID": id})
+}
+
 // SetAllocHealth marks allocations of the deployment healthy or unhealthy.
 func (d *Deployments) SetAllocHealth(ctx context.Context, id string, healthy, unhealthy []string) (*structs.DeploymentUpdateResponse, error) {
 	return d.verb(ctx, "allocation-health", id, map[string]any{

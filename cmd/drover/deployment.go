@@ -23,7 +23,7 @@ func newDeploymentCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "deployment", Short: "List, inspect, promote, fail, pause and resume deployments"}
 	cmd.AddCommand(newDeploymentListCommand(), newDeploymentStatusCommand(),
 		newDeploymentPromoteCommand(), newDeploymentFailCommand(),
-		newDeploymentPauseCommand(true), newDeploymentPauseCommand(false))
+		newDeploymentPauseCommand(true), newDeploymentPauseCommand(false), newDeploymentUnblockCommand())
 	return cmd
 }
 
@@ -35,6 +35,9 @@ type opFlags struct {
 	json    bool
 	tmpl    string
 	detach  bool
+	// regions is the Multiregion Deployment table deployment status
+	// prints for a multi-region deployment (deployment_unblock.go).
+	regions string
 }
 
 func (f *opFlags) client() (*apiclient.Client, error) { return apiClientFor(f.cmd, f.address) }
@@ -181,6 +184,7 @@ for a promotion.`,
 				code, err := m.followDeploymentToEnd(cmd.Context(), d, d.JobID, true)
 				return monitorExit("the deployment", code, err)
 			}
+			f.regions = regionsTable(cmd.Context(), c, d, f.short)
 			f.printDeploymentStatus(cmd.OutOrStdout(), d)
 			printAnalyses(cmd.OutOrStdout(), d, analysisConditions(cmd.Context(), c, d))
 			return uiAfter(cmd, c, "/ui/deployments/"+url.PathEscape(d.ID))
@@ -206,6 +210,9 @@ func (f *opFlags) printDeploymentStatus(w io.Writer, d *structs.Deployment) {
 		fmt.Fprintf(tw, "Resumes At\t= %s\n", fmtTime(d.ResumeAt))
 	}
 	_ = tw.Flush()
+	if f.regions != "" {
+		fmt.Fprintf(w, "\nMultiregion Deployment\n%s", f.regions)
+	}
 	if len(d.TaskGroups) == 0 {
 		return
 	}

@@ -79,7 +79,7 @@ var Commands = []Command{
 	{"deployment promote", Supported, ""},
 	{"deployment resume", Supported, ""},
 	{"deployment status", Supported, ""},
-	{"deployment unblock", NotSupported, "there is one region"},
+	{"deployment unblock", Supported, ""},
 	{"eval delete", NotSupported, ""},
 	{"eval list", NotSupported, "job status lists a job's evaluations"},
 	{"eval status", Supported, ""},
