@@ -48,7 +48,8 @@ type stateFigures struct {
 
 var (
 	deploymentStatuses = []string{structs.DeploymentStatusRunning, structs.DeploymentStatusPaused, structs.DeploymentStatusSuccessful,
-		structs.DeploymentStatusFailed, structs.DeploymentStatusCancelled}
+		structs.DeploymentStatusFailed, structs.DeploymentStatusCancelled,
+		structs.DeploymentStatusPending, structs.DeploymentStatusBlocked}
 	allocStatuses = []string{structs.AllocClientStatusPending, structs.AllocClientStatusRunning, structs.AllocClientStatusComplete,
 		structs.AllocClientStatusFailed, structs.AllocClientStatusLost, structs.AllocClientStatusUnknown}
 	jobStatuses = []string{structs.JobStatusPending, structs.JobStatusRunning, structs.JobStatusDead}

@@ -174,7 +174,7 @@ func (w *MultiregionWatcher) Pass(ctx context.Context, view deployment.State, ws
 			continue
 		}
 		w.Logger.Info("multi-region rollout step", "deployment_id", d.ID, "job_id", d.JobID, "version", d.JobVersion, "step", step.String())
-		metrics.IncrCounterWithLabels([]string{"nomad", "multiregion", "step"}, 1,
+		metrics.IncrCounterWithLabels([]string{"drover", "multiregion", "steps"}, 1,
 			[]metrics.Label{{Name: "step", Value: step.Kind}})
 		if w.Stepped != nil {
 			w.Stepped(d, step)
@@ -221,6 +221,8 @@ func (w *MultiregionWatcher) readPeers(ctx context.Context, reads map[readKey]re
 	for i, k := range todo {
 		reads[k] = results[i]
 		if results[i].err != nil {
+			metrics.IncrCounterWithLabels([]string{"drover", "multiregion", "read_errors"}, 1,
+				[]metrics.Label{{Name: "region", Value: k.region}})
 			if _, ok := w.since[k.region]; !ok {
 				w.since[k.region] = now
 				w.Logger.Warn("cannot read another region's deployments", "region", k.region, "error", results[i].err)
@@ -354,7 +356,7 @@ func (l *Leader) UnblockDeployment(ctx context.Context, id string) (*structs.Dep
 	if err != nil {
 		return nil, err
 	}
-	metrics.IncrCounterWithLabels([]string{"nomad", "multiregion", "step"}, 1,
+	metrics.IncrCounterWithLabels([]string{"drover", "multiregion", "steps"}, 1,
 		[]metrics.Label{{Name: "step", Value: "unblock"}})
 	return &structs.DeploymentUpdateResponse{DeploymentModifyIndex: index, Index: index}, nil
 }

@@ -82,7 +82,7 @@ var Catalog = []Metric{
 	{"nomad.drover.reaper.nodes", Counter, nil, OnLeader, "down nodes the reaper deregistered (server.node_gc_threshold)"},
 
 	// The replicated state, on every server.
-	{"nomad.drover.deployments", Gauge, []string{"status"}, OnServers, "deployments by status (running, paused, successful, failed, cancelled)"},
+	{"nomad.drover.deployments", Gauge, []string{"status"}, OnServers, "deployments by status (running, paused, successful, failed, cancelled, and a multi-region job's pending and blocked)"},
 	{"nomad.drover.allocations", Gauge, []string{"client_status"}, OnServers, "allocations by client status (pending, running, complete, failed, lost, unknown)"},
 	{"nomad.nomad.job_status.pending", Gauge, nil, OnServers, "jobs pending"},
 	{"nomad.nomad.job_status.running", Gauge, nil, OnServers, "jobs running"},
@@ -99,6 +99,8 @@ var Catalog = []Metric{
 	{"nomad.drover.rollout.batches_failed", Counter, nil, OnLeader, "rollout batches with an allocation that turned unhealthy or stopped before healthy"},
 	{"nomad.drover.rollout.stage_start_time", Timer, nil, OnLeader, "a rollout's change of stage: from the health report that completed a zone or an ordered group (or the end of a pause) to the plan that placed the next allocations"},
 	{"nomad.drover.rollout.batch_start_time", Timer, nil, OnLeader, "a rollout's change of batch within a stage: from the first health report after a plan of the deployment to its next plan"},
+	{"nomad.drover.multiregion.steps", Counter, []string{"step"}, OnLeader, "the cross-region steps of multi-region rollouts this region's leader wrote ([regions](../multiregion.md#rollout-region-by-region)): `start` (a pending deployment's turn came), `succeed` (every region done), `fail` (failed by a peer region), `wait` (a wait's description changed), `unblock` (`deployment unblock`)"},
+	{"nomad.drover.multiregion.read_errors", Counter, []string{"region"}, OnLeader, "reads of another region's deployments that failed (the region unreachable, or refusing the token)"},
 	{"nomad.drover.analysis.measurements", Counter, []string{"outcome"}, OnLeader, "analysis measurements the leader took, by outcome (success, failure, inconclusive, error)"},
 	{"nomad.drover.analysis.measure_time", Timer, nil, OnLeader, "time the leader took for one analysis measurement (the provider's query and the conditions)"},
 
