@@ -81,7 +81,7 @@ func (r *reconciler) stopsAtOnce(a *structs.Allocation) bool {
 
 // migrate classifies a live alloc marked for migration at index idx; add
 // holds an index for the group.
-func (r *reconciler) migrate(g *groupPass, a *structs.Allocation, idx int, canary bool, add func(*holder)) {
+func (r *reconciler) migrate(g *groupPass, a *structs.Allocation, idx int, canary bool, add func(holder)) {
 	next := g.successors[successorKey{idx, canary}]
 	deadlined := r.stopsAtOnce(a)
 	p := &Placement{Index: idx, Canary: canary, PreviousAlloc: a.ID, PreviousNode: a.NodeID, Migrate: true}
@@ -92,9 +92,9 @@ func (r *reconciler) migrate(g *groupPass, a *structs.Allocation, idx int, canar
 		g.moving = append(g.moving, moving{alloc: a, next: next})
 	case deadlined:
 		p.Replaces, p.ReplaceDescription, p.replaced = a.ID, structs.AllocMigrating, a
-		add(&holder{index: idx, alloc: a, place: p, migrate: true})
+		add(holder{index: idx, alloc: a, place: p, migrate: true})
 	default:
-		add(&holder{index: idx, alloc: a, place: p, migrate: true})
+		add(holder{index: idx, alloc: a, place: p, migrate: true})
 		g.moving = append(g.moving, moving{alloc: a})
 	}
 }
