@@ -181,7 +181,7 @@ func (c *Client) doBody(ctx context.Context, method, path string, q url.Values, 
 // names: MessagePack (wire.ContentType), which servers answer only to a
 // request that accepts it, or JSON.
 func decodeAnswer(h http.Header, data []byte, out any) error {
-	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil && mt == wire.ContentType {
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil && wire.IsMediaType(mt) {
 		return wire.Decode(data, out)
 	}
 	return json.Unmarshal(data, out)
@@ -217,7 +217,7 @@ func (c *Client) doRaw(ctx context.Context, method, path string, q url.Values, i
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	data, err := readAnswer(resp)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading response: %w", err)
 	}
@@ -225,6 +225,23 @@ func (c *Client) doRaw(ctx context.Context, method, path string, q url.Values, i
 		return nil, nil, &StatusError{Code: resp.StatusCode, Msg: strings.TrimSpace(string(data))}
 	}
 	return data, resp.Header, nil
+}
+
+// maxAnswer bounds what is read of an answer's body.
+const maxAnswer = 64 << 20
+
+// readAnswer reads an answer's body (at most maxAnswer bytes): into one
+// buffer of the stated length when the answer states one (the servers'
+// do), instead of growing a buffer by doubling from 512 bytes.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxAnswer {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 }
 
 func parseMeta(h http.Header) *QueryMeta {

@@ -47,6 +47,10 @@ type NodeClient struct {
 	// jsonReports is set once a server refused a report in MessagePack
 	// (one older than that encoding): reports go in JSON from then on.
 	jsonReports atomic.Bool
+	// noSync is set once a server answered allocs-sync with a 404 (one
+	// older than that route): the agent reads its allocs with
+	// allocs-index and allocs/get until Rebalance asks again.
+	noSync atomic.Bool
 }
 
 // NewNodeClient returns a client over the given server HTTP addresses
@@ -82,6 +86,7 @@ func (n *NodeClient) init() {
 func (n *NodeClient) Fork() *NodeClient {
 	f := &NodeClient{clients: n.clients, attemptTimeout: n.attemptTimeout}
 	f.jsonReports.Store(n.jsonReports.Load())
+	f.noSync.Store(n.noSync.Load())
 	f.init()
 	f.cur = rand.IntN(len(f.clients))
 	return f
@@ -93,6 +98,7 @@ const RecentFailure = time.Minute
 // Rebalance makes a server picked at random the current one, leaving out
 // those a call failed on within RecentFailure (unless every one did).
 func (n *NodeClient) Rebalance() {
+	n.noSync.Store(false)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := time.Now()
@@ -235,21 +241,8 @@ func (n *NodeClient) GetAllocs(ctx context.Context, ids []string, held []*struct
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, a := range out.Allocs {
-		// A MessagePack answer gives a driver config's numbers as the
-		// integers and floats they were stored as; drivers read them as
-		// a JSON answer gives them.
-		if a.Job != nil {
-			a.Job.JSONNumbers()
-		}
-		i, ok := out.FromHeld[a.ID]
-		if !ok {
-			continue
-		}
-		if i < 0 || i >= len(held) || held[i] == nil {
-			return nil, nil, fmt.Errorf("alloc %s: the servers named held job %d of %d", a.ID, i, len(held))
-		}
-		a.Job = held[i]
+	if err := pointAtHeld(out.Allocs, out.FromHeld, held); err != nil {
+		return nil, nil, err
 	}
 	return out.Allocs, meta, nil
 }

@@ -2,10 +2,12 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
+	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/structs"
 )
@@ -40,9 +42,26 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	// Bound each call beyond the servers' own wait, against a server
 	// that vanished without closing the connection.
 	bound := a.cfg.AllocWait + a.cfg.AllocWait/16 + 10e9
+	// The servers' allocs-sync answers the index and what changed since
+	// the last answer in one round trip; servers without it, the index
+	// and then a fetch.
+	syncer, _ := a.api.(allocsSyncer)
 	for ctx.Err() == nil {
 		qctx, cancel := context.WithTimeout(ctx, bound)
-		present, idx, err := a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
+		var present map[string]uint64
+		var idx uint64
+		var synced []*structs.Allocation
+		var err error
+		if syncer != nil {
+			present, synced, idx, err = syncer.AllocsSync(qctx, a.node.ID, index, a.heldJobs(), index, a.cfg.AllocWait)
+			if errors.Is(err, apiclient.ErrSyncUnsupported) {
+				// Asked again only after the agent's next pick of a
+				// server (the NodeClient answers at once until then).
+				present, idx, err = a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
+			}
+		} else {
+			present, idx, err = a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
+		}
 		cancel()
 		if err != nil {
 			if !retry("reading the node's allocations", err) {
@@ -50,13 +69,17 @@ func (a *Agent) watchLoop(ctx context.Context) {
 			}
 			continue
 		}
-		pull, newest := changedAllocs(present, known)
-		var allocs []*structs.Allocation
+		pull, _ := changedAllocs(present, known)
+		// What came with the index need not be fetched: only a change
+		// the answer left out (one at or below the index asked from,
+		// which the agent never applied) is.
+		pull, newest := notSynced(pull, present, synced)
+		allocs := synced
 		if len(pull) > 0 {
 			// Ask for a copy at least as new as the index just read: a
 			// stale server waits until it has caught up.
 			qctx, cancel := context.WithTimeout(ctx, bound)
-			allocs, err = a.api.GetAllocs(qctx, pull, a.heldJobs(), newest-1, a.cfg.AllocWait)
+			fetched, err := a.api.GetAllocs(qctx, pull, a.heldJobs(), newest-1, a.cfg.AllocWait)
 			cancel()
 			if err != nil {
 				if !retry("fetching changed allocations", err) {
@@ -64,6 +87,9 @@ func (a *Agent) watchLoop(ctx context.Context) {
 				}
 				continue
 			}
+			allocs = append(allocs, fetched...)
+		}
+		if len(allocs) > 0 {
 			a.cfg.Jobs.shareJobs(allocs)
 		}
 		backoff = a.cfg.RetryInterval
@@ -115,6 +141,33 @@ func changedAllocs(present, known map[string]uint64) ([]string, uint64) {
 	}
 	slices.Sort(pull)
 	return pull, newest
+}
+
+// notSynced returns, of pull (sorted), the IDs that synced does not carry
+// at the index present gives, and the highest index among them.
+func notSynced(pull []string, present map[string]uint64, synced []*structs.Allocation) ([]string, uint64) {
+	if len(synced) == 0 {
+		var newest uint64
+		for _, id := range pull {
+			newest = max(newest, present[id])
+		}
+		return pull, newest
+	}
+	have := make(map[string]bool, len(synced))
+	for _, a := range synced {
+		if a != nil && allocIndex(a) >= present[a.ID] {
+			have[a.ID] = true
+		}
+	}
+	var out []string
+	var newest uint64
+	for _, id := range pull {
+		if !have[id] {
+			out = append(out, id)
+			newest = max(newest, present[id])
+		}
+	}
+	return out, newest
 }
 
 // allocIndex is the index of the servers' last change to an alloc, as

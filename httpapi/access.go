@@ -46,6 +46,7 @@ var routeAccess = map[string]access{
 	"PUT /v1/internal/node/{id}/heartbeat":    open,
 	"GET /v1/internal/node/{id}/allocs-index": open,
 	"PUT /v1/internal/allocs/get":             open,
+	"PUT /v1/internal/node/{id}/allocs-sync":  open,
 	"PUT /v1/internal/allocs/update":          open,
 	"PUT /v1/internal/acl/resolve":            open,
 	"PUT /v1/internal/alloc/{id}/identity":    open,

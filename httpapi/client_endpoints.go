@@ -46,9 +46,25 @@ import (
 //	      MessagePack with Content-Type wire.ContentType (what clients
 //	      send: two fifths of the bytes, decoded in under a quarter of the time)
 //
-// The allocs-index and allocs/get answers come in MessagePack (Content-Type
-// wire.ContentType) when the request's Accept header names that type, as
-// the clients' do; JSON otherwise.
+//	PUT /v1/internal/node/{id}/allocs-sync?index=&wait=  body AllocsSyncRequest
+//	    {"Since": n, "HeldJobs": [JobRef...]} → AllocsSyncResponse
+//	      {"Allocs": {allocID: AllocModifyIndex}, "Changed": [...],
+//	      "FromHeld": {allocID: i}, "Index": n}: the allocs-index query
+//	      and the fetch of what changed in one round trip. Changed holds,
+//	      sorted by ID, the node's allocs whose index is past Since, in the
+//	      client's form (clientView: without the task states the client
+//	      reported, the placement metrics or the servers' state changes),
+//	      each without its job when the client holds that job version
+//	      (FromHeld, as allocs/get). What the client needs and Changed
+//	      left out (an alloc at or below Since that it never applied) it
+//	      fetches with allocs/get. A server without this route answers 404
+//	      and the client uses allocs-index and allocs/get
+//
+// The allocs-index, allocs-sync and allocs/get answers come in MessagePack
+// (Content-Type wire.ContentType; application/msgpack is read as the same)
+// when the request's Accept header names that type, as the clients' do;
+// JSON otherwise. A request body in MessagePack (allocs-sync and
+// allocs/update; allocs/get takes JSON) says so with its Content-Type.
 //
 // Writes go to the leader (followers forward them); the allocations read
 // goes to the leader too, or is answered from the local copy with ?stale,
@@ -61,6 +77,7 @@ func init() {
 		route{"GET /v1/node/{id}/allocations", readRoute, nodeReadOrSelf, (*Server).nodeAllocations},
 		route{"GET /v1/internal/node/{id}/allocs-index", readRoute, nodeSelf, (*Server).nodeAllocsIndex},
 		route{"PUT /v1/internal/allocs/get", readRoute, nodeAny, (*Server).allocsGet},
+		route{"PUT /v1/internal/node/{id}/allocs-sync", readRoute, nodeSelf, (*Server).nodeAllocsSync},
 		route{"PUT /v1/internal/allocs/update", writeRoute, nodeAny, (*Server).allocsUpdate},
 	)
 }
@@ -117,6 +134,30 @@ type AllocsGetResponse struct {
 	Allocs []*structs.Allocation
 	// FromHeld maps the ID of each alloc sent without its job to the
 	// position of that job in the request's HeldJobs.
+	FromHeld map[string]int `json:",omitempty"`
+	Index    uint64
+}
+
+// AllocsSyncRequest is the body of PUT /v1/internal/node/{id}/allocs-sync.
+type AllocsSyncRequest struct {
+	// Since is the index of the last answer the client applied: the
+	// allocs the servers changed after it come in the answer.
+	Since uint64
+	// HeldJobs are the job versions the client holds (as in
+	// AllocsGetRequest).
+	HeldJobs []structs.JobRef `json:",omitempty"`
+}
+
+// AllocsSyncResponse answers PUT /v1/internal/node/{id}/allocs-sync.
+type AllocsSyncResponse struct {
+	// Allocs maps each of the node's allocs to its AllocModifyIndex, as
+	// NodeAllocsIndexResponse.
+	Allocs map[string]uint64
+	// Changed are the allocs whose index is past the request's Since,
+	// sorted by ID, in their client's form (see clientView).
+	Changed []*structs.Allocation
+	// FromHeld maps the ID of each alloc of Changed sent without its job
+	// to the position of that job in the request's HeldJobs.
 	FromHeld map[string]int `json:",omitempty"`
 	Index    uint64
 }
@@ -318,12 +359,7 @@ func (s *Server) allocsGet(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err := decodeBody(r, &req); err != nil {
 		return nil, err
 	}
-	held := make(map[structs.JobRef]int, len(req.HeldJobs))
-	for i, ref := range req.HeldJobs {
-		if _, dup := held[ref]; !dup {
-			held[ref] = i
-		}
-	}
+	held := heldIndex(req.HeldJobs)
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
 		out := &AllocsGetResponse{Allocs: make([]*structs.Allocation, 0, len(req.AllocIDs))}
 		for _, id := range req.AllocIDs {
@@ -357,6 +393,85 @@ func (s *Server) allocsGet(w http.ResponseWriter, r *http.Request) (any, error) 
 		sort.Slice(out.Allocs, func(a, b int) bool { return out.Allocs[a].ID < out.Allocs[b].ID })
 		return out, out.Index, nil
 	})
+}
+
+// nodeAllocsSync answers the node's allocs-index and, in the same answer,
+// the allocs changed since the client's last answer (see AllocsSyncRequest).
+func (s *Server) nodeAllocsSync(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var req AllocsSyncRequest
+	if err := decodeEncodedBody(r, &req); err != nil {
+		return nil, err
+	}
+	held := heldIndex(req.HeldJobs)
+	id := r.PathValue("id")
+	// As nodeAllocsIndex: the query watches the node's entry of the
+	// servers' changes, so that the node's own reports do not wake it.
+	var last *AllocsSyncResponse
+	var lastEntry uint64
+	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		entry, err := snap.NodeAllocsIndex(id)
+		if err != nil {
+			return nil, 0, err
+		}
+		if last != nil && entry != 0 && entry == lastEntry {
+			return last, last.Index, nil
+		}
+		read := snap
+		if entry != 0 {
+			read = snap.WithWatch(nil)
+		}
+		allocs, idx, err := nodeAllocs(read, id)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx = max(idx, entry)
+		out := &AllocsSyncResponse{Allocs: make(map[string]uint64, len(allocs)), Index: idx}
+		for _, a := range allocs {
+			ai := allocIndex(a)
+			out.Allocs[a.ID] = ai
+			if ai <= req.Since {
+				continue
+			}
+			c := clientView(a)
+			if i, ok := held[a.Job.Ref()]; ok && a.Job != nil {
+				if out.FromHeld == nil {
+					out.FromHeld = map[string]int{}
+				}
+				out.FromHeld[a.ID] = i
+				c.Job = nil
+			}
+			out.Changed = append(out.Changed, c)
+		}
+		sort.Slice(out.Changed, func(a, b int) bool { return out.Changed[a].ID < out.Changed[b].ID })
+		last, lastEntry = out, entry
+		return out, idx, nil
+	})
+}
+
+// clientView is a copy of an allocation without what its client has no
+// use for: the task states it reported itself, the placement's metrics
+// and the servers' record of its state changes (the larger part of an
+// alloc without its job).
+func clientView(a *structs.Allocation) *structs.Allocation {
+	c := *a
+	c.TaskStates, c.Metrics, c.AllocStates = nil, nil, nil
+	return &c
+}
+
+// heldIndex maps each job version a client holds to its first position
+// in the request's list.
+func heldIndex(refs []structs.JobRef) map[structs.JobRef]int {
+	held := make(map[structs.JobRef]int, len(refs))
+	for i, ref := range refs {
+		if _, dup := held[ref]; !dup {
+			held[ref] = i
+		}
+	}
+	return held
 }
 
 // nodeAllocs returns the node's allocations and the index of the node's

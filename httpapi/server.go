@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,14 +251,15 @@ func (s *Server) wrap(rt route) http.Handler {
 var wireAnswers = map[string]bool{
 	"GET /v1/internal/node/{id}/allocs-index": true,
 	"PUT /v1/internal/allocs/get":             true,
+	"PUT /v1/internal/node/{id}/allocs-sync":  true,
 }
 
 // acceptsWire reports whether the request's Accept header names
-// wire.ContentType.
+// wire.ContentType (or application/msgpack, see wire.IsMediaType).
 func acceptsWire(r *http.Request) bool {
 	for _, v := range r.Header.Values("Accept") {
 		for _, part := range strings.Split(v, ",") {
-			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == wire.ContentType {
+			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && wire.IsMediaType(mt) {
 				return true
 			}
 		}
@@ -273,6 +275,9 @@ func writeWire(w http.ResponseWriter, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", wire.ContentType)
+	// With its length stated, a client reads the answer into one buffer
+	// of that size (apiclient.readAnswer).
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
@@ -287,6 +292,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(code)
 	_, _ = w.Write(append(b, '\n'))
 }
@@ -295,7 +301,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // names: MessagePack (wire.ContentType), which clients use for their
 // reports, or JSON; 400 when malformed, 413 when over MaxBodyBytes.
 func decodeEncodedBody(r *http.Request, v any) error {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != wire.ContentType {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || !wire.IsMediaType(mt) {
 		return decodeBody(r, v)
 	}
 	b, err := readBody(r)

@@ -18,6 +18,14 @@ import (
 // ContentType is the media type of a body in this encoding.
 const ContentType = "application/vnd.msgpack"
 
+// AltContentType is the other name MessagePack goes by in HTTP headers;
+// a body or an Accept that names it is read as ContentType.
+const AltContentType = "application/msgpack"
+
+// IsMediaType reports whether a parsed media type (mime.ParseMediaType)
+// names this encoding: ContentType or AltContentType.
+func IsMediaType(mt string) bool { return mt == ContentType || mt == AltContentType }
+
 // Handle is the codec's configuration. Free-form maps decode as
 // map[string]any and strings as string, so driver configs survive the
 // round trip; times are written as the msgpack time extension.
