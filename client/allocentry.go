@@ -203,9 +203,13 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 		healthUndecided(alloc) && !terminal(e.last.ClientStatus)
 	restart := restartAsked(prev, alloc) && !e.killed && e.runner != nil &&
 		alloc.DesiredStatus == structs.AllocDesiredStatusRun && !terminal(e.last.ClientStatus)
+	// An alloc being killed is not saved again: after a restart the
+	// servers' first answer stops it again, and its saved copy (with
+	// its job, most of the write) would only say so sooner.
+	save := changed && !restart && !e.killed
 	e.mu.Unlock()
 
-	if changed && !restart {
+	if save {
 		// A restart's alloc is saved once its tasks restarted: a client
 		// that stops before then finds the request again on restore.
 		if err := saveAlloc(e.dir, alloc); err != nil {

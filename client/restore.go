@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,18 +28,20 @@ const allocFile = "alloc.json"
 
 // saveAlloc writes alloc (with its job) into its directory, atomically.
 func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation) error {
-	b, err := json.Marshal(alloc)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir.Root, 0o755); err != nil {
-		return err
-	}
 	tmp, err := os.CreateTemp(dir.Root, ".alloc-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		// A new allocation's first save makes its directory.
+		if err := os.MkdirAll(dir.Root, 0o755); err != nil {
+			return err
+		}
+		tmp, err = os.CreateTemp(dir.Root, ".alloc-*")
+	}
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(b)
+	// Encoded straight into the file: an Encoder's buffer is pooled,
+	// where Marshal returns a copy of its own.
+	err = json.NewEncoder(tmp).Encode(alloc)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -714,21 +713,30 @@ type savedTask struct {
 // as it would from that file). It returns what to remember as saved once
 // the write succeeded. Called with emitMu held.
 func (ar *AllocRunner) needsSave(p *persisted) (map[string]savedTask, bool) {
-	next := make(map[string]savedTask, len(p.Tasks))
-	started := false
-	for name, t := range p.Tasks {
+	saved := func(t *persistedTask) savedTask {
 		st := savedTask{handle: t.Handle}
 		if t.State != nil {
 			st.state, st.failed, st.restarts = t.State.State, t.State.Failed, t.State.Restarts
 		}
+		return st
+	}
+	// Most events change nothing saved: tell so without building the
+	// next map (one per task event otherwise).
+	same, started := ar.saved != nil && len(ar.saved) == len(p.Tasks), false
+	for name, t := range p.Tasks {
+		st := saved(t)
 		started = started || st.handle != nil || (st.state != "" && st.state != structs.TaskStatePending)
-		next[name] = st
+		if same {
+			old, ok := ar.saved[name]
+			same = ok && old == st
+		}
 	}
-	if ar.saved == nil && !started {
+	if (ar.saved == nil && !started) || same {
 		return nil, false
 	}
-	if ar.saved != nil && maps.Equal(ar.saved, next) {
-		return nil, false
+	next := make(map[string]savedTask, len(p.Tasks))
+	for name, t := range p.Tasks {
+		next[name] = saved(t)
 	}
 	return next, true
 }

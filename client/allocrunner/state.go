@@ -53,15 +53,13 @@ func loadState(path string) (*persisted, error) {
 
 // saveState writes the state file atomically (temp file, then rename).
 func saveState(path string, p *persisted) error {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(b)
+	// Encoded straight into the file: an Encoder's buffer is pooled,
+	// where Marshal returns a copy of its own.
+	err = json.NewEncoder(tmp).Encode(p)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -122,7 +122,9 @@ func Build(in Input) *Env {
 
 // builtins returns the NOMAD_* variables with their DROVER_* aliases.
 func builtins(in Input) map[string]string {
-	m := make(map[string]string)
+	// About fifty variables and their aliases for a task with a port or
+	// two: sized once, not grown by doubling.
+	m := make(map[string]string, 128)
 	set := func(k, v string) {
 		m[k] = v
 		m[droverPrefix+strings.TrimPrefix(k, nomadPrefix)] = v
