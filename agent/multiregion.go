@@ -41,7 +41,7 @@ func (r regionDeployments) JobDeployments(ctx context.Context, region, namespace
 // this server's leadership terms.
 func (a *Agent) startMultiregionWatch() {
 	w := &server.MultiregionWatcher{Region: a.cfg.Region, Reader: regionDeployments{a}, Raft: a.raft, State: a.fsm.State,
-		Logger: a.logger.Named("multiregion")}
+		Logger: a.logger.Named("multiregion"), MinBuild: a.MinServerBuild}
 	a.raft.OnLeadership("multiregion", w.Run)
 }
 

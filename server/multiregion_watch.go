@@ -63,6 +63,10 @@ type MultiregionWatcher struct {
 	// Poll and ReadTimeout default to DefaultMultiregionPoll and
 	// DefaultMultiregionReadTimeout.
 	Poll, ReadTimeout time.Duration
+	// MinBuild, when set, returns the lowest ServerBuild among this
+	// region's servers: the steps write the statuses of build 2
+	// (pending, blocked), and wait until every server knows them.
+	MinBuild func() int
 	// Stepped, when set (tests), sees each step written.
 	Stepped func(d *structs.Deployment, step deployment.RegionStep)
 
@@ -167,6 +171,11 @@ func (w *MultiregionWatcher) Pass(ctx context.Context, view deployment.State, ws
 		if step.Kind == deployment.RegionStepNone {
 			continue
 		}
+		if w.MinBuild != nil && structs.EffectiveBuild(w.MinBuild()) < multiregionBuild {
+			w.Logger.Warn("multi-region rollout step waits for every server of the region to be upgraded",
+				"deployment_id", d.ID, "step", step.String(), "min_build", w.MinBuild(), "needs", multiregionBuild)
+			continue
+		}
 		if err := w.write(ctx, view, ws, d, job, step, obs.Now); err != nil {
 			if ctx.Err() == nil {
 				w.Logger.Warn("multi-region rollout step failed; retrying", "deployment_id", d.ID, "step", step.String(), "error", err)
@@ -267,6 +276,10 @@ func sameVersion(deps []*structs.Deployment, version uint64) (*structs.Deploymen
 	}
 	return out, newer
 }
+
+// multiregionBuild is the ServerBuild whose servers know the
+// multi-region statuses (structs.ServerBuild's comment).
+const multiregionBuild = 2
 
 // errNoJobVersion: the deployment's job version is gone from state.
 var errNoJobVersion = errors.New("job version not found")

@@ -39,6 +39,10 @@ type ServerMember struct {
 //     records, and JobRegister's Submission field.
 //     Variable locks: the log entry VarLock (fsm type 63) and
 //     VariableMetadata's Lock and VariableEncrypted's LockExpires fields.
+//     Multi-region rollouts: the deployment statuses pending and blocked
+//     (active, as Nomad's) and Deployment's IsMultiregion, written in the
+//     existing entries (plans, DeploymentStatusUpdate) once every server
+//     is of build 2 (server/multiregion_watch.go).
 const ServerBuild = 2
 
 // EffectiveBuild is b, or 1 for a server that announced none.
