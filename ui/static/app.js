@@ -653,6 +653,11 @@ const groupDone = (s) => s.LiveHealthyAllocs >= s.DesiredTotal && (!s.DesiredCan
 // watcher's own sentence (WaitReason), written when it decides; the page
 // works nothing out by itself.
 function waitsFor(d, v) {
+  if (['pending', 'blocked'].includes(d.Status)) {
+    // A multi-region deployment waiting for its region's turn, or done
+    // here and waiting for the other regions.
+    return `Waits for the other regions: ${d.StatusDescription}`;
+  }
   if (!['running', 'paused'].includes(d.Status)) {
     return d.Status === 'successful' ? 'Done.' : `Ended: ${d.StatusDescription}`;
   }
