@@ -37,6 +37,7 @@ var typeBuilds = map[MessageType]int{
 	NodePoolUpsertRequestType:       2,
 	NodePoolDeleteRequestType:       2,
 	VarLockRequestType:              2,
+	JobRegisterAtVersionRequestType: 2,
 }
 
 // ErrServersTooOld: an entry of a type that a server of the Raft

@@ -29,6 +29,7 @@ var eventTypes = map[MessageType]string{
 	NodeUpdateDrainRequestType:              stream.TypeNodeDrain,
 	NodeUpdateEligibilityRequestType:        stream.TypeNodeEligibility,
 	JobRegisterRequestType:                  stream.TypeJobRegistered,
+	JobRegisterAtVersionRequestType:         stream.TypeJobRegistered,
 	JobDeregisterRequestType:                stream.TypeJobDeregistered,
 	EvalUpdateRequestType:                   stream.TypeEvaluationUpdated,
 	ApplyPlanResultsRequestType:             stream.TypePlanResult,

@@ -186,6 +186,11 @@ func (f *FSM) dispatch(index uint64, t MessageType, req any) (resp any, err erro
 		if res, err = s.RegisterJobTxn(txn, r); res != nil {
 			resp = res
 		}
+	case *structs.JobRegisterAtVersionRequest:
+		var res *structs.JobRegisterResult
+		if res, err = s.RegisterJobAtVersionTxn(txn, r); res != nil {
+			resp = res
+		}
 	case *structs.JobDeregisterRequest:
 		var res *structs.JobRegisterResult
 		if res, err = s.DeregisterJobTxn(txn, r); res != nil {

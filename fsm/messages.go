@@ -115,6 +115,12 @@ const (
 	// server that skipped one would hold another lock. Range 63–69 is
 	// variable locks' and the remaining API endpoints'.
 	VarLockRequestType MessageType = 63
+
+	// JobRegisterAtVersionRequestType (structs.JobRegisterAtVersionRequest)
+	// registers a region's copy of a multi-region job at the version all
+	// its regions take. It never carries the ignore bit: a server that
+	// skipped it would miss the job. Range 70–74 is multi-region jobs'.
+	JobRegisterAtVersionRequestType MessageType = 70
 )
 
 var typeNames = map[MessageType]string{
@@ -162,6 +168,7 @@ var typeNames = map[MessageType]string{
 	NodePoolUpsertRequestType:               "NodePoolUpsert",
 	NodePoolDeleteRequestType:               "NodePoolDelete",
 	VarLockRequestType:                      "VarLock",
+	JobRegisterAtVersionRequestType:         "JobRegisterAtVersion",
 }
 
 // String names the type, for logs.
@@ -307,6 +314,8 @@ func newRequest(t MessageType) any {
 		return &structs.NodePoolDeleteRequest{}
 	case VarLockRequestType:
 		return &structs.VarLockRequest{}
+	case JobRegisterAtVersionRequestType:
+		return &structs.JobRegisterAtVersionRequest{}
 	}
 	return nil
 }

@@ -93,6 +93,13 @@ func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	if id := r.PathValue("id"); job.ID != id {
 		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, id)
 	}
+	if job.IsMultiregion() {
+		// A multi-region job is planned as this region's copy (the CLI
+		// plans it in each of its regions, as Nomad's).
+		if job = job.ForRegion(s.localRegion()); job == nil {
+			return nil, Errorf(http.StatusBadRequest, "Job.Multiregion: names no region %q (this server's); plan it with -region set to one of its regions", s.localRegion())
+		}
+	}
 	if err := checkJobVersion(r, job); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,9 @@ type JobRegisterResponse struct {
 	JobModifyIndex  uint64
 	Warnings        string
 	Index           uint64
+	// Regions, drover's own, is each region's answer to the registration
+	// of a multi-region job (multiregion_register.go).
+	Regions []*MultiregionRegistration `json:",omitempty"`
 }
 
 // JobRegisterBackend is how a server registers a job: the leader stamps
@@ -71,9 +74,17 @@ func (s *Server) registerJob(ctx context.Context, job *structs.Job, enforceIndex
 		CreateTime:  now,
 		ModifyTime:  now,
 	}
-	resp, index, err := s.backend.Apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{
+	req := &structs.JobRegisterRequest{
 		Job: job, Eval: eval, SubmitTime: now, EnforceIndex: enforceIndex, JobModifyIndex: jobModifyIndex,
-		Submission: structs.JobSubmissionFrom(ctx)})
+		Submission: structs.JobSubmissionFrom(ctx)}
+	var resp any
+	var index uint64
+	var err error
+	if v, ok := structs.JobVersionFrom(ctx); ok {
+		resp, index, err = s.backend.Apply(ctx, fsm.JobRegisterAtVersionRequestType, &structs.JobRegisterAtVersionRequest{Register: *req, Version: v})
+	} else {
+		resp, index, err = s.backend.Apply(ctx, fsm.JobRegisterRequestType, req)
+	}
 	if err != nil {
 		return nil, err
 	}

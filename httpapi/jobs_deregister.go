@@ -10,8 +10,9 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// DELETE /v1/job/{id}[?purge=true][&eval_priority=N] stops a job (a new, stopped version) or,
-// with purge, deletes it and its history. The leader stamps the
+// DELETE /v1/job/{id}[?purge=true][&eval_priority=N][&global=true] stops a job (a new, stopped version) or,
+// with purge, deletes it and its history; with global, a multi-region job
+// is stopped in every region it names (multiregion_register.go). The leader stamps the
 // job-deregister evaluation and writes both in one entry; the answer is
 // Nomad's JobDeregisterResponse. An unknown job is, as Nomad's, a success
 // that writes nothing (no evaluation, index 0).
@@ -62,6 +63,12 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 			return nil, Errorf(http.StatusBadRequest, "%s", err)
 		}
 	}
+	global := false
+	if v := r.URL.Query().Get("global"); v != "" {
+		if global, err = strconv.ParseBool(v); err != nil {
+			return nil, Errorf(http.StatusBadRequest, "invalid global %q", v)
+		}
+	}
 	id := r.PathValue("id")
 	ns := o.Namespace // never "*": a write names its namespace (namespace.go)
 	job, err := s.backend.State().Snapshot().JobByID(ns, id)
@@ -73,7 +80,13 @@ func (s *Server) jobDeregister(w http.ResponseWriter, r *http.Request) (any, err
 		s.setMeta(w, 0)
 		return &JobDeregisterResponse{}, nil
 	}
-	out, err := db.DeregisterJob(structs.WithEvalPriority(r.Context(), prio), ns, id, purge)
+	var out *JobDeregisterResponse
+	if global && job.IsMultiregion() {
+		// Every region of a multi-region job (multiregion_register.go).
+		out, err = s.deregisterMultiregion(r, db, job, ns, purge, prio)
+	} else {
+		out, err = db.DeregisterJob(structs.WithEvalPriority(r.Context(), prio), ns, id, purge)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("deregistering job %q: %w", id, err)
 	}

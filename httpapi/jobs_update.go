@@ -48,6 +48,10 @@ type RegisterEnvelope struct {
 	// JobSubmission), kept for the version registered; see
 	// job_submission.go.
 	Submission *structs.JobSubmission
+	// MultiregionVersion, drover's own and sent by servers only, asks
+	// for this region's copy of a multi-region job at that version
+	// (multiregion_register.go).
+	MultiregionVersion *uint64 `json:",omitempty"`
 }
 
 // envelopeFields are the keys of Nomad's JobRegisterRequest: true for
@@ -58,7 +62,7 @@ type RegisterEnvelope struct {
 var envelopeFields = map[string]bool{
 	"Job": true, "EnforceIndex": true, "JobModifyIndex": true,
 	"Region": true, "Namespace": true, "SecretID": true, "AuthToken": true, "Submission": true, "EvalPriority": true,
-	"PreserveCounts": true, "PreserveResources": true,
+	"PreserveCounts": true, "PreserveResources": true, "MultiregionVersion": true,
 	"PolicyOverride": false, "IdempotencyToken": false,
 }
 
@@ -190,6 +194,10 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	if err := s.registrationAllowed(r); err != nil {
 		return nil, err
 	}
+	fromServer, err := s.fromServer(r) // multiregion_register.go
+	if err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -211,6 +219,12 @@ func (s *Server) RegisterFromEnvelope(w http.ResponseWriter, r *http.Request, pa
 	}
 	if pathID != "" && job.ID != pathID {
 		return nil, Errorf(http.StatusBadRequest, "job ID %q does not match the path's %q", job.ID, pathID)
+	}
+	// A multi-region job: registered in every region it names, or, sent
+	// by a server, this region's copy (multiregion_register.go).
+	job, r, served, answer, err := s.multiregionStep(w, r, env, job, fromServer, diags)
+	if served {
+		return answer, err
 	}
 	if err := checkJobVersion(r, job); err != nil {
 		return nil, err

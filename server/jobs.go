@@ -71,8 +71,17 @@ func (l *Leader) registerJob(ctx context.Context, job *structs.Job, enforce bool
 	if !j.IsParent() {
 		eval = l.jobEval(j.Namespace, j.ID, j.Type, structs.EvalPriorityOr(ctx, j.Priority), structs.EvalTriggerJobRegister, now)
 	}
-	resp, index, err := l.apply(ctx, fsm.JobRegisterRequestType, &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now,
-		EnforceIndex: enforce, JobModifyIndex: jobModifyIndex, Submission: structs.JobSubmissionFrom(ctx)})
+	req := &structs.JobRegisterRequest{Job: j, Eval: eval, SubmitTime: now,
+		EnforceIndex: enforce, JobModifyIndex: jobModifyIndex, Submission: structs.JobSubmissionFrom(ctx)}
+	var resp any
+	var index uint64
+	if v, ok := structs.JobVersionFrom(ctx); ok {
+		// A region's copy of a multi-region job, at the version every
+		// region takes (httpapi/multiregion_register.go).
+		resp, index, err = l.apply(ctx, fsm.JobRegisterAtVersionRequestType, &structs.JobRegisterAtVersionRequest{Register: *req, Version: v})
+	} else {
+		resp, index, err = l.apply(ctx, fsm.JobRegisterRequestType, req)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,12 @@ func (s *Store) RegisterJob(index uint64, req *structs.JobRegisterRequest) (*str
 
 // RegisterJobTxn is RegisterJob inside t.
 func (s *Store) RegisterJobTxn(t *WriteTxn, req *structs.JobRegisterRequest) (*structs.JobRegisterResult, error) {
+	return s.registerJobTxn(t, req, nil)
+}
+
+// registerJobTxn is RegisterJobTxn storing a new version as *version when
+// not nil (RegisterJobAtVersionTxn).
+func (s *Store) registerJobTxn(t *WriteTxn, req *structs.JobRegisterRequest, version *uint64) (*structs.JobRegisterResult, error) {
 	if req.EnforceIndex {
 		if err := s.checkJobModifyIndex(t, req); err != nil {
 			return nil, err
@@ -56,7 +62,7 @@ func (s *Store) RegisterJobTxn(t *WriteTxn, req *structs.JobRegisterRequest) (*s
 			return nil, err
 		}
 	}
-	res, err := s.UpsertJobTxn(t, req.Job, req.SubmitTime)
+	res, err := s.upsertJobTxn(t, req.Job, req.SubmitTime, version)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +125,12 @@ func (s *Store) checkJobModifyIndex(t *WriteTxn, req *structs.JobRegisterRequest
 // Stable = false, and is added to the version history (pruned to
 // JobTrackedVersions plus the latest stable version).
 func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*structs.JobRegisterResult, error) {
+	return s.upsertJobTxn(t, job, submitTime, nil)
+}
+
+// upsertJobTxn is UpsertJobTxn storing a new version as *version when not
+// nil (see structs.JobRegisterAtVersionRequest).
+func (s *Store) upsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64, version *uint64) (*structs.JobRegisterResult, error) {
 	if job == nil || job.ID == "" {
 		return nil, fmt.Errorf("state: job without ID: %w", ErrInvalid)
 	}
@@ -130,10 +142,13 @@ func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*
 	if err != nil {
 		return nil, err
 	}
-	if existing != nil && !job.SpecChanged(existing) {
+	if existing != nil && !job.SpecChanged(existing) && (version == nil || existing.Version == *version) {
 		return &structs.JobRegisterResult{
 			JobVersion: existing.Version, JobModifyIndex: existing.JobModifyIndex,
 		}, nil
+	}
+	if version != nil && existing != nil && existing.Version >= *version {
+		return nil, fmt.Errorf("state: job %q is at version %d, not before version %d: %w", job.ID, existing.Version, *version, ErrConflict)
 	}
 	j := job.Copy()
 	j.Namespace = ns
@@ -145,6 +160,9 @@ func (s *Store) UpsertJobTxn(t *WriteTxn, job *structs.Job, submitTime int64) (*
 	if existing != nil {
 		j.CreateIndex = existing.CreateIndex
 		j.Version = existing.Version + 1
+	}
+	if version != nil {
+		j.Version = *version
 	}
 	if j.Status, err = jobStatus(t.reader(), j, false); err != nil {
 		return nil, err

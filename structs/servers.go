@@ -43,6 +43,7 @@ type ServerMember struct {
 //     (active, as Nomad's) and Deployment's IsMultiregion, written in the
 //     existing entries (plans, DeploymentStatusUpdate) once every server
 //     is of build 2 (server/multiregion_watch.go).
+//     Multi-region jobs: the log entry JobRegisterAtVersion (fsm type 70).
 const ServerBuild = 2
 
 // EffectiveBuild is b, or 1 for a server that announced none.

@@ -60,6 +60,11 @@ field diff out.`,
 				return &exitError{code: planError, msg: err.Error()}
 			}
 			c.SetNamespace(job.Namespace)
+			if job.IsMultiregion() {
+				// Each region's copy, planned in its region
+				// (job_multiregion.go).
+				return planMultiregion(cmd, c, job, &f, diff, verbose, args[0])
+			}
 			useJobRegion(c, job)
 			resp, err := c.Jobs().Plan(cmd.Context(), job.ID, job, true)
 			if err != nil {

@@ -96,7 +96,9 @@ automatic rollback to its end); 2 when allocations could not be placed.`,
 				}
 				return nil
 			}
-			if detach {
+			if detach || job.IsMultiregion() {
+				// A multi-region job is not monitored, as Nomad's: its
+				// regions roll in turn (job status shows them).
 				fmt.Fprintln(out, "Job registration successful")
 				fmt.Fprintf(out, "Evaluation ID: %s\n", resp.id)
 				return nil

@@ -188,8 +188,13 @@ func printJobStatus(cmd *cobra.Command, c *apiclient.Client, job *structs.Job, v
 			{"Status", dep.Status},
 			{"Description", dep.StatusDescription},
 		})
+		if job.IsMultiregion() {
+			printMultiregionStatus(cmd, c, out, job, v) // job_multiregion.go
+		}
 		fmt.Fprintln(out, "\nDeployed")
 		printDeploymentGroups(out, dep)
+	} else if job.IsMultiregion() {
+		printMultiregionStatus(cmd, c, out, job, v)
 	}
 	if v.evals {
 		var evals []*structs.Evaluation

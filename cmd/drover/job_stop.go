@@ -13,6 +13,7 @@ func newJobStopCommand() *cobra.Command {
 		address       string
 		purge, detach bool
 		verbose, yes  bool
+		global        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "stop [flags] JOB",
@@ -20,7 +21,9 @@ func newJobStopCommand() *cobra.Command {
 		Long: `Stops the job (a new, stopped version; its allocations are stopped and a
 running deployment is cancelled) or, with -purge, deletes it and its
 version history. The job may be named by a unique ID prefix. Unless
--detach is given, the evaluation is monitored to its end.`,
+-detach is given, the evaluation is monitored to its end. A multi-region
+job is stopped in this region only, or with -global in every region it
+names.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := apiClientFor(cmd, address)
@@ -32,7 +35,7 @@ version history. The job may be named by a unique ID prefix. Unless
 			if err != nil {
 				return asExit(err)
 			}
-			resp, err := c.Jobs().Deregister(ctx, job.ID, purge)
+			resp, err := deregisterJob(cmd, c, job.ID, purge, global) // job_multiregion.go
 			if err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("Error deregistering job: %v", err)}
 			}
@@ -51,5 +54,6 @@ version history. The job may be named by a unique ID prefix. Unless
 	cmd.Flags().BoolVar(&detach, "detach", false, "return at once, printing the evaluation ID")
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "full IDs")
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation: drover's job stop never asks")
+	cmd.Flags().BoolVar(&global, "global", false, "stop a multi-region job in every region it names (without it, in this region only)")
 	return cmd
 }

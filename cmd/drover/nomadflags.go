@@ -64,7 +64,6 @@ var refusedReasons = map[string]string{
 	"-authenticate":                            "the UI asks for a token on its own page",
 	"-no-shutdown-delay":                       "drover has no shutdown delay",
 	"-preserve-resources":                      "drover registers the resources the job file says",
-	"-global":                                  "drover has no multi-region jobs: a cluster is one region",
 	"operator debug -log-lookback":             "drover's agents keep no journald or log history to look back on: the bundle holds the lines logged during -duration",
 	"operator debug -log-file-export":          "drover's agents export no log files: the bundle holds the lines logged during -duration",
 }
