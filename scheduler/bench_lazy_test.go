@@ -192,3 +192,74 @@ func BenchmarkRolloutPassAfterRollout(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRolloutPassMemo times a worker's pass (read the job's allocs
+// from a snapshot, reconcile, place) when one batch's reports arrive, the
+// rollout running under its deployment: between two passes, reports
+// rewrite the given number of the job's 10,000 allocs. full reconciles
+// every alloc (Reconcile); memo reads those that changed
+// (ReconcileMemo, its memo kept from the job's previous pass). Each
+// iteration is one pass; the passes alternate between two snapshots that
+// differ by the batch.
+func BenchmarkRolloutPassMemo(b *testing.B) {
+	const mp = 50
+	for _, batch := range []int{50, 500} {
+		w := newRolloutWorld(b, mp, 0)
+		d := &structs.Deployment{ID: "d1", Namespace: structs.DefaultNamespace, JobID: "web", JobVersion: w.job.Version,
+			JobCreateIndex: w.job.CreateIndex, Status: structs.DeploymentStatusRunning,
+			TaskGroups: map[string]*structs.DeploymentState{w.job.TaskGroups[0].Name: {DesiredTotal: 10_000}}}
+		s, err := state.New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, n := range w.nodes {
+			if err := s.UpsertNode(uint64(1+i), n); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.UpsertAllocs(2000, w.mine, 1); err != nil {
+			b.Fatal(err)
+		}
+		s1 := s.Snapshot()
+		mine, err := s1.LiveAllocsByJob(structs.DefaultNamespace, "web")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var reports []*structs.Allocation
+		for _, a := range mine[:batch] {
+			c := a.Copy()
+			c.ClientDescription = "reported"
+			reports = append(reports, c)
+		}
+		if err := s.UpsertAllocs(2001, reports, 1); err != nil {
+			b.Fatal(err)
+		}
+		snaps := []*state.Snapshot{s1, s.Snapshot()}
+		for _, mode := range []string{"full", "memo"} {
+			b.Run(fmt.Sprintf("batch=%d/%s", batch, mode), func(b *testing.B) {
+				m := &scheduler.Memo{}
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					snap := snaps[i%2]
+					mine, err := snap.LiveAllocsByJob(structs.DefaultNamespace, "web")
+					if err != nil {
+						b.Fatal(err)
+					}
+					n := 0
+					in := scheduler.Input{Job: w.job, Allocs: mine, Deployment: d, Nodes: w.nodes, Now: statetest.T0, EvalID: "eval",
+						IDs: func() string { n++; return fmt.Sprint("new-", n) }}
+					var p *scheduler.Plan
+					if mode == "full" {
+						p = scheduler.Reconcile(in)
+					} else {
+						p = scheduler.ReconcileMemo(in, m)
+					}
+					checkPlaced(b, scheduler.NewPlacerLazy(w.nodes, mine, snap.LiveAllocsByNode, uint64(i)).Place(w.job, p, statetest.T0), mp)
+				}
+				if mode == "memo" && b.N > 2 && m.Rebuilds() != 1 {
+					b.Fatalf("memo rebuilt %d times", m.Rebuilds())
+				}
+			})
+		}
+	}
+}

@@ -7,31 +7,8 @@ import "github.com/droverhq/drover/structs"
 
 // budgetInput gathers the counts Budget needs from the group's live allocs.
 func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
-	// Count is the slots the group holds now (allocs and their
-	// replacements), not the target: allocs still to be placed for a scale
-	// up cannot be unavailable, and must not hold the rollout back.
-	u := g.tg.Update
-	in := BudgetInput{
-		MaxParallel: u.ParallelFor(g.count),
-		Count:       min(g.count, len(g.holders)),
-		Blocked:     r.paused || r.failed || canarying || r.analysisHold(g),
-		Stagger:     u.BatchPause(),
-		Now:         r.in.Now,
-		Surge:       u.SurgeFor(g.count),
-		Extra:       len(g.aside),
-	}
-	_, in.ToleratesFailures = u.MaxFailedFor(g.count)
-	if u.Zones != nil && u.Zones.DisruptionBudget != nil {
-		// The disruption budget alone decides what failures stop.
-		in.ToleratesFailures = true
-	}
-	in.MaxUnhealthy, in.LimitUnhealthy = u.MaxUnhealthyFor(g.count)
-	if r.job.RevertOf == nil {
-		// A revert restores a version that was stable: no first batch,
-		// no checkpoints (C.5).
-		in.FirstBatch = u.FirstBatchFor(g.count)
-		in.Checkpoint = r.nextCheckpoint(g)
-	}
+	in := r.budgetBase(g, canarying, len(g.holders))
+	in.Extra = len(g.aside)
 	dep := r.deploymentID()
 	for _, hs := range [][]*holder{g.holders, g.canaries} {
 		for _, h := range hs {
@@ -92,6 +69,36 @@ func (r *reconciler) budgetInput(g *groupPass, canarying bool) BudgetInput {
 		}
 	}
 	in.NotServing = g.notServing
+	return in
+}
+
+// budgetBase is the part of budgetInput that does not count allocs, for a
+// group holding holders slots (a memo's pass fills in the counts, delta.go).
+func (r *reconciler) budgetBase(g *groupPass, canarying bool, holders int) BudgetInput {
+	// Count is the slots the group holds now (allocs and their
+	// replacements), not the target: allocs still to be placed for a scale
+	// up cannot be unavailable, and must not hold the rollout back.
+	u := g.tg.Update
+	in := BudgetInput{
+		MaxParallel: u.ParallelFor(g.count),
+		Count:       min(g.count, holders),
+		Blocked:     r.paused || r.failed || canarying || r.analysisHold(g),
+		Stagger:     u.BatchPause(),
+		Now:         r.in.Now,
+		Surge:       u.SurgeFor(g.count),
+	}
+	_, in.ToleratesFailures = u.MaxFailedFor(g.count)
+	if u.Zones != nil && u.Zones.DisruptionBudget != nil {
+		// The disruption budget alone decides what failures stop.
+		in.ToleratesFailures = true
+	}
+	in.MaxUnhealthy, in.LimitUnhealthy = u.MaxUnhealthyFor(g.count)
+	if r.job.RevertOf == nil {
+		// A revert restores a version that was stable: no first batch,
+		// no checkpoints (C.5).
+		in.FirstBatch = u.FirstBatchFor(g.count)
+		in.Checkpoint = r.nextCheckpoint(g)
+	}
 	return in
 }
 

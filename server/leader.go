@@ -43,6 +43,8 @@ type Leader struct {
 	clients clientBatcher
 	// pool is the scheduler worker pool (workers.go).
 	pool workerPool
+	// memos keeps jobs' scheduling memos between passes (passmemo.go).
+	memos passMemos
 	// dispatchMu serialises dispatches, so that a dispatch's idempotency
 	// token is looked up after the previous dispatch is applied.
 	dispatchMu sync.Mutex

@@ -110,7 +110,12 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	}
 	p.job = in.Job
 	scheduled := time.Now()
-	plan := scheduler.Reconcile(in)
+	// The job's memo makes the pass cost what changed since its last
+	// one; the plan is the full pass's (scheduler.ReconcileMemo).
+	ns := namespaceOf(eval)
+	memo := l.memos.take(ns, eval.JobID)
+	plan := scheduler.ReconcileMemo(in, memo)
+	l.memos.put(ns, eval.JobID, memo)
 	if len(plan.Place) > 0 && in.Job != nil {
 		// The placer reads a node's allocs from the same snapshot only
 		// when a placement looks at the node.
@@ -148,10 +153,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 // cluster's allocations are left to the placer, which reads them node by
 // node as it needs them.
 func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (scheduler.Input, error) {
-	ns := eval.Namespace
-	if ns == "" {
-		ns = structs.DefaultNamespace
-	}
+	ns := namespaceOf(eval)
 	in := scheduler.Input{JobID: eval.JobID, Now: l.clock.Now(), IDs: l.newID, EvalID: eval.ID, EvalPriority: eval.Priority}
 	var err error
 	if in.Job, err = snap.JobByID(ns, eval.JobID); err != nil {
@@ -176,6 +178,14 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (schedule
 		in.StoppedRanVersion = scheduler.RanVersion(stopped, in.Job)
 	}
 	return in, nil
+}
+
+// namespaceOf is the evaluation's namespace, the default when unset.
+func namespaceOf(eval *structs.Evaluation) string {
+	if eval.Namespace == "" {
+		return structs.DefaultNamespace
+	}
+	return eval.Namespace
 }
 
 // jobAllocs reads the job's live allocations (those the servers have not

@@ -1,0 +1,492 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// A pass that costs what changed.
+//
+// A rollout's job is reconciled on every batch of health reports, and a
+// full pass (Reconcile) classifies every one of the job's allocs each time,
+// whatever changed: at 10,000 allocs that was most of the leader's CPU. A
+// Memo keeps, between two passes of one job, what each alloc contributes
+// to its group's pass (its index, its kind of update, what it counts for
+// the rollout's budget) with per-group tallies and the ordered list of old
+// allocs waiting for replacement. ReconcileMemo brings the memo up to date
+// with the allocs that differ from the last pass (stored allocs are never
+// modified, so an alloc is unchanged when its pointer is) and, when every
+// group of the job is in the plain case below, derives the plan from the
+// tallies alone: what the pass costs is then the walk over the alloc
+// pointers and the changed allocs, not a classification of each alloc.
+//
+// The plain case is a service job with a running deployment of its
+// current version, whose groups roll by max_parallel (no canaries,
+// max_surge, zones, unhealthy_first, group order, restart or regions) and
+// whose allocs all run or start on live nodes, each at its own index,
+// exactly count of them, with no transition, reschedule or disconnection
+// pending. Anything else is reconciled by the full pass, with the memo
+// still kept up to date. The plan is the full pass's, field for field:
+// TestReconcileMemoMatchesFull compares the two on random histories.
+
+// Memo is what ReconcileMemo keeps of a job between passes. The zero
+// value is empty; a Memo serves one job and is not safe for concurrent
+// use.
+type Memo struct {
+	// The facts below hold for this job object (stored jobs are never
+	// modified), deployment and set of lost nodes; any change of those
+	// rebuilds the memo.
+	job   *structs.Job
+	depID string
+	nodes []*structs.Node
+	// entries are the job's allocs as last given, in the order given (ID
+	// order from the store), with their facts; spare is the other buffer.
+	entries, spare []memoEntry
+	groups         map[string]*groupTally
+	// rebuilds, plain and facts count rebuilds, passes from the memo and
+	// allocs read (facts worked out), for tests.
+	rebuilds, plain, facts int
+}
+
+// memoEntry is an alloc and what it contributes to its group's pass.
+type memoEntry struct {
+	a *structs.Allocation
+	f allocFact
+}
+
+// allocFact is one alloc's part in its group's pass, as classify and
+// budgetInput would count it.
+type allocFact struct {
+	g   *groupTally
+	idx int
+	// plain: a live holder of the plain case; otherwise the group needs
+	// the full pass while the alloc is there.
+	plain      bool
+	skipped    bool // stopped or evicted by the servers: not in the pass
+	notServing bool
+	kind       UpdateKind
+	budget     budgetPart
+	healthyAt  time.Time // DeploymentStatus.Timestamp of a healthy new alloc
+}
+
+// budgetPart is which of budgetInput's counts a plain alloc adds to.
+type budgetPart uint8
+
+const (
+	partAvailable    budgetPart = iota // old, serving
+	partUnknownOld                     // old, placed by an earlier deployment, not started
+	partNewHealthy                     // new, healthy
+	partNewUnhealthy                   // new, marked unhealthy
+	partNewUnknown                     // new, health not yet known
+)
+
+// indexedAlloc is an alloc with its index.
+type indexedAlloc struct {
+	idx int
+	a   *structs.Allocation
+}
+
+// groupTally sums the facts of a group's allocs.
+type groupTally struct {
+	name string
+	// holders counts the plain allocs, complex the others (not skipped).
+	holders, complex int
+	notServing       int
+	ignore           int // plain allocs of kind UpdateNone
+	parts            [partNewUnknown + 1]int
+	// idxCount counts plain allocs per index; dups counts the indexes
+	// held more than once.
+	idxCount map[int]int
+	dups     int
+	// destructive are the plain allocs of kind UpdateDestructive, in the
+	// full pass's order (index, then ID).
+	destructive []indexedAlloc
+	// lastHealthy is the latest healthyAt of the new healthy allocs, and
+	// atLast how many have it; stale when one of those left.
+	lastHealthy time.Time
+	atLast      int
+	stale       bool
+}
+
+// Rebuilds reports how many times the memo was built from scratch.
+func (m *Memo) Rebuilds() int { return m.rebuilds }
+
+// Active reports whether the memo holds a job worth keeping it for: one
+// whose last pass found a running deployment of its version.
+func (m *Memo) Active() bool { return m != nil && m.job != nil }
+
+// ReconcileMemo returns Reconcile(in), working from m for the allocs that
+// did not change since the pass that last updated m, and updates m to in.
+// in.Allocs must not hold two allocs with one ID. A nil m is a full pass.
+func ReconcileMemo(in Input, m *Memo) *Plan {
+	if m == nil {
+		return Reconcile(in)
+	}
+	r := newReconciler(in)
+	if !r.memoJob() {
+		m.reset()
+		return Reconcile(in)
+	}
+	m.update(r)
+	if !r.memoPlain(m) {
+		return Reconcile(in)
+	}
+	m.plain++
+	r.runMemo(m)
+	return r.plan
+}
+
+// memoJob reports whether the job's pass can be kept in a memo: a service
+// job with a running deployment of its version and none of the job-wide
+// features the memo does not follow. It reads the deployment as run does
+// (pickDeployment), which writes nothing when it returns true.
+func (r *reconciler) memoJob() bool {
+	j := r.job
+	if j == nil || j.Stopped() || j.IsParent() || j.Type != structs.JobTypeService || j.Multiregion != nil ||
+		j.GroupRolloutOrder() != nil {
+		return false
+	}
+	d := r.in.Deployment
+	if d == nil || d.ID == "" || d.Status != structs.DeploymentStatusRunning || d.Restart != nil ||
+		d.JobVersion != j.Version || d.JobCreateIndex != j.CreateIndex {
+		return false
+	}
+	r.pickDeployment()
+	return r.deployment == d && !r.paused && !r.failed && r.restart == nil && r.restartDone == nil &&
+		len(r.plan.DeploymentUpdates) == 0
+}
+
+// reset empties the memo.
+func (m *Memo) reset() {
+	m.job, m.depID, m.nodes = nil, "", nil
+	m.entries, m.spare, m.groups = m.entries[:0], m.spare[:0], nil
+}
+
+// update brings the memo to r's input: from scratch when the job, the
+// deployment or a node's liveness changed, otherwise by the allocs whose
+// pointer changed.
+func (m *Memo) update(r *reconciler) {
+	if m.job != r.in.Job || m.depID != r.deployment.ID || !sameLiveness(m.nodes, r.in.Nodes) {
+		m.job, m.depID = r.in.Job, r.deployment.ID
+		m.entries, m.spare = m.entries[:0], m.spare[:0]
+		m.groups = map[string]*groupTally{}
+		m.rebuilds++
+	}
+	m.nodes = append(m.nodes[:0], r.in.Nodes...)
+	// Merge the allocs given with the entries, both in ID order: an
+	// alloc with the entry's pointer is unchanged, and only the others
+	// are read.
+	old, next := m.entries, m.spare[:0]
+	j := 0
+	for _, a := range r.in.Allocs {
+		if a == nil {
+			continue
+		}
+		for j < len(old) && old[j].a != a && old[j].a.ID < a.ID {
+			// Gone since the last pass.
+			m.remove(old[j].f, old[j].a)
+			j++
+		}
+		if j < len(old) && old[j].a == a {
+			next = append(next, old[j])
+			j++
+			continue
+		}
+		if j < len(old) && old[j].a.ID == a.ID {
+			// Changed.
+			m.remove(old[j].f, old[j].a)
+			j++
+		}
+		e := memoEntry{a: a, f: r.fact(m, a)}
+		m.add(e.f, a)
+		next = append(next, e)
+	}
+	for ; j < len(old); j++ {
+		m.remove(old[j].f, old[j].a)
+	}
+	clear(old)
+	m.entries, m.spare = next, old[:0]
+}
+
+// sameLiveness reports whether every alloc's node is lost (missing or
+// down) in b exactly when it is in a.
+func sameLiveness(a, b []*structs.Node) bool {
+	if len(a) == len(b) {
+		same := true
+		for i := range a {
+			if a[i] != b[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	up := func(ns []*structs.Node) map[string]bool {
+		m := make(map[string]bool, len(ns))
+		for _, n := range ns {
+			if n != nil {
+				m[n.ID] = n.Status != structs.NodeStatusDown
+			}
+		}
+		return m
+	}
+	ua, ub := up(a), up(b)
+	if len(ua) != len(ub) {
+		return false
+	}
+	for id, v := range ua {
+		if w, ok := ub[id]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// tally returns the group's tally, creating it.
+func (m *Memo) tally(group string) *groupTally {
+	g := m.groups[group]
+	if g == nil {
+		g = &groupTally{name: group, idxCount: map[int]int{}}
+		m.groups[group] = g
+	}
+	return g
+}
+
+// fact works out what a contributes to its group's pass, as classify
+// (group.go) and budgetInput (budget_input.go) would in the plain case;
+// anything else is not plain.
+func (r *reconciler) fact(m *Memo, a *structs.Allocation) allocFact {
+	m.facts++
+	f := allocFact{g: m.tally(a.TaskGroup), idx: -1}
+	switch a.DesiredStatus {
+	case structs.AllocDesiredStatusStop, structs.AllocDesiredStatusEvict:
+		f.skipped = true
+		return f
+	}
+	f.notServing = a.NotServing()
+	if a.DesiredStatus != structs.AllocDesiredStatusRun || a.IsCanary() || len(a.AllocStates) > 0 ||
+		a.ClientStatus != structs.AllocClientStatusPending && a.ClientStatus != structs.AllocClientStatusRunning ||
+		a.DesiredTransition.ShouldMigrate() || a.DesiredTransition.ShouldForceReschedule() || a.DesiredTransition.ShouldReschedule() ||
+		r.nodeLost(a) {
+		return f
+	}
+	if f.idx = a.Index(); f.idx < 0 {
+		return f
+	}
+	switch f.kind = r.updateKind(a); f.kind {
+	case UpdateNone, UpdateDestructive:
+	default:
+		return f
+	}
+	f.plain = true
+	dep := r.deployment.ID
+	switch {
+	case a.DeploymentID != dep && inFlightElsewhere(a):
+		f.budget = partUnknownOld
+	case a.DeploymentID != dep:
+		f.budget = partAvailable
+	case a.IsHealthy():
+		f.budget = partNewHealthy
+		f.healthyAt = a.DeploymentStatus.Timestamp
+	case a.IsUnhealthy():
+		f.budget = partNewUnhealthy
+	default:
+		f.budget = partNewUnknown
+	}
+	return f
+}
+
+// add counts a fact in its group.
+func (m *Memo) add(f allocFact, a *structs.Allocation) {
+	g := f.g
+	if f.skipped {
+		return
+	}
+	if f.notServing {
+		g.notServing++
+	}
+	if !f.plain {
+		g.complex++
+		return
+	}
+	g.holders++
+	g.parts[f.budget]++
+	if g.idxCount[f.idx]++; g.idxCount[f.idx] == 2 {
+		g.dups++
+	}
+	switch f.kind {
+	case UpdateNone:
+		g.ignore++
+	case UpdateDestructive:
+		x := indexedAlloc{f.idx, a}
+		i, _ := slices.BinarySearchFunc(g.destructive, x, compareIndexID)
+		g.destructive = slices.Insert(g.destructive, i, x)
+	}
+	if f.budget == partNewHealthy && !g.stale {
+		g.noteHealthy(f.healthyAt)
+	}
+}
+
+// remove takes a fact out of its group.
+func (m *Memo) remove(f allocFact, a *structs.Allocation) {
+	g := f.g
+	if f.skipped {
+		return
+	}
+	if f.notServing {
+		g.notServing--
+	}
+	if !f.plain {
+		g.complex--
+		return
+	}
+	g.holders--
+	g.parts[f.budget]--
+	if g.idxCount[f.idx]--; g.idxCount[f.idx] == 1 {
+		g.dups--
+	} else if g.idxCount[f.idx] == 0 {
+		delete(g.idxCount, f.idx)
+	}
+	switch f.kind {
+	case UpdateNone:
+		g.ignore--
+	case UpdateDestructive:
+		if i, ok := slices.BinarySearchFunc(g.destructive, indexedAlloc{f.idx, a}, compareIndexID); ok {
+			g.destructive = slices.Delete(g.destructive, i, i+1)
+		}
+	}
+	if f.budget == partNewHealthy && !g.stale && f.healthyAt.Equal(g.lastHealthy) {
+		if g.atLast--; g.atLast == 0 {
+			g.stale = true
+		}
+	}
+}
+
+// compareIndexID orders allocs as sortAllocs does within a group when IDs
+// are unique: by index, then ID.
+func compareIndexID(x, y indexedAlloc) int {
+	if c := cmp.Compare(x.idx, y.idx); c != 0 {
+		return c
+	}
+	return strings.Compare(x.a.ID, y.a.ID)
+}
+
+// noteHealthy counts a new healthy alloc's health time in the latest.
+func (g *groupTally) noteHealthy(at time.Time) {
+	switch {
+	case g.atLast == 0 || at.After(g.lastHealthy):
+		g.lastHealthy, g.atLast = at, 1
+	case at.Equal(g.lastHealthy):
+		g.atLast++
+	}
+}
+
+// lastHealthyOf returns the latest health time of the group's new healthy
+// allocs (budgetInput's LastHealthy), recounting it when the latest one
+// left.
+func (m *Memo) lastHealthyOf(g *groupTally) time.Time {
+	if g.stale {
+		g.lastHealthy, g.atLast, g.stale = time.Time{}, 0, false
+		for _, e := range m.entries {
+			if e.f.g == g && e.f.plain && e.f.budget == partNewHealthy {
+				g.noteHealthy(e.f.healthyAt)
+			}
+		}
+	}
+	if g.atLast == 0 || !g.lastHealthy.After(time.Time{}) {
+		return time.Time{}
+	}
+	return g.lastHealthy
+}
+
+// memoPlain reports whether every group of the job is in the plain case,
+// so that runMemo gives the full pass's plan.
+func (r *reconciler) memoPlain(m *Memo) bool {
+	seen := 0
+	for _, tg := range r.job.TaskGroups {
+		if tg == nil {
+			return false
+		}
+		u := tg.Update
+		if u == nil || !u.Rolling() || u.Canary > 0 || u.SurgeFor(tg.Count) > 0 || u.Zones != nil || u.UnhealthyFirst {
+			return false
+		}
+		s := r.deployment.TaskGroups[tg.Name]
+		if s == nil || s.DesiredCanaries > 0 && !s.Promoted {
+			return false
+		}
+		g := m.groups[tg.Name]
+		if g == nil {
+			if tg.Count != 0 {
+				return false
+			}
+			continue
+		}
+		seen++
+		if g.complex > 0 || g.dups > 0 || g.holders != tg.Count {
+			return false
+		}
+	}
+	// No alloc of a group the job no longer has.
+	for _, g := range m.groups {
+		if g.holders+g.complex > 0 && r.job.LookupTaskGroup(g.name) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// runMemo is run (reconcile.go) for a job whose groups are all in the
+// plain case, from the memo's tallies.
+func (r *reconciler) runMemo(m *Memo) {
+	for _, tg := range r.job.TaskGroups {
+		r.reconcileGroupMemo(tg, m.groups[tg.Name], m)
+	}
+	r.flushFollowups()
+	r.flushStagger()
+	r.finishDeployment()
+}
+
+// reconcileGroupMemo is reconcileGroup (group.go) for a group in the plain
+// case: every alloc a live holder of its own index, kind UpdateNone or
+// UpdateDestructive, and none of the group's other features at work.
+func (r *reconciler) reconcileGroupMemo(tg *structs.TaskGroup, t *groupTally, m *Memo) {
+	du := r.plan.desired(tg.Name)
+	if t == nil {
+		// A group of count 0 without allocs.
+		r.markAllPlaced(tg.Name, true)
+		return
+	}
+	g := &groupPass{tg: tg, count: tg.Count}
+	in := r.budgetBase(g, false, t.holders)
+	in.Available = t.parts[partAvailable] + t.parts[partNewHealthy]
+	in.Unknown = t.parts[partUnknownOld] + t.parts[partNewUnknown]
+	in.Unhealthy = t.parts[partNewUnhealthy]
+	in.NewAllocs = t.parts[partNewHealthy] + t.parts[partNewUnhealthy] + t.parts[partNewUnknown]
+	in.NewHealthy = t.parts[partNewHealthy]
+	in.LastHealthy = m.lastHealthyOf(t)
+	in.NotServing = t.notServing
+	batch := Budget(in)
+	budget := batch.Start
+	destructive := t.destructive
+	if len(destructive) > 0 {
+		r.wakeForStagger(batch.Wake)
+	}
+	chosen := destructive[:min(budget, len(destructive))]
+	du.Ignore += uint64(t.ignore)
+	du.DestructiveUpdate += uint64(len(chosen))
+	du.Ignore += uint64(len(destructive) - len(chosen))
+	for _, x := range chosen {
+		a := x.a
+		p := &Placement{Index: x.idx, PreviousAlloc: a.ID, PreviousNode: a.NodeID,
+			Replaces: a.ID, ReplaceDescription: r.updatingDescription(a), replaced: a}
+		r.emit(tg, p)
+	}
+	r.markAllPlaced(tg.Name, len(chosen) == len(destructive))
+}

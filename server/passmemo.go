@@ -1,0 +1,59 @@
+package server
+
+import (
+	"sync"
+
+	"github.com/droverhq/drover/scheduler"
+)
+
+// maxPassMemos bounds the jobs whose scheduling memo the leader keeps: a
+// memo holds a few dozen bytes per alloc, and only jobs in the middle of
+// a rollout gain from one.
+const maxPassMemos = 64
+
+// passMemos keeps each job's scheduler.Memo between its passes
+// (scheduler/delta.go), so that a rollout's pass reads the allocs that
+// changed since the job's last pass rather than every alloc of the job.
+// A memo is a cache: a pass without one (the first of a term, or after
+// eviction) is a full pass that builds it, and any state it is given is
+// compared with what it holds. Safe for concurrent use; the broker hands
+// out one evaluation per job at a time, and a worker takes the job's memo
+// for its pass and puts it back after.
+type passMemos struct {
+	mu sync.Mutex
+	m  map[nsJob]*scheduler.Memo
+}
+
+type nsJob struct{ namespace, id string }
+
+// take removes and returns the job's memo, or a new empty one.
+func (p *passMemos) take(namespace, jobID string) *scheduler.Memo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := nsJob{namespace, jobID}
+	if m := p.m[k]; m != nil {
+		delete(p.m, k)
+		return m
+	}
+	return &scheduler.Memo{}
+}
+
+// put keeps the job's memo for its next pass when the job is rolling
+// out; at the bound, another job's memo is dropped.
+func (p *passMemos) put(namespace, jobID string, m *scheduler.Memo) {
+	if !m.Active() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[nsJob]*scheduler.Memo{}
+	}
+	if len(p.m) >= maxPassMemos {
+		for k := range p.m {
+			delete(p.m, k)
+			break
+		}
+	}
+	p.m[nsJob{namespace, jobID}] = m
+}
