@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/internal/joinauth"
+	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -29,9 +30,10 @@ import (
 //	    region or of another (which federates the two regions; agent
 //	    { policy = "write" }).
 //	GET /v1/acl/replication → what the authoritative region
-//	    replicates to the others (ACL policies, global tokens with their
-//	    secrets' hashes), as a blocking query; a management token (the
-//	    other regions' replication_token).
+//	    replicates to the others (ACL policies, roles, auth methods,
+//	    binding rules, global tokens with their secrets' hashes, namespaces,
+//	    node pools), as a blocking query; a management token (the other
+//	    regions' replication_token).
 //
 // Every other request that names another region (?region=, or, for a
 // job's registration, plan or validation, the job's Region) is forwarded
@@ -188,54 +190,17 @@ func (s *Server) agentJoin(_ http.ResponseWriter, r *http.Request) (any, error) 
 	return out, nil
 }
 
-// aclReplication answers what the authoritative region replicates: every
-// ACL policy, every global token with its secret's hash, every namespace
-// and every node pool but the built-ins.
+// aclReplication answers what the authoritative region replicates
+// (server.ACLReplicationOf): every ACL policy, role, auth method (without
+// its secrets) and binding rule, every global token with its secret's
+// hash, every namespace and every node pool but the built-ins.
 func (s *Server) aclReplication(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
 	}
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		ps, err := snap.ACLPolicies()
-		if err != nil {
-			return nil, 0, err
-		}
-		ts, err := snap.ACLTokens()
-		if err != nil {
-			return nil, 0, err
-		}
-		out := &structs.ACLReplication{Policies: ps, Tokens: []*structs.ReplicatedACLToken{}}
-		if out.Policies == nil {
-			out.Policies = []*structs.ACLPolicy{}
-		}
-		for _, t := range ts {
-			if t.Global {
-				out.Tokens = append(out.Tokens, &structs.ReplicatedACLToken{Token: t, SecretHash: t.SecretHash})
-			}
-		}
-		if out.Namespaces, err = snap.Namespaces(); err != nil {
-			return nil, 0, err
-		}
-		pools, err := snap.NodePools()
-		if err != nil {
-			return nil, 0, err
-		}
-		out.NodePools = []*structs.NodePool{}
-		for _, p := range pools {
-			if !structs.IsBuiltInNodePool(p.Name) {
-				out.NodePools = append(out.NodePools, p)
-			}
-		}
-		var idx uint64 = 1
-		for _, table := range []string{state.TableACLPolicies, state.TableACLTokens, state.TableNamespaces, state.TableNodePools} {
-			i, err := snap.Index(table)
-			if err != nil {
-				return nil, 0, err
-			}
-			idx = max(idx, i)
-		}
-		return out, idx, nil
+		return server.ACLReplicationOf(snap)
 	})
 }
 
@@ -292,9 +257,11 @@ func (s *Server) regionOf(r *http.Request) (string, error) {
 }
 
 // aclAuthority returns the authoritative region for a write of what
-// replicates from it — an ACL policy, a global token, a namespace, a node
-// pool — made in another region, as Nomad's; "" for any other request. The body of a token's
-// creation or update is read for its Global flag and left in r.Body.
+// replicates from it — an ACL policy, role, auth method or binding rule,
+// a global token, a namespace, a node pool — made in another region, and
+// for a login with an auth method whose tokens are global, as Nomad's; ""
+// for any other request. The body of a token's creation or update is read
+// for its Global flag, a login's for its method, and left in r.Body.
 func (s *Server) aclAuthority(r *http.Request) (string, error) {
 	f, ok := s.backend.(Federator)
 	if !ok || r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -308,8 +275,13 @@ func (s *Server) aclAuthority(r *http.Request) (string, error) {
 	switch {
 	case strings.HasPrefix(p, "/v1/acl/policy/"),
 		p == "/v1/namespace", strings.HasPrefix(p, "/v1/namespace/"),
-		p == "/v1/node/pools", strings.HasPrefix(p, "/v1/node/pool/"), strings.HasPrefix(p, "/v1/node-pool/"):
+		p == "/v1/node/pools", strings.HasPrefix(p, "/v1/node/pool/"), strings.HasPrefix(p, "/v1/node-pool/"),
+		p == "/v1/acl/role", strings.HasPrefix(p, "/v1/acl/role/"),
+		p == "/v1/acl/auth-method", strings.HasPrefix(p, "/v1/acl/auth-method/"),
+		p == "/v1/acl/binding-rule", strings.HasPrefix(p, "/v1/acl/binding-rule/"):
 		return auth, nil
+	case p == "/v1/acl/login":
+		return s.loginAuthority(r, auth)
 	}
 	accessor, isToken := strings.CutPrefix(p, "/v1/acl/token/")
 	if p != "/v1/acl/token" && (!isToken || accessor == "" || strings.Contains(accessor, "/")) {
@@ -331,6 +303,31 @@ func (s *Server) aclAuthority(r *http.Request) (string, error) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var tok struct{ Global bool }
 	if json.Unmarshal(body, &tok) == nil && tok.Global {
+		return auth, nil
+	}
+	return "", nil
+}
+
+// loginAuthority returns auth for a login whose auth method (replicated
+// here) makes global tokens, "" otherwise: Nomad logs in with such a
+// method in the authoritative region, where global tokens are written.
+// The body is left in r.Body.
+func (s *Server) loginAuthority(r *http.Request, auth string) (string, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return "", nil
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return "", err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var req struct{ AuthMethodName string }
+	if json.Unmarshal(body, &req) != nil {
+		return "", nil
+	}
+	// A login that names no method uses the default JWT method (loginMethod).
+	m, err := s.loginMethod(s.backend.State().Snapshot(), req.AuthMethodName)
+	if err == nil && m.TokenLocality == structs.ACLAuthMethodTokenLocalityGlobal {
 		return auth, nil
 	}
 	return "", nil

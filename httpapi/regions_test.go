@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -187,6 +188,14 @@ func TestACLWritesGoToTheAuthoritativeRegion(t *testing.T) {
 	dead.Close()
 	east.auth = "north"
 	east.others["north"] = []structs.ServerMember{{ID: "n1", Region: "north", HTTPAddr: deadAddr}}
+	// Auth methods replicated from north.
+	cfg := &structs.ACLAuthMethodConfig{JWTValidationPubKeys: []string{"k"}}
+	if _, _, err := east.Apply(context.Background(), fsm.ACLAuthMethodUpsertRequestType, &structs.ACLAuthMethodUpsertRequest{Methods: []*structs.ACLAuthMethod{
+		{Name: "global-jwt", Type: "JWT", TokenLocality: "global", Default: true, Config: cfg},
+		{Name: "local-jwt", Type: "JWT", TokenLocality: "local", Config: cfg},
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ method, path, body string }{
 		{"PUT", "/v1/acl/policy/ops", `{"Name":"ops","Rules":""}`},
 		{"DELETE", "/v1/acl/policy/ops", ""},
@@ -195,6 +204,19 @@ func TestACLWritesGoToTheAuthoritativeRegion(t *testing.T) {
 		{"DELETE", "/v1/namespace/ops", ""},
 		{"PUT", "/v1/node/pools", `{"Name":"gpu"}`},
 		{"DELETE", "/v1/node/pool/gpu", ""},
+		{"PUT", "/v1/acl/role", `{"Name":"ops"}`},
+		{"POST", "/v1/acl/role/r1", `{"ID":"r1","Name":"ops"}`},
+		{"DELETE", "/v1/acl/role/r1", ""},
+		{"POST", "/v1/acl/auth-method", `{"Name":"jwt"}`},
+		{"PUT", "/v1/acl/auth-method/jwt", `{"Name":"jwt"}`},
+		{"DELETE", "/v1/acl/auth-method/jwt", ""},
+		{"POST", "/v1/acl/binding-rule", `{"AuthMethod":"jwt"}`},
+		{"PUT", "/v1/acl/binding-rule/b1", `{"ID":"b1"}`},
+		{"DELETE", "/v1/acl/binding-rule/b1", ""},
+		// A login with a method whose tokens are global, by name or as the
+		// default JWT method, as Nomad's.
+		{"POST", "/v1/acl/login", `{"AuthMethodName":"global-jwt","LoginToken":"x"}`},
+		{"PUT", "/v1/acl/login", `{"LoginToken":"x"}`},
 	} {
 		if code, body, _ := do(t, c.method, srv.URL+c.path, c.body); code != 503 || !strings.Contains(body, `region "north"`) {
 			t.Errorf("%s %s: %d %s", c.method, c.path, code, body)
@@ -202,6 +224,9 @@ func TestACLWritesGoToTheAuthoritativeRegion(t *testing.T) {
 	}
 	if code, body, _ := do(t, "PUT", srv.URL+"/v1/acl/token", `{"Name":"l","Type":"management"}`); code == 503 || strings.Contains(body, "north") {
 		t.Errorf("a local token went to the authoritative region: %d %s", code, body)
+	}
+	if code, body, _ := do(t, "PUT", srv.URL+"/v1/acl/login", `{"AuthMethodName":"local-jwt","LoginToken":"x"}`); code == 503 || strings.Contains(body, "north") {
+		t.Errorf("a login with a method of local tokens went to the authoritative region: %d %s", code, body)
 	}
 	if code, body, _ := do(t, "GET", srv.URL+"/v1/acl/policies", ""); code == 503 || strings.Contains(body, "north") {
 		t.Errorf("a read went to the authoritative region: %d %s", code, body)

@@ -19,8 +19,8 @@ import (
 
 // ACL replication, as Nomad's: the leader of every region that is not the
 // authoritative one (server.authoritative_region) mirrors the
-// authoritative region's ACL policies, global tokens, namespaces and node
-// pools. It reads them
+// authoritative region's ACL policies, roles, auth methods, binding rules,
+// global tokens, namespaces and node pools. It reads them
 // with a blocking query on a server of that region (ACLSource, with the
 // replication token), computes what differs from its own state (DiffACL,
 // a pure function) and writes that through its own Raft, with the same
@@ -35,7 +35,7 @@ type ACLSource interface {
 }
 
 // ACLReplicator is the leader service that mirrors the authoritative
-// region's ACL policies and global tokens.
+// region's ACL objects, namespaces and node pools.
 type ACLReplicator struct {
 	Source ACLSource
 	Raft   Raft
@@ -66,12 +66,22 @@ type ACLDiff struct {
 	DeleteNamespaces []string
 	UpsertNodePools  []*structs.NodePool
 	DeleteNodePools  []string
+	// Roles (by ID), auth methods (by name) and binding rules (by ID):
+	// DiffACL, DiffAuthMethods, DiffBindingRules.
+	UpsertRoles        []*structs.ACLRole
+	DeleteRoles        []string
+	UpsertAuthMethods  []*structs.ACLAuthMethod
+	DeleteAuthMethods  []string
+	UpsertBindingRules []*structs.ACLBindingRule
+	DeleteBindingRules []string
 }
 
 // Empty reports whether there is nothing to write.
 func (d ACLDiff) Empty() bool {
 	return len(d.UpsertPolicies)+len(d.DeletePolicies)+len(d.UpsertTokens)+len(d.DeleteTokens)+
-		len(d.UpsertNamespaces)+len(d.DeleteNamespaces)+len(d.UpsertNodePools)+len(d.DeleteNodePools) == 0
+		len(d.UpsertNamespaces)+len(d.DeleteNamespaces)+len(d.UpsertNodePools)+len(d.DeleteNodePools)+
+		len(d.UpsertRoles)+len(d.DeleteRoles)+len(d.UpsertAuthMethods)+len(d.DeleteAuthMethods)+
+		len(d.UpsertBindingRules)+len(d.DeleteBindingRules) == 0
 }
 
 // String summarises d for logs and tests.
@@ -104,6 +114,27 @@ func (d ACLDiff) String() string {
 			ps[i] = p.Name
 		}
 		out += fmt.Sprintf(" node pools +%v -%v", ps, d.DeleteNodePools)
+	}
+	if len(d.UpsertRoles)+len(d.DeleteRoles) > 0 {
+		rs := make([]string, len(d.UpsertRoles))
+		for i, r := range d.UpsertRoles {
+			rs[i] = r.ID
+		}
+		out += fmt.Sprintf(" roles +%v -%v", rs, d.DeleteRoles)
+	}
+	if len(d.UpsertAuthMethods)+len(d.DeleteAuthMethods) > 0 {
+		ms := make([]string, len(d.UpsertAuthMethods))
+		for i, m := range d.UpsertAuthMethods {
+			ms[i] = m.Name
+		}
+		out += fmt.Sprintf(" auth methods +%v -%v", ms, d.DeleteAuthMethods)
+	}
+	if len(d.UpsertBindingRules)+len(d.DeleteBindingRules) > 0 {
+		bs := make([]string, len(d.UpsertBindingRules))
+		for i, b := range d.UpsertBindingRules {
+			bs[i] = b.ID
+		}
+		out += fmt.Sprintf(" binding rules +%v -%v", bs, d.DeleteBindingRules)
 	}
 	return out
 }
@@ -185,15 +216,31 @@ func sameIgnoringIndexes[T any](a, b *T, clear func(*T)) bool {
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
-// DiffACL compares a region's policies and tokens with the authoritative
-// region's: every policy the authority has and this region lacks or holds
-// otherwise is upserted, every other policy deleted; every global token
-// likewise, while tokens that are not global (this region's own) are left
-// alone. Indexes are not compared: each region numbers its own log.
-func DiffACL(policies []*structs.ACLPolicy, tokens []*structs.ACLToken, auth *structs.ACLReplication) ACLDiff {
+// DiffACL compares a region's policies, roles and tokens with the
+// authoritative region's: every policy the authority has and this region
+// lacks or holds otherwise is upserted, every other policy deleted; roles
+// as DiffRoles; every global token likewise, while tokens that are not
+// global (this region's own) are left alone. A token's links to roles
+// replicate with it, but those to a role this region will not hold (one
+// the authority deleted: the token keeps the link there, granting
+// nothing). Indexes are not compared: each region numbers its own log.
+func DiffACL(policies []*structs.ACLPolicy, roles []*structs.ACLRole, tokens []*structs.ACLToken, auth *structs.ACLReplication) ACLDiff {
 	var d ACLDiff
 	if auth == nil {
 		return d
+	}
+	d.UpsertRoles, d.DeleteRoles = DiffRoles(roles, auth.Roles)
+	roleIDs := map[string]bool{}
+	if auth.Roles != nil {
+		for _, r := range auth.Roles {
+			if r != nil && r.ID != "" && r.Name != "" {
+				roleIDs[r.ID] = true
+			}
+		}
+	} else {
+		for _, r := range roles {
+			roleIDs[r.ID] = true
+		}
 	}
 	local := map[string]*structs.ACLPolicy{}
 	for _, p := range policies {
@@ -226,7 +273,8 @@ func DiffACL(policies []*structs.ACLPolicy, tokens []*structs.ACLToken, auth *st
 			continue
 		}
 		t := rt.Token.Copy()
-		t.SecretHash, t.SecretID, t.CreateIndex, t.ModifyIndex = rt.SecretHash, "", 0, 0
+		t.SecretHash, t.SecretID, t.CreateIndex, t.ModifyIndex, t.Sealed = rt.SecretHash, "", 0, 0, nil
+		t.Roles = replicatedRoleLinks(t.Roles, roleIDs)
 		wantTokens[t.AccessorID] = true
 		if old := localTokens[t.AccessorID]; old == nil || !sameToken(old, t) {
 			d.UpsertTokens = append(d.UpsertTokens, t)
@@ -259,7 +307,7 @@ func samePolicy(a, b *structs.ACLPolicy) bool {
 func sameToken(a, b *structs.ACLToken) bool {
 	timeEq := func(x, y *time.Time) bool { return x == nil && y == nil || x != nil && y != nil && x.Equal(*y) }
 	return a.Name == b.Name && a.Type == b.Type && a.Global == b.Global && a.SecretHash == b.SecretHash &&
-		slices.Equal(a.Policies, b.Policies) && timeEq(a.ExpirationTime, b.ExpirationTime)
+		slices.Equal(a.Policies, b.Policies) && timeEq(a.ExpirationTime, b.ExpirationTime) && sameRoleLinks(a.Roles, b.Roles)
 }
 
 // Run replicates until ctx ends (a leader service: it runs while this
@@ -320,7 +368,11 @@ func (r *ACLReplicator) round(ctx context.Context, index uint64) (uint64, error)
 	if err != nil {
 		return 0, err
 	}
-	d := DiffACL(policies, tokens, auth)
+	roles, err := snap.ACLRoles("")
+	if err != nil {
+		return 0, err
+	}
+	d := DiffACL(policies, roles, tokens, auth)
 	namespaces, err := snap.Namespaces()
 	if err != nil {
 		return 0, err
@@ -331,6 +383,16 @@ func (r *ACLReplicator) round(ctx context.Context, index uint64) (uint64, error)
 	}
 	d.UpsertNamespaces, d.DeleteNamespaces = DiffNamespaces(namespaces, auth.Namespaces)
 	d.UpsertNodePools, d.DeleteNodePools = DiffNodePools(pools, auth.NodePools)
+	methods, err := snap.ACLAuthMethods()
+	if err != nil {
+		return 0, err
+	}
+	rules, err := snap.ACLBindingRules("")
+	if err != nil {
+		return 0, err
+	}
+	d.UpsertAuthMethods, d.DeleteAuthMethods = DiffAuthMethods(methods, auth.AuthMethods)
+	d.UpsertBindingRules, d.DeleteBindingRules = DiffBindingRules(rules, auth.BindingRules)
 	if d.Empty() {
 		return idx, nil
 	}
@@ -344,7 +406,11 @@ func (r *ACLReplicator) round(ctx context.Context, index uint64) (uint64, error)
 }
 
 // apply writes d through Raft: upserts first, so that a token never names
-// a policy missing for longer than the write.
+// a policy missing for longer than the write; roles before tokens (this
+// region's state refuses a link to a role it does not hold), the roles'
+// deletions before their upserts (names are unique: see DiffRoles);
+// binding rules deleted before auth methods, auth methods upserted before
+// binding rules (a rule names its method).
 func (r *ACLReplicator) apply(ctx context.Context, d ACLDiff) error {
 	var errs []error
 	write := func(t fsm.MessageType, req any) {
@@ -355,6 +421,12 @@ func (r *ACLReplicator) apply(ctx context.Context, d ACLDiff) error {
 	if len(d.UpsertPolicies) > 0 {
 		write(fsm.ACLPolicyUpsertRequestType, &structs.ACLPolicyUpsertRequest{Policies: d.UpsertPolicies})
 	}
+	if len(d.DeleteRoles) > 0 {
+		write(fsm.ACLRoleDeleteRequestType, &structs.ACLRoleDeleteRequest{IDs: d.DeleteRoles})
+	}
+	if len(d.UpsertRoles) > 0 {
+		write(fsm.ACLRoleUpsertRequestType, &structs.ACLRoleUpsertRequest{Roles: d.UpsertRoles})
+	}
 	if len(d.UpsertTokens) > 0 {
 		write(fsm.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: d.UpsertTokens})
 	}
@@ -363,6 +435,18 @@ func (r *ACLReplicator) apply(ctx context.Context, d ACLDiff) error {
 	}
 	if len(d.DeletePolicies) > 0 {
 		write(fsm.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: d.DeletePolicies})
+	}
+	if len(d.DeleteBindingRules) > 0 {
+		write(fsm.ACLBindingRuleDeleteRequestType, &structs.ACLBindingRuleDeleteRequest{IDs: d.DeleteBindingRules})
+	}
+	if len(d.DeleteAuthMethods) > 0 {
+		write(fsm.ACLAuthMethodDeleteRequestType, &structs.ACLAuthMethodDeleteRequest{Names: d.DeleteAuthMethods})
+	}
+	if len(d.UpsertAuthMethods) > 0 {
+		write(fsm.ACLAuthMethodUpsertRequestType, &structs.ACLAuthMethodUpsertRequest{Methods: d.UpsertAuthMethods})
+	}
+	if len(d.UpsertBindingRules) > 0 {
+		write(fsm.ACLBindingRuleUpsertRequestType, &structs.ACLBindingRuleUpsertRequest{Rules: d.UpsertBindingRules})
 	}
 	// Node pools before namespaces (a namespace may name a pool), each
 	// deletion alone: one still in use here must not keep the others.

@@ -35,7 +35,7 @@ func TestDiffACLMirrorsPoliciesAndGlobalTokensOnly(t *testing.T) {
 			nil,
 		},
 	}
-	d := DiffACL(local, tokens, auth)
+	d := DiffACL(local, nil, tokens, auth)
 	if got, want := d.String(), "policies +[changed new] -[gone] tokens +[g-exp g-new] -[g-gone]"; got != want {
 		t.Fatalf("diff\n got %s\nwant %s", got, want)
 	}
@@ -45,11 +45,11 @@ func TestDiffACLMirrorsPoliciesAndGlobalTokensOnly(t *testing.T) {
 		}
 	}
 	// Applied, the next diff is empty.
-	after := DiffACL(auth.Policies, []*structs.ACLToken{tokens[0], tokens[2], d.UpsertTokens[0], d.UpsertTokens[1]}, auth)
+	after := DiffACL(auth.Policies, nil, []*structs.ACLToken{tokens[0], tokens[2], d.UpsertTokens[0], d.UpsertTokens[1]}, auth)
 	if !after.Empty() {
 		t.Fatalf("second diff %s", after)
 	}
-	if !DiffACL(local, tokens, nil).Empty() {
+	if !DiffACL(local, nil, tokens, nil).Empty() {
 		t.Fatal("a nil answer deletes")
 	}
 }

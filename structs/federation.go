@@ -17,16 +17,26 @@ type FederatedServer struct {
 }
 
 // ACLReplication is the answer of `GET /v1/acl/replication`: what
-// the authoritative region replicates to the others: ACL policies, global
-// tokens, namespaces and node pools. Tokens are the global tokens only, each with its SecretHash (the state never holds a secret),
+// the authoritative region replicates to the others: ACL policies, roles,
+// auth methods, binding rules, global tokens, namespaces and node pools.
+// Tokens are the global tokens only, each with its SecretHash (the state never holds a secret),
 // which the usual JSON shape of a token leaves out.
 type ACLReplication struct {
 	Policies []*ACLPolicy
 	Tokens   []*ReplicatedACLToken
 	// Namespaces and NodePools replicate too, as Nomad's (the built-in
-	// node pools excepted); nil from a server that sends none.
-	Namespaces []*Namespace `json:",omitempty"`
-	NodePools  []*NodePool  `json:",omitempty"`
+	// node pools excepted); nil from a server that sends none. A server
+	// that has none sends an empty list, never null: nil changes nothing,
+	// an empty list deletes them all.
+	Namespaces []*Namespace
+	NodePools  []*NodePool
+	// Roles, AuthMethods and BindingRules replicate too, as Nomad's (every
+	// auth method, whatever its TokenLocality); nil from a server that
+	// sends none. An auth method travels without its sealed secrets (its
+	// configuration holds "redacted" in their place).
+	Roles        []*ACLRole
+	AuthMethods  []*ACLAuthMethod
+	BindingRules []*ACLBindingRule
 }
 
 // ReplicatedACLToken is a global token as it replicates: the token and its
