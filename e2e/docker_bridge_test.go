@@ -316,3 +316,57 @@ func TestDockerBridgePauseSurvivesClientSIGKILL(t *testing.T) {
 		return nil
 	})
 }
+
+// BenchmarkDockerBridgePlacementToRunning measures, on one dev agent,
+// the time from a one-task docker job's registration until its
+// allocation runs, on Docker's bridge (host mode, the port published by
+// Docker) and in a bridge group (the pause container started, its
+// namespace wired by the CNI plugins, the task's container joining it).
+// One untimed bridge job first builds the pause image. Each job is
+// purged, untimed, before the next.
+//
+//	go test ./e2e -run '^$' -bench DockerBridgePlacementToRunning -benchtime 5x
+func BenchmarkDockerBridgePlacementToRunning(b *testing.B) {
+	requireBridge(b)
+	cli := dockertest.Client(b)
+	image := dockertest.BusyboxImage(b, cli)
+	ids := cleanupBridge(b)
+	p := startDevAgent(b, "-log-level", "warn")
+	c := p.client()
+	node := ""
+	if nodes, _, err := c.Nodes().List(ctx(b), nil); err == nil && len(nodes) == 1 {
+		node = nodes[0].ID
+	}
+	b.Cleanup(func() { removeNodeContainers(cli, node) })
+	i := 0
+	run := func(b *testing.B, mode string) time.Duration {
+		id := fmt.Sprintf("docker-bridge-bench-%s-%d", mode, i)
+		i++
+		job := apiJobMap(id, structs.JobTypeService, 1, "docker", map[string]any{"image": image, "command": "sleep", "args": []string{"600"}}, 20, 32)
+		tg := job["TaskGroups"].([]any)[0].(map[string]any)
+		tg["Networks"] = []any{map[string]any{"Mode": mode, "DynamicPorts": []any{map[string]any{"Label": "http", "To": 8080}}}}
+		start := time.Now()
+		if _, err := c.Jobs().Register(ctx(b), job); err != nil {
+			b.Fatal(err)
+		}
+		waitRunning(b, c, id, 1)
+		elapsed := time.Since(start)
+		b.StopTimer()
+		if allocs, err := jobAllocs(b, c, id); err == nil {
+			for _, a := range allocs {
+				*ids = append(*ids, a.ID)
+			}
+		}
+		stopJob(b, c, id)
+		b.StartTimer()
+		return elapsed
+	}
+	b.Logf("warm-up (the pause image built if missing): bridge running in %s", run(b, "bridge"))
+	for _, mode := range []string{"host", "bridge"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				b.Logf("%s running in %s", mode, run(b, mode))
+			}
+		})
+	}
+}

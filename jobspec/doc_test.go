@@ -13,7 +13,7 @@ var blockOrder = []string{"file", "job", "group", "task", "template", "change_sc
 
 // valueRefusals are the refusals made by value rather than by name, for
 // the unsupported-features page and the compatibility page.
-const valueRefusals = "Other refusals made by value rather than by name: drivers other than `raw_exec`, `exec`, `java`, `docker` and `mock`;\nnetwork `mode` other than `host` and `bridge` (a `bridge` group's docker tasks need docker for every\ntask of the group); a docker, exec or java `config` key drover does not run (website/drivers/docker.md, website/drivers/exec.md, website/drivers/java.md); more than one `network` block; check types\nother than `http`, `tcp` and `script`; `dynamic` blocks; template functions that read Consul or Vault (`key`,\n`service`, `secret`, `pkiCert`, …: website/jobspec/template.md#functions).\n"
+const valueRefusals = "Other refusals made by value rather than by name: drivers other than `raw_exec`, `exec`, `java`, `docker` and `mock`;\nnetwork `mode` other than `host` and `bridge`; a docker, exec or java `config` key drover does not run (website/drivers/docker.md, website/drivers/exec.md, website/drivers/java.md); more than one `network` block; check types\nother than `http`, `tcp` and `script`; `dynamic` blocks; template functions that read Consul or Vault (`key`,\n`service`, `secret`, `pkiCert`, …: website/jobspec/template.md#functions).\n"
 
 // unsupportedDoc renders the grammar table's refused and ignored elements.
 func unsupportedDoc() []byte {

@@ -240,7 +240,7 @@ var grammar = map[string][]element{
 		{"ignore_warnings", "IgnoreWarnings", attr, supported, ""},
 	},
 	"network": {
-		{"mode", "Mode", attr, supported, `"host" or "bridge" (one network namespace per allocation through CNI, for every driver; a group of docker tasks only uses Docker's bridge)`},
+		{"mode", "Mode", attr, supported, `"host" or "bridge" (one network namespace per allocation through CNI, for every driver, docker's through a pause container)`},
 		{"device", "Device", attr, refused, "ports bind on the node's address"},
 		{"cidr", "CIDR", attr, refused, "ports bind on the node's address"},
 		{"ip", "IP", attr, refused, "ports bind on the node's address"},
