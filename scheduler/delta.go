@@ -25,8 +25,9 @@ import (
 // pointers and the changed allocs, not a classification of each alloc.
 //
 // The plain case is a service job with a running deployment of its
-// current version, whose groups roll by max_parallel (no canaries,
-// max_surge, zones, unhealthy_first, group order, restart or regions) and
+// current version, whose groups roll by max_parallel, one at a time or
+// together (no canaries, max_surge, zones, unhealthy_first, restart or
+// regions), and
 // whose allocs all run or start on live nodes, each at its own index,
 // exactly count of them, with no transition, reschedule or disconnection
 // pending. Anything else is reconciled by the full pass, with the memo
@@ -146,8 +147,7 @@ func ReconcileMemo(in Input, m *Memo) *Plan {
 // (pickDeployment), which writes nothing when it returns true.
 func (r *reconciler) memoJob() bool {
 	j := r.job
-	if j == nil || j.Stopped() || j.IsParent() || j.Type != structs.JobTypeService || j.Multiregion != nil ||
-		j.GroupRolloutOrder() != nil {
+	if j == nil || j.Stopped() || j.IsParent() || j.Type != structs.JobTypeService || j.Multiregion != nil {
 		return false
 	}
 	d := r.in.Deployment
@@ -439,6 +439,19 @@ func (r *reconciler) memoPlain(m *Memo) bool {
 			return false
 		}
 	}
+	// Groups one at a time: the turn is read from the deployment's group
+	// states alone once every group has one (groupGate).
+	if order := r.job.GroupRolloutOrder(); order != nil {
+		if !hasGroupStates(r.deployment) {
+			return false
+		}
+		for _, name := range order {
+			if r.deployment.TaskGroups[name] == nil {
+				return false
+			}
+		}
+		r.gate = r.groupGate(nil)
+	}
 	return true
 }
 
@@ -460,7 +473,7 @@ func (r *reconciler) reconcileGroupMemo(tg *structs.TaskGroup, t *groupTally, m 
 	du := r.plan.desired(tg.Name)
 	if t == nil {
 		// A group of count 0 without allocs.
-		r.markAllPlaced(tg.Name, true)
+		r.markAllPlaced(tg.Name, r.gate == nil || r.gate[tg.Name])
 		return
 	}
 	g := &groupPass{tg: tg, count: tg.Count}
@@ -479,6 +492,11 @@ func (r *reconciler) reconcileGroupMemo(tg *structs.TaskGroup, t *groupTally, m 
 		r.wakeForStagger(batch.Wake)
 	}
 	chosen := destructive[:min(budget, len(destructive))]
+	// Not this group's turn (group_order): nothing starts.
+	waiting := r.gate != nil && !r.gate[tg.Name]
+	if waiting {
+		chosen = nil
+	}
 	du.Ignore += uint64(t.ignore)
 	du.DestructiveUpdate += uint64(len(chosen))
 	du.Ignore += uint64(len(destructive) - len(chosen))
@@ -488,5 +506,5 @@ func (r *reconciler) reconcileGroupMemo(tg *structs.TaskGroup, t *groupTally, m 
 			Replaces: a.ID, ReplaceDescription: r.updatingDescription(a), replaced: a}
 		r.emit(tg, p)
 	}
-	r.markAllPlaced(tg.Name, len(chosen) == len(destructive))
+	r.markAllPlaced(tg.Name, !waiting && len(chosen) == len(destructive))
 }

@@ -137,6 +137,43 @@ func (h *memoHistory) perturb() {
 	case roll < 16 || roll < 20 && h.chaos == 0:
 		h.newVersion(h.r.IntN(3) == 0)
 	}
+	h.moveTurn()
+}
+
+// moveTurn does the deployment watcher's part for a job that rolls its
+// groups one at a time: once the rolling group's allocs all run the
+// version and are healthy, it is done and the next group's turn starts.
+func (h *memoHistory) moveTurn() {
+	order := h.job.GroupRolloutOrder()
+	if order == nil || h.dep == nil || !hasGroupStates(h.dep) {
+		return
+	}
+	for i, name := range order {
+		st := h.dep.TaskGroups[name]
+		if st == nil || st.State != structs.GroupStateRolling {
+			continue
+		}
+		healthy := 0
+		for _, a := range h.allocs {
+			if a.TaskGroup != name || a.DesiredStatus != structs.AllocDesiredStatusRun || a.ClientTerminalStatus() {
+				continue
+			}
+			if a.Job.Version != h.job.Version || !a.IsHealthy() {
+				return
+			}
+			healthy++
+		}
+		if healthy != h.job.LookupTaskGroup(name).Count {
+			return
+		}
+		d := h.dep.Copy()
+		d.TaskGroups[name].State = structs.GroupStateDone
+		if i+1 < len(order) && d.TaskGroups[order[i+1]] != nil {
+			d.TaskGroups[order[i+1]].State = structs.GroupStateRolling
+		}
+		h.dep = d
+		return
+	}
 }
 
 // newVersion registers the job's next version: a destructive change, or
@@ -194,7 +231,7 @@ func randomMemoUpdate(r *rand.Rand, count int, features bool) *structs.UpdateStr
 // pass on random histories: at every pass the two plans are equal, field
 // for field, and the memo's own pass served most of the plain ones.
 func TestReconcileMemoMatchesFull(t *testing.T) {
-	plainPasses, passes := 0, 0
+	plainPasses, passes, inOrder := 0, 0, 0
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 48))
 		job := baseJob()
@@ -209,6 +246,9 @@ func TestReconcileMemoMatchesFull(t *testing.T) {
 			tg := job.TaskGroups[g]
 			tg.Count = 1 + r.IntN(25)
 			tg.Update = randomMemoUpdate(r, tg.Count, seed%3 > 0)
+		}
+		if groups > 1 && r.IntN(2) == 0 {
+			job.Update = &structs.UpdateStrategy{GroupOrder: []string{"api", "web"}}
 		}
 		h := &memoHistory{r: r, job: job, now: baseTime, stored: map[string]*structs.Allocation{}, chaos: int(seed % 3)}
 		for i := range 1 + r.IntN(4) {
@@ -239,6 +279,9 @@ func TestReconcileMemoMatchesFull(t *testing.T) {
 			passes++
 			if m.plain > before {
 				plainPasses++
+				if h.job.GroupsInOrder() {
+					inOrder++
+				}
 			}
 			if !reflect.DeepEqual(full, got) {
 				t.Fatalf("seed %d step %d: the memo's plan differs from the full pass's\nfull:\n%s\nmemo:\n%s\ninput:\n%s",
@@ -249,8 +292,8 @@ func TestReconcileMemoMatchesFull(t *testing.T) {
 			h.perturb()
 		}
 	}
-	t.Logf("%d passes, %d from the memo", passes, plainPasses)
-	if plainPasses < passes/4 {
+	t.Logf("%d passes, %d from the memo (%d of jobs rolling their groups in turn)", passes, plainPasses, inOrder)
+	if plainPasses < passes/4 || inOrder < plainPasses/20 {
 		t.Fatalf("only %d of %d passes came from the memo: the histories do not exercise it", plainPasses, passes)
 	}
 }
