@@ -232,8 +232,14 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 	du.DestructiveUpdate += uint64(len(replace))
 	du.Ignore += uint64(len(destructive) - len(replace) - len(restarts))
+	heldInplace := 0
 	if held {
 		du.Ignore += uint64(len(inplace))
+		if r.pending {
+			// Held for the region's turn, they still make this
+			// version's deployment, which the regions' rollout starts.
+			heldInplace = len(inplace)
+		}
 		inplace = nil
 	}
 	for _, h := range inplace {
@@ -241,7 +247,7 @@ func (r *reconciler) reconcileGroup(tg *structs.TaskGroup, allocs []*structs.All
 	}
 
 	// Join this version's deployment when the group changes.
-	changes := len(inplace) + len(destructive)
+	changes := len(inplace) + len(destructive) + heldInplace
 	placing := len(missing) + len(newCanaries) + r.heldPlacements(tg, g, canarying)
 	if rolling && (changes > 0 || placing > 0 && !r.hadRunning) {
 		if r.deployment == nil || r.deployment.TaskGroups[tg.Name] == nil {
