@@ -1,6 +1,11 @@
 package e2e
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/internal/loopback"
@@ -165,7 +172,11 @@ func TestFederationTwoRegionsForwardAndSurvive(t *testing.T) {
 // (east's bootstrap token); a token created with -global in east then
 // works in west, a token that is not global does not, a global token
 // created through west is made in east, a namespace made in east appears
-// in west, and a policy deleted in east is deleted in west.
+// in west, a global token of a role made in east grants the role's policy
+// in west, an auth method and binding rule created through west are made
+// in east and replicate back, a login in west with that method (its
+// tokens global) is made in east and its token works in both, and a
+// policy deleted in east is deleted in west.
 func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two agent processes")
@@ -254,6 +265,84 @@ func TestFederationReplicatesACLsFromTheAuthoritativeRegion(t *testing.T) {
 	eventually(t, 20*time.Second, "the namespace in west", func() error {
 		code, body, err := rawGet(t, west, "/v1/namespace/ops", mgmt)
 		if err != nil || code != http.StatusOK || !strings.Contains(body, "the ops team") {
+			return fmt.Errorf("%d %v %s", code, err, body)
+		}
+		return nil
+	})
+
+	// A role created in east, linked to a global token, grants its policy
+	// in west: the role replicates with its ID, which the token links.
+	policy2 := filepath.Join(t.TempDir(), "viarole.hcl")
+	writeFile(t, policy2, `namespace "default" { policy = "read" }`+"\n")
+	if out, err := east.cli(t, "acl", "policy", "apply", "-token", mgmt, "viarole", policy2); err != nil {
+		t.Fatalf("policy apply: %v\n%s", err, out)
+	}
+	if out, err := east.cli(t, "acl", "role", "create", "-token", mgmt, "-name", "readers", "-policy", "viarole"); err != nil {
+		t.Fatalf("role create: %v\n%s", err, out)
+	}
+	out, err = east.cli(t, "acl", "token", "create", "-token", mgmt, "-name", "by-role", "-global", "-role-name", "readers")
+	m = secretRE.FindStringSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("token create -role-name: %v\n%s", err, out)
+	}
+	byRole := m[1]
+	eventually(t, 20*time.Second, "the global token of a role working in west", func() error {
+		if code, body, err := rawGet(t, west, "/v1/jobs", byRole); err != nil || code != http.StatusOK {
+			return fmt.Errorf("%d %v %s", code, err, body)
+		}
+		return nil
+	})
+
+	// An auth method and a binding rule created through west are made in
+	// east and replicate back; a login in west with the method, whose
+	// tokens are global, is made in east, and its token works in west.
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	method, _ := json.Marshal(map[string]any{"Name": "fed", "Type": "JWT", "TokenLocality": "global", "MaxTokenTTL": "1h",
+		"Config": map[string]any{"JWTValidationPubKeys": []string{string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))},
+			"BoundAudiences": []string{"drover-e2e"}, "ListClaimMappings": map[string]string{"groups": "groups"}}})
+	mgmtHeader := map[string]string{"X-Nomad-Token": mgmt}
+	if code, out := rawRequest(t, "PUT", "http://"+west.httpAddr+"/v1/acl/auth-method", string(method), mgmtHeader); code != http.StatusOK {
+		t.Fatalf("auth method through west: %d %s", code, out)
+	}
+	if code, out := rawRequest(t, "PUT", "http://"+west.httpAddr+"/v1/acl/binding-rule",
+		`{"AuthMethod":"fed","Selector":"\"eng\" in list.groups","BindType":"role","BindName":"readers"}`, mgmtHeader); code != http.StatusOK {
+		t.Fatalf("binding rule through west: %d %s", code, out)
+	}
+	if code, body, _ := rawGet(t, east, "/v1/acl/auth-method/fed", mgmt); code != http.StatusOK {
+		t.Fatalf("the auth method created through west, in east: %d %s", code, body)
+	}
+	eventually(t, 20*time.Second, "the auth method and binding rule in west", func() error {
+		if code, body, err := rawGet(t, west, "/v1/acl/auth-method/fed", mgmt); err != nil || code != http.StatusOK {
+			return fmt.Errorf("auth method: %d %v %s", code, err, body)
+		}
+		if code, body, err := rawGet(t, west, "/v1/acl/binding-rules", mgmt); err != nil || code != http.StatusOK || !strings.Contains(body, `"fed"`) {
+			return fmt.Errorf("binding rules: %d %v %s", code, err, body)
+		}
+		return nil
+	})
+	jwtToken, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
+		"sub": "alice", "aud": "drover-e2e", "groups": []string{"eng"}, "exp": time.Now().Add(time.Hour).Unix(),
+	}).SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out := rawRequest(t, "PUT", "http://"+west.httpAddr+"/v1/acl/login", `{"AuthMethodName":"fed","LoginToken":"`+jwtToken+`"}`, nil)
+	var login struct {
+		SecretID string
+		Global   bool
+	}
+	if json.Unmarshal([]byte(out), &login); code != http.StatusOK || login.SecretID == "" || !login.Global {
+		t.Fatalf("login through west: %d %s", code, out)
+	}
+	if code, body, _ := rawGet(t, east, "/v1/jobs", login.SecretID); code != http.StatusOK {
+		t.Fatalf("the login's token in east: %d %s", code, body)
+	}
+	eventually(t, 20*time.Second, "the login's token working in west", func() error {
+		if code, body, err := rawGet(t, west, "/v1/jobs", login.SecretID); err != nil || code != http.StatusOK {
 			return fmt.Errorf("%d %v %s", code, err, body)
 		}
 		return nil
