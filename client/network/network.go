@@ -3,7 +3,10 @@
 // created by the client and bound under /var/run/netns (as `ip netns
 // add` does), wired to the host's "nomad" bridge by the CNI plugins of
 // cni_path (loopback, bridge with host-local IPAM, firewall, portmap),
-// with the group's ports mapped from the host into the namespace.
+// with the group's ports mapped from the host into the namespace. In a
+// group with a docker task the namespace is not the manager's own but the
+// one docker's pause container holds (SetupIn): the manager configures
+// it and removes its network, and leaves the namespace to the driver.
 //
 // A Manager keeps one record per allocation in its state directory,
 // written before anything is created, so that a client that restarts
