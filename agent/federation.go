@@ -29,7 +29,8 @@ import (
 // included. A server nobody hears from for the federation TTL drops out.
 //
 // Requests for another region are forwarded to one of its servers
-// (httpapi/regions.go); ACL policies and global tokens replicate from the
+// (httpapi/regions.go); ACL policies, roles, auth methods, binding rules,
+// global tokens, namespaces and node pools replicate from the
 // authoritative region (server/replication.go).
 
 var _ httpapi.Federator = (*Agent)(nil)
@@ -214,9 +215,9 @@ func sortedUnique(ss []string) []string {
 // authoritative region.
 const aclReplicationWait = 30 * time.Second
 
-// aclSource reads the authoritative region's ACL policies and global
-// tokens from one of its servers, with the replication token
-// (server.ACLSource).
+// aclSource reads what the authoritative region replicates (its ACL
+// objects, namespaces and node pools) from one of its servers, with the
+// replication token (server.ACLSource).
 type aclSource struct{ a *Agent }
 
 func (s aclSource) ACLReplication(ctx context.Context, minIndex uint64) (*structs.ACLReplication, uint64, error) {
@@ -249,7 +250,7 @@ func (a *Agent) startACLReplication() {
 	}
 	if a.cfg.ReplicationToken == "" {
 		a.logger.Warn("server.authoritative_region is another region, but acl.replication_token is empty: the " +
-			"authoritative region answers nothing without a management token, and no ACL policy or global token replicates")
+			"authoritative region answers nothing without a management token, and nothing replicates (ACL policies, roles, auth methods, binding rules, global tokens, namespaces, node pools)")
 	}
 	rep := &server.ACLReplicator{Source: aclSource{a}, Raft: a.raft, State: a.fsm.State, Logger: a.logger.Named("acl-replication"), Region: a.cfg.Region}
 	a.raft.OnLeadership("acl-replication", rep.Run)
