@@ -24,27 +24,35 @@ type NodeAllocsSync struct {
 	// each with its job (the caller's copy when it held that version),
 	// without their task states, metrics and state changes.
 	Changed []*structs.Allocation
+	// KnownCurrent: the servers matched the request's known digest, and
+	// Allocs is nil: the node's allocs are the caller's at or below
+	// since, and Changed.
+	KnownCurrent bool
 }
 
 // allocsSyncRequest is the body of AllocsSync.
 type allocsSyncRequest struct {
 	Since    uint64
-	HeldJobs []structs.JobRef `codec:",omitempty" json:",omitempty"`
+	HeldJobs []structs.JobRef     `codec:",omitempty" json:",omitempty"`
+	Known    structs.AllocsDigest `codec:",omitempty" json:",omitempty"`
 }
 
 // AllocsSync reads the node's allocs index and the allocs the servers
 // changed after since in one round trip
 // (PUT /v1/internal/node/{id}/allocs-sync), blocking while q.WaitIndex is
 // current. held are the jobs the caller already has: an alloc of one of
-// them comes without its job and is pointed at the caller's copy. The
+// them comes without its job and is pointed at the caller's copy. known,
+// when not 0, is the digest of the allocs the caller holds at or below
+// since: when the servers hold the same there, they leave the index map
+// out (KnownCurrent). The
 // request and the answer are MessagePack. A server older than the route
 // is answered with ErrSyncUnsupported, and so is every call after it
 // until Rebalance.
-func (n *NodeClient) AllocsSync(ctx context.Context, nodeID string, since uint64, held []*structs.Job, q *QueryOptions) (*NodeAllocsSync, *QueryMeta, error) {
+func (n *NodeClient) AllocsSync(ctx context.Context, nodeID string, since uint64, known structs.AllocsDigest, held []*structs.Job, q *QueryOptions) (*NodeAllocsSync, *QueryMeta, error) {
 	if n.noSync.Load() {
 		return nil, nil, ErrSyncUnsupported
 	}
-	req := &allocsSyncRequest{Since: since}
+	req := &allocsSyncRequest{Since: since, Known: known}
 	for _, j := range held {
 		req.HeldJobs = append(req.HeldJobs, j.Ref())
 	}
@@ -54,14 +62,15 @@ func (n *NodeClient) AllocsSync(ctx context.Context, nodeID string, since uint64
 	}
 	h := http.Header{"Content-Type": {wire.ContentType}, "Accept": acceptWire["Accept"]}
 	var out struct {
-		Allocs   map[string]uint64
-		Changed  []*structs.Allocation
-		FromHeld map[string]int
+		Allocs       map[string]uint64
+		KnownCurrent bool
+		Changed      []*structs.Allocation
+		FromHeld     map[string]int
 	}
 	var meta *QueryMeta
 	path := "/v1/internal/node/" + url.PathEscape(nodeID) + "/allocs-sync"
 	err = n.try(ctx, q, func(ctx context.Context, c *Client) error {
-		out.Allocs, out.Changed, out.FromHeld = nil, nil, nil
+		out.Allocs, out.KnownCurrent, out.Changed, out.FromHeld = nil, false, nil, nil
 		var err error
 		meta, err = c.doBody(ctx, http.MethodPut, path, q.values(), body, h, &out)
 		return staleWithoutLeader(q, meta, err)
@@ -77,10 +86,10 @@ func (n *NodeClient) AllocsSync(ctx context.Context, nodeID string, since uint64
 	if err := pointAtHeld(out.Changed, out.FromHeld, held); err != nil {
 		return nil, nil, err
 	}
-	if out.Allocs == nil {
+	if out.Allocs == nil && !out.KnownCurrent {
 		out.Allocs = map[string]uint64{}
 	}
-	return &NodeAllocsSync{Allocs: out.Allocs, Changed: out.Changed}, meta, nil
+	return &NodeAllocsSync{Allocs: out.Allocs, Changed: out.Changed, KnownCurrent: out.KnownCurrent}, meta, nil
 }
 
 // pointAtHeld gives each alloc the servers sent without its job (fromHeld:

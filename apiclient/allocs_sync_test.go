@@ -44,7 +44,7 @@ func TestAllocsSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, meta, err := nc.AllocsSync(context.Background(), "n-1", 7, []*structs.Job{held}, &QueryOptions{WaitIndex: 7})
+	got, meta, err := nc.AllocsSync(context.Background(), "n-1", 7, 0, []*structs.Job{held}, &QueryOptions{WaitIndex: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAllocsSyncOnAServerWithoutIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if _, _, err := nc.AllocsSync(context.Background(), "n-1", 0, nil, nil); !errors.Is(err, ErrSyncUnsupported) {
+		if _, _, err := nc.AllocsSync(context.Background(), "n-1", 0, 0, nil, nil); !errors.Is(err, ErrSyncUnsupported) {
 			t.Fatalf("call %d: %v, want ErrSyncUnsupported", i, err)
 		}
 	}
@@ -82,12 +82,12 @@ func TestAllocsSyncOnAServerWithoutIt(t *testing.T) {
 		t.Fatalf("%d requests, want 1", n)
 	}
 	if f := nc.Fork(); f != nil {
-		if _, _, err := f.AllocsSync(context.Background(), "n-1", 0, nil, nil); !errors.Is(err, ErrSyncUnsupported) || calls.Load() != 1 {
+		if _, _, err := f.AllocsSync(context.Background(), "n-1", 0, 0, nil, nil); !errors.Is(err, ErrSyncUnsupported) || calls.Load() != 1 {
 			t.Fatalf("a fork asked again: %v", err)
 		}
 	}
 	nc.Rebalance()
-	if _, _, err := nc.AllocsSync(context.Background(), "n-1", 0, nil, nil); !errors.Is(err, ErrSyncUnsupported) || calls.Load() != 2 {
+	if _, _, err := nc.AllocsSync(context.Background(), "n-1", 0, 0, nil, nil); !errors.Is(err, ErrSyncUnsupported) || calls.Load() != 2 {
 		t.Fatalf("after Rebalance: %v, %d requests", err, calls.Load())
 	}
 
@@ -100,7 +100,7 @@ func TestAllocsSyncOnAServerWithoutIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := nc.AllocsSync(context.Background(), "n-1", 0, nil, nil); err == nil || errors.Is(err, ErrSyncUnsupported) {
+	if _, _, err := nc.AllocsSync(context.Background(), "n-1", 0, 0, nil, nil); err == nil || errors.Is(err, ErrSyncUnsupported) {
 		t.Fatalf("403: %v", err)
 	}
 }

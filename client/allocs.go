@@ -53,7 +53,11 @@ func (a *Agent) watchLoop(ctx context.Context) {
 		var synced []*structs.Allocation
 		var err error
 		if syncer != nil {
-			present, synced, idx, err = syncer.AllocsSync(qctx, a.node.ID, index, a.heldJobs(), index, a.cfg.AllocWait)
+			var s *apiclient.NodeAllocsSync
+			s, idx, err = syncer.AllocsSync(qctx, a.node.ID, index, knownDigest(known, index), a.heldJobs(), index, a.cfg.AllocWait)
+			if err == nil {
+				present, synced = syncedPresent(s, known, index), s.Changed
+			}
 			if errors.Is(err, apiclient.ErrSyncUnsupported) {
 				// Asked again only after the agent's next pick of a
 				// server (the NodeClient answers at once until then).

@@ -47,9 +47,10 @@ import (
 //	      send: two fifths of the bytes, decoded in under a quarter of the time)
 //
 //	PUT /v1/internal/node/{id}/allocs-sync?index=&wait=  body AllocsSyncRequest
-//	    {"Since": n, "HeldJobs": [JobRef...]} → AllocsSyncResponse
-//	      {"Allocs": {allocID: AllocModifyIndex}, "Changed": [...],
-//	      "FromHeld": {allocID: i}, "Index": n}: the allocs-index query
+//	    {"Since": n, "HeldJobs": [JobRef...], "Known": digest} →
+//	      AllocsSyncResponse {"Allocs": {allocID: AllocModifyIndex},
+//	      "KnownCurrent": bool, "Changed": [...], "FromHeld": {allocID: i},
+//	      "Index": n}: the allocs-index query
 //	      and the fetch of what changed in one round trip. Changed holds,
 //	      sorted by ID, the node's allocs whose index is past Since, in the
 //	      client's form (clientView: without the task states the client
@@ -57,8 +58,10 @@ import (
 //	      each without its job when the client holds that job version
 //	      (FromHeld, as allocs/get). What the client needs and Changed
 //	      left out (an alloc at or below Since that it never applied) it
-//	      fetches with allocs/get. A server without this route answers 404
-//	      and the client uses allocs-index and allocs/get
+//	      fetches with allocs/get. Allocs is left out (KnownCurrent) when
+//	      Known is the digest of the node's allocs at or below Since: the
+//	      client has them. A server without this route answers 404 and the
+//	      client uses allocs-index and allocs/get
 //
 // The allocs-index, allocs-sync and allocs/get answers come in MessagePack
 // (Content-Type wire.ContentType; application/msgpack is read as the same)
@@ -146,13 +149,23 @@ type AllocsSyncRequest struct {
 	// HeldJobs are the job versions the client holds (as in
 	// AllocsGetRequest).
 	HeldJobs []structs.JobRef `json:",omitempty"`
+	// Known, when not 0, is the digest (structs.AllocsDigest) of the
+	// allocs the client holds at or below Since, each with the index it
+	// applied. When the node's allocs at or below Since make the same
+	// digest, the answer leaves Allocs out (KnownCurrent): nothing the
+	// client holds went away or changed, and Changed is all it needs.
+	Known structs.AllocsDigest `json:",omitempty"`
 }
 
 // AllocsSyncResponse answers PUT /v1/internal/node/{id}/allocs-sync.
 type AllocsSyncResponse struct {
 	// Allocs maps each of the node's allocs to its AllocModifyIndex, as
-	// NodeAllocsIndexResponse.
+	// NodeAllocsIndexResponse; null with KnownCurrent.
 	Allocs map[string]uint64
+	// KnownCurrent: the request's Known is the digest of the node's
+	// allocs at or below Since, and Allocs is left out. The node's allocs
+	// are then those the client holds at or below Since and Changed.
+	KnownCurrent bool `json:",omitempty"`
 	// Changed are the allocs whose index is past the request's Since,
 	// sorted by ID, in their client's form (see clientView).
 	Changed []*structs.Allocation
@@ -429,10 +442,21 @@ func (s *Server) nodeAllocsSync(w http.ResponseWriter, r *http.Request) (any, er
 			return nil, 0, err
 		}
 		idx = max(idx, entry)
-		out := &AllocsSyncResponse{Allocs: make(map[string]uint64, len(allocs)), Index: idx}
+		out := &AllocsSyncResponse{Index: idx}
+		var known structs.AllocsDigest
+		for _, a := range allocs {
+			if ai := allocIndex(a); ai <= req.Since {
+				known = known.Add(a.ID, ai)
+			}
+		}
+		if out.KnownCurrent = req.Known != 0 && known == req.Known; !out.KnownCurrent {
+			out.Allocs = make(map[string]uint64, len(allocs))
+		}
 		for _, a := range allocs {
 			ai := allocIndex(a)
-			out.Allocs[a.ID] = ai
+			if out.Allocs != nil {
+				out.Allocs[a.ID] = ai
+			}
 			if ai <= req.Since {
 				continue
 			}

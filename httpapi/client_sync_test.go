@@ -105,6 +105,30 @@ func TestAllocsSync(t *testing.T) {
 		t.Fatalf("sync since %d: %d %s %+v", second, code, body, got)
 	}
 
+	// A client that holds what the servers hold at or below Since says so
+	// with its digest, and the index map is left out; a digest of
+	// anything else (an alloc the servers dropped, an older index) gets
+	// the map.
+	held := structs.AllocsDigest(0).Add("a-1", first).Add("a-2", second)
+	code, body, got, _ = syncAccepting(t, url, wire.ContentType, wire.ContentType, AllocsSyncRequest{Since: second, Known: held})
+	if code != 200 || !got.KnownCurrent || got.Allocs != nil || len(got.Changed) != 0 || got.Index != second {
+		t.Fatalf("sync with the servers' digest: %d %s %+v", code, body, got)
+	}
+	code, body, got, _ = syncAccepting(t, url, "application/json", "", AllocsSyncRequest{Since: first, Known: structs.AllocsDigest(0).Add("a-1", first)})
+	if code != 200 || !got.KnownCurrent || got.Allocs != nil || len(got.Changed) != 1 || got.Changed[0].ID != "a-2" {
+		t.Fatalf("sync since %d with the servers' digest, in JSON: %d %s %+v", first, code, body, got)
+	}
+	for _, wrong := range []structs.AllocsDigest{
+		held.Add("a-dropped", 3),
+		structs.AllocsDigest(0).Add("a-1", first-1).Add("a-2", second),
+		structs.AllocsDigest(0).Add("a-1", first),
+	} {
+		code, body, got, _ = syncAccepting(t, url, wire.ContentType, wire.ContentType, AllocsSyncRequest{Since: second, Known: wrong})
+		if code != 200 || got.KnownCurrent || len(got.Allocs) != 2 || got.Allocs["a-2"] != second {
+			t.Fatalf("sync with digest %d: %d %s %+v", wrong, code, body, got)
+		}
+	}
+
 	// Blocking: the client's own report does not answer it, a stop does,
 	// with the stopped alloc.
 	type result struct {
@@ -248,12 +272,15 @@ func TestClientProtocolRoundTrip(t *testing.T) {
 		{"AllocsGetRequest, nothing held", &AllocsGetRequest{AllocIDs: []string{"a"}}, func() any { return &AllocsGetRequest{} }},
 		{"AllocsGetResponse", &AllocsGetResponse{Allocs: []*structs.Allocation{alloc("a", job), alloc("b", nil)},
 			FromHeld: map[string]int{"b": 0}, Index: 12}, func() any { return &AllocsGetResponse{} }},
-		{"AllocsSyncRequest", &AllocsSyncRequest{Since: 9, HeldJobs: []structs.JobRef{ref, {Namespace: "x", ID: "y"}}}, func() any { return &AllocsSyncRequest{} }},
+		{"AllocsSyncRequest", &AllocsSyncRequest{Since: 9, HeldJobs: []structs.JobRef{ref, {Namespace: "x", ID: "y"}},
+			Known: structs.AllocsDigest(0).Add("a", 1)}, func() any { return &AllocsSyncRequest{} }},
 		{"AllocsSyncRequest, from 0", &AllocsSyncRequest{}, func() any { return &AllocsSyncRequest{} }},
 		{"AllocsSyncResponse", &AllocsSyncResponse{Allocs: map[string]uint64{"a": 11, "b": 11}, Changed: []*structs.Allocation{
 			clientView(alloc("a", job)), clientView(alloc("b", nil))}, FromHeld: map[string]int{"b": 0}, Index: 12},
 			func() any { return &AllocsSyncResponse{} }},
 		{"AllocsSyncResponse, nothing changed", &AllocsSyncResponse{Allocs: map[string]uint64{"a": 11}, Index: 12}, func() any { return &AllocsSyncResponse{} }},
+		{"AllocsSyncResponse, known current", &AllocsSyncResponse{KnownCurrent: true, Changed: []*structs.Allocation{clientView(alloc("a", job))}, Index: 12},
+			func() any { return &AllocsSyncResponse{} }},
 		{"AllocUpdateRequest", &AllocUpdateRequest{Allocs: []*structs.Allocation{{ID: "a", ClientStatus: structs.AllocClientStatusFailed,
 			ClientDescription: "Failed tasks", TaskStates: alloc("a", nil).TaskStates,
 			DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: at},

@@ -82,7 +82,10 @@ type Update struct {
 	// ClientDescription, when set, replaces the status's usual
 	// description (structs.AllocMaxRunDurationExceeded).
 	ClientDescription string
-	TaskStates        map[string]*structs.TaskState
+	// TaskStates are the tasks' states, shared with the runner and
+	// between updates: read them, never change them (a task's new state
+	// is a new value).
+	TaskStates map[string]*structs.TaskState
 	// Health is the deployment health decision, once made.
 	Health *health.Result
 	// PersistErr is set if the state file could not be written.
@@ -530,8 +533,11 @@ func (ar *AllocRunner) Status() Update {
 
 func (ar *AllocRunner) snapshotLocked() Update {
 	u := Update{AllocID: ar.cfg.Alloc.ID, TaskStates: make(map[string]*structs.TaskState, len(ar.states))}
+	// The states are never changed once stored (a task runner sends a
+	// copy of its own with each change), so an update shares them
+	// instead of copying every task's events on each event.
 	for k, v := range ar.states {
-		u.TaskStates[k] = v.Copy()
+		u.TaskStates[k] = v
 	}
 	u.ClientStatus = ClientStatus(u.TaskStates)
 	// As Nomad's clients, an empty one without a network of its own.
