@@ -72,7 +72,9 @@ func regionJob(t *testing.T, c *apiclient.Client, region, id string) (*structs.J
 //   - a block naming a region the federation does not know is a 400 naming
 //     it, and no region stores anything;
 //   - job stop without -global stops east's copy only; job stop -global
-//     stops both.
+//     stops both;
+//   - with west's agent gone, a run is a 503 naming west within the
+//     forward hold, and east stores nothing.
 func TestMultiregionJobRegisteredInEveryRegion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two agent processes")
@@ -215,4 +217,18 @@ func TestMultiregionJobRegisteredInEveryRegion(t *testing.T) {
 		}
 		return nil
 	})
+
+	// West gone: a 503 naming it within the hold, and east stores nothing.
+	west.interrupt()
+	start := time.Now()
+	out, err = east.cli(t, "job", "run", file("gone.hcl", "mr-gone", "ops", "east"))
+	if err == nil || !strings.Contains(out, "503") || !strings.Contains(out, `region "west"`) || !strings.Contains(out, "nothing was registered") {
+		t.Fatalf("job run with west gone: %v\n%s", err, out)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Fatalf("the refusal took %s", took)
+	}
+	if j, err := regionJob(t, ec, "east", "mr-gone"); err != nil || j != nil {
+		t.Fatalf("east holds the job refused: %v %v", j, err)
+	}
 }
