@@ -39,10 +39,9 @@ func startFederatedPair(t *testing.T) (east, west *agentProc) {
 }
 
 // registerMultiregion registers spec as a multi-region job rolling east
-// then west (max_parallel = 1, on_failure as given) through east. When
-// the registration does not reach west by itself (registration across
-// regions not built yet), west's copy is registered there by hand, at the
-// same version.
+// then west (max_parallel = 1, on_failure as given) through east, which
+// registers it in both regions at one version; it waits for west to hold
+// that version.
 func registerMultiregion(t *testing.T, east, west *agentProc, spec rolloutSpec, onFailure string, version uint64) {
 	t.Helper()
 	job := spec.job(t)
@@ -53,19 +52,19 @@ func registerMultiregion(t *testing.T, east, west *agentProc, spec rolloutSpec, 
 			{Name: "west", Count: spec.Count, Datacenters: []string{"dc1"}},
 		},
 	}
-	job.Region = "east"
 	registerJob(t, east.client(), job)
-	wc := west.client()
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if j, _, err := wc.Jobs().Info(ctx(t), job.ID, nil); err == nil && j != nil && j.Version == version {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	for _, p := range []*agentProc{east, west} {
+		eventually(t, 10*time.Second, p.name+" holding version "+fmt.Sprint(version), func() error {
+			j, _, err := p.client().Jobs().Info(ctx(t), job.ID, nil)
+			if err != nil {
+				return err
+			}
+			if j.Version != version || !j.IsMultiregion() {
+				return fmt.Errorf("version %d, multiregion %v", j.Version, j.IsMultiregion())
+			}
+			return nil
+		})
 	}
-	wj := job.Copy()
-	wj.Region = "west"
-	registerJob(t, wc, wj)
 }
 
 // jobDeployment returns the job's deployment of version in the agent's
