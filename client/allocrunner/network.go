@@ -212,3 +212,24 @@ func (ar *AllocRunner) failSetup(err error) {
 		}
 	}
 }
+
+// dockerBridgeBefore reports whether a restored allocation of a bridge
+// group runs its docker tasks on Docker's own bridge, as clients before
+// the pause container did for groups of docker tasks only: handles of
+// running tasks, none of them in a namespace. Such an allocation keeps
+// running as it was, without a namespace, until it is replaced (its
+// containers hold its host ports).
+func dockerBridgeBefore(tg *structs.TaskGroup, prev *persisted) bool {
+	running := 0
+	for _, t := range tg.Tasks {
+		pt := prev.Tasks[t.Name]
+		if pt == nil || pt.Handle == nil || pt.Handle.Config == nil || (pt.State != nil && pt.State.State == structs.TaskStateDead) {
+			continue
+		}
+		if t.Driver != structs.DriverDocker || pt.Handle.Config.NetNSPath != "" {
+			return false
+		}
+		running++
+	}
+	return running > 0
+}

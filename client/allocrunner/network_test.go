@@ -338,3 +338,31 @@ func TestBridgeDriverMadeNamespaceSetupFailure(t *testing.T) {
 		}
 	})
 }
+
+// An allocation a client before the pause container ran on Docker's
+// bridge (its docker tasks' handles in no namespace) is restored as it
+// runs, without a namespace; one whose tasks are in a namespace, or that
+// has no running task, gets its network as any other.
+func TestDockerBridgeBefore(t *testing.T) {
+	tg := dockerBridgeAlloc().Job.TaskGroups[0] // web: docker, side: mock
+	handle := func(ns string) *persistedTask {
+		return &persistedTask{State: &structs.TaskState{State: structs.TaskStateRunning},
+			Handle: &drivers.TaskHandle{Config: &drivers.TaskConfig{NetNSPath: ns}}}
+	}
+	dead := &persistedTask{State: &structs.TaskState{State: structs.TaskStateDead}, Handle: &drivers.TaskHandle{Config: &drivers.TaskConfig{}}}
+	for _, tc := range []struct {
+		name  string
+		tasks map[string]*persistedTask
+		want  bool
+	}{
+		{"new allocation", nil, false},
+		{"docker task on Docker's bridge", map[string]*persistedTask{"web": handle("")}, true},
+		{"docker task in a namespace", map[string]*persistedTask{"web": handle("/run/docker/netns/1"), "side": handle("/run/docker/netns/1")}, false},
+		{"another driver's task running", map[string]*persistedTask{"web": handle(""), "side": handle("")}, false},
+		{"the other task dead", map[string]*persistedTask{"web": handle(""), "side": dead}, true},
+	} {
+		if got := dockerBridgeBefore(tg, &persisted{Tasks: tc.tasks}); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

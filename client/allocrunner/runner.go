@@ -198,7 +198,7 @@ func New(cfg Config) (*AllocRunner, error) {
 		return nil, err
 	}
 	ar.runStart = prev.RunStartedAt
-	if clientBridge(tg) {
+	if clientBridge(tg) && !dockerBridgeBefore(tg, prev) {
 		if err := ar.setupNetwork(len(prev.Tasks) > 0); err != nil {
 			// No task runs: the allocation fails with the reason.
 			ar.failSetup(err)

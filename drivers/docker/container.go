@@ -169,9 +169,18 @@ func logConfig(lc structs.LogConfig) container.LogConfig {
 // Value, on the host IP the client uses) to its port in the container
 // (To, or Value when To is 0), for TCP and UDP as Nomad does. A task
 // publishes the labels in its ports list (a task in its group's bridge
-// network publishes none: the client maps the group's ports).
+// network publishes none: the client maps the group's ports). A task of
+// a bridge group in no namespace and with no network_mode of its own
+// was started by a client before the pause container, which ran such
+// groups on Docker's bridge: restarted, it publishes every port of the
+// group again, as then.
 func publishPorts(c *container.Config, h *container.HostConfig, cfg *drivers.TaskConfig, dc *structs.DockerConfig) error {
 	labels := dc.Ports
+	if len(labels) == 0 && cfg.NetworkMode == "bridge" && dc.NetworkMode == "" && cfg.NetNSPath == "" {
+		for _, p := range cfg.Ports {
+			labels = append(labels, p.Label)
+		}
+	}
 	if len(labels) == 0 {
 		return nil
 	}

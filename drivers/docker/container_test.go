@@ -103,7 +103,7 @@ func TestSpecPorts(t *testing.T) {
 		{"listed", "host", []any{"http"}, map[string]string{"80/tcp": "23001"}, ""},
 		{"to 0 maps the same port", "host", []any{"admin"}, map[string]string{"23002/tcp": "23002"}, ""},
 		{"none listed in host mode", "host", nil, map[string]string{}, ""},
-		{"none listed in bridge mode: none", "bridge", nil, map[string]string{}, ""},
+		{"none listed in bridge mode, by a client before the pause container: all", "bridge", nil, map[string]string{"80/tcp": "23001", "23002/tcp": "23002"}, ""},
 		{"unknown label", "host", []any{"db"}, nil, `"db" is not a port`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
