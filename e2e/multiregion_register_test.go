@@ -70,7 +70,8 @@ func regionJob(t *testing.T, c *apiclient.Client, region, id string) (*structs.J
 //   - run again unchanged, no region gets a new version; job plan shows
 //     both regions in order, job status each region's copy;
 //   - a block naming a region the federation does not know is a 400 naming
-//     it, and no region stores anything;
+//     it, and so is a copy a region refuses (its node pool does not exist
+//     there): no region stores anything;
 //   - job stop without -global stops east's copy only; job stop -global
 //     stops both;
 //   - with west's agent gone, a run is a 503 naming west within the
@@ -185,6 +186,23 @@ func TestMultiregionJobRegisteredInEveryRegion(t *testing.T) {
 	code, body, err := rawGet(t, east, "/v1/job/mr-bad?region=west", "")
 	if err != nil || code != http.StatusNotFound {
 		t.Fatalf("west: %d %v %s", code, err, body)
+	}
+
+	// A copy west refuses (its node pool does not exist there): a 400
+	// naming west, found before east writes anything.
+	poolFile := filepath.Join(dir, "pool.hcl")
+	src := strings.Replace(fmt.Sprintf(multiregionJobSrc, "mr-pool", "ops", "east"), "count = 2", "count = 2\n      node_pool = \"nope\"", 1)
+	if err := os.WriteFile(poolFile, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = east.cli(t, "job", "run", poolFile)
+	if err == nil || !strings.Contains(out, "400") || !strings.Contains(out, `region "west"`) || !strings.Contains(out, "nope") {
+		t.Fatalf("job run with west's pool missing: %v\n%s", err, out)
+	}
+	for _, region := range []string{"east", "west"} {
+		if j, err := regionJob(t, ec, region, "mr-pool"); err != nil || j != nil {
+			t.Fatalf("%s holds the refused job: %v %v", region, j, err)
+		}
 	}
 
 	// job stop: this region only; -global: every region.

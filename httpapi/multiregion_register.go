@@ -28,8 +28,10 @@ import (
 //
 //  1. every region the block names must be a region of the federation
 //     (else a 400 naming it), and every region must answer what it holds
-//     of the job (GET /v1/job/{id}?region=R; else a 503 naming it) —
-//     before anything is written anywhere;
+//     of the job (GET /v1/job/{id}?region=R; else a 503 naming it) and
+//     take its copy (the checks of its registration: this region's here,
+//     another's by planning the job there) — before anything is written
+//     anywhere;
 //  2. the version: when a region lacks the job, when a region's copy would
 //     change what it holds, or when the regions hold different versions,
 //     one past the highest version any region holds; otherwise the version
@@ -129,15 +131,18 @@ func (s *Server) registerMultiregion(w http.ResponseWriter, r *http.Request, env
 	}
 	ns := jobNamespace(job)
 
-	// 1. What each region holds; every region must answer.
+	// 1. What each region holds, and whether it takes its copy; every
+	// region must answer.
 	var holdings []*regionHolding
 	for _, reg := range job.Multiregion.Regions {
 		h := &regionHolding{name: reg.Name, copy: job.ForRegion(reg.Name)}
 		var err error
 		if reg.Name == local {
-			h.cur, err = s.backend.State().Snapshot().JobByID(ns, job.ID)
-		} else {
-			h.cur, err = s.regionJob(r, reg.Name, ns, job.ID)
+			if h.cur, err = s.backend.State().Snapshot().JobByID(ns, job.ID); err == nil {
+				err = s.checkLocalCopy(r, h.copy)
+			}
+		} else if h.cur, err = s.regionJob(r, reg.Name, ns, job.ID); err == nil {
+			err = s.checkRegionCopy(r, reg.Name, env, job.ID)
 		}
 		if err != nil {
 			return nil, err
@@ -268,6 +273,45 @@ func (s *Server) registerRegionCopy(r *http.Request, region string, body []byte)
 		return nil, Errorf(http.StatusBadGateway, "region %q answered the registration with %q: %v", region, truncate(data), err)
 	}
 	return &a, nil
+}
+
+// checkLocalCopy makes the checks this region's registration of its copy
+// makes (its namespace, node pool, analysis address, the servers' build),
+// before anything is written anywhere.
+func (s *Server) checkLocalCopy(r *http.Request, c *structs.Job) error {
+	err := checkJobVersion(r, c)
+	if err == nil {
+		err = checkJobNamespace(s.backend.State().Snapshot(), c)
+	}
+	if err == nil {
+		err = s.checkAnalysisAddress(c)
+	}
+	if err == nil {
+		err = s.checkJobNodePool(c)
+	}
+	if err != nil {
+		return wrapRegionError(err, fmt.Sprintf("multi-region job %q: region %q: ", c.ID, s.localRegion()), " (nothing was registered)")
+	}
+	return nil
+}
+
+// checkRegionCopy asks region whether it takes its copy: the job planned
+// there (POST /v1/job/{id}/plan?region=R, which plans a multi-region job as
+// that region's copy, with the checks of its registration), before
+// anything is written anywhere.
+func (s *Server) checkRegionCopy(r *http.Request, region string, env *RegisterEnvelope, id string) error {
+	body, err := json.Marshal(map[string]any{"Job": env.Job, "Diff": false})
+	if err != nil {
+		return err
+	}
+	code, data, err := s.callRegion(r, region, http.MethodPost, "/v1/job/"+url.PathEscape(id)+"/plan?region="+url.QueryEscape(region), body)
+	if err == nil && code != http.StatusOK {
+		err = Errorf(code, "%s", strings.TrimSpace(string(data)))
+	}
+	if err != nil {
+		return wrapRegionError(err, fmt.Sprintf("multi-region job %q: region %q: ", id, region), " (nothing was registered)")
+	}
+	return nil
 }
 
 // regionJob returns the job region holds (nil: none), read through a
