@@ -11,6 +11,8 @@
 # Then, for instance:
 #   bin/drover job run -address http://127.0.0.1:4746 examples/regions/web-west.hcl
 #   bin/drover job status -address http://127.0.0.1:4746 -region west web-west
+#   bin/drover job run -address http://127.0.0.1:4746 examples/regions/web-both.hcl
+#   bin/drover job status -address http://127.0.0.1:4746 web-both
 #
 # The binary is bin/drover at the top of the repository (make build), or
 # $DROVER_BIN.
