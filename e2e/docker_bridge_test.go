@@ -22,11 +22,11 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// dockerBridgeJob is a bridge group of a docker task and a raw_exec
-// task, as Nomad runs them: both in the allocation's one namespace, held
-// by docker's pause container and configured through CNI. The docker
-// task serves on its "to" port (8080) the namespace it is in and the
-// addresses it sees; the raw_exec task logs the same of its own.
+// dockerBridgeJob is a bridge group of a docker task, a raw_exec task
+// and an exec task, as Nomad runs them: all in the allocation's one
+// namespace, held by docker's pause container and configured through
+// CNI. The docker task serves on its "to" port (8080) the namespace it
+// is in and the addresses it sees; the others log the same of their own.
 func dockerBridgeJob(id, image string) string {
 	web := `readlink /proc/self/ns/net > /local/ns; cat /proc/net/fib_trie > /local/fib; echo hello-docker-bridge > /local/index.html; ` +
 		`exec httpd -f -p 8080 -h /local`
@@ -76,6 +76,17 @@ func dockerBridgeJob(id, image string) string {
         memory = 32
       }
     }
+    task "iso" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", %[4]q]
+      }
+      resources {
+        cpu    = 20
+        memory = 32
+      }
+    }
   }
 }
 `, id, image, web, side)
@@ -98,12 +109,13 @@ func pauseContainer(t testing.TB, cli *client.Client, allocID string) *container
 }
 
 // TestDockerBridgeSharesTheAllocationNamespace: a bridge group with a
-// docker task and a raw_exec task runs both in the namespace of the
-// allocation's pause container, configured through CNI: the docker task
-// answers on the host's mapped port, both see the one eth0 address (the
-// allocation's, which address_mode = "alloc" advertises and its check
-// reaches); once the job stops, the pause container, the namespace's
-// iptables rules and its address lease are gone.
+// docker task, a raw_exec task and an exec task runs them all in the
+// namespace of the allocation's pause container, configured through CNI:
+// the docker task answers on the host's mapped port, all see the one
+// eth0 address (the allocation's, which address_mode = "alloc"
+// advertises and its check reaches); once the job stops, the pause
+// container, the namespace's iptables rules and its address lease are
+// gone.
 func TestDockerBridgeSharesTheAllocationNamespace(t *testing.T) {
 	requireBridge(t)
 	cli := dockertest.Client(t)
@@ -116,7 +128,7 @@ func TestDockerBridgeSharesTheAllocationNamespace(t *testing.T) {
 
 	began := time.Now()
 	alloc := runJobFile(t, p, dockerBridgeJob("docker-bridge", image), "running")
-	t.Logf("placement to running (a bridge group with a docker and a raw_exec task, the pause image present or built): %s", time.Since(began).Round(time.Millisecond))
+	t.Logf("placement to running (a bridge group with a docker, a raw_exec and an exec task; the pause image present or built): %s", time.Since(began).Round(time.Millisecond))
 	*ids = append(*ids, alloc.ID)
 	stopJobProcs(t, c, "docker-bridge")
 
@@ -143,10 +155,17 @@ func TestDockerBridgeSharesTheAllocationNamespace(t *testing.T) {
 	if got := strings.TrimSpace(httpGet(t, "http://"+hp+"/ns")); got != want {
 		t.Fatalf("the docker task's namespace %s, the pause container's %s", got, want)
 	}
-	waitLog(t, c, alloc.ID, "started", 1)
-	appLog := taskLog(t, c, alloc.ID, "app")
-	if !strings.Contains(appLog, "ns "+want+"\n") || !strings.Contains(appLog, "eth0") || !strings.Contains(appLog, " inet "+ip+"/") {
-		t.Fatalf("the raw_exec task's log (namespace %s, address %s): %q", want, ip, appLog)
+	for _, task := range []string{"app", "iso"} {
+		var log string
+		eventually(t, 30*time.Second, task+" started", func() error {
+			if log = taskLog(t, c, alloc.ID, task); !strings.Contains(log, "started") {
+				return fmt.Errorf("log %q", log)
+			}
+			return nil
+		})
+		if !strings.Contains(log, "ns "+want+"\n") || !strings.Contains(log, "eth0") || !strings.Contains(log, " inet "+ip+"/") {
+			t.Fatalf("the %s task's log (namespace %s, address %s): %q", task, want, ip, log)
+		}
 	}
 	// The docker task sees the same eth0 address (its local routes).
 	if fib := httpGet(t, "http://"+hp+"/fib"); !strings.Contains(fib, "|-- "+ip+"\n") {
