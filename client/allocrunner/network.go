@@ -30,6 +30,11 @@ type Networks interface {
 // networkTimeout bounds one setup or teardown of a namespace.
 const networkTimeout = 30 * time.Second
 
+// createNetworkTimeout bounds a driver's making of the namespace, which
+// may pull its image first (docker's infra_image, within its own
+// infra_image_pull_timeout, 5 minutes by default).
+const createNetworkTimeout = 6 * time.Minute
+
 // clientBridge reports whether the group's network is the client's
 // bridge (through CNI): every "bridge" group, whatever its drivers, as
 // Nomad's. A group with a docker task has its namespace made by the
@@ -122,7 +127,7 @@ func (ar *AllocRunner) setupNetwork(restoring bool) error {
 // should that fail, replaced once.
 func (ar *AllocRunner) setupDriverNetwork(ni drivers.NetworkInitiator) error {
 	nets, a := ar.cfg.Networks, ar.cfg.Alloc
-	ctx, cancel := context.WithTimeout(context.Background(), 2*networkTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), createNetworkTimeout+2*networkTimeout)
 	defer cancel()
 	req := &drivers.NetworkRequest{
 		AllocID: a.ID, JobID: a.JobID, JobName: a.Job.Name, Namespace: a.Job.Namespace, TaskGroup: a.TaskGroup, NodeID: ar.nodeID(),
