@@ -285,7 +285,9 @@ func TestACLReplicationRoundRolesAuthMethodsBindingRules(t *testing.T) {
 	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	method := &structs.ACLAuthMethod{Name: "jwt", Type: "JWT", TokenLocality: "global", MaxTokenTTL: time.Hour, Default: true,
 		TokenNameFormat: structs.ACLAuthMethodDefaultTokenNameFormat, CreateTime: at, ModifyTime: at,
-		Config: &structs.ACLAuthMethodConfig{JWTValidationPubKeys: []string{"k"}, OIDCClientSecret: structs.RedactedSecret, ExpirationLeeway: time.Second},
+		Config: &structs.ACLAuthMethodConfig{JWTValidationPubKeys: []string{"k"}, OIDCClientSecret: structs.RedactedSecret, ExpirationLeeway: time.Second,
+			// Empty, not nil: the next round must still find nothing to write.
+			ClaimMappings: map[string]string{}, SigningAlgs: []string{}},
 		Sealed: &structs.SealedSecret{KeyID: "authority-key", Data: []byte("sealed")}}
 	write(fsm.ACLPolicyUpsertRequestType, &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{{Name: "read", Rules: `namespace "default" { policy = "read" }`}}})
 	write(fsm.ACLRoleUpsertRequestType, &structs.ACLRoleUpsertRequest{Roles: []*structs.ACLRole{role("role-ops", "ops", "read"), role("role-dev", "dev")}})
@@ -367,5 +369,20 @@ func TestACLReplicationRoundRolesAuthMethodsBindingRules(t *testing.T) {
 	}
 	if _, err := rep.round(ctx, 0); err != nil || len(rounds) != 3 {
 		t.Fatalf("last round: %v, rounds %v", err, rounds)
+	}
+}
+
+// An authority with none of a kind sends an empty list, which deletes
+// them all elsewhere; only an older server's missing field is nil.
+func TestACLReplicationOfSendsEmptyLists(t *testing.T) {
+	out, idx, err := ACLReplicationOf(fsm.New(hclog.NewNullLogger()).State().Snapshot())
+	if err != nil || idx == 0 {
+		t.Fatalf("%v %d", err, idx)
+	}
+	b, _ := json.Marshal(out)
+	for _, field := range []string{`"Policies":[]`, `"Tokens":[]`, `"NodePools":[]`, `"Roles":[]`, `"AuthMethods":[]`, `"BindingRules":[]`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("%s missing from %s", field, b)
+		}
 	}
 }
