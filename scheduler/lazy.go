@@ -37,12 +37,27 @@ var ErrNodeAllocs = errors.New("scheduler: node allocations unavailable")
 // be read is filtered for the rest of the placer's life, with the reason
 // ReasonNodeAllocsUnavailable. A nil nodeAllocs means no other allocs.
 func NewPlacerLazy(nodes []*structs.Node, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
+	return newPlacerLazy(nodes, nil, jobAllocs, nodeAllocs, seed)
+}
+
+// NewPlacerLazyJob is NewPlacerLazy for allocs that are all of one job,
+// as a store's job index returns them: the placer takes the job's
+// identity from the caller rather than from each alloc.
+func NewPlacerLazyJob(nodes []*structs.Node, namespace, jobID string, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
+	return newPlacerLazy(nodes, &nsJob{namespace, jobID}, jobAllocs, nodeAllocs, seed)
+}
+
+func newPlacerLazy(nodes []*structs.Node, job *nsJob, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
 	p := newPlacer(nodes, 0, seed)
 	p.load = nodeAllocs
 	p.jobAllocs = jobAllocs
-	for _, a := range jobAllocs {
-		if a != nil {
-			p.noteKnownJob(a)
+	if job != nil {
+		p.knownJobs = []nsJob{*job}
+	} else {
+		for _, a := range jobAllocs {
+			if a != nil {
+				p.noteKnownJob(a)
+			}
 		}
 	}
 	if p.anyJobKnown {

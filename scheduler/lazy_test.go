@@ -127,6 +127,11 @@ func TestLazyPlacerMatchesEager(t *testing.T) {
 		}
 		loader := newCountingLoader(w.byNode())
 		lazy := NewPlacerLazy(w.in.Nodes, upFront, loader.load, seed)
+		if len(upFront) == len(w.in.Allocs) && r.IntN(2) == 0 {
+			// The job's own allocs, the job named by the caller (a
+			// worker's pass).
+			lazy = NewPlacerLazyJob(w.in.Nodes, w.in.Job.Namespace, w.in.Job.ID, upFront, loader.load, seed)
+		}
 		lazy.Limit = limit
 		got := lazy.Place(w.in.Job, plan, w.in.Now)
 

@@ -12,7 +12,6 @@ type nodeState struct {
 	capacity structs.ComparableResources
 	used     structs.ComparableResources
 	ports    portSet
-	ip       string
 	minPort  int
 	maxPort  int
 	// jobs counts live allocs per job ID and per job ID + group.
@@ -29,7 +28,6 @@ type nodeState struct {
 func newNodeState(n *structs.Node) *nodeState {
 	ns := &nodeState{
 		node: n, capacity: n.Capacity(), ports: portSet{},
-		ip:      n.Attributes["unique.network.ip-address"],
 		minPort: structs.DefaultMinDynamicPort, maxPort: structs.DefaultMaxDynamicPort,
 	}
 	if r := n.NodeResources; r != nil && r.MinDynamicPort > 0 && r.MaxDynamicPort >= r.MinDynamicPort {
@@ -40,6 +38,10 @@ func newNodeState(n *structs.Node) *nodeState {
 	}
 	return ns
 }
+
+// hostIP is the node's address for port mappings, read when a placement
+// maps ports (not for every node of every pass).
+func (ns *nodeState) hostIP() string { return ns.node.Attributes["unique.network.ip-address"] }
 
 // jobGroup keys a node's live alloc counts: one job's group, or with
 // whole set, the whole job. A struct key costs no string building per

@@ -84,7 +84,7 @@ func assignPorts(nets []*structs.NetworkResource, ns *nodeState, rng *rand.Rand)
 				return nil, nil, dimPortCollision
 			}
 			taken[p.Value] = true
-			maps = append(maps, structs.PortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: ns.ip})
+			maps = append(maps, structs.PortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: ns.hostIP()})
 		}
 		out = append(out, c)
 	}
@@ -114,9 +114,9 @@ func assignPorts(nets []*structs.NetworkResource, ns *nodeState, rng *rand.Rand)
 			if to == -1 {
 				to = port
 			}
-			maps = append(maps, structs.PortMapping{Label: c.DynamicPorts[i].Label, Value: port, To: to, HostIP: ns.ip})
+			maps = append(maps, structs.PortMapping{Label: c.DynamicPorts[i].Label, Value: port, To: to, HostIP: ns.hostIP()})
 		}
-		c.IP = ns.ip
+		c.IP = ns.hostIP()
 	}
 	return maps, out, ""
 }
