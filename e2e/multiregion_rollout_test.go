@@ -230,3 +230,67 @@ func TestMultiregionRolloutFailAll(t *testing.T) {
 		return nil
 	})
 }
+
+// With east gone while west's deployment waits for it, west keeps serving
+// its job and its pending deployment names the wait: waiting for region
+// "east" (unreachable since …).
+func TestMultiregionRolloutRegionUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two agent processes")
+	}
+	east, west := startFederatedPair(t)
+	ec, wc := east.client(), west.client()
+	spec := rolloutSpec{ID: "mr-cut", Count: 1, Version: "1",
+		Update: `      max_parallel      = 1
+      min_healthy_time  = "60s"
+      healthy_deadline  = "90s"
+      progress_deadline = "120s"`}
+	stopJobProcs(t, ec, spec.ID)
+	registerMultiregion(t, east, west, spec, structs.MultiregionOnFailureFailAll, 0)
+	eventually(t, 20*time.Second, "west's deployment pending", func() error {
+		d, err := jobDeployment(t, wc, spec.ID, 0)
+		if err != nil || d == nil {
+			return fmt.Errorf("west's deployment: %v", err)
+		}
+		if d.Status != structs.DeploymentStatusPending {
+			t.Fatalf("west's deployment %s while east's runs (min_healthy_time 60s)", d.Status)
+		}
+		return nil
+	})
+
+	// East's allocation outlives its agent: killed at the end by its ID.
+	eventually(t, 20*time.Second, "east's allocation placed", func() error {
+		allocs, err := jobAllocs(t, ec, spec.ID)
+		if err != nil || len(allocs) == 0 {
+			return fmt.Errorf("east's allocs: %v", err)
+		}
+		for _, a := range allocs {
+			id := a.ID
+			t.Cleanup(func() { killAllocProcs(id) })
+		}
+		return nil
+	})
+	east.interrupt()
+	var wd *structs.Deployment
+	eventually(t, 30*time.Second, "west naming the unreachable region", func() error {
+		d, err := jobDeployment(t, wc, spec.ID, 0)
+		if err != nil || d == nil {
+			return fmt.Errorf("west's deployment: %v", err)
+		}
+		if !strings.HasPrefix(d.StatusDescription, `waiting for region "east" (unreachable since `) {
+			return fmt.Errorf("%s: %q", d.Status, d.StatusDescription)
+		}
+		wd = d
+		return nil
+	})
+	if wd.Status != structs.DeploymentStatusPending {
+		t.Fatalf("west's deployment %s", wd.Status)
+	}
+	if n := len(allocsOf(t, wc, spec.ID)); n != 0 {
+		t.Fatalf("west placed %d allocs while east is unreachable", n)
+	}
+	out, err := west.cli(t, "deployment", "status", wd.ID)
+	if err != nil || !strings.Contains(out, `waiting for region "east" (unreachable since`) || !strings.Contains(out, "east (error)") {
+		t.Fatalf("deployment status in west: %v\n%s", err, out)
+	}
+}
