@@ -453,7 +453,9 @@ func dropMasqRules(allocID string) {
 		if src == "" || !strings.HasPrefix(chain, "CNI-") {
 			continue
 		}
-		ipt := func(args ...string) { exec.Command("iptables", append([]string{"-w", "5", "-t", "nat"}, args...)...).Run() }
+		ipt := func(args ...string) {
+			exec.Command("iptables", append([]string{"-w", "5", "-t", "nat"}, args...)...).Run()
+		}
 		ipt("-D", "POSTROUTING", "-s", src, "-m", "comment", "--comment", comment, "-j", chain)
 		ipt("-F", chain)
 		ipt("-X", chain)
