@@ -222,7 +222,11 @@ func multiregionVersion(holdings []*regionHolding) uint64 {
 		case *common != h.cur.Version:
 			changed = true
 		}
-		if h.copy.SpecChanged(h.cur) {
+		// The copy as the region's leader would store it: its scaling
+		// policies keep the IDs and indexes of the stored ones.
+		c := h.copy.Copy()
+		structs.CanonicalizeScaling(c, h.cur, func() string { return "" })
+		if c.SpecChanged(h.cur) {
 			changed = true
 		}
 	}

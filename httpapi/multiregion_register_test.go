@@ -82,6 +82,14 @@ func TestMultiregionVersion(t *testing.T) {
 	copyOf := func(count int) *structs.Job {
 		return &structs.Job{ID: "mr", TaskGroups: []*structs.TaskGroup{{Name: "g", Count: count}}}
 	}
+	scaled := func(j *structs.Job, id string) *structs.Job {
+		j.TaskGroups[0].Scaling = &structs.ScalingPolicy{Min: 1, Max: 5, Enabled: true}
+		if id != "" {
+			structs.CanonicalizeScaling(j, nil, func() string { return id })
+			structs.StampScaling(j, 9)
+		}
+		return j
+	}
 	held := func(v uint64, count int) *structs.Job {
 		j := copyOf(count)
 		j.Version = v
@@ -97,6 +105,7 @@ func TestMultiregionVersion(t *testing.T) {
 		{"unchanged at one version", []*regionHolding{{cur: held(3, 1), copy: copyOf(1)}, {cur: held(3, 2), copy: copyOf(2)}}, 3},
 		{"unchanged at two versions", []*regionHolding{{cur: held(3, 1), copy: copyOf(1)}, {cur: held(6, 2), copy: copyOf(2)}}, 7},
 		{"changed in one", []*regionHolding{{cur: held(3, 1), copy: copyOf(1)}, {cur: held(3, 2), copy: copyOf(4)}}, 4},
+		{"unchanged with a scaling policy", []*regionHolding{{cur: scaled(held(3, 1), "p1"), copy: scaled(copyOf(1), "")}}, 3},
 	} {
 		if got := multiregionVersion(c.hs); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
