@@ -181,7 +181,7 @@ func (ar *AllocRunner) configureNetNS(ctx context.Context, netns string) (*netwo
 // all dead (not when the client detaches from running tasks): its CNI
 // network, then the pause container of a driver-made one, as Nomad's.
 func (ar *AllocRunner) teardownNetwork() {
-	if ar.net == nil || ar.cfg.Networks == nil {
+	if (ar.net == nil && !ar.netLeft) || ar.cfg.Networks == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), networkTimeout)
@@ -237,4 +237,16 @@ func dockerBridgeBefore(tg *structs.TaskGroup, prev *persisted) bool {
 		running++
 	}
 	return running > 0
+}
+
+// allDead reports whether a restored allocation has no task left to run
+// (every one dead before the client stopped): it needs no namespace.
+func allDead(tg *structs.TaskGroup, prev *persisted) bool {
+	for _, t := range tg.Tasks {
+		pt := prev.Tasks[t.Name]
+		if pt == nil || pt.State == nil || pt.State.State != structs.TaskStateDead {
+			return false
+		}
+	}
+	return true
 }

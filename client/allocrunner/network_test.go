@@ -366,3 +366,27 @@ func TestDockerBridgeBefore(t *testing.T) {
 		}
 	}
 }
+
+// A restored allocation whose tasks are all dead gets no namespace: no
+// pause container is made for it again; what is left of its network (a
+// client stopped before its teardown) is removed.
+func TestBridgeNoNamespaceForADeadAllocation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := clock.NewFake(epoch)
+		a := dockerBridgeAlloc()
+		data := t.TempDir()
+		nets := &fakeNets{}
+		ar := dockerBridgeRunner(t, data, c, nets, &pauseDriver{}, a, &recorder{})
+		ar.Run()
+		synctest.Wait()
+		c.Advance(2 * time.Second)
+		<-ar.Done()
+		nets2 := &fakeNets{}
+		ar2 := dockerBridgeRunner(t, data, c, nets2, &pauseDriver{}, a, &recorder{})
+		ar2.Run()
+		<-ar2.Done()
+		if got, want := nets2.got(), "teardown "+a.ID+"; destroy "+a.ID+" on n1"; got != want {
+			t.Fatalf("restored dead allocation's network calls: %s, want %s", got, want)
+		}
+	})
+}

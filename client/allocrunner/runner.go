@@ -127,6 +127,9 @@ type AllocRunner struct {
 	// container); nil when the client made it.
 	netInit drivers.NetworkInitiator
 	sandbox *drivers.NetworkSandbox
+	// netLeft: a restored allocation with no task left to run, whose
+	// network (if a stopped client left one) is removed when it is done.
+	netLeft bool
 	// runStart is when the allocation first ran (persisted): the
 	// group's max_run_duration counts from it.
 	runStart   time.Time
@@ -198,7 +201,11 @@ func New(cfg Config) (*AllocRunner, error) {
 		return nil, err
 	}
 	ar.runStart = prev.RunStartedAt
-	if clientBridge(tg) && !dockerBridgeBefore(tg, prev) {
+	if clientBridge(tg) && allDead(tg, prev) {
+		// Nothing left to run: what a client that stopped before the
+		// teardown left of the network goes once the runner is done.
+		ar.netLeft, ar.netInit = true, ar.networkInitiator()
+	} else if clientBridge(tg) && !dockerBridgeBefore(tg, prev) {
 		if err := ar.setupNetwork(len(prev.Tasks) > 0); err != nil {
 			// No task runs: the allocation fails with the reason.
 			ar.failSetup(err)
