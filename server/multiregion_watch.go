@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	metrics "github.com/hashicorp/go-metrics/compat"
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
+	metrics "github.com/hashicorp/go-metrics/compat"
 
 	"github.com/droverhq/drover/deployment"
 	"github.com/droverhq/drover/deployment/stateview"
