@@ -110,8 +110,13 @@ func Build(in Input) *Env {
 	if in.Task != nil && len(in.Task.Env) > 0 {
 		// The env block may refer to host variables, built-ins and node
 		// values.
-		lookup := &Env{vars: maps.Clone(e.vars), node: e.node}
-		maps.Copy(lookup.vars, builtin)
+		// Without host variables the built-ins are the whole lookup
+		// table (only read): no copy of them.
+		lookup := &Env{vars: builtin, node: e.node}
+		if len(e.vars) > 0 {
+			lookup.vars = maps.Clone(e.vars)
+			maps.Copy(lookup.vars, builtin)
+		}
 		for k, v := range in.Task.Env {
 			e.vars[k] = lookup.Replace(v)
 		}
