@@ -72,6 +72,8 @@ type allocFact struct {
 	kind       UpdateKind
 	budget     budgetPart
 	healthyAt  time.Time // DeploymentStatus.Timestamp of a healthy new alloc
+	// zone is the alloc's zone in a group rolled by zones (zonePass.zone).
+	zone string
 }
 
 // budgetPart is which of budgetInput's counts a plain alloc adds to.
@@ -91,6 +93,14 @@ type indexedAlloc struct {
 	a   *structs.Allocation
 }
 
+// zoneTally is a zone's part of a zoned group: its old allocs waiting for
+// replacement, in order, and its new allocs not healthy yet (in flight,
+// zonePass.pick).
+type zoneTally struct {
+	destructive             []indexedAlloc
+	newUnknown, newUnhealthy int
+}
+
 // groupTally sums the facts of a group's allocs.
 type groupTally struct {
 	name string
@@ -106,6 +116,8 @@ type groupTally struct {
 	// destructive are the plain allocs of kind UpdateDestructive, in the
 	// full pass's order (index, then ID).
 	destructive []indexedAlloc
+	// zones tallies a zoned group's plain allocs by zone.
+	zones map[string]*zoneTally
 	// lastHealthy is the latest healthyAt of the new healthy allocs, and
 	// atLast how many have it; stale when one of those left.
 	lastHealthy time.Time
@@ -170,7 +182,7 @@ func (m *Memo) reset() {
 // deployment or a node's liveness changed, otherwise by the allocs whose
 // pointer changed.
 func (m *Memo) update(r *reconciler) {
-	if m.job != r.in.Job || m.depID != r.deployment.ID || !sameLiveness(m.nodes, r.in.Nodes) {
+	if m.job != r.in.Job || m.depID != r.deployment.ID || !sameLiveness(m.nodes, r.in.Nodes) || !sameZones(r.job, m.nodes, r.in.Nodes) {
 		m.job, m.depID = r.in.Job, r.deployment.ID
 		m.entries, m.spare = m.entries[:0], m.spare[:0]
 		m.groups = map[string]*groupTally{}
@@ -248,6 +260,42 @@ func sameLiveness(a, b []*structs.Node) bool {
 	return true
 }
 
+// sameZones reports whether every node is in the same zone in b as in a,
+// for each zone attribute of the job's groups (a fact holds the zone of
+// an alloc read from its node).
+func sameZones(job *structs.Job, a, b []*structs.Node) bool {
+	var attrs []string
+	for _, tg := range job.TaskGroups {
+		if tg != nil && tg.Update != nil && tg.Update.Zones != nil && !slices.Contains(attrs, tg.Update.Zones.Attribute) {
+			attrs = append(attrs, tg.Update.Zones.Attribute)
+		}
+	}
+	if len(attrs) == 0 || slices.Equal(a, b) {
+		return true
+	}
+	zonesOf := func(ns []*structs.Node) map[string]string {
+		m := make(map[string]string, len(ns))
+		for _, n := range ns {
+			if n != nil {
+				for _, attr := range attrs {
+					m[n.ID+"\x00"+attr] = structs.ZoneOf(n, attr)
+				}
+			}
+		}
+		return m
+	}
+	za, zb := zonesOf(a), zonesOf(b)
+	if len(za) != len(zb) {
+		return false
+	}
+	for k, v := range za {
+		if w, ok := zb[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
 // tally returns the group's tally, creating it.
 func (m *Memo) tally(group string) *groupTally {
 	g := m.groups[group]
@@ -285,6 +333,11 @@ func (r *reconciler) fact(m *Memo, a *structs.Allocation) allocFact {
 		return f
 	}
 	f.plain = true
+	if tg := r.job.LookupTaskGroup(a.TaskGroup); tg != nil && tg.Update != nil && tg.Update.Zones != nil {
+		if f.zone = a.Zone; f.zone == "" {
+			f.zone = structs.ZoneOf(r.nodes[a.NodeID], tg.Update.Zones.Attribute)
+		}
+	}
 	dep := r.deployment.ID
 	switch {
 	case a.DeploymentID != dep && inFlightElsewhere(a):
@@ -320,6 +373,7 @@ func (m *Memo) add(f allocFact, a *structs.Allocation) {
 	if g.idxCount[f.idx]++; g.idxCount[f.idx] == 2 {
 		g.dups++
 	}
+	z := g.zone(f.zone)
 	switch f.kind {
 	case UpdateNone:
 		g.ignore++
@@ -327,6 +381,14 @@ func (m *Memo) add(f allocFact, a *structs.Allocation) {
 		x := indexedAlloc{f.idx, a}
 		i, _ := slices.BinarySearchFunc(g.destructive, x, compareIndexID)
 		g.destructive = slices.Insert(g.destructive, i, x)
+		i, _ = slices.BinarySearchFunc(z.destructive, x, compareIndexID)
+		z.destructive = slices.Insert(z.destructive, i, x)
+	}
+	switch f.budget {
+	case partNewUnknown:
+		z.newUnknown++
+	case partNewUnhealthy:
+		z.newUnhealthy++
 	}
 	if f.budget == partNewHealthy && !g.stale {
 		g.noteHealthy(f.healthyAt)
@@ -353,19 +415,43 @@ func (m *Memo) remove(f allocFact, a *structs.Allocation) {
 	} else if g.idxCount[f.idx] == 0 {
 		delete(g.idxCount, f.idx)
 	}
+	z := g.zone(f.zone)
 	switch f.kind {
 	case UpdateNone:
 		g.ignore--
 	case UpdateDestructive:
-		if i, ok := slices.BinarySearchFunc(g.destructive, indexedAlloc{f.idx, a}, compareIndexID); ok {
+		x := indexedAlloc{f.idx, a}
+		if i, ok := slices.BinarySearchFunc(g.destructive, x, compareIndexID); ok {
 			g.destructive = slices.Delete(g.destructive, i, i+1)
 		}
+		if i, ok := slices.BinarySearchFunc(z.destructive, x, compareIndexID); ok {
+			z.destructive = slices.Delete(z.destructive, i, i+1)
+		}
+	}
+	switch f.budget {
+	case partNewUnknown:
+		z.newUnknown--
+	case partNewUnhealthy:
+		z.newUnhealthy--
 	}
 	if f.budget == partNewHealthy && !g.stale && f.healthyAt.Equal(g.lastHealthy) {
 		if g.atLast--; g.atLast == 0 {
 			g.stale = true
 		}
 	}
+}
+
+// zone returns the tally of one of the group's zones, creating it.
+func (g *groupTally) zone(name string) *zoneTally {
+	if g.zones == nil {
+		g.zones = map[string]*zoneTally{}
+	}
+	z := g.zones[name]
+	if z == nil {
+		z = &zoneTally{}
+		g.zones[name] = z
+	}
+	return z
 }
 
 // compareIndexID orders allocs as sortAllocs does within a group when IDs
@@ -414,11 +500,13 @@ func (r *reconciler) memoPlain(m *Memo) bool {
 			return false
 		}
 		u := tg.Update
-		if u == nil || !u.Rolling() || u.Canary > 0 || u.SurgeFor(tg.Count) > 0 || u.Zones != nil || u.UnhealthyFirst {
+		if u == nil || !u.Rolling() || u.Canary > 0 || u.SurgeFor(tg.Count) > 0 || u.UnhealthyFirst {
 			return false
 		}
 		s := r.deployment.TaskGroups[tg.Name]
-		if s == nil || s.DesiredCanaries > 0 && !s.Promoted {
+		if s == nil || s.DesiredCanaries > 0 && !s.Promoted || u.Zones != nil && len(s.Zones) == 0 {
+			// Zones: the deployment holds the zones' order and states
+			// (zonesFor), else this pass would work them out.
 			return false
 		}
 		g := m.groups[tg.Name]
@@ -491,7 +579,13 @@ func (r *reconciler) reconcileGroupMemo(tg *structs.TaskGroup, t *groupTally, m 
 	if len(destructive) > 0 {
 		r.wakeForStagger(batch.Wake)
 	}
-	chosen := destructive[:min(budget, len(destructive))]
+	var chosen []indexedAlloc
+	zones := tg.Update.Zones
+	if zones != nil {
+		chosen = r.pickZonesMemo(tg, t, budget, in)
+	} else {
+		chosen = destructive[:min(budget, len(destructive))]
+	}
 	// Not this group's turn (group_order): nothing starts.
 	waiting := r.gate != nil && !r.gate[tg.Name]
 	if waiting {
@@ -504,7 +598,89 @@ func (r *reconciler) reconcileGroupMemo(tg *structs.TaskGroup, t *groupTally, m 
 		a := x.a
 		p := &Placement{Index: x.idx, PreviousAlloc: a.ID, PreviousNode: a.NodeID,
 			Replaces: a.ID, ReplaceDescription: r.updatingDescription(a), replaced: a}
+		if zones != nil {
+			// Pinned to the zone of the alloc it replaces
+			// (zonePlacements).
+			p.Zone, p.InZone = zoneOfMemo(r, a, zones), true
+		}
 		r.emit(tg, p)
 	}
 	r.markAllPlaced(tg.Name, !waiting && len(chosen) == len(destructive))
+}
+
+// zoneOfMemo is zonePass.zone: the zone stamped on the alloc, else its
+// node's.
+func zoneOfMemo(r *reconciler, a *structs.Allocation, z *structs.ZoneStrategy) string {
+	if a.Zone != "" {
+		return a.Zone
+	}
+	return structs.ZoneOf(r.nodes[a.NodeID], z.Attribute)
+}
+
+// pickZonesMemo is zonePass.pick (zones.go) from a group's zone tallies:
+// each rolling zone's old allocs within its width (max_parallel, or its
+// disruption budget less its failures) less its new allocs in flight, and
+// within limit, the group's budget (once per rolling zone when zones roll
+// concurrently); once every listed zone is done, the zones that appeared
+// since, by name.
+func (r *reconciler) pickZonesMemo(tg *structs.TaskGroup, t *groupTally, limit int, in BudgetInput) []indexedAlloc {
+	zs := tg.Update.Zones
+	states := r.deployment.TaskGroups[tg.Name].Zones
+	inflight := func(z *zoneTally) int {
+		n := z.newUnknown
+		if in.ToleratesFailures {
+			n += z.newUnhealthy
+		}
+		return n
+	}
+	listed := map[string]bool{}
+	allDone := true
+	rolling := 0
+	for _, s := range states {
+		listed[s.Name] = true
+		if s.State != structs.ZoneStateDone {
+			allDone = false
+		}
+		if s.State == structs.ZoneStateRolling {
+			rolling++
+		}
+	}
+	if !zs.ByZone() {
+		limit *= max(1, rolling)
+	}
+	var out []indexedAlloc
+	take := func(name string, failed, size int) {
+		z := t.zones[name]
+		if z == nil {
+			return
+		}
+		width := in.MaxParallel
+		if b, ok := zs.BudgetFor(size); ok {
+			width = min(width, b-failed)
+		}
+		n := min(len(z.destructive), width-inflight(z), limit)
+		if n <= 0 {
+			return
+		}
+		out = append(out, z.destructive[:n]...)
+		limit -= n
+	}
+	for _, s := range states {
+		if s.State == structs.ZoneStateRolling {
+			take(s.Name, s.Failed, s.Size)
+		}
+	}
+	if allDone {
+		var extra []string
+		for name, z := range t.zones {
+			if !listed[name] && len(z.destructive) > 0 {
+				extra = append(extra, name)
+			}
+		}
+		slices.Sort(extra)
+		for _, name := range extra {
+			take(name, 0, len(t.zones[name].destructive))
+		}
+	}
+	return out
 }

@@ -138,6 +138,58 @@ func (h *memoHistory) perturb() {
 		h.newVersion(h.r.IntN(3) == 0)
 	}
 	h.moveTurn()
+	h.moveZones()
+}
+
+// moveZones does the deployment watcher's part for groups rolled zone by
+// zone: once the rolling zone's allocs all run the version and are
+// healthy, it is done and the next waiting zone rolls.
+func (h *memoHistory) moveZones() {
+	if h.dep == nil {
+		return
+	}
+	for _, tg := range h.job.TaskGroups {
+		st := h.dep.TaskGroups[tg.Name]
+		if tg.Update == nil || tg.Update.Zones == nil || st == nil || len(st.Zones) == 0 {
+			continue
+		}
+		nodes := map[string]*structs.Node{}
+		for _, n := range h.nodes {
+			nodes[n.ID] = n
+		}
+		for i, z := range st.Zones {
+			if z.State != structs.ZoneStateRolling {
+				continue
+			}
+			done := true
+			for _, a := range h.allocs {
+				if a.TaskGroup != tg.Name || a.DesiredStatus != structs.AllocDesiredStatusRun || a.ClientTerminalStatus() {
+					continue
+				}
+				zone := a.Zone
+				if zone == "" {
+					zone = structs.ZoneOf(nodes[a.NodeID], tg.Update.Zones.Attribute)
+				}
+				if zone == z.Name && (a.Job.Version != h.job.Version || !a.IsHealthy()) {
+					done = false
+				}
+			}
+			if !done {
+				continue
+			}
+			d := h.dep.Copy()
+			ds := d.TaskGroups[tg.Name]
+			ds.Zones[i].State = structs.ZoneStateDone
+			for _, w := range ds.Zones {
+				if w.State == structs.ZoneStateWaiting {
+					w.State = structs.ZoneStateRolling
+					break
+				}
+			}
+			h.dep = d
+			return
+		}
+	}
 }
 
 // moveTurn does the deployment watcher's part for a job that rolls its
@@ -231,7 +283,7 @@ func randomMemoUpdate(r *rand.Rand, count int, features bool) *structs.UpdateStr
 // pass on random histories: at every pass the two plans are equal, field
 // for field, and the memo's own pass served most of the plain ones.
 func TestReconcileMemoMatchesFull(t *testing.T) {
-	plainPasses, passes, inOrder := 0, 0, 0
+	plainPasses, passes, inOrder, inZones := 0, 0, 0, 0
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 48))
 		job := baseJob()
@@ -251,8 +303,25 @@ func TestReconcileMemoMatchesFull(t *testing.T) {
 			job.Update = &structs.UpdateStrategy{GroupOrder: []string{"api", "web"}}
 		}
 		h := &memoHistory{r: r, job: job, now: baseTime, stored: map[string]*structs.Allocation{}, chaos: int(seed % 3)}
-		for i := range 1 + r.IntN(4) {
-			h.nodes = append(h.nodes, testNode(fmt.Sprintf("n%d", i), "ready"))
+		zoned := seed%4 == 3
+		for i := range 1 + r.IntN(4) + 3*b2i(zoned) {
+			n := testNode(fmt.Sprintf("n%d", i), "ready")
+			if zoned && i%5 != 4 {
+				n.Meta = map[string]string{"zone": fmt.Sprintf("z%d", i%3)}
+			}
+			h.nodes = append(h.nodes, n)
+		}
+		if zoned {
+			for _, tg := range job.TaskGroups {
+				tg.Update.Zones = &structs.ZoneStrategy{Attribute: "${meta.zone}",
+					Mode: pick(r, structs.ZoneModeByZone, structs.ZoneModeConcurrent)}
+				if r.IntN(3) == 0 {
+					tg.Update.Zones.DisruptionBudget = structs.Count(1 + r.IntN(2))
+				}
+				if r.IntN(3) == 0 {
+					tg.Update.Zones.Order = []string{"z2"}
+				}
+			}
 		}
 		ok := true
 		for _, tg := range job.TaskGroups {
@@ -282,6 +351,9 @@ func TestReconcileMemoMatchesFull(t *testing.T) {
 				if h.job.GroupsInOrder() {
 					inOrder++
 				}
+				if zoned && len(got.Place) > 0 {
+					inZones++
+				}
 			}
 			if !reflect.DeepEqual(full, got) {
 				t.Fatalf("seed %d step %d: the memo's plan differs from the full pass's\nfull:\n%s\nmemo:\n%s\ninput:\n%s",
@@ -292,8 +364,8 @@ func TestReconcileMemoMatchesFull(t *testing.T) {
 			h.perturb()
 		}
 	}
-	t.Logf("%d passes, %d from the memo (%d of jobs rolling their groups in turn)", passes, plainPasses, inOrder)
-	if plainPasses < passes/4 || inOrder < plainPasses/20 {
+	t.Logf("%d passes, %d from the memo (%d of jobs rolling their groups in turn, %d placing by zones)", passes, plainPasses, inOrder, inZones)
+	if plainPasses < passes/4 || inOrder < plainPasses/20 || inZones < plainPasses/50 {
 		t.Fatalf("only %d of %d passes came from the memo: the histories do not exercise it", plainPasses, passes)
 	}
 }
@@ -342,4 +414,11 @@ func TestReconcileMemoReadsWhatChanged(t *testing.T) {
 	if m.plain < 9 || m.Rebuilds() != 1 {
 		t.Fatalf("%d passes from the memo, %d rebuilds; want at least 9 and 1", m.plain, m.Rebuilds())
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
