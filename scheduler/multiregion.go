@@ -67,3 +67,24 @@ func (r *reconciler) heldPlacements(tg *structs.TaskGroup, g *groupPass, canaryi
 	}
 	return len(freeIndexes(tg.Count-len(g.holders), g))
 }
+
+// regionDeploymentWithoutChanges gives a multi-region job's version its
+// deployment in this region when the pass changes nothing here (a region
+// whose groups all have count 0, or a version equal to what runs): the
+// other regions wait for every region's deployment of the version, so
+// each region must have one. Its groups want their counts; with nothing
+// to place the watcher finds it done at once and blocks it.
+func (r *reconciler) regionDeploymentWithoutChanges() {
+	if len(r.newStates) > 0 || r.deployment != nil || r.job == nil || !r.job.IsMultiregion() ||
+		r.job.RevertOf != nil || r.restartDone != nil || structs.PerNode(r.job.Type) {
+		return
+	}
+	if d := r.in.Deployment; d != nil && d.JobVersion == r.job.Version && d.JobCreateIndex == r.job.CreateIndex {
+		return
+	}
+	for _, tg := range r.job.TaskGroups {
+		if tg != nil && tg.Update.Rolling() {
+			r.wantState(tg, tg.Count, 0)
+		}
+	}
+}

@@ -264,6 +264,7 @@ func (r *reconciler) wantState(tg *structs.TaskGroup, total, canaries int) *stru
 // current one with new groups) and stamps deployment IDs on placements and
 // in-place updates of the groups it tracks.
 func (r *reconciler) finishDeployment() {
+	r.regionDeploymentWithoutChanges()
 	var d *structs.Deployment
 	switch {
 	case len(r.newStates) > 0 && r.deployment == nil:
