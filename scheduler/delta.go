@@ -93,11 +93,59 @@ type indexedAlloc struct {
 	a   *structs.Allocation
 }
 
+// orderedAllocs is a list of allocs in the full pass's order (index,
+// then ID). Changes are gathered during a memo's update and merged in
+// once at its end: one walk of the list, however many changed.
+type orderedAllocs struct {
+	list []indexedAlloc
+	adds []indexedAlloc
+	dels map[*structs.Allocation]bool
+}
+
+func (o *orderedAllocs) add(x indexedAlloc) { o.adds = append(o.adds, x) }
+
+func (o *orderedAllocs) remove(a *structs.Allocation) {
+	if o.dels == nil {
+		o.dels = map[*structs.Allocation]bool{}
+	}
+	o.dels[a] = true
+}
+
+// settle merges the gathered changes into the list.
+func (o *orderedAllocs) settle() {
+	if len(o.adds) == 0 && len(o.dels) == 0 {
+		return
+	}
+	kept := o.list
+	if len(o.dels) > 0 {
+		kept = slices.DeleteFunc(o.list, func(x indexedAlloc) bool { return o.dels[x.a] })
+		clear(o.dels)
+	}
+	if len(o.adds) == 0 {
+		o.list = kept
+		return
+	}
+	slices.SortFunc(o.adds, compareIndexID)
+	merged := make([]indexedAlloc, 0, len(kept)+len(o.adds))
+	i, j := 0, 0
+	for i < len(kept) && j < len(o.adds) {
+		if compareIndexID(kept[i], o.adds[j]) <= 0 {
+			merged = append(merged, kept[i])
+			i++
+		} else {
+			merged = append(merged, o.adds[j])
+			j++
+		}
+	}
+	merged = append(append(merged, kept[i:]...), o.adds[j:]...)
+	o.list, o.adds = merged, o.adds[:0]
+}
+
 // zoneTally is a zone's part of a zoned group: its old allocs waiting for
 // replacement, in order, and its new allocs not healthy yet (in flight,
 // zonePass.pick).
 type zoneTally struct {
-	destructive             []indexedAlloc
+	destructive              orderedAllocs
 	newUnknown, newUnhealthy int
 }
 
@@ -115,7 +163,7 @@ type groupTally struct {
 	dups     int
 	// destructive are the plain allocs of kind UpdateDestructive, in the
 	// full pass's order (index, then ID).
-	destructive []indexedAlloc
+	destructive orderedAllocs
 	// zones tallies a zoned group's plain allocs by zone.
 	zones map[string]*zoneTally
 	// lastHealthy is the latest healthyAt of the new healthy allocs, and
@@ -222,6 +270,12 @@ func (m *Memo) update(r *reconciler) {
 	}
 	clear(old)
 	m.entries, m.spare = next, old[:0]
+	for _, g := range m.groups {
+		g.destructive.settle()
+		for _, z := range g.zones {
+			z.destructive.settle()
+		}
+	}
 }
 
 // sameLiveness reports whether every alloc's node is lost (missing or
@@ -378,11 +432,8 @@ func (m *Memo) add(f allocFact, a *structs.Allocation) {
 	case UpdateNone:
 		g.ignore++
 	case UpdateDestructive:
-		x := indexedAlloc{f.idx, a}
-		i, _ := slices.BinarySearchFunc(g.destructive, x, compareIndexID)
-		g.destructive = slices.Insert(g.destructive, i, x)
-		i, _ = slices.BinarySearchFunc(z.destructive, x, compareIndexID)
-		z.destructive = slices.Insert(z.destructive, i, x)
+		g.destructive.add(indexedAlloc{f.idx, a})
+		z.destructive.add(indexedAlloc{f.idx, a})
 	}
 	switch f.budget {
 	case partNewUnknown:
@@ -420,13 +471,8 @@ func (m *Memo) remove(f allocFact, a *structs.Allocation) {
 	case UpdateNone:
 		g.ignore--
 	case UpdateDestructive:
-		x := indexedAlloc{f.idx, a}
-		if i, ok := slices.BinarySearchFunc(g.destructive, x, compareIndexID); ok {
-			g.destructive = slices.Delete(g.destructive, i, i+1)
-		}
-		if i, ok := slices.BinarySearchFunc(z.destructive, x, compareIndexID); ok {
-			z.destructive = slices.Delete(z.destructive, i, i+1)
-		}
+		g.destructive.remove(a)
+		z.destructive.remove(a)
 	}
 	switch f.budget {
 	case partNewUnknown:
@@ -575,7 +621,7 @@ func (r *reconciler) reconcileGroupMemo(tg *structs.TaskGroup, t *groupTally, m 
 	in.NotServing = t.notServing
 	batch := Budget(in)
 	budget := batch.Start
-	destructive := t.destructive
+	destructive := t.destructive.list
 	if len(destructive) > 0 {
 		r.wakeForStagger(batch.Wake)
 	}
@@ -658,11 +704,11 @@ func (r *reconciler) pickZonesMemo(tg *structs.TaskGroup, t *groupTally, limit i
 		if b, ok := zs.BudgetFor(size); ok {
 			width = min(width, b-failed)
 		}
-		n := min(len(z.destructive), width-inflight(z), limit)
+		n := min(len(z.destructive.list), width-inflight(z), limit)
 		if n <= 0 {
 			return
 		}
-		out = append(out, z.destructive[:n]...)
+		out = append(out, z.destructive.list[:n]...)
 		limit -= n
 	}
 	for _, s := range states {
@@ -673,13 +719,13 @@ func (r *reconciler) pickZonesMemo(tg *structs.TaskGroup, t *groupTally, limit i
 	if allDone {
 		var extra []string
 		for name, z := range t.zones {
-			if !listed[name] && len(z.destructive) > 0 {
+			if !listed[name] && len(z.destructive.list) > 0 {
 				extra = append(extra, name)
 			}
 		}
 		slices.Sort(extra)
 		for _, name := range extra {
-			take(name, 0, len(t.zones[name].destructive))
+			take(name, 0, len(t.zones[name].destructive.list))
 		}
 	}
 	return out
