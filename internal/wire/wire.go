@@ -1,8 +1,9 @@
 // Package wire is drover's MessagePack encoding of its structs: the
 // servers' log entries and snapshots (package fsm) and the clients'
-// reports of their allocations (PUT /v1/internal/allocs/update with
-// ContentType) use it, so that a report decodes as the log entry it
-// becomes. Structs are written as maps keyed by field name; the fields a
+// protocol (their reports, PUT /v1/internal/allocs/update, and their
+// allocs-sync requests with ContentType; the answers to their alloc reads
+// when they accept it) use it, so that a report decodes as the log entry
+// it becomes. Structs are written as maps keyed by field name; the fields a
 // struct marks `codec:",omitempty"` are left out when empty (see package
 // structs).
 package wire
