@@ -127,9 +127,10 @@ func Build(in Input) *Env {
 
 // builtins returns the NOMAD_* variables with their DROVER_* aliases.
 func builtins(in Input) map[string]string {
-	// About fifty variables and their aliases for a task with a port or
-	// two: sized once, not grown by doubling.
-	m := make(map[string]string, 128)
+	// Some thirty to fifty variables and aliases (a task with a port or
+	// two): sized once, not grown by doubling (nor oversized: the map is
+	// copied into the task's environment).
+	m := make(map[string]string, 48)
 	set := func(k, v string) {
 		m[k] = v
 		m[droverPrefix+strings.TrimPrefix(k, nomadPrefix)] = v
