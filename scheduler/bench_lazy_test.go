@@ -199,8 +199,8 @@ func BenchmarkRolloutPassAfterRollout(b *testing.B) {
 // rewrite the given number of the job's 10,000 allocs. full reconciles
 // every alloc (Reconcile); memo reads those that changed
 // (ReconcileMemo, its memo kept from the job's previous pass). Each
-// iteration is one pass; the passes alternate between two snapshots that
-// differ by the batch. cpu-ms/op is the process's CPU per pass, the
+// iteration is one pass (or only its read and reconciliation); the passes
+// alternate between two snapshots that differ by the batch. cpu-ms/op is the process's CPU per pass, the
 // collector's included.
 func BenchmarkRolloutPassMemo(b *testing.B) {
 	const mp = 50
@@ -236,8 +236,15 @@ func BenchmarkRolloutPassMemo(b *testing.B) {
 			b.Fatal(err)
 		}
 		snaps := []*state.Snapshot{s1, s.Snapshot()}
-		for _, mode := range []string{"full", "memo"} {
-			b.Run(fmt.Sprintf("batch=%d/%s", batch, mode), func(b *testing.B) {
+		for _, c := range []struct {
+			mode  string
+			place bool
+		}{{"full", true}, {"memo", true}, {"full", false}, {"memo", false}} {
+			mode, what := c.mode, "pass"
+			if !c.place {
+				what = "read+reconcile"
+			}
+			b.Run(fmt.Sprintf("batch=%d/%s/%s", batch, what, mode), func(b *testing.B) {
 				m := &scheduler.Memo{}
 				pass := func(i int) {
 					snap := snaps[i%2]
@@ -253,6 +260,12 @@ func BenchmarkRolloutPassMemo(b *testing.B) {
 						p = scheduler.Reconcile(in)
 					} else {
 						p = scheduler.ReconcileMemo(in, m)
+					}
+					if !c.place {
+						if len(p.Place) != mp {
+							b.Fatalf("plan places %d, want %d", len(p.Place), mp)
+						}
+						return
 					}
 					checkPlaced(b, scheduler.NewPlacerLazyJob(w.nodes, structs.DefaultNamespace, "web", mine, snap.LiveAllocsByNode, uint64(i)).Place(w.job, p, statetest.T0), mp)
 				}

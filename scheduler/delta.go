@@ -99,17 +99,11 @@ type indexedAlloc struct {
 type orderedAllocs struct {
 	list []indexedAlloc
 	adds []indexedAlloc
-	dels map[*structs.Allocation]bool
+	dels []indexedAlloc
 }
 
-func (o *orderedAllocs) add(x indexedAlloc) { o.adds = append(o.adds, x) }
-
-func (o *orderedAllocs) remove(a *structs.Allocation) {
-	if o.dels == nil {
-		o.dels = map[*structs.Allocation]bool{}
-	}
-	o.dels[a] = true
-}
+func (o *orderedAllocs) add(x indexedAlloc)    { o.adds = append(o.adds, x) }
+func (o *orderedAllocs) remove(x indexedAlloc) { o.dels = append(o.dels, x) }
 
 // settle merges the gathered changes into the list.
 func (o *orderedAllocs) settle() {
@@ -118,8 +112,30 @@ func (o *orderedAllocs) settle() {
 	}
 	kept := o.list
 	if len(o.dels) > 0 {
-		kept = slices.DeleteFunc(o.list, func(x indexedAlloc) bool { return o.dels[x.a] })
+		// Each removed alloc is found by its place in the order, and
+		// the list is closed up in one walk.
+		gone := make([]int, 0, len(o.dels))
+		for _, x := range o.dels {
+			if i, ok := slices.BinarySearchFunc(o.list, x, compareIndexID); ok && o.list[i].a == x.a {
+				gone = append(gone, i)
+			}
+		}
+		slices.Sort(gone)
+		w, g := 0, 0
+		for i := range o.list {
+			if g < len(gone) && gone[g] == i {
+				for g < len(gone) && gone[g] == i {
+					g++
+				}
+				continue
+			}
+			o.list[w] = o.list[i]
+			w++
+		}
+		clear(o.list[w:])
+		kept = o.list[:w]
 		clear(o.dels)
+		o.dels = o.dels[:0]
 	}
 	if len(o.adds) == 0 {
 		o.list = kept
@@ -471,8 +487,8 @@ func (m *Memo) remove(f allocFact, a *structs.Allocation) {
 	case UpdateNone:
 		g.ignore--
 	case UpdateDestructive:
-		g.destructive.remove(a)
-		z.destructive.remove(a)
+		g.destructive.remove(indexedAlloc{f.idx, a})
+		z.destructive.remove(indexedAlloc{f.idx, a})
 	}
 	switch f.budget {
 	case partNewUnknown:
