@@ -2,6 +2,7 @@ package client
 
 import (
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/droverhq/drover/apiclient"
@@ -30,5 +31,22 @@ func TestSyncedPresent(t *testing.T) {
 	// changed: the servers dropped it.
 	if got, want := syncedPresent(current, known, 5), map[string]uint64{"a": 3, "b": 7, "new": 8}; !maps.Equal(got, want) {
 		t.Fatalf("from the digest: %v, want %v", got, want)
+	}
+}
+
+// What an allocs-sync answer carried at the index the map gives is not
+// fetched again; a change it left out, or carried older, is.
+func TestNotSynced(t *testing.T) {
+	present := map[string]uint64{"a": 4, "b": 9, "c": 7, "d": 2}
+	pull := []string{"a", "b", "c"}
+	if got, newest := notSynced(pull, present, nil); !slices.Equal(got, pull) || newest != 9 {
+		t.Fatalf("nothing synced: %v at %d", got, newest)
+	}
+	synced := []*structs.Allocation{{ID: "b", AllocModifyIndex: 9}, {ID: "c", ModifyIndex: 6}, nil}
+	if got, newest := notSynced(pull, present, synced); !slices.Equal(got, []string{"a", "c"}) || newest != 7 {
+		t.Fatalf("b synced, c older than its index: %v at %d", got, newest)
+	}
+	if got, _ := notSynced(nil, present, synced); len(got) != 0 {
+		t.Fatalf("nothing to pull: %v", got)
 	}
 }
