@@ -16,8 +16,8 @@ import (
 // whatever changed: at 10,000 allocs that was most of the leader's CPU. A
 // Memo keeps, between two passes of one job, what each alloc contributes
 // to its group's pass (its index, its kind of update, what it counts for
-// the rollout's budget) with per-group tallies and the ordered list of old
-// allocs waiting for replacement. ReconcileMemo brings the memo up to date
+// the rollout's budget, its zone) with per-group tallies and the ordered
+// lists of old allocs waiting for replacement. ReconcileMemo brings the memo up to date
 // with the allocs that differ from the last pass (stored allocs are never
 // modified, so an alloc is unchanged when its pointer is) and, when every
 // group of the job is in the plain case below, derives the plan from the
@@ -25,12 +25,11 @@ import (
 // pointers and the changed allocs, not a classification of each alloc.
 //
 // The plain case is a service job with a running deployment of its
-// current version, whose groups roll by max_parallel, one at a time or
-// together (no canaries, max_surge, zones, unhealthy_first, restart or
-// regions), and
-// whose allocs all run or start on live nodes, each at its own index,
-// exactly count of them, with no transition, reschedule or disconnection
-// pending. Anything else is reconciled by the full pass, with the memo
+// current version, whose groups roll by max_parallel, together, one at a
+// time (group_order) or zone by zone once the deployment holds the zones
+// (no canaries, max_surge, unhealthy_first, restart or regions), and whose
+// allocs all run or start on live nodes, each at its own index, exactly
+// count of them, with no transition, reschedule or disconnection pending. Anything else is reconciled by the full pass, with the memo
 // still kept up to date. The plan is the full pass's, field for field:
 // TestReconcileMemoMatchesFull compares the two on random histories.
 
@@ -39,8 +38,8 @@ import (
 // use.
 type Memo struct {
 	// The facts below hold for this job object (stored jobs are never
-	// modified), deployment and set of lost nodes; any change of those
-	// rebuilds the memo.
+	// modified), deployment, set of lost nodes and nodes' zones; any
+	// change of those rebuilds the memo.
 	job   *structs.Job
 	depID string
 	nodes []*structs.Node
@@ -198,7 +197,9 @@ func (m *Memo) Active() bool { return m != nil && m.job != nil }
 
 // ReconcileMemo returns Reconcile(in), working from m for the allocs that
 // did not change since the pass that last updated m, and updates m to in.
-// in.Allocs must not hold two allocs with one ID. A nil m is a full pass.
+// in.Allocs must be in ID order with no two of one ID, as a store's job
+// index returns them (the memo is merged with them in that order). A nil m
+// is a full pass.
 func ReconcileMemo(in Input, m *Memo) *Plan {
 	if m == nil {
 		return Reconcile(in)
@@ -239,16 +240,17 @@ func (r *reconciler) memoJob() bool {
 // reset empties the memo.
 func (m *Memo) reset() {
 	m.job, m.depID, m.nodes = nil, "", nil
-	m.entries, m.spare, m.groups = m.entries[:0], m.spare[:0], nil
+	m.entries, m.spare, m.groups = nil, nil, nil
 }
 
 // update brings the memo to r's input: from scratch when the job, the
-// deployment or a node's liveness changed, otherwise by the allocs whose
-// pointer changed.
+// deployment or a node's liveness or zone changed, otherwise by the
+// allocs whose pointer changed.
 func (m *Memo) update(r *reconciler) {
 	if m.job != r.in.Job || m.depID != r.deployment.ID || !sameLiveness(m.nodes, r.in.Nodes) || !sameZones(r.job, m.nodes, r.in.Nodes) {
 		m.job, m.depID = r.in.Job, r.deployment.ID
-		m.entries, m.spare = m.entries[:0], m.spare[:0]
+		// New buffers: the old ones would keep the allocs they point to.
+		m.entries, m.spare = nil, nil
 		m.groups = map[string]*groupTally{}
 		m.rebuilds++
 	}
