@@ -188,6 +188,10 @@ type groupTally struct {
 	stale       bool
 }
 
+// Passes reports how many plans came from the memo's tallies (not from
+// the full pass).
+func (m *Memo) Passes() int { return m.plain }
+
 // Rebuilds reports how many times the memo was built from scratch.
 func (m *Memo) Rebuilds() int { return m.rebuilds }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/deployment/stateview"
 	"github.com/droverhq/drover/evalbroker"
 	"github.com/droverhq/drover/fsm"
+	"github.com/droverhq/drover/scheduler"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -45,6 +46,9 @@ type Leader struct {
 	pool workerPool
 	// memos keeps jobs' scheduling memos between passes (passmemo.go).
 	memos passMemos
+	// memoPlans, when set (tests), sees each pass's plan from the memo
+	// beside the full pass's plan of the same input (passmemo.go).
+	memoPlans func(memo, full *scheduler.Plan, fromMemo bool)
 	// dispatchMu serialises dispatches, so that a dispatch's idempotency
 	// token is looked up after the previous dispatch is applied.
 	dispatchMu sync.Mutex

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/droverhq/drover/scheduler"
@@ -56,4 +57,34 @@ func (p *passMemos) put(namespace, jobID string, m *scheduler.Memo) {
 		}
 	}
 	p.m[nsJob{namespace, jobID}] = m
+}
+
+// reconcileMemo is the pass's reconciliation from the job's memo. With
+// the memoPlans hook set (tests), the full pass also runs on the same
+// input, given the IDs the memo's pass minted, and the hook sees both
+// plans.
+func (l *Leader) reconcileMemo(in scheduler.Input, memo *scheduler.Memo) *scheduler.Plan {
+	if l.memoPlans == nil {
+		return scheduler.ReconcileMemo(in, memo)
+	}
+	var minted []string
+	ids := in.IDs
+	in.IDs = func() string {
+		id := ids()
+		minted = append(minted, id)
+		return id
+	}
+	before := memo.Passes()
+	plan := scheduler.ReconcileMemo(in, memo)
+	replay := slices.Clone(minted)
+	in.IDs = func() string {
+		if len(replay) == 0 {
+			return ids()
+		}
+		id := replay[0]
+		replay = replay[1:]
+		return id
+	}
+	l.memoPlans(plan, scheduler.Reconcile(in), memo.Passes() > before)
+	return plan
 }

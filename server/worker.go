@@ -112,7 +112,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	// one; the plan is the full pass's (scheduler.ReconcileMemo).
 	ns := namespaceOf(eval)
 	memo := l.memos.take(ns, eval.JobID)
-	plan := scheduler.ReconcileMemo(in, memo)
+	plan := l.reconcileMemo(in, memo)
 	l.memos.put(ns, eval.JobID, memo)
 	if len(plan.Place) > 0 && in.Job != nil {
 		// The placer reads a node's allocs from the same snapshot only

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/droverhq/drover/scheduler"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// TestRolloutPassesFromMemoMatchFull rolls a job out through the leader's
+// workers, health reports arriving in batches of varied size, and checks
+// every pass's plan from the job's memo against the full pass's plan of
+// the same input: equal, and most of the rollout's passes from the memo.
+func TestRolloutPassesFromMemoMatchFull(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	passes, fromMemo := 0, 0
+	var mismatch string
+	h.leader.memoPlans = func(memo, full *scheduler.Plan, plain bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		passes++
+		if plain {
+			fromMemo++
+		}
+		if mismatch == "" && !reflect.DeepEqual(memo, full) {
+			mismatch = "memo:\n" + memo.String() + "\nfull:\n" + full.String()
+		}
+	}
+	h.start()
+	for _, n := range []string{"a", "b", "c", "d"} {
+		_, _, err := h.leader.RegisterNode(h.ctx, testNode(n, 8000, 8192))
+		must(t, err)
+	}
+	const count = 24
+	v0 := testJob("web", count, 100)
+	v0.TaskGroups[0].Update.MaxParallel = 5
+	_, err := h.leader.RegisterJob(h.ctx, v0)
+	must(t, err)
+	h.waitFor("the v0 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == count })
+	h.markHealthy(allocsOf(h.store().Snapshot(), "web"))
+	h.waitFor("v0 successful", func(s *state.Snapshot) bool {
+		d := deploymentOf(s, "web", 0)
+		return d != nil && d.Status == structs.DeploymentStatusSuccessful
+	})
+	v1 := v0.Copy()
+	v1.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "2h"}
+	_, err = h.leader.RegisterJob(h.ctx, v1)
+	must(t, err)
+	for step := 0; ; step++ {
+		if step > 100 {
+			t.Fatalf("the rollout did not finish\n%s", h.dump())
+		}
+		h.idle()
+		snap := h.store().Snapshot()
+		if d := deploymentOf(snap, "web", 1); d != nil && d.Status == structs.DeploymentStatusSuccessful {
+			break
+		}
+		var waiting []*structs.Allocation
+		for _, a := range byVersion(allocsOf(snap, "web"), 1) {
+			if !a.IsHealthy() {
+				waiting = append(waiting, a)
+			}
+		}
+		// Reports come in batches of one to three.
+		if n := 1 + step%3; len(waiting) > n {
+			waiting = waiting[:n]
+		}
+		h.markHealthy(waiting)
+	}
+	h.idle()
+	mu.Lock()
+	defer mu.Unlock()
+	if mismatch != "" {
+		t.Fatalf("a pass's plan from the memo differs from the full pass's\n%s", mismatch)
+	}
+	if fromMemo < passes/2 {
+		t.Fatalf("%d of %d passes from the memo, want most", fromMemo, passes)
+	}
+	t.Logf("%d passes, %d from the memo", passes, fromMemo)
+}
