@@ -188,6 +188,9 @@ type groupTally struct {
 	stale       bool
 }
 
+// Len is the number of allocs the memo holds.
+func (m *Memo) Len() int { return len(m.entries) }
+
 // Passes reports how many plans came from the memo's tallies (not from
 // the full pass).
 func (m *Memo) Passes() int { return m.plain }

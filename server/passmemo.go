@@ -7,10 +7,14 @@ import (
 	"github.com/droverhq/drover/scheduler"
 )
 
-// maxPassMemos bounds the jobs whose scheduling memo the leader keeps: a
-// memo holds a few dozen bytes per alloc, and only jobs in the middle of
-// a rollout gain from one.
-const maxPassMemos = 64
+// maxPassMemos and maxPassMemoAllocs bound the memos the leader keeps: a
+// memo holds about 160 bytes per alloc of its job (and the allocs as its
+// job's last pass read them), and only jobs in the middle of a rollout
+// gain from one.
+const (
+	maxPassMemos      = 64
+	maxPassMemoAllocs = 200_000
+)
 
 // passMemos keeps each job's scheduler.Memo between its passes
 // (scheduler/delta.go), so that a rollout's pass reads the allocs that
@@ -50,11 +54,19 @@ func (p *passMemos) put(namespace, jobID string, m *scheduler.Memo) {
 	if p.m == nil {
 		p.m = map[nsJob]*scheduler.Memo{}
 	}
-	if len(p.m) >= maxPassMemos {
-		for k := range p.m {
-			delete(p.m, k)
+	total := m.Len()
+	for _, o := range p.m {
+		total += o.Len()
+	}
+	for k, o := range p.m {
+		if len(p.m) < maxPassMemos && total <= maxPassMemoAllocs {
 			break
 		}
+		delete(p.m, k)
+		total -= o.Len()
+	}
+	if total > maxPassMemoAllocs {
+		return
 	}
 	p.m[nsJob{namespace, jobID}] = m
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"reflect"
 	"sync"
 	"testing"
@@ -81,4 +82,33 @@ func TestRolloutPassesFromMemoMatchFull(t *testing.T) {
 		t.Fatalf("%d of %d passes from the memo, want most", fromMemo, passes)
 	}
 	t.Logf("%d passes, %d from the memo", passes, fromMemo)
+}
+
+// TestPassMemosBounded checks that the leader keeps memos of rolling jobs
+// only, within its bounds.
+func TestPassMemosBounded(t *testing.T) {
+	var p passMemos
+	if m := p.take("default", "a"); m == nil || m.Active() {
+		t.Fatalf("take of an unknown job: %v, want a new empty memo", m)
+	}
+	p.put("default", "a", &scheduler.Memo{})
+	if len(p.m) != 0 {
+		t.Fatalf("an inactive memo was kept")
+	}
+	// Memos of rolling jobs (a running deployment of the job's version):
+	// at most maxPassMemos of them.
+	for i := range maxPassMemos + 6 {
+		job := testJob(fmt.Sprint("job-", i), 1, 100)
+		d := &structs.Deployment{ID: fmt.Sprint("d-", i), JobID: job.ID, Status: structs.DeploymentStatusRunning,
+			TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 1}}}
+		m := p.take("default", job.ID)
+		scheduler.ReconcileMemo(scheduler.Input{Job: job, Deployment: d, IDs: func() string { return "x" }}, m)
+		if !m.Active() {
+			t.Fatalf("job %d: the memo of a rolling job is not active", i)
+		}
+		p.put("default", job.ID, m)
+	}
+	if len(p.m) != maxPassMemos {
+		t.Fatalf("%d memos kept, want %d", len(p.m), maxPassMemos)
+	}
 }
