@@ -3,6 +3,7 @@ package scheduler
 import (
 	"cmp"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -752,6 +753,58 @@ func (r *reconciler) pickZonesMemo(tg *structs.TaskGroup, t *groupTally, limit i
 		for _, name := range extra {
 			take(name, 0, len(t.zones[name].destructive.list))
 		}
+	}
+	return out
+}
+
+// AllocsWith returns the allocs the memo was last updated with, in their
+// (ID) order, less those whose ID is in drop, plus add (allocs of the
+// job, each with its ID in drop when it replaces one): what the job's
+// allocs are now when drop names every alloc written since. It reads the
+// IDs of only the allocs around each change.
+func (m *Memo) AllocsWith(drop []string, add []*structs.Allocation) []*structs.Allocation {
+	at := func(id string) int {
+		return sort.Search(len(m.entries), func(i int) bool { return m.entries[i].a.ID >= id })
+	}
+	gone := make([]int, 0, len(drop))
+	for _, id := range drop {
+		if i := at(id); i < len(m.entries) && m.entries[i].a.ID == id {
+			gone = append(gone, i)
+		}
+	}
+	slices.Sort(gone)
+	type insert struct {
+		pos int
+		a   *structs.Allocation
+	}
+	ins := make([]insert, 0, len(add))
+	for _, a := range add {
+		if a != nil {
+			ins = append(ins, insert{at(a.ID), a})
+		}
+	}
+	slices.SortFunc(ins, func(x, y insert) int {
+		if c := cmp.Compare(x.pos, y.pos); c != 0 {
+			return c
+		}
+		return strings.Compare(x.a.ID, y.a.ID)
+	})
+	out := make([]*structs.Allocation, 0, len(m.entries)+len(ins))
+	g, k := 0, 0
+	for i, e := range m.entries {
+		for ; k < len(ins) && ins[k].pos == i; k++ {
+			out = append(out, ins[k].a)
+		}
+		if g < len(gone) && gone[g] == i {
+			for g < len(gone) && gone[g] == i {
+				g++
+			}
+			continue
+		}
+		out = append(out, e.a)
+	}
+	for ; k < len(ins); k++ {
+		out = append(out, ins[k].a)
 	}
 	return out
 }

@@ -422,3 +422,53 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// TestMemoAllocsWith checks the job's allocs rebuilt from a memo and the
+// allocs written since against the list read in full: random IDs, some
+// changed, some gone, some new.
+func TestMemoAllocsWith(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 48))
+	job := baseJob()
+	job.TaskGroups[0].Count = 50
+	d := &structs.Deployment{ID: "d", JobID: job.ID, JobVersion: job.Version, JobCreateIndex: job.CreateIndex,
+		Status: structs.DeploymentStatusRunning, TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 50}}}
+	byID := func(a, b *structs.Allocation) int { return strings.Compare(a.ID, b.ID) }
+	for round := range 200 {
+		var allocs []*structs.Allocation
+		for i := range r.IntN(50) {
+			allocs = append(allocs, &structs.Allocation{ID: fmt.Sprintf("%08x", r.Uint32()), Name: structs.AllocName(job.ID, "web", i),
+				JobID: job.ID, Job: job, TaskGroup: "web", NodeID: "n0", DesiredStatus: structs.AllocDesiredStatusRun,
+				ClientStatus: structs.AllocClientStatusRunning})
+		}
+		slices.SortFunc(allocs, byID)
+		allocs = slices.CompactFunc(allocs, func(a, b *structs.Allocation) bool { return a.ID == b.ID })
+		m := &Memo{}
+		ReconcileMemo(Input{Job: job, Allocs: allocs, Deployment: d, Nodes: []*structs.Node{testNode("n0", "ready")},
+			IDs: func() string { return "x" }}, m)
+		// The writes since: changes, deletes and new allocs.
+		var drop []string
+		var add, now []*structs.Allocation
+		for _, a := range allocs {
+			switch r.IntN(6) {
+			case 0:
+				drop = append(drop, a.ID) // gone
+			case 1:
+				c := a.Copy()
+				drop, add, now = append(drop, a.ID), append(add, c), append(now, c)
+			default:
+				now = append(now, a)
+			}
+		}
+		for range r.IntN(4) {
+			a := &structs.Allocation{ID: fmt.Sprintf("%08x", r.Uint32()), JobID: job.ID, TaskGroup: "web"}
+			if slices.ContainsFunc(now, func(b *structs.Allocation) bool { return b.ID == a.ID }) {
+				continue
+			}
+			drop, add, now = append(drop, a.ID), append(add, a), append(now, a)
+		}
+		slices.SortFunc(now, byID)
+		if got := m.AllocsWith(drop, add); !slices.Equal(got, now) {
+			t.Fatalf("round %d: got %d allocs, want %d", round, len(got), len(now))
+		}
+	}
+}

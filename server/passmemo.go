@@ -3,8 +3,11 @@ package server
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/droverhq/drover/scheduler"
+	"github.com/droverhq/drover/state"
+	"github.com/droverhq/drover/structs"
 )
 
 // maxPassMemos and maxPassMemoAllocs bound the memos the leader keeps: a
@@ -26,13 +29,25 @@ const (
 // for its pass and puts it back after.
 type passMemos struct {
 	mu sync.Mutex
-	m  map[nsJob]*scheduler.Memo
+	m  map[nsJob]*jobMemo
+	// incremental counts the passes that read only the allocs written
+	// since the job's last pass (tests).
+	incremental atomic.Int64
+}
+
+// jobMemo is a job's memo with the store and the index of the snapshot
+// its last pass read: the next pass reads only the job's allocs that store
+// wrote since (state.Store.AllocWritesSince).
+type jobMemo struct {
+	*scheduler.Memo
+	store *state.Store
+	index uint64
 }
 
 type nsJob struct{ namespace, id string }
 
 // take removes and returns the job's memo, or a new empty one.
-func (p *passMemos) take(namespace, jobID string) *scheduler.Memo {
+func (p *passMemos) take(namespace, jobID string) *jobMemo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := nsJob{namespace, jobID}
@@ -40,19 +55,19 @@ func (p *passMemos) take(namespace, jobID string) *scheduler.Memo {
 		delete(p.m, k)
 		return m
 	}
-	return &scheduler.Memo{}
+	return &jobMemo{Memo: &scheduler.Memo{}}
 }
 
 // put keeps the job's memo for its next pass when the job is rolling
 // out; at the bound, another job's memo is dropped.
-func (p *passMemos) put(namespace, jobID string, m *scheduler.Memo) {
+func (p *passMemos) put(namespace, jobID string, m *jobMemo) {
 	if !m.Active() {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
-		p.m = map[nsJob]*scheduler.Memo{}
+		p.m = map[nsJob]*jobMemo{}
 	}
 	total := m.Len()
 	for _, o := range p.m {
@@ -74,10 +89,15 @@ func (p *passMemos) put(namespace, jobID string, m *scheduler.Memo) {
 // reconcileMemo is the pass's reconciliation from the job's memo. With
 // the memoPlans hook set (tests), the full pass also runs on the same
 // input, given the IDs the memo's pass minted, and the hook sees both
-// plans.
-func (l *Leader) reconcileMemo(in scheduler.Input, memo *scheduler.Memo) *scheduler.Plan {
+// plans; it sees two nil plans when the allocs read from the memo are
+// not the job index's.
+func (l *Leader) reconcileMemo(snap *state.Snapshot, namespace string, in scheduler.Input, memo *scheduler.Memo) *scheduler.Plan {
 	if l.memoPlans == nil {
 		return scheduler.ReconcileMemo(in, memo)
+	}
+	if want, err := jobAllocs(snap, namespace, in.JobID); err == nil && !slices.Equal(want, in.Allocs) {
+		// The allocs read from the memo must be the job index's.
+		l.memoPlans(nil, nil, false)
 	}
 	var minted []string
 	ids := in.IDs
@@ -99,4 +119,34 @@ func (l *Leader) reconcileMemo(in scheduler.Input, memo *scheduler.Memo) *schedu
 	}
 	l.memoPlans(plan, scheduler.Reconcile(in), memo.Passes() > before)
 	return plan
+}
+
+// allocs reads the job's live allocations from snap, taken from st:
+// when the job's memo was last updated from a snapshot of st, as the
+// memo's allocs with those st wrote since replaced (read by ID), else in
+// full through the job index (jobAllocs). A big rollout's pass then reads
+// the few allocs its batch changed, not the job's 10,000.
+func (p *passMemos) allocs(st *state.Store, snap *state.Snapshot, jm *jobMemo, namespace, jobID string) ([]*structs.Allocation, error) {
+	if jm == nil || jm.store != st || !jm.Active() || jm.index == 0 {
+		return jobAllocs(snap, namespace, jobID)
+	}
+	ids, ok := st.AllocWritesSince(namespace, jobID, jm.index)
+	if !ok || len(ids) > jm.Len()/4 {
+		return jobAllocs(snap, namespace, jobID)
+	}
+	add := make([]*structs.Allocation, 0, len(ids))
+	for _, id := range ids {
+		a, err := snap.AllocByID(id)
+		if err != nil {
+			return nil, err
+		}
+		// As the job index's live entries: the job's, not stopped or
+		// evicted by the servers.
+		if a != nil && a.Namespace == namespace && a.JobID == jobID &&
+			a.DesiredStatus != structs.AllocDesiredStatusStop && a.DesiredStatus != structs.AllocDesiredStatusEvict {
+			add = append(add, a)
+		}
+	}
+	p.incremental.Add(1)
+	return jm.AllocsWith(ids, add), nil
 }

@@ -14,7 +14,9 @@ import (
 // TestRolloutPassesFromMemoMatchFull rolls a job out through the leader's
 // workers, health reports arriving in batches of varied size, and checks
 // every pass's plan from the job's memo against the full pass's plan of
-// the same input: equal, and most of the rollout's passes from the memo.
+// the same input: equal, and most of the rollout's passes from the memo,
+// most of those reading only the allocs written since the job's last pass
+// (the hook also checks that those are the job index's allocs).
 func TestRolloutPassesFromMemoMatchFull(t *testing.T) {
 	h := newHarness(t)
 	var mu sync.Mutex
@@ -23,6 +25,10 @@ func TestRolloutPassesFromMemoMatchFull(t *testing.T) {
 	h.leader.memoPlans = func(memo, full *scheduler.Plan, plain bool) {
 		mu.Lock()
 		defer mu.Unlock()
+		if memo == nil && full == nil && mismatch == "" {
+			mismatch = "the allocs read from the memo are not the job index's"
+			return
+		}
 		passes++
 		if plain {
 			fromMemo++
@@ -81,7 +87,11 @@ func TestRolloutPassesFromMemoMatchFull(t *testing.T) {
 	if fromMemo < passes/2 {
 		t.Fatalf("%d of %d passes from the memo, want most", fromMemo, passes)
 	}
-	t.Logf("%d passes, %d from the memo", passes, fromMemo)
+	read := h.leader.memos.incremental.Load()
+	if read < int64(fromMemo)/2 {
+		t.Fatalf("%d passes read only the allocs written since the job's last pass, of %d from the memo", read, fromMemo)
+	}
+	t.Logf("%d passes, %d from the memo, %d reading only the allocs written since", passes, fromMemo, read)
 }
 
 // TestPassMemosBounded checks that the leader keeps memos of rolling jobs
@@ -91,7 +101,7 @@ func TestPassMemosBounded(t *testing.T) {
 	if m := p.take("default", "a"); m == nil || m.Active() {
 		t.Fatalf("take of an unknown job: %v, want a new empty memo", m)
 	}
-	p.put("default", "a", &scheduler.Memo{})
+	p.put("default", "a", &jobMemo{Memo: &scheduler.Memo{}})
 	if len(p.m) != 0 {
 		t.Fatalf("an inactive memo was kept")
 	}
@@ -102,7 +112,7 @@ func TestPassMemosBounded(t *testing.T) {
 		d := &structs.Deployment{ID: fmt.Sprint("d-", i), JobID: job.ID, Status: structs.DeploymentStatusRunning,
 			TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 1}}}
 		m := p.take("default", job.ID)
-		scheduler.ReconcileMemo(scheduler.Input{Job: job, Deployment: d, IDs: func() string { return "x" }}, m)
+		scheduler.ReconcileMemo(scheduler.Input{Job: job, Deployment: d, IDs: func() string { return "x" }}, m.Memo)
 		if !m.Active() {
 			t.Fatalf("job %d: the memo of a rolling job is not active", i)
 		}

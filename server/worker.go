@@ -96,23 +96,28 @@ func (l *Leader) process(t *term, eval *structs.Evaluation) error {
 
 // plan makes one attempt against a fresh snapshot.
 func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, planResult, error) {
-	snap := l.store().Snapshot()
+	st := l.store()
+	snap := st.Snapshot()
 	var p pass
 	var err error
 	if p.snapIndex, err = snap.LatestIndex(); err != nil {
 		return p, planResult{}, err
 	}
-	in, err := l.input(snap, eval)
+	// The job's memo makes the pass cost what changed since its last
+	// one: it reads the allocs written since, and the plan is the full
+	// pass's (scheduler.ReconcileMemo).
+	ns := namespaceOf(eval)
+	memo := l.memos.take(ns, eval.JobID)
+	in, err := l.input(snap, eval, func() ([]*structs.Allocation, error) {
+		return l.memos.allocs(st, snap, memo, ns, eval.JobID)
+	})
 	if err != nil {
 		return p, planResult{}, err
 	}
 	p.job = in.Job
 	scheduled := time.Now()
-	// The job's memo makes the pass cost what changed since its last
-	// one; the plan is the full pass's (scheduler.ReconcileMemo).
-	ns := namespaceOf(eval)
-	memo := l.memos.take(ns, eval.JobID)
-	plan := l.reconcileMemo(in, memo)
+	plan := l.reconcileMemo(snap, ns, in, memo.Memo)
+	memo.store, memo.index = st, p.snapIndex
 	l.memos.put(ns, eval.JobID, memo)
 	if len(plan.Place) > 0 && in.Job != nil {
 		// The placer reads a node's allocs from the same snapshot only
@@ -150,7 +155,10 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 // latest deployment, the nodes and the job's allocations. The rest of the
 // cluster's allocations are left to the placer, which reads them node by
 // node as it needs them.
-func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (scheduler.Input, error) {
+//
+// readAllocs, when set, reads the job's live allocations in ID order in
+// place of the job index (passMemos.allocs).
+func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation, readAllocs func() ([]*structs.Allocation, error)) (scheduler.Input, error) {
 	ns := namespaceOf(eval)
 	in := scheduler.Input{JobID: eval.JobID, Now: l.clock.Now(), IDs: l.newID, EvalID: eval.ID, EvalPriority: eval.Priority}
 	var err error
@@ -163,7 +171,10 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation) (schedule
 	if in.Nodes, err = snap.Nodes(); err != nil {
 		return in, err
 	}
-	if in.Allocs, err = jobAllocs(snap, ns, eval.JobID); err != nil {
+	if readAllocs == nil {
+		readAllocs = func() ([]*structs.Allocation, error) { return jobAllocs(snap, ns, eval.JobID) }
+	}
+	if in.Allocs, err = readAllocs(); err != nil {
 		return in, err
 	}
 	if in.Job != nil && !scheduler.RanVersion(in.Allocs, in.Job) {

@@ -159,6 +159,7 @@ func (t *WriteTxn) putAlloc(old, a *structs.Allocation) error {
 		return fmt.Errorf("state: insert into %s: %w", TableAllocs, err)
 	}
 	t.tables[TableAllocs] = true
+	t.noteAllocWrite(a)
 	t.countShares(old, a)
 	t.countAllocSummary(old, a)
 	t.markNodeAllocs(old, a)
@@ -172,6 +173,7 @@ func (t *WriteTxn) deleteAlloc(a *structs.Allocation) error {
 	if err := t.delete(TableAllocs, a); err != nil {
 		return err
 	}
+	t.noteAllocWrite(a)
 	t.countShares(a, nil)
 	t.countAllocSummary(a, nil)
 	t.markNodeAllocs(a, nil)

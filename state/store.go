@@ -36,6 +36,10 @@ type Store struct {
 
 	// trackedVersions is server.job_tracked_versions (0: the default).
 	trackedVersions atomic.Int64
+
+	// writes notes the allocs each transaction writes, per job
+	// (alloc_writes.go).
+	writes allocWrites
 }
 
 // New returns an empty store: nothing but the "default" namespace
@@ -101,6 +105,11 @@ type WriteTxn struct {
 	// recomputes, each with whether it may have some already; see
 	// state_services.go.
 	svcAllocs map[string]bool
+
+	// store and allocWrites: the allocs written, noted in the store at
+	// Commit (alloc_writes.go).
+	store       *Store
+	allocWrites []*structs.Allocation
 }
 
 // sharedValues are the values a transaction's allocations share; the
@@ -118,7 +127,7 @@ func (s *Store) WriteTxn(index uint64) *WriteTxn {
 	return &WriteTxn{
 		txn: s.db.Txn(true), index: index,
 		tables: map[string]bool{}, jobs: map[jobKey]bool{},
-		strs: s.strs,
+		strs: s.strs, store: s,
 	}
 }
 
@@ -188,6 +197,7 @@ func (t *WriteTxn) Commit() error {
 			return fmt.Errorf("state: index table: %w", err)
 		}
 	}
+	t.flushAllocWrites()
 	t.done = true
 	t.txn.Commit()
 	return nil
