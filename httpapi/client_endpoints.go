@@ -327,38 +327,58 @@ func (s *Server) nodeAllocsIndex(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	id := r.PathValue("id")
-	// The query watches the node's entry of the servers' changes (see
-	// state.Snapshot.NodeAllocsIndex), not its allocations, so that the
-	// node's own reports do not wake it: the answer only changes with
-	// the servers' changes. It reads the allocations (unwatched) when
-	// that entry moved since its last run.
+	watch := nodeAllocsWatch{id: r.PathValue("id")}
 	var last *NodeAllocsIndexResponse
-	var lastEntry uint64
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		entry, err := snap.NodeAllocsIndex(id)
+		allocs, idx, unchanged, err := watch.read(snap)
 		if err != nil {
 			return nil, 0, err
 		}
-		if last != nil && entry != 0 && entry == lastEntry {
+		if unchanged {
 			return last, last.Index, nil
 		}
-		read := snap
-		if entry != 0 {
-			read = snap.WithWatch(nil)
-		}
-		allocs, idx, err := nodeAllocs(read, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		idx = max(idx, entry)
 		out := &NodeAllocsIndexResponse{Allocs: make(map[string]uint64, len(allocs)), Index: idx}
 		for _, a := range allocs {
 			out.Allocs[a.ID] = allocIndex(a)
 		}
-		last, lastEntry = out, entry
+		last = out
 		return out, idx, nil
 	})
+}
+
+// nodeAllocsWatch reads a node's allocations for its client's blocking
+// query. The query watches the node's entry of the servers' changes (see
+// state.Snapshot.NodeAllocsIndex), not its allocations, so that the node's
+// own reports do not wake it: the answer only changes with the servers'
+// changes. It reads the allocations (unwatched) when that entry moved
+// since its last read.
+type nodeAllocsWatch struct {
+	id        string
+	read1     bool
+	lastEntry uint64
+}
+
+// read returns the node's allocations and the answer's index, or
+// unchanged when the node's entry has not moved since the last read (whose
+// answer then stands).
+func (w *nodeAllocsWatch) read(snap *state.Snapshot) (allocs []*structs.Allocation, idx uint64, unchanged bool, err error) {
+	entry, err := snap.NodeAllocsIndex(w.id)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if w.read1 && entry != 0 && entry == w.lastEntry {
+		return nil, 0, true, nil
+	}
+	read := snap
+	if entry != 0 {
+		read = snap.WithWatch(nil)
+	}
+	allocs, idx, err = nodeAllocs(read, w.id)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	w.read1, w.lastEntry = true, entry
+	return allocs, max(idx, entry), false, nil
 }
 
 // allocsGet answers the named allocations with their jobs, sorted by ID,
@@ -420,28 +440,16 @@ func (s *Server) nodeAllocsSync(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	held := heldIndex(req.HeldJobs)
-	id := r.PathValue("id")
-	// As nodeAllocsIndex: the query watches the node's entry of the
-	// servers' changes, so that the node's own reports do not wake it.
+	watch := nodeAllocsWatch{id: r.PathValue("id")}
 	var last *AllocsSyncResponse
-	var lastEntry uint64
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		entry, err := snap.NodeAllocsIndex(id)
+		allocs, idx, unchanged, err := watch.read(snap)
 		if err != nil {
 			return nil, 0, err
 		}
-		if last != nil && entry != 0 && entry == lastEntry {
+		if unchanged {
 			return last, last.Index, nil
 		}
-		read := snap
-		if entry != 0 {
-			read = snap.WithWatch(nil)
-		}
-		allocs, idx, err := nodeAllocs(read, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		idx = max(idx, entry)
 		out := &AllocsSyncResponse{Index: idx}
 		var known structs.AllocsDigest
 		for _, a := range allocs {
@@ -471,7 +479,7 @@ func (s *Server) nodeAllocsSync(w http.ResponseWriter, r *http.Request) (any, er
 			out.Changed = append(out.Changed, c)
 		}
 		sort.Slice(out.Changed, func(a, b int) bool { return out.Changed[a].ID < out.Changed[b].ID })
-		last, lastEntry = out, entry
+		last = out
 		return out, idx, nil
 	})
 }
