@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,27 +82,7 @@ func TestFederationTwoRegionsForwardAndSurvive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two agent processes")
 	}
-	east := startRegionDevAgent(t, "east", "", "")
-	west := startRegionDevAgent(t, "west", "", "")
-	east.waitNodeReady(1)
-	west.waitNodeReady(1)
-
-	out, err := east.cli(t, "server", "join", west.httpAddr)
-	if err != nil || !strings.Contains(out, "Joined 1 servers successfully") {
-		t.Fatalf("server join: %v\n%s", err, out)
-	}
-	for _, p := range []*agentProc{east, west} {
-		eventually(t, 15*time.Second, p.name+" listing both regions", func() error {
-			got, err := regionsOf(t, p.client())
-			if err != nil {
-				return err
-			}
-			if !slices.Equal(got, []string{"east", "west"}) {
-				return fmt.Errorf("regions %v", got)
-			}
-			return nil
-		})
-	}
+	east, west := startFederatedPair(t)
 
 	// A job of region west, submitted through east.
 	job := parseJob(t, "testdata/echo.hcl")
@@ -136,7 +115,7 @@ func TestFederationTwoRegionsForwardAndSurvive(t *testing.T) {
 	}
 
 	// The CLI's -region, through east's address.
-	out, err = east.cli(t, "job", "status", "-region", "west", job.ID)
+	out, err := east.cli(t, "job", "status", "-region", "west", job.ID)
 	if err != nil || !strings.Contains(out, "fed-west") || !strings.Contains(out, "running") {
 		t.Fatalf("job status -region west through east: %v\n%s", err, out)
 	}

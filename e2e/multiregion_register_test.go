@@ -80,25 +80,7 @@ func TestMultiregionJobRegisteredInEveryRegion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two agent processes")
 	}
-	east := startRegionDevAgent(t, "east", "", "")
-	west := startRegionDevAgent(t, "west", "", "")
-	east.waitNodeReady(1)
-	west.waitNodeReady(1)
-	if out, err := east.cli(t, "server", "join", west.httpAddr); err != nil || !strings.Contains(out, "Joined 1 servers successfully") {
-		t.Fatalf("server join: %v\n%s", err, out)
-	}
-	for _, p := range []*agentProc{east, west} {
-		eventually(t, 15*time.Second, p.name+" listing both regions", func() error {
-			got, err := regionsOf(t, p.client())
-			if err != nil {
-				return err
-			}
-			if !slices.Equal(got, []string{"east", "west"}) {
-				return fmt.Errorf("regions %v", got)
-			}
-			return nil
-		})
-	}
+	east, west := startFederatedPair(t)
 	ec, wc := east.client(), west.client()
 	dir := t.TempDir()
 	file := func(name, id, owner, first string) string {
