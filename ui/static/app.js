@@ -422,6 +422,10 @@ function jobsPage() {
 
 // ---- a job ----
 
+// REGIONS_EVERY is how often a multi-region job's page reads the other
+// regions' deployments (ms).
+const REGIONS_EVERY = 3000;
+
 function jobPage(id) {
   const ns = pageNamespace();
   const q = `namespace=${enc(ns)}`;
@@ -454,6 +458,30 @@ function jobPage(id) {
         h('td', null, (g.Tasks || []).map((t) => `${t.Name} (${t.Driver})`).join(', ')));
     }));
   };
+  // A multi-region job: each region's deployment of the job's version,
+  // read from that region (?region=, forwarded by the agent) in the order
+  // the regions roll, every few seconds; a region that does not answer
+  // shows as unreachable.
+  let regionsTimer = null;
+  let regionsSeq = 0;
+  const renderRegions = () => {
+    const regions = job?.Multiregion?.Regions || [];
+    $('job-regions-section').hidden = regions.length === 0;
+    if (!regions.length) return;
+    const seq = ++regionsSeq;
+    const version = job.Version;
+    Promise.all(regions.map((r) => get(`${base}/deployments?${q}&region=${enc(r.Name)}`)
+      .then(({data}) => ({r, d: (data || []).find((d) => d.JobVersion === version) || null}))
+      .catch((e) => ({r, err: e.message}))))
+      .then((rows) => {
+        if (seq !== regionsSeq) return;
+        fill($('job-regions'), rows.map(({r, d, err}, i) => h('tr', {'data-region': r.Name},
+          h('td', null, r.Name), h('td', null, String(i + 1)), h('td', null, String(r.Count)),
+          h('td', null, d ? depLink(d.ID) : err ? h('span', {class: 'error'}, 'unreachable') : '—'),
+          h('td', {'data-k': 'status'}, d ? badge(d.Status) : ''),
+          h('td', null, d ? d.StatusDescription : err || 'No deployment of this version yet.'))));
+      });
+  };
   watch(`${base}?${q}`, (j) => {
     job = j;
     document.title = `Job ${j.ID} · drover`;
@@ -465,6 +493,10 @@ function jobPage(id) {
       ['Submitted', fmtTime(j.SubmitTime)],
     ]);
     renderGroups();
+    if (j.Multiregion?.Regions?.length && !regionsTimer) {
+      renderRegions();
+      regionsTimer = setInterval(renderRegions, REGIONS_EVERY);
+    }
     if (j.JobModifyIndex !== versionsIndex) {
       versionsIndex = j.JobModifyIndex;
       get(`${base}/versions?diffs=true&${q}`).then(({data}) => renderVersions(data)).catch((e) => {
