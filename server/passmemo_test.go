@@ -66,11 +66,25 @@ func TestRolloutPassesFromMemoMatchFull(t *testing.T) {
 		if d := deploymentOf(snap, "web", 1); d != nil && d.Status == structs.DeploymentStatusSuccessful {
 			break
 		}
-		var waiting []*structs.Allocation
-		for _, a := range byVersion(allocsOf(snap, "web"), 1) {
-			if !a.IsHealthy() {
-				waiting = append(waiting, a)
+		unhealthy := func(s *state.Snapshot) []*structs.Allocation {
+			var out []*structs.Allocation
+			for _, a := range byVersion(allocsOf(s, "web"), 1) {
+				if !a.IsHealthy() {
+					out = append(out, a)
+				}
 			}
+			return out
+		}
+		waiting := unhealthy(snap)
+		if len(waiting) == 0 {
+			// Every placed alloc is healthy: what comes next is the
+			// deployment watcher's (its own goroutine), which idle does
+			// not wait for — the success, or the pass of the next batch.
+			h.waitFor("the watcher's next step", func(s *state.Snapshot) bool {
+				d := deploymentOf(s, "web", 1)
+				return d != nil && d.Status == structs.DeploymentStatusSuccessful || len(unhealthy(s)) > 0
+			})
+			continue
 		}
 		// Reports come in batches of one to three.
 		if n := 1 + step%3; len(waiting) > n {
