@@ -56,6 +56,8 @@ type Agent struct {
 	networks *network.Manager
 	// identity is the node's identity (node_identity.go).
 	identity *identityKeeper
+	// jobJSON keeps the encodings of the jobs saveAlloc wrote last.
+	jobJSON jobEncodings
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -212,7 +212,7 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 	if save {
 		// A restart's alloc is saved once its tasks restarted: a client
 		// that stops before then finds the request again on restore.
-		if err := saveAlloc(e.dir, alloc); err != nil {
+		if err := saveAlloc(e.dir, alloc, &e.a.jobJSON); err != nil {
 			e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
 		}
 		if prev.JobVersion() != alloc.JobVersion() {
@@ -241,7 +241,7 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 				// Dropped by the servers meanwhile: its directory goes.
 				return
 			}
-			if err := saveAlloc(e.dir, cur); err != nil {
+			if err := saveAlloc(e.dir, cur, &e.a.jobJSON); err != nil {
 				e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
 			}
 			if track && !killed && cur.DeploymentID == alloc.DeploymentID {

@@ -69,7 +69,7 @@ func TestConfigNeedsDataDirAndServers(t *testing.T) {
 func TestLoadAllocsSkipsWhatItCannotRead(t *testing.T) {
 	data := t.TempDir()
 	good := serviceAlloc("good", "n", "", 0)
-	if err := saveAlloc(allocrunner.NewAllocDir(data, "good"), good); err != nil {
+	if err := saveAlloc(allocrunner.NewAllocDir(data, "good"), good, nil); err != nil {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(data, "alloc", "bad")
@@ -80,7 +80,7 @@ func TestLoadAllocsSkipsWhatItCannotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An alloc file in another alloc's directory is not trusted either.
-	if err := saveAlloc(allocrunner.AllocDir{Root: filepath.Join(data, "alloc", "elsewhere")}, good); err != nil {
+	if err := saveAlloc(allocrunner.AllocDir{Root: filepath.Join(data, "alloc", "elsewhere")}, good, nil); err != nil {
 		t.Fatal(err)
 	}
 	saved, err := loadAllocs(data)

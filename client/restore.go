@@ -26,12 +26,22 @@ import (
 // allocFile is the agent's copy of the allocation in its directory.
 const allocFile = "alloc.json"
 
-// saveAlloc writes alloc (with its job) into its directory, atomically.
-func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation) error {
+// saveAlloc writes alloc (with its job) into its directory, atomically;
+// the job's encoding comes from jobs (nil: encoded here).
+func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation, jobs *jobEncodings) error {
+	job, err := jobs.encode(alloc.Job)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir.Root, ".alloc-*")
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new allocation's first save makes its directory.
-		if err := os.MkdirAll(dir.Root, 0o755); err != nil {
+		// One mkdir; the data dir's alloc directory only when missing.
+		err = os.Mkdir(dir.Root, 0o755)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = os.MkdirAll(dir.Root, 0o755)
+		}
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 		tmp, err = os.CreateTemp(dir.Root, ".alloc-*")
@@ -41,7 +51,7 @@ func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation) error {
 	}
 	// Encoded straight into the file: an Encoder's buffer is pooled,
 	// where Marshal returns a copy of its own.
-	err = json.NewEncoder(tmp).Encode(alloc)
+	err = json.NewEncoder(tmp).Encode(allocFileJSON{Allocation: alloc, Job: job})
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -83,4 +84,64 @@ func BenchmarkRunningMockAllocMemory(b *testing.B) {
 	}
 	b.ReportMetric(perAlloc, "heap-bytes/alloc")
 	b.ReportMetric(goroutines, "goroutines/alloc")
+}
+
+// BenchmarkSaveState measures one write of the state file of a running
+// single-task mock allocation (its handle, its task's events): the write
+// each task start and each task death makes.
+func BenchmarkSaveState(b *testing.B) {
+	p := runningState(b)
+	path := filepath.Join(b.TempDir(), "state.json")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := saveState(path, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadState measures reading that state file back, as a
+// restarted client does for each allocation.
+func BenchmarkLoadState(b *testing.B) {
+	p := runningState(b)
+	path := filepath.Join(b.TempDir(), "state.json")
+	if err := saveState(path, p); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := loadState(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// runningState runs a single-task mock allocation until its task runs and
+// returns the state its runner saved then.
+func runningState(b *testing.B) *persisted {
+	b.Helper()
+	d := mock.New(mock.Options{})
+	alloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
+	running := make(chan struct{}, 1)
+	ar, err := New(Config{Alloc: alloc, DataDir: b.TempDir(), Drivers: map[string]drivers.Driver{"mock": d},
+		OnUpdate: func(u Update) {
+			if u.ClientStatus == structs.AllocClientStatusRunning {
+				select {
+				case running <- struct{}{}:
+				default:
+				}
+			}
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ar.Run()
+	<-running
+	p, err := loadState(ar.dir.StatePath())
+	ar.Kill()
+	<-ar.Done()
+	if err != nil || len(p.Tasks) != 1 || p.Tasks["web"].Handle == nil {
+		b.Fatalf("state of a running alloc: %+v, %v", p, err)
+	}
+	return p
 }

@@ -52,22 +52,41 @@ func (d AllocDir) StatePath() string { return filepath.Join(d.Root, "state.json"
 // Build creates the tree for the given tasks; existing directories are
 // kept as they are. Directories are made parent first with one mkdir
 // each (no MkdirAll, whose extra stat calls double the cost of setting up
-// many allocations at once).
+// many allocations at once); the data dir's alloc directory only when
+// the allocation's own is missing its parent.
 func (d AllocDir) Build(tasks []string) error {
-	dirs := []string{d.Root, d.SharedDir(), d.LogDir(), filepath.Join(d.SharedDir(), "data"), filepath.Join(d.SharedDir(), "tmp")}
+	sharedTmp := filepath.Join(d.SharedDir(), "tmp")
+	dirs := []string{d.SharedDir(), d.LogDir(), filepath.Join(d.SharedDir(), "data"), sharedTmp}
 	for _, t := range tasks {
 		if t == "" || t == "alloc" || filepath.Base(t) != t {
 			return fmt.Errorf("%w: task name %q cannot name a directory", ErrInvalidConfig, t)
 		}
 		dirs = append(dirs, d.TaskDir(t), d.TaskLocalDir(t), d.TaskSecretsDir(t), filepath.Join(d.TaskDir(t), "tmp"))
 	}
-	if err := os.MkdirAll(filepath.Dir(d.Root), 0o755); err != nil {
-		return err
-	}
-	for _, p := range dirs {
-		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	err := os.Mkdir(d.Root, 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(d.Root), 0o755); err != nil {
 			return err
 		}
+		err = os.Mkdir(d.Root, 0o755)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	made := 0 // of alloc/ and alloc/tmp, the ones made here
+	for _, p := range dirs {
+		err := os.Mkdir(p, 0o755)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		if err == nil && (p == d.SharedDir() || p == sharedTmp) {
+			made++
+		}
+	}
+	if made == 2 {
+		// Both made just now, before any task ran: nothing but this
+		// directory can be at alloc/tmp.
+		return os.Chmod(sharedTmp, 0o777|os.ModeSticky)
 	}
 	// alloc/tmp may be a task's since the allocation last ran (a client
 	// restart builds the tree again): through the root, a link it put

@@ -33,3 +33,39 @@ func TestBuildDoesNotChmodThroughALink(t *testing.T) {
 		t.Fatalf("the host directory's mode became %v", fi.Mode())
 	}
 }
+
+// TestBuildMakesSharedTmpSticky: alloc/tmp is world-writable and sticky
+// whether the tree is new (chmod straight on the directory just made),
+// built again, or built again after alloc/tmp went (through the root),
+// and a data dir without its alloc directory gets one.
+func TestBuildMakesSharedTmpSticky(t *testing.T) {
+	d := NewAllocDir(filepath.Join(t.TempDir(), "data"), "a1")
+	tmp := filepath.Join(d.SharedDir(), "tmp")
+	check := func(when string) {
+		t.Helper()
+		fi, err := os.Stat(tmp)
+		if err != nil || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSticky == 0 {
+			t.Fatalf("%s: alloc/tmp %v, %v", when, fi.Mode(), err)
+		}
+		for _, p := range []string{d.LogDir(), d.TaskLocalDir("web"), d.TaskSecretsDir("web"), filepath.Join(d.TaskDir("web"), "tmp")} {
+			if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+				t.Fatalf("%s: %s: %v", when, p, err)
+			}
+		}
+	}
+	if err := d.Build([]string{"web"}); err != nil {
+		t.Fatal(err)
+	}
+	check("new tree")
+	if err := d.Build([]string{"web"}); err != nil {
+		t.Fatal(err)
+	}
+	check("built again")
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Build([]string{"web"}); err != nil {
+		t.Fatal(err)
+	}
+	check("alloc/tmp made again")
+}

@@ -560,12 +560,18 @@ func (ar *AllocRunner) emit() {
 	defer ar.emitMu.Unlock()
 	ar.mu.Lock()
 	u := ar.snapshotLocked()
-	p := &persisted{Version: stateVersion, Tasks: make(map[string]*persistedTask, len(ar.states)), RunStartedAt: ar.runStart}
-	for name, st := range u.TaskStates {
-		p.Tasks[name] = &persistedTask{State: st, Handle: ar.handles[name]}
+	// Most events change nothing saved: the file's contents are built
+	// only for a write.
+	next, save := ar.needsSave(u.TaskStates, ar.handles)
+	var p *persisted
+	if save {
+		p = &persisted{Version: stateVersion, Tasks: make(map[string]*persistedTask, len(u.TaskStates)), RunStartedAt: ar.runStart}
+		for name, st := range u.TaskStates {
+			p.Tasks[name] = &persistedTask{State: st, Handle: ar.handles[name]}
+		}
 	}
 	ar.mu.Unlock()
-	if next, ok := ar.needsSave(p); ok {
+	if save {
 		if u.PersistErr = saveState(ar.dir.StatePath(), p); u.PersistErr == nil {
 			ar.saved = next
 		}
@@ -582,27 +588,28 @@ type savedTask struct {
 	handle   *drivers.TaskHandle
 }
 
-// needsSave reports whether p differs from the state file in what a
-// restarted client needs: a task's handle (to re-attach), its state
-// (running, dead: not to run a finished task again), its restarts. A
-// change of events alone is not written (a crash loses only events the
-// client already reported), nor is a state in which every task is still
-// pending without a handle (a restarted client starts such tasks anew,
-// as it would from that file). It returns what to remember as saved once
-// the write succeeded. Called with emitMu held.
-func (ar *AllocRunner) needsSave(p *persisted) (map[string]savedTask, bool) {
-	saved := func(t *persistedTask) savedTask {
-		st := savedTask{handle: t.Handle}
-		if t.State != nil {
-			st.state, st.failed, st.restarts = t.State.State, t.State.Failed, t.State.Restarts
+// needsSave reports whether the tasks' states and handles differ from
+// the state file in what a restarted client needs: a task's handle (to
+// re-attach), its state (running, dead: not to run a finished task
+// again), its restarts. A change of events alone is not written (a crash
+// loses only events the client already reported), nor is a state in
+// which every task is still pending without a handle (a restarted client
+// starts such tasks anew, as it would from that file). It returns what
+// to remember as saved once the write succeeded. Called with emitMu and
+// mu held.
+func (ar *AllocRunner) needsSave(states map[string]*structs.TaskState, handles map[string]*drivers.TaskHandle) (map[string]savedTask, bool) {
+	saved := func(name string) savedTask {
+		st := savedTask{handle: handles[name]}
+		if t := states[name]; t != nil {
+			st.state, st.failed, st.restarts = t.State, t.Failed, t.Restarts
 		}
 		return st
 	}
 	// Most events change nothing saved: tell so without building the
 	// next map (one per task event otherwise).
-	same, started := ar.saved != nil && len(ar.saved) == len(p.Tasks), false
-	for name, t := range p.Tasks {
-		st := saved(t)
+	same, started := ar.saved != nil && len(ar.saved) == len(states), false
+	for name := range states {
+		st := saved(name)
 		started = started || st.handle != nil || (st.state != "" && st.state != structs.TaskStatePending)
 		if same {
 			old, ok := ar.saved[name]
@@ -612,9 +619,9 @@ func (ar *AllocRunner) needsSave(p *persisted) (map[string]savedTask, bool) {
 	if (ar.saved == nil && !started) || same {
 		return nil, false
 	}
-	next := make(map[string]savedTask, len(p.Tasks))
-	for name, t := range p.Tasks {
-		next[name] = saved(t)
+	next := make(map[string]savedTask, len(states))
+	for name := range states {
+		next[name] = saved(name)
 	}
 	return next, true
 }

@@ -1,0 +1,89 @@
+package client
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/structs"
+)
+
+// TestSaveAllocWritesWhatItAlwaysWrote: alloc.json with the job's cached
+// encoding is the same JSON object as the allocation encoded whole (the
+// file earlier clients wrote and read), and reads back as the allocation.
+func TestSaveAllocWritesWhatItAlwaysWrote(t *testing.T) {
+	data := t.TempDir()
+	var jobs jobEncodings
+	a := serviceAlloc("a1", "n", "dep", 3)
+	a.Job.Meta = map[string]string{"owner": "<ops & co>"}
+	b := serviceAlloc("a2", "n", "dep", 3)
+	b.Job = a.Job // the allocations of a version share one copy
+	noJob := serviceAlloc("a3", "n", "", 0)
+	noJob.Job = nil
+	for _, alloc := range []*structs.Allocation{a, b, noJob} {
+		dir := allocrunner.NewAllocDir(data, alloc.ID)
+		if err := saveAlloc(dir, alloc, &jobs); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir.Root, allocFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(alloc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotObj, wantObj map[string]any
+		if err := json.Unmarshal(got, &gotObj); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(want, &wantObj); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotObj, wantObj) {
+			t.Fatalf("%s: alloc.json\n%s\nwant the same object as\n%s", alloc.ID, got, want)
+		}
+		var back structs.Allocation
+		if err := json.Unmarshal(got, &back); err != nil || back.ID != alloc.ID || (alloc.Job != nil) != (back.Job != nil) {
+			t.Fatalf("%s read back as %+v, %v", alloc.ID, back, err)
+		}
+		if alloc.Job != nil && back.Job.Meta["owner"] != "<ops & co>" {
+			t.Fatalf("job read back as %+v", back.Job)
+		}
+	}
+}
+
+// TestJobEncodingsByCopy: a job's encoding is reused for the same copy
+// only; another copy (even of the same version) is encoded again, and the
+// oldest entries give way.
+func TestJobEncodingsByCopy(t *testing.T) {
+	var jobs jobEncodings
+	j := serviceAlloc("a", "n", "", 1).Job
+	first, err := jobs.encode(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := jobs.encode(j)
+	if &first[0] != &again[0] {
+		t.Fatal("the same copy was encoded again")
+	}
+	other := serviceAlloc("a", "n", "", 1).Job
+	other.Meta = map[string]string{"changed": "yes"}
+	b, _ := jobs.encode(other)
+	var back structs.Job
+	if err := json.Unmarshal(b, &back); err != nil || back.Meta["changed"] != "yes" {
+		t.Fatalf("another copy got %s, %v", b, err)
+	}
+	for range jobEncodingsKept {
+		jobs.encode(serviceAlloc("x", "n", "", 2).Job)
+	}
+	if b, _ := jobs.encode(j); &b[0] == &first[0] {
+		t.Fatal("an entry outlived jobEncodingsKept newer ones")
+	}
+	if b, err := (*jobEncodings)(nil).encode(j); err != nil || string(b) != string(first) {
+		t.Fatalf("nil cache: %s, %v", b, err)
+	}
+}
