@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/mock"
 	"github.com/droverhq/drover/structs"
@@ -71,6 +72,28 @@ func BenchmarkPlaceToRunningReported(b *testing.B) {
 				<-done
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "allocs/s")
+		})
+	}
+}
+
+// BenchmarkSaveAlloc measures writing alloc.json for a new allocation of
+// a job version already saved (jobs: the agent's encodings) and with the
+// job encoded each time (no jobs).
+func BenchmarkSaveAlloc(b *testing.B) {
+	for _, cached := range []bool{true, false} {
+		b.Run(fmt.Sprintf("jobs=%v", cached), func(b *testing.B) {
+			var jobs *jobEncodings
+			if cached {
+				jobs = &jobEncodings{}
+			}
+			alloc := serviceAlloc("a", "n", "dep", 1)
+			dir := allocrunner.NewAllocDir(b.TempDir(), alloc.ID)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := saveAlloc(dir, alloc, jobs); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -29,10 +29,6 @@ const allocFile = "alloc.json"
 // saveAlloc writes alloc (with its job) into its directory, atomically;
 // the job's encoding comes from jobs (nil: encoded here).
 func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation, jobs *jobEncodings) error {
-	job, err := jobs.encode(alloc.Job)
-	if err != nil {
-		return err
-	}
 	tmp, err := os.CreateTemp(dir.Root, ".alloc-*")
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new allocation's first save makes its directory.
@@ -49,9 +45,7 @@ func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation, jobs *jobEnc
 	if err != nil {
 		return err
 	}
-	// Encoded straight into the file: an Encoder's buffer is pooled,
-	// where Marshal returns a copy of its own.
-	err = json.NewEncoder(tmp).Encode(allocFileJSON{Allocation: alloc, Job: job})
+	err = writeAllocFile(tmp, alloc, jobs)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
