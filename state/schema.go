@@ -162,6 +162,10 @@ func Schema() *memdb.DBSchema {
 		TableEvals: {Name: TableEvals, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),
 			"job": {Name: "job", AllowMissing: true, Indexer: jobEvalIndex()},
+			// modify orders them by their last write: the leader's feeder
+			// reads only those written since its last look
+			// (EvalsModifiedAfter).
+			"modify": {Name: "modify", Indexer: &memdb.UintFieldIndex{Field: "ModifyIndex"}},
 		}},
 		TableAllocs: {Name: TableAllocs, Indexes: map[string]*memdb.IndexSchema{
 			"id":   idIndex("ID"),

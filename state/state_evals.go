@@ -104,6 +104,22 @@ func (s *Snapshot) Evals() ([]*structs.Evaluation, error) {
 	return list[*structs.Evaluation](s, TableEvals, "id")
 }
 
+// EvalsModifiedAfter returns the evaluations written at an index above
+// index, in the order of their writes: what changed in the table since a
+// reader saw it at index, without reading the rest. Deleted evaluations
+// are not reported.
+func (s *Snapshot) EvalsModifiedAfter(index uint64) ([]*structs.Evaluation, error) {
+	it, err := s.txn.LowerBound(TableEvals, "modify", index+1)
+	if err != nil {
+		return nil, fmt.Errorf("state: evals lookup: %w", err)
+	}
+	var out []*structs.Evaluation
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		out = append(out, obj.(*structs.Evaluation))
+	}
+	return out, nil
+}
+
 // EvalsByJob returns the job's evaluations, by ID.
 func (s *Snapshot) EvalsByJob(namespace, jobID string) ([]*structs.Evaluation, error) {
 	out, err := list[*structs.Evaluation](s, TableEvals, "job", namespace, jobID)

@@ -33,6 +33,23 @@ func TestUpsertEvals(t *testing.T) {
 	if n := len(get[[]*structs.Evaluation](t)(snap.EvalsByIDPrefix(e2.ID[:5]))); n != 1 {
 		t.Fatalf("EvalsByIDPrefix = %d", n)
 	}
+	// Since index 3, only the eval rewritten at 4; since 2, both, in
+	// the order of their writes.
+	since := func(idx uint64) (ids []string) {
+		for _, e := range get[[]*structs.Evaluation](t)(snap.EvalsModifiedAfter(idx)) {
+			ids = append(ids, e.ID)
+		}
+		return ids
+	}
+	if got := since(3); len(got) != 1 || got[0] != e1.ID {
+		t.Fatalf("EvalsModifiedAfter(3) = %v, want [%s]", got, e1.ID)
+	}
+	if got := since(2); len(got) != 2 || got[0] != e2.ID || got[1] != e1.ID {
+		t.Fatalf("EvalsModifiedAfter(2) = %v, want [%s %s]", got, e2.ID, e1.ID)
+	}
+	if got := since(4); len(got) != 0 {
+		t.Fatalf("EvalsModifiedAfter(4) = %v, want none", got)
+	}
 	if get[uint64](t)(snap.Index(TableEvals)) != 4 {
 		t.Fatal("evals index not bumped")
 	}
