@@ -343,6 +343,10 @@ func TestReconcileMemoMatchesFull(t *testing.T) {
 			in.IDs = func() string { fullIDs++; return fmt.Sprintf("a%04d", fullIDs) }
 			full := Reconcile(in)
 			in.IDs = func() string { memoIDs++; return fmt.Sprintf("a%04d", memoIDs) }
+			if step%2 == 1 {
+				// As the leader's passes: the nodes from a NodeTable.
+				in.Table = NewNodeTable(in.Nodes)
+			}
 			before := m.plain
 			got := ReconcileMemo(in, m)
 			passes++

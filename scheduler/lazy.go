@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -47,8 +48,32 @@ func NewPlacerLazyJob(nodes []*structs.Node, namespace, jobID string, jobAllocs 
 	return newPlacerLazy(nodes, &nsJob{namespace, jobID}, jobAllocs, nodeAllocs, seed)
 }
 
+// NewPlacerLazyTable is NewPlacerLazyJob over a NodeTable's nodes: the
+// nodes' states are copied from the table rather than built, and the
+// nodes a job may use are the table's (see NodeTable). Every choice and
+// metric is NewPlacerLazyJob's over the table's nodes.
+func NewPlacerLazyTable(t *NodeTable, namespace, jobID string, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
+	return lazyFrom(newPlacerFromTable(t, seed), &nsJob{namespace, jobID}, jobAllocs, nodeAllocs)
+}
+
+// newPlacerFromTable is newPlacer over a table's nodes: one copy of its
+// states, its index shared.
+func newPlacerFromTable(t *NodeTable, seed uint64) *Placer {
+	p := newPlacer(nil, 0, seed)
+	p.table, p.byID = t, t.index
+	states := slices.Clone(t.base)
+	p.nodes = make([]*nodeState, len(states))
+	for i := range states {
+		p.nodes[i] = &states[i]
+	}
+	return p
+}
+
 func newPlacerLazy(nodes []*structs.Node, job *nsJob, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
-	p := newPlacer(nodes, 0, seed)
+	return lazyFrom(newPlacer(nodes, 0, seed), job, jobAllocs, nodeAllocs)
+}
+
+func lazyFrom(p *Placer, job *nsJob, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error)) *Placer {
 	p.load = nodeAllocs
 	p.jobAllocs = jobAllocs
 	if job != nil {

@@ -100,7 +100,7 @@ func (l *countingLoader) load(id string) ([]*structs.Allocation, error) {
 // at most once, and never one no placement could use.
 func TestLazyPlacerMatchesEager(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	placed, replaced, stopped, pinned, loadedSome := 0, 0, 0, 0, 0
+	placed, replaced, stopped, pinned, loadedSome, tabled := 0, 0, 0, 0, 0, 0
 	for i := 0; i < 3000; i++ {
 		w := randomCluster(r)
 		plan := Reconcile(w.in)
@@ -153,6 +153,24 @@ func TestLazyPlacerMatchesEager(t *testing.T) {
 		if a, b := usageSummary(eager), usageSummary(lazy); a != b {
 			t.Fatalf("case %d: usage differs\neager:\n%s\nlazy:\n%s\nplan:\n%s", i, a, b, plan)
 		}
+		if len(upFront) == len(w.in.Allocs) {
+			// A worker's pass over the leader's NodeTable: twice from one
+			// table, since a placer must leave the table as it was.
+			table := NewNodeTable(w.in.Nodes)
+			for k := 0; k < 2; k++ {
+				tl := newCountingLoader(w.byNode())
+				tp := NewPlacerLazyTable(table, w.in.Job.Namespace, w.in.Job.ID, upFront, tl.load, seed)
+				tp.Limit = limit
+				res := tp.Place(w.in.Job, plan, w.in.Now)
+				if a, b := placeSummary(want), placeSummary(res); a != b {
+					t.Fatalf("case %d: placements from a node table (placer %d) differ\neager:\n%s\ntable:\n%s\nplan:\n%s", i, k, a, b, plan)
+				}
+				if a, b := usageSummary(eager), usageSummary(tp); a != b {
+					t.Fatalf("case %d: usage from a node table (placer %d) differs\neager:\n%s\ntable:\n%s", i, k, a, b)
+				}
+				tabled++
+			}
+		}
 		placed += len(got.Allocs)
 		stopped += len(plan.Stop)
 		for _, pl := range plan.Place {
@@ -164,9 +182,9 @@ func TestLazyPlacerMatchesEager(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("placed %d, replacing %d, stopped %d, pinned %d; %d cases read only some nodes", placed, replaced, stopped, pinned, loadedSome)
+	t.Logf("placed %d, replacing %d, stopped %d, pinned %d; %d cases read only some nodes; %d placers from a node table", placed, replaced, stopped, pinned, loadedSome, tabled)
 	// The worlds must exercise what the comparison is for.
-	if placed == 0 || replaced == 0 || stopped == 0 || pinned == 0 || loadedSome == 0 {
+	if placed == 0 || replaced == 0 || stopped == 0 || pinned == 0 || loadedSome == 0 || tabled == 0 {
 		t.Fatalf("random worlds too tame: placed %d, replacing %d, stopped %d, pinned %d, partial reads %d",
 			placed, replaced, stopped, pinned, loadedSome)
 	}

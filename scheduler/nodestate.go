@@ -11,6 +11,10 @@ type nodeState struct {
 	node     *structs.Node
 	capacity structs.ComparableResources
 	used     structs.ComparableResources
+	// reserved are the node's reserved host ports, shared (read-only)
+	// by every placer's copy of a NodeTable's state; ports are those the
+	// counted allocs hold, made on the first.
+	reserved portSet
 	ports    portSet
 	minPort  int
 	maxPort  int
@@ -27,14 +31,15 @@ type nodeState struct {
 
 func newNodeState(n *structs.Node) *nodeState {
 	ns := &nodeState{
-		node: n, capacity: n.Capacity(), ports: portSet{},
+		node: n, capacity: n.Capacity(),
 		minPort: structs.DefaultMinDynamicPort, maxPort: structs.DefaultMaxDynamicPort,
 	}
 	if r := n.NodeResources; r != nil && r.MinDynamicPort > 0 && r.MaxDynamicPort >= r.MinDynamicPort {
 		ns.minPort, ns.maxPort = r.MinDynamicPort, r.MaxDynamicPort
 	}
-	if r := n.ReservedResources; r != nil {
-		parsePortSpec(r.Networks.ReservedHostPorts, ns.ports)
+	if r := n.ReservedResources; r != nil && r.Networks.ReservedHostPorts != "" {
+		ns.reserved = portSet{}
+		parsePortSpec(r.Networks.ReservedHostPorts, ns.reserved)
 	}
 	return ns
 }
@@ -64,8 +69,11 @@ func (ns *nodeState) add(a *structs.Allocation, sign int) {
 	if a.AllocatedResources != nil {
 		for _, p := range a.AllocatedResources.Shared.Ports {
 			if sign > 0 {
+				if ns.ports == nil {
+					ns.ports = portSet{}
+				}
 				ns.ports.take(p.Value)
-			} else {
+			} else if ns.ports != nil {
 				ns.ports.free(p.Value)
 			}
 		}
@@ -76,6 +84,10 @@ func (ns *nodeState) add(a *structs.Allocation, sign int) {
 	ns.jobs[jobKey(a.JobID)] += sign
 	ns.jobs[groupKey(a.JobID, a.TaskGroup)] += sign
 }
+
+// portTaken reports whether the node reserves host port p or a counted
+// alloc holds it.
+func (ns *nodeState) portTaken(p int) bool { return ns.reserved.has(p) || ns.ports.has(p) }
 
 // free returns what is left on the node.
 func (ns *nodeState) free() structs.ComparableResources {

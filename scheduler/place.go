@@ -1,9 +1,11 @@
 package scheduler
 
 import (
+	"maps"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/structs"
@@ -38,6 +40,8 @@ type Placer struct {
 	anyJobKnown bool
 	rng         *rand.Rand
 	cache       *constraintCache
+	// table, when the placer was built from one, holds the nodes' pools.
+	table *NodeTable
 	// Limit overrides the number of fitting nodes ranked per placement
 	// (default max(2, ceil(log2 n))).
 	Limit int
@@ -314,6 +318,12 @@ func (p *Placer) restore(id string) {
 // pool returns the indexes of ready nodes in the job's datacenters and
 // node pool, shuffled, and their count per datacenter.
 func (p *Placer) pool(job *structs.Job) ([]int, map[string]int) {
+	if p.table != nil {
+		nodes, avail := p.table.pool(job)
+		pool := slices.Clone(nodes)
+		p.rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+		return pool, maps.Clone(avail)
+	}
 	pool := make([]int, 0, len(p.nodes))
 	avail := map[string]int{}
 	for i, ns := range p.nodes {

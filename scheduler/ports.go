@@ -80,7 +80,7 @@ func assignPorts(nets []*structs.NetworkResource, ns *nodeState, rng *rand.Rand)
 			if p.Value <= 0 {
 				continue
 			}
-			if ns.ports.has(p.Value) || taken[p.Value] {
+			if ns.portTaken(p.Value) || taken[p.Value] {
 				return nil, nil, dimPortCollision
 			}
 			taken[p.Value] = true
@@ -95,13 +95,13 @@ func assignPorts(nets []*structs.NetworkResource, ns *nodeState, rng *rand.Rand)
 			port := 0
 			for try := 0; try < 20 && span > 0; try++ {
 				p := lo + rng.IntN(span)
-				if !ns.ports.has(p) && !taken[p] {
+				if !ns.portTaken(p) && !taken[p] {
 					port = p
 					break
 				}
 			}
 			for p := lo; port == 0 && p <= hi; p++ {
-				if !ns.ports.has(p) && !taken[p] {
+				if !ns.portTaken(p) && !taken[p] {
 					port = p
 				}
 			}

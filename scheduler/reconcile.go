@@ -32,6 +32,9 @@ type Input struct {
 	// Nodes are the cluster's nodes (ready, down, draining); an alloc whose
 	// node is missing or down is lost.
 	Nodes []*structs.Node
+	// Table, when set, is a NodeTable built from Nodes (the same list):
+	// the pass looks nodes up in it instead of indexing Nodes itself.
+	Table *NodeTable
 	// Now is the evaluation time.
 	Now time.Time
 	// IDs mints IDs for allocations, deployments and evaluations.
@@ -113,10 +116,15 @@ func newReconciler(in Input) *reconciler {
 		in:        in,
 		job:       in.Job,
 		plan:      &Plan{EvalID: in.EvalID, JobID: jobID},
-		nodes:     make(map[string]*structs.Node, len(in.Nodes)),
 		newStates: map[string]*structs.DeploymentState{},
 		kinds:     map[kindKey]UpdateKind{},
 	}
+	if in.Table != nil {
+		// Read-only: r.nodes is never written after this.
+		r.nodes = in.Table.byID
+		return r
+	}
+	r.nodes = make(map[string]*structs.Node, len(in.Nodes))
 	for _, n := range in.Nodes {
 		if n != nil {
 			r.nodes[n.ID] = n

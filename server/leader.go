@@ -46,6 +46,8 @@ type Leader struct {
 	pool workerPool
 	// memos keeps jobs' scheduling memos between passes (passmemo.go).
 	memos passMemos
+	// nodeTables keeps the passes' table of the nodes (nodetable.go).
+	nodeTables nodeTables
 	// memoPlans, when set (tests), sees each pass's plan from the memo
 	// beside the full pass's plan of the same input (passmemo.go).
 	memoPlans func(memo, full *scheduler.Plan, fromMemo bool)

@@ -108,7 +108,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	// pass's (scheduler.ReconcileMemo).
 	ns := namespaceOf(eval)
 	memo := l.memos.take(ns, eval.JobID)
-	in, err := l.input(snap, eval, func() ([]*structs.Allocation, error) {
+	in, err := l.input(st, snap, eval, func() ([]*structs.Allocation, error) {
 		return l.memos.allocs(st, snap, memo, ns, eval.JobID)
 	})
 	if err != nil {
@@ -122,7 +122,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	if len(plan.Place) > 0 && in.Job != nil {
 		// The placer reads a node's allocs from the same snapshot only
 		// when a placement looks at the node.
-		placer := scheduler.NewPlacerLazyJob(in.Nodes, ns, eval.JobID, in.Allocs, snap.LiveAllocsByNode, seedOf(eval.ID, attempt))
+		placer := scheduler.NewPlacerLazyTable(in.Table, ns, eval.JobID, in.Allocs, snap.LiveAllocsByNode, seedOf(eval.ID, attempt))
 		// The scheduler configuration of the same snapshot: its algorithm
 		// and whether memory_max is honoured.
 		sc, err := snap.EffectiveSchedulerConfig()
@@ -158,7 +158,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 //
 // readAllocs, when set, reads the job's live allocations in ID order in
 // place of the job index (passMemos.allocs).
-func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation, readAllocs func() ([]*structs.Allocation, error)) (scheduler.Input, error) {
+func (l *Leader) input(st *state.Store, snap *state.Snapshot, eval *structs.Evaluation, readAllocs func() ([]*structs.Allocation, error)) (scheduler.Input, error) {
 	ns := namespaceOf(eval)
 	in := scheduler.Input{JobID: eval.JobID, Now: l.clock.Now(), IDs: l.newID, EvalID: eval.ID, EvalPriority: eval.Priority}
 	var err error
@@ -168,9 +168,10 @@ func (l *Leader) input(snap *state.Snapshot, eval *structs.Evaluation, readAlloc
 	if in.Deployment, err = snap.LatestDeploymentByJob(ns, eval.JobID); err != nil {
 		return in, err
 	}
-	if in.Nodes, err = snap.Nodes(); err != nil {
+	if in.Table, err = l.nodeTables.get(st, snap); err != nil {
 		return in, err
 	}
+	in.Nodes = in.Table.Nodes()
 	if readAllocs == nil {
 		readAllocs = func() ([]*structs.Allocation, error) { return jobAllocs(snap, ns, eval.JobID) }
 	}
