@@ -266,7 +266,7 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	tc := &drivers.TaskConfig{
 		AllocID: a.ID, TaskName: t.Name, TaskDir: ar.dir.TaskDir(t.Name), AllocDir: ar.dir.SharedDir(),
 		JobID: a.JobID, JobName: a.Job.Name, Namespace: a.Job.Namespace, TaskGroup: a.TaskGroup,
-		User: t.User, Env: env.Map(), Config: env.ReplaceConfig(t.Config),
+		User: t.User, Env: env.Vars(), Config: env.ReplaceConfig(t.Config),
 		StdoutPath: filepath.Join(ar.dir.LogDir(), t.Name+".stdout"),
 		StderrPath: filepath.Join(ar.dir.LogDir(), t.Name+".stderr"),
 		LogConfig:  *lc, KillTimeout: t.KillTimeout, KillSignal: t.KillSignal,

@@ -21,3 +21,18 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildNoHostEnv is BenchmarkBuild on a client without host
+// variables (the simulated fleet's), for a task with a one-variable env
+// block, with the map its driver config takes.
+func BenchmarkBuildNoHostEnv(b *testing.B) {
+	in := fixture()
+	in.HostEnv = nil
+	in.Task.Env = map[string]string{"VERSION": "1"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if e := Build(in); len(e.Vars()) == 0 {
+			b.Fatal("empty environment")
+		}
+	}
+}

@@ -105,6 +105,9 @@ func (t *nodeRefTable) get(ref string) (string, bool) {
 // variables, which a job cannot override.
 func Build(in Input) *Env {
 	builtin := builtins(in)
+	if len(in.HostEnv) == 0 {
+		return buildOnBuiltins(in, builtin)
+	}
 	e := &Env{vars: make(map[string]string, len(in.HostEnv)+len(builtin)), node: &nodeRefTable{n: in.Node}}
 	maps.Copy(e.vars, in.HostEnv)
 	if in.Task != nil && len(in.Task.Env) > 0 {
@@ -122,6 +125,28 @@ func Build(in Input) *Env {
 		}
 	}
 	maps.Copy(e.vars, builtin)
+	return e
+}
+
+// buildOnBuiltins is Build without host variables: the built-ins are the
+// lookup table of the env block and, with its variables added once all
+// are interpolated (none replaces a built-in), the environment itself,
+// instead of a copy of them.
+func buildOnBuiltins(in Input, builtin map[string]string) *Env {
+	e := &Env{vars: builtin, node: &nodeRefTable{n: in.Node}}
+	if in.Task == nil || len(in.Task.Env) == 0 {
+		return e
+	}
+	type kv struct{ k, v string }
+	add := make([]kv, 0, len(in.Task.Env))
+	for k, v := range in.Task.Env {
+		if _, ok := builtin[k]; !ok {
+			add = append(add, kv{k, e.Replace(v)})
+		}
+	}
+	for _, p := range add {
+		builtin[p.k] = p.v
+	}
 	return e
 }
 
@@ -280,6 +305,11 @@ func nodeRefs(n *structs.Node) map[string]string {
 
 // Map returns a copy of the task's environment.
 func (e *Env) Map() map[string]string { return maps.Clone(e.vars) }
+
+// Vars returns the task's environment itself, not a copy: an Env never
+// changes once built, and neither may its reader change the map (the
+// task runner and the drivers copy it before adding to it).
+func (e *Env) Vars() map[string]string { return e.vars }
 
 // List returns the environment as sorted "K=V" strings.
 func (e *Env) List() []string {

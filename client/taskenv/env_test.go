@@ -148,3 +148,23 @@ func TestReplaceConfigDeep(t *testing.T) {
 		t.Fatal("ReplaceConfig changed its input")
 	}
 }
+
+// TestBuildWithoutHostEnvAsWithOne: without host variables the
+// environment is built on the built-ins themselves; it holds what a build
+// with a host variable nothing refers to holds, but that variable.
+func TestBuildWithoutHostEnvAsWithOne(t *testing.T) {
+	in := fixture()
+	in.Task.Env["SELF"] = "${LISTEN}" // another env block variable: not resolved
+	in.Task.Env["FROM_HOST"] = "${env.UNSET}"
+	in.HostEnv = nil
+	without := Build(in).Map()
+	in.HostEnv = map[string]string{"ONLY_ON_HOST": "1"}
+	with := Build(in).Map()
+	delete(with, "ONLY_ON_HOST")
+	if !reflect.DeepEqual(without, with) {
+		t.Fatalf("without host variables\n%v\nwith one\n%v", without, with)
+	}
+	if without["NOMAD_DC"] == "override-attempt" || without["SELF"] != "${LISTEN}" {
+		t.Fatalf("NOMAD_DC %q, SELF %q", without["NOMAD_DC"], without["SELF"])
+	}
+}
