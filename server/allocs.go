@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/droverhq/drover/fsm"
 	"github.com/droverhq/drover/structs"
@@ -16,16 +17,18 @@ type clientBatch struct {
 	evals  []*structs.Evaluation
 	jobs   map[[2]string]bool // jobs with a retry eval in the batch
 	freed  bool
+	// opened is when the batch's first update arrived.
+	opened time.Time
 
 	done  chan struct{}
 	index uint64
 	err   error
 }
 
-// clientBatcher coalesces client updates without timers: a caller that
-// finds no write in flight writes at once; callers that arrive while a
-// write is in flight join the next batch, which the writing caller sends
-// as soon as its own entry is applied. A batch holds at most
+// clientBatcher coalesces client updates: a batch is written once it has
+// gathered updates for clientBatchWindow (or is full); callers that
+// arrive meanwhile, or while a write is in flight, join the waiting
+// batch, which the writing caller sends when its window ends. A batch holds at most
 // maxClientBatchAllocs allocations (unless one caller brings more); later
 // callers start the batch after it, so that no entry grows with the load:
 // with thousands of nodes reporting, one unbounded batch became an entry
@@ -150,7 +153,7 @@ func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Eval
 	if n := len(c.queue); n > 0 && len(c.queue[n-1].allocs)+len(allocs) <= maxClientBatchAllocs {
 		b = c.queue[n-1]
 	} else {
-		b = &clientBatch{jobs: map[[2]string]bool{}, done: make(chan struct{})}
+		b = &clientBatch{jobs: map[[2]string]bool{}, done: make(chan struct{}), opened: time.Now()}
 		c.queue = append(c.queue, b)
 	}
 	b.allocs = append(b.allocs, allocs...)
@@ -189,6 +192,26 @@ func (c *clientBatcher) wakeCh() chan struct{} {
 // clientWriteTimeout bounds one batch's write (a variable for tests).
 var clientWriteTimeout = waitIndexTimeout
 
+// clientBatchWindow is how long a batch gathers client updates before it
+// is written (a variable for tests). Nomad's servers batch theirs for
+// 50 ms; drover's rollouts wait on these reports (a health verdict starts
+// the next batch of the rollout), so the window is shorter. Without one,
+// each report that arrived while none was waiting became an entry of its
+// own: a 10,000-alloc rollout wrote an entry of two or three reports
+// every 4 ms, and each entry's fixed costs (the log write, the state
+// transaction, the watchers it wakes) were a large part of the leader's
+// CPU.
+var clientBatchWindow = 10 * time.Millisecond
+
+// ready returns how long the batch must still wait before it is written:
+// none once full or when its window has passed.
+func (b *clientBatch) ready(now time.Time) time.Duration {
+	if len(b.allocs) >= maxClientBatchAllocs || clientBatchWindow <= 0 {
+		return 0
+	}
+	return b.opened.Add(clientBatchWindow).Sub(now)
+}
+
 // clientEntriesInFlight is how many client update entries the batcher
 // hands to Raft before waiting for the oldest: a report that arrives while
 // one entry commits is written at once in the next, instead of waiting a
@@ -224,10 +247,13 @@ func (l *Leader) flushClientUpdates(ctx context.Context) {
 			return
 		}
 		var b *clientBatch
+		var wait time.Duration
 		if len(l.clients.queue) > 0 && len(pending) < limit {
-			b = l.clients.queue[0]
-			l.clients.queue[0] = nil
-			l.clients.queue = l.clients.queue[1:]
+			if wait = l.clients.queue[0].ready(time.Now()); wait <= 0 {
+				b = l.clients.queue[0]
+				l.clients.queue[0] = nil
+				l.clients.queue = l.clients.queue[1:]
+			}
 		}
 		wake := l.clients.wakeCh()
 		l.clients.mu.Unlock()
@@ -237,8 +263,23 @@ func (l *Leader) flushClientUpdates(ctx context.Context) {
 			pending = append(pending, w)
 			continue
 		}
+		var timer *time.Timer
+		var windowEnds <-chan time.Time
+		if wait > 0 {
+			timer = time.NewTimer(wait)
+			windowEnds = timer.C
+		}
+		var applied <-chan struct{}
+		if len(pending) > 0 {
+			applied = pending[0].done
+		}
 		select {
-		case <-pending[0].done:
+		case <-windowEnds:
+			continue
+		case <-applied:
+			if timer != nil {
+				timer.Stop()
+			}
 			w := pending[0]
 			pending = pending[1:]
 			if w.b.err == nil && w.b.freed {
@@ -248,6 +289,9 @@ func (l *Leader) flushClientUpdates(ctx context.Context) {
 			}
 			close(w.b.done)
 		case <-wake:
+			if timer != nil {
+				timer.Stop()
+			}
 		}
 	}
 }

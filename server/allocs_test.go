@@ -248,3 +248,50 @@ func concurrentReports(t *testing.T, h *harness, allocs []*structs.Allocation, w
 		results[i] = idx
 	}
 }
+
+// Reports of different callers that arrive within clientBatchWindow of
+// the first go in one entry, though no write was in flight when the
+// first arrived: each caller gets that entry's index.
+func TestClientUpdatesGatherForTheWindow(t *testing.T) {
+	defer func(w time.Duration) { clientBatchWindow = w }(clientBatchWindow)
+	clientBatchWindow = 300 * time.Millisecond
+	h := newHarness(t)
+	h.start()
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 3, 100))
+	must(t, err)
+	h.waitFor("3 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 3 })
+	h.idle()
+	allocs := allocsOf(h.store().Snapshot(), "web")
+	joined := make(chan struct{}, len(allocs))
+	h.leader.clients.mu.Lock()
+	h.leader.clients.onJoin = func() { joined <- struct{}{} }
+	h.leader.clients.mu.Unlock()
+	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
+
+	var wg sync.WaitGroup
+	results, call := concurrentReports(t, h, allocs, &wg)
+	wg.Add(len(allocs))
+	go call(0)
+	for i := 1; i < len(allocs); i++ {
+		go call(i)
+		select {
+		case <-joined:
+		case <-time.After(testTimeout):
+			t.Fatalf("report %d did not join the waiting batch", i)
+		}
+	}
+	wg.Wait()
+	if got := h.raft.entries(fsm.AllocClientUpdateRequestType) - before; got != 1 {
+		t.Fatalf("%d client update entries for reports within one window, want 1", got)
+	}
+	if results[0] == 0 || results[1] != results[0] || results[2] != results[0] {
+		t.Fatalf("callers got indexes %v, want one entry's", results)
+	}
+	for _, a := range allocsOf(h.store().Snapshot(), "web") {
+		if a.ClientStatus != structs.AllocClientStatusRunning {
+			t.Fatalf("alloc %s is %s", a.Name, a.ClientStatus)
+		}
+	}
+}
