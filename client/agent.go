@@ -27,6 +27,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -58,6 +59,11 @@ type Agent struct {
 	identity *identityKeeper
 	// jobJSON keeps the encodings of the jobs saveAlloc wrote last.
 	jobJSON jobEncodings
+	// heldGen counts the changes of the allocs' jobs (heldChanged);
+	// held is heldJobs' list as of generation heldFor-1 (under mu).
+	heldGen atomic.Uint64
+	held    []*structs.Job
+	heldFor uint64
 
 	ctx    context.Context
 	cancel context.CancelFunc

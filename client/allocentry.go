@@ -192,6 +192,9 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 		alloc = &c
 	}
 	e.alloc = alloc
+	if alloc.Job != prev.Job {
+		e.a.heldChanged()
+	}
 	stop := (alloc.DesiredStatus == structs.AllocDesiredStatusStop || alloc.DesiredStatus == structs.AllocDesiredStatusEvict) && !e.killed
 	if stop {
 		e.killed = true

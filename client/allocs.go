@@ -112,10 +112,26 @@ func (a *Agent) watchLoop(ctx context.Context) {
 }
 
 // heldJobs returns the distinct job versions of the allocs the agent
-// runs: the servers need not send them again with an alloc.
+// runs: the servers need not send them again with an alloc. The list is
+// kept until an alloc is added or removed or takes another job
+// (heldChanged): each sync asks for it, and a node keeps its finished
+// allocs too. The caller must not change it.
 func (a *Agent) heldJobs() []*structs.Job {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	gen := a.heldGen.Load()
+	if a.heldFor == gen+1 {
+		return a.held
+	}
+	a.held, a.heldFor = a.listHeldJobs(), gen+1
+	return a.held
+}
+
+// heldChanged marks the list of heldJobs out of date.
+func (a *Agent) heldChanged() { a.heldGen.Add(1) }
+
+// listHeldJobs lists heldJobs. Called with a.mu held.
+func (a *Agent) listHeldJobs() []*structs.Job {
 	var out []*structs.Job
 	seen := map[structs.JobRef]bool{}
 	for _, e := range a.allocs {
@@ -229,6 +245,7 @@ func (a *Agent) reconcile(present map[string]uint64, pulled []*structs.Allocatio
 		a.allocs[fresh[i].ID] = e
 	}
 	if len(fresh) > 0 {
+		a.heldChanged()
 		signal(a.allocsAdded)
 	}
 	for id := range known {
@@ -338,6 +355,7 @@ func (a *Agent) collect(e *allocEntry) {
 		a.mu.Lock()
 		if a.allocs[e.id] == e {
 			delete(a.allocs, e.id)
+			a.heldChanged()
 		}
 		a.mu.Unlock()
 		if err := e.dir.Destroy(); err != nil {
@@ -357,6 +375,7 @@ func (a *Agent) restore() {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	defer a.heldChanged()
 	for _, s := range saved {
 		s.alloc.Job = a.cfg.Jobs.Share(s.alloc.Job)
 		if s.finished() {

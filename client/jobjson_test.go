@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/structs"
@@ -86,4 +89,52 @@ func TestJobEncodingsByCopy(t *testing.T) {
 	if b, err := (*jobEncodings)(nil).encode(j); err != nil || string(b) != string(first) {
 		t.Fatalf("nil cache: %s, %v", b, err)
 	}
+}
+
+// TestHeldJobsFollowTheAllocs: the jobs the agent tells the servers it
+// holds follow its allocs — a new alloc's job, an in-place update's new
+// version, none once the alloc is collected — and the list is not built
+// again while nothing changed.
+func TestHeldJobsFollowTheAllocs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		refs := func() []structs.JobRef {
+			var out []structs.JobRef
+			for _, j := range a.heldJobs() {
+				out = append(out, j.Ref())
+			}
+			return out
+		}
+		if held := refs(); len(held) != 0 {
+			t.Fatalf("held %v before any alloc", held)
+		}
+		srv.put(serviceAlloc("a1", a.NodeID(), "", 0))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if held, want := refs(), srv.alloc("a1").Job.Ref(); !slices.Equal(held, []structs.JobRef{want}) {
+			t.Fatalf("held %v, want [%v]", held, want)
+		}
+		if first, again := a.heldJobs(), a.heldJobs(); &first[0] != &again[0] {
+			t.Fatal("the list was built again with nothing changed")
+		}
+		srv.change("a1", func(x *structs.Allocation) {
+			j := *x.Job
+			j.Version, j.JobModifyIndex = 1, 50
+			x.Job = &j
+		})
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if held, want := refs(), srv.alloc("a1").Job.Ref(); want.Version != 1 || !slices.Equal(held, []structs.JobRef{want}) {
+			t.Fatalf("held %v after the update in place, want [%v]", held, want)
+		}
+		srv.remove("a1")
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if held := refs(); len(held) != 0 {
+			t.Fatalf("held %v once the alloc was collected", held)
+		}
+	})
 }
