@@ -46,14 +46,23 @@ func disconnectStops(allocs []disconnectable, lastOK, now time.Time) (stop []str
 func (a *Agent) stopDisconnected(lastOK time.Time) time.Time {
 	a.mu.Lock()
 	var cands []disconnectable
-	byID := map[string]*allocEntry{}
+	var byID map[string]*allocEntry
 	for id, e := range a.allocs {
 		e.mu.Lock()
-		d, ok := e.alloc.Job.LookupTaskGroup(e.alloc.TaskGroup).StopOnClientAfterOf()
+		// A killed or finished alloc (most of a busy node's) is not
+		// looked up in its job.
 		live := e.runner != nil && !e.killed
+		var d time.Duration
+		var ok bool
+		if live {
+			d, ok = e.alloc.Job.LookupTaskGroup(e.alloc.TaskGroup).StopOnClientAfterOf()
+		}
 		e.mu.Unlock()
 		if ok && live {
 			cands = append(cands, disconnectable{id: id, after: d})
+			if byID == nil {
+				byID = map[string]*allocEntry{}
+			}
 			byID[id] = e
 		}
 	}
