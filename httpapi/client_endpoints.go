@@ -443,45 +443,117 @@ func (s *Server) nodeAllocsSync(w http.ResponseWriter, r *http.Request) (any, er
 	watch := nodeAllocsWatch{id: r.PathValue("id")}
 	var last *AllocsSyncResponse
 	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		allocs, idx, unchanged, err := watch.read(snap)
+		out, err := syncChanged(snap, &watch, &req, held)
 		if err != nil {
 			return nil, 0, err
 		}
-		if unchanged {
+		if out != nil {
+			last = out
+			return out, out.Index, nil
+		}
+		out, err = syncAll(snap, &watch, &req, held)
+		if err != nil {
+			return nil, 0, err
+		}
+		if out == nil {
 			return last, last.Index, nil
 		}
-		out := &AllocsSyncResponse{Index: idx}
-		var known structs.AllocsDigest
-		for _, a := range allocs {
-			if ai := allocIndex(a); ai <= req.Since {
-				known = known.Add(a.ID, ai)
-			}
-		}
-		if out.KnownCurrent = req.Known != 0 && known == req.Known; !out.KnownCurrent {
-			out.Allocs = make(map[string]uint64, len(allocs))
-		}
-		for _, a := range allocs {
-			ai := allocIndex(a)
-			if out.Allocs != nil {
-				out.Allocs[a.ID] = ai
-			}
-			if ai <= req.Since {
-				continue
-			}
-			c := clientView(a)
-			if i, ok := held[a.Job.Ref()]; ok && a.Job != nil {
-				if out.FromHeld == nil {
-					out.FromHeld = map[string]int{}
-				}
-				out.FromHeld[a.ID] = i
-				c.Job = nil
-			}
-			out.Changed = append(out.Changed, c)
-		}
-		sort.Slice(out.Changed, func(a, b int) bool { return out.Changed[a].ID < out.Changed[b].ID })
 		last = out
-		return out, idx, nil
+		return out, out.Index, nil
 	})
+}
+
+// syncAll answers a sync from every alloc of the node, or nil when the
+// node's entry has not moved since the watch's last read (whose answer
+// stands).
+func syncAll(snap *state.Snapshot, watch *nodeAllocsWatch, req *AllocsSyncRequest, held map[structs.JobRef]int) (*AllocsSyncResponse, error) {
+	allocs, idx, unchanged, err := watch.read(snap)
+	if err != nil || unchanged {
+		return nil, err
+	}
+	out := &AllocsSyncResponse{Index: idx}
+	var known structs.AllocsDigest
+	for _, a := range allocs {
+		if ai := allocIndex(a); ai <= req.Since {
+			known = known.Add(a.ID, ai)
+		}
+	}
+	if out.KnownCurrent = req.Known != 0 && known == req.Known; !out.KnownCurrent {
+		out.Allocs = make(map[string]uint64, len(allocs))
+	}
+	var changed []*structs.Allocation
+	for _, a := range allocs {
+		ai := allocIndex(a)
+		if out.Allocs != nil {
+			out.Allocs[a.ID] = ai
+		}
+		if ai > req.Since {
+			changed = append(changed, a)
+		}
+	}
+	out.addChanged(changed, held)
+	return out, nil
+}
+
+// syncChanged answers a sync from the node's allocs changed since the
+// client's index alone, when the store's digest of the node's allocs,
+// less those, is the digest of what the client holds (the common case: the
+// client is current up to its index). It returns nil when the answer
+// needs every alloc (the node's entry has not moved since the client's
+// index, the client sent no digest, the store keeps none for the node, or
+// the digests differ); the answer is otherwise the one the full read
+// gives (TestAllocsSyncFromChangesMatchesFull).
+func syncChanged(snap *state.Snapshot, watch *nodeAllocsWatch, req *AllocsSyncRequest, held map[structs.JobRef]int) (*AllocsSyncResponse, error) {
+	if req.Known == 0 {
+		return nil, nil
+	}
+	entry, err := snap.NodeAllocsIndex(watch.id)
+	if err != nil || entry == 0 || (watch.read1 && entry == watch.lastEntry) {
+		return nil, err
+	}
+	// The node's entry is watched; the allocs are read unwatched, as
+	// nodeAllocsWatch.read reads them.
+	read := snap.WithWatch(nil)
+	all, ok, err := read.NodeAllocsDigest(watch.id)
+	if err != nil || !ok {
+		return nil, err
+	}
+	changed, err := read.NodeAllocsChangedAfter(watch.id, req.Since)
+	if err != nil {
+		return nil, err
+	}
+	idx := entry
+	for _, a := range changed {
+		ai := allocIndex(a)
+		all = all.Remove(a.ID, ai)
+		idx = max(idx, ai)
+	}
+	if all != req.Known || (len(changed) == 0 && entry <= req.Since) {
+		// Not current, or an answer whose index the full read may set
+		// from allocs at or below the client's index.
+		return nil, nil
+	}
+	out := &AllocsSyncResponse{Index: idx, KnownCurrent: true}
+	out.addChanged(changed, held)
+	watch.read1, watch.lastEntry = true, entry
+	return out, nil
+}
+
+// addChanged sets the answer's changed allocs, in their client's form and
+// sorted by ID, leaving out the jobs the client holds.
+func (out *AllocsSyncResponse) addChanged(changed []*structs.Allocation, held map[structs.JobRef]int) {
+	for _, a := range changed {
+		c := clientView(a)
+		if i, ok := held[a.Job.Ref()]; ok && a.Job != nil {
+			if out.FromHeld == nil {
+				out.FromHeld = map[string]int{}
+			}
+			out.FromHeld[a.ID] = i
+			c.Job = nil
+		}
+		out.Changed = append(out.Changed, c)
+	}
+	sort.Slice(out.Changed, func(a, b int) bool { return out.Changed[a].ID < out.Changed[b].ID })
 }
 
 // clientView is a copy of an allocation without what its client has no
@@ -526,14 +598,9 @@ func nodeAllocs(snap *state.Snapshot, nodeID string) ([]*structs.Allocation, uin
 	return allocs, idx, nil
 }
 
-// allocIndex is the index of the servers' last change to an allocation:
-// its AllocModifyIndex, or ModifyIndex for one written without it.
-func allocIndex(a *structs.Allocation) uint64 {
-	if a.AllocModifyIndex > 0 {
-		return a.AllocModifyIndex
-	}
-	return a.ModifyIndex
-}
+// allocIndex is the index of the servers' last change to an allocation
+// (structs.Allocation.ServersIndex).
+func allocIndex(a *structs.Allocation) uint64 { return a.ServersIndex() }
 
 func (s *Server) allocsUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
 	cb, err := s.clientBackend()

@@ -163,6 +163,7 @@ func (t *WriteTxn) putAlloc(old, a *structs.Allocation) error {
 	t.countShares(old, a)
 	t.countAllocSummary(old, a)
 	t.markNodeAllocs(old, a)
+	t.digestAlloc(old, a)
 	t.markServices(old, a)
 	return nil
 }
@@ -177,6 +178,7 @@ func (t *WriteTxn) deleteAlloc(a *structs.Allocation) error {
 	t.countShares(a, nil)
 	t.countAllocSummary(a, nil)
 	t.markNodeAllocs(a, nil)
+	t.digestAlloc(a, nil)
 	t.markServices(a, nil)
 	return nil
 }

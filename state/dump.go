@@ -103,6 +103,10 @@ func (r *Restorer) Commit() {
 	r.deriveMissingServices()
 	_ = r.recountSummaries() // a failed count leaves jobs without summaries; the next write of each counts it
 	_ = r.deriveNodePools()  // a failed derivation leaves a node's pool unlisted until the node registers again
+	if r.recountNodeDigests() != nil {
+		// Without them every sync reads the node's allocs in full.
+		_ = r.dropNodeDigests()
+	}
 	r.done = true
 	r.txn.done = true
 	r.txn.txn.Commit()

@@ -171,6 +171,9 @@ func Schema() *memdb.DBSchema {
 			"id":   idIndex("ID"),
 			"job":  {Name: "job", Indexer: jobAllocIndex()},
 			"node": {Name: "node", AllowMissing: true, Indexer: nodeAllocIndex()},
+			// node_change: a node's allocs in the order of the servers'
+			// changes (node_allocs_sync.go).
+			"node_change": {Name: "node_change", AllowMissing: true, Indexer: nodeChangeIndex{}},
 		}},
 		TableDeployments: {Name: TableDeployments, Indexes: map[string]*memdb.IndexSchema{
 			"id":  idIndex("ID"),

@@ -96,6 +96,9 @@ type WriteTxn struct {
 	// nodeAllocs holds the nodes whose allocations the servers changed;
 	// see node_allocs_index.go.
 	nodeAllocs map[string]bool
+	// nodeDigests are the changes to nodes' alloc digests
+	// (node_allocs_sync.go).
+	nodeDigests map[string]structs.AllocsDigest
 
 	// summaries holds the pending changes of jobs' summaries; see
 	// job_summary.go.
@@ -185,6 +188,10 @@ func (t *WriteTxn) Commit() error {
 		return err
 	}
 	if err := t.writeNodeAllocsIndexes(); err != nil {
+		t.Abort()
+		return fmt.Errorf("state: index table: %w", err)
+	}
+	if err := t.writeNodeDigests(); err != nil {
 		t.Abort()
 		return fmt.Errorf("state: index table: %w", err)
 	}

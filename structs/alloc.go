@@ -110,6 +110,17 @@ func (a *Allocation) Index() int {
 	return n
 }
 
+// ServersIndex is the index of the servers' last change to the
+// allocation: its AllocModifyIndex, or its ModifyIndex for one written
+// without it. A client's allocs-sync compares these (its own reports move
+// ModifyIndex only).
+func (a *Allocation) ServersIndex() uint64 {
+	if a.AllocModifyIndex > 0 {
+		return a.AllocModifyIndex
+	}
+	return a.ModifyIndex
+}
+
 // TerminalStatus reports whether the allocation is stopped or finished,
 // whether by desire or by its client.
 func (a *Allocation) TerminalStatus() bool {

@@ -10,6 +10,17 @@ type AllocsDigest uint64
 
 // Add returns the digest with the alloc (id at index) added.
 func (d AllocsDigest) Add(id string, index uint64) AllocsDigest {
+	return d + AllocsDigest(digestOf(id, index))
+}
+
+// Remove returns the digest with the alloc (id at index), added before,
+// taken out.
+func (d AllocsDigest) Remove(id string, index uint64) AllocsDigest {
+	return d - AllocsDigest(digestOf(id, index))
+}
+
+// digestOf is one member's part of a digest.
+func digestOf(id string, index uint64) uint64 {
 	const (
 		offset = 14695981039346656037
 		prime  = 1099511628211
@@ -23,5 +34,5 @@ func (d AllocsDigest) Add(id string, index uint64) AllocsDigest {
 		h ^= index >> (8 * i) & 0xff
 		h *= prime
 	}
-	return d + AllocsDigest(h)
+	return h
 }
