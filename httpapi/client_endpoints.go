@@ -442,10 +442,17 @@ func (s *Server) nodeAllocsSync(w http.ResponseWriter, r *http.Request) (any, er
 	held := heldIndex(req.HeldJobs)
 	watch := nodeAllocsWatch{id: r.PathValue("id")}
 	var last *AllocsSyncResponse
-	return s.blockingRead(w, r, o, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		out, err := syncChanged(snap, &watch, &req, held)
+	st := s.backend.State()
+	res, idx, err := st.BlockingQuery(r.Context(), o.MinIndex, o.Wait, func(_ memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		out, wait, err := syncChanged(snap, &watch, &req, o.MinIndex, held)
 		if err != nil {
 			return nil, 0, err
+		}
+		if wait {
+			// Nothing to answer yet: the query waits, and reads the
+			// node's allocs only if it times out first.
+			watch.read1 = false
+			return nil, 0, nil
 		}
 		if out != nil {
 			last = out
@@ -461,6 +468,15 @@ func (s *Server) nodeAllocsSync(w http.ResponseWriter, r *http.Request) (any, er
 		last = out
 		return out, out.Index, nil
 	})
+	if err == nil && res == any(nil) {
+		// Timed out while nothing changed: the full answer.
+		var out *AllocsSyncResponse
+		if out, err = syncAll(st.Snapshot(), &nodeAllocsWatch{id: watch.id}, &req, held); err == nil {
+			res, idx = out, out.Index
+		}
+	}
+	s.setMeta(w, idx)
+	return res, err
 }
 
 // syncAll answers a sync from every alloc of the node, or nil when the
@@ -503,24 +519,34 @@ func syncAll(snap *state.Snapshot, watch *nodeAllocsWatch, req *AllocsSyncReques
 // index, the client sent no digest, the store keeps none for the node, or
 // the digests differ); the answer is otherwise the one the full read
 // gives (TestAllocsSyncFromChangesMatchesFull).
-func syncChanged(snap *state.Snapshot, watch *nodeAllocsWatch, req *AllocsSyncRequest, held map[structs.JobRef]int) (*AllocsSyncResponse, error) {
-	if req.Known == 0 {
-		return nil, nil
-	}
+//
+// wait is set instead when nothing changed past the client's index and the
+// query waits past it (minIndex): the full read's answer would make the
+// query wait too (its index is at most the client's), and reading it is
+// left to the end of the wait.
+func syncChanged(snap *state.Snapshot, watch *nodeAllocsWatch, req *AllocsSyncRequest, minIndex uint64, held map[structs.JobRef]int) (out *AllocsSyncResponse, wait bool, err error) {
 	entry, err := snap.NodeAllocsIndex(watch.id)
 	if err != nil || entry == 0 || (watch.read1 && entry == watch.lastEntry) {
-		return nil, err
+		return nil, false, err
 	}
 	// The node's entry is watched; the allocs are read unwatched, as
 	// nodeAllocsWatch.read reads them.
 	read := snap.WithWatch(nil)
-	all, ok, err := read.NodeAllocsDigest(watch.id)
-	if err != nil || !ok {
-		return nil, err
-	}
 	changed, err := read.NodeAllocsChangedAfter(watch.id, req.Since)
 	if err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	all, ok, err := read.NodeAllocsDigest(watch.id)
+	if err != nil || !ok || all == 0 {
+		// No digest, or no allocs: the full read's index is then the
+		// allocs table's.
+		return nil, false, err
+	}
+	if len(changed) == 0 && entry <= req.Since {
+		return nil, minIndex >= req.Since, nil
+	}
+	if req.Known == 0 {
+		return nil, false, nil
 	}
 	idx := entry
 	for _, a := range changed {
@@ -528,15 +554,13 @@ func syncChanged(snap *state.Snapshot, watch *nodeAllocsWatch, req *AllocsSyncRe
 		all = all.Remove(a.ID, ai)
 		idx = max(idx, ai)
 	}
-	if all != req.Known || (len(changed) == 0 && entry <= req.Since) {
-		// Not current, or an answer whose index the full read may set
-		// from allocs at or below the client's index.
-		return nil, nil
+	if all != req.Known {
+		return nil, false, nil
 	}
-	out := &AllocsSyncResponse{Index: idx, KnownCurrent: true}
+	out = &AllocsSyncResponse{Index: idx, KnownCurrent: true}
 	out.addChanged(changed, held)
 	watch.read1, watch.lastEntry = true, entry
-	return out, nil
+	return out, false, nil
 }
 
 // addChanged sets the answer's changed allocs, in their client's form and

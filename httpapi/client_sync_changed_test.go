@@ -21,7 +21,7 @@ import (
 // client is current and something changed past its index.
 func TestAllocsSyncFromChangesMatchesFull(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	fast, asked, notCurrent := 0, 0, 0
+	fast, asked, notCurrent, waited := 0, 0, 0, 0
 	for history := 0; history < 60; history++ {
 		st, err := state.New()
 		if err != nil {
@@ -128,9 +128,18 @@ func TestAllocsSyncFromChangesMatchesFull(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := syncChanged(now, &nodeAllocsWatch{id: node}, &req, held)
+				got, wait, err := syncChanged(now, &nodeAllocsWatch{id: node}, &req, req.Since, held)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if wait {
+					// The query waits past the client's index: so must the
+					// full read's answer.
+					waited++
+					if got != nil || full.Index > req.Since || len(full.Changed) > 0 {
+						t.Fatalf("history %d step %d node %s: waits past %d, but the full read answers %+v", history, step, node, req.Since, *full)
+					}
+					continue
 				}
 				asked++
 				if !full.KnownCurrent {
@@ -175,11 +184,11 @@ func TestAllocsSyncFromChangesMatchesFull(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d syncs asked, %d answered from the changes, %d clients not current", asked, fast, notCurrent)
+	t.Logf("%d syncs asked, %d answered from the changes, %d waited, %d clients not current", asked, fast, waited, notCurrent)
 	// Most syncs asked find nothing changed past the client's index (a
 	// real client's query would wait); the others must exercise both
 	// paths.
-	if fast < asked/10 || notCurrent == 0 {
+	if fast < asked/10 || waited < asked/10 || notCurrent == 0 {
 		t.Fatalf("histories too tame: %d of %d answered from the changes, %d not current", fast, asked, notCurrent)
 	}
 }

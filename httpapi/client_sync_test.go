@@ -114,6 +114,14 @@ func TestAllocsSync(t *testing.T) {
 	if code != 200 || !got.KnownCurrent || got.Allocs != nil || len(got.Changed) != 0 || got.Index != second {
 		t.Fatalf("sync with the servers' digest: %d %s %+v", code, body, got)
 	}
+	// Blocking on the index with nothing changed: the query waits without
+	// an answer, and at the end of the wait answers the full read's.
+	start := time.Now()
+	code, body, got, hdr = syncAccepting(t, url+fmt.Sprintf("?index=%d&wait=100ms", second), wire.ContentType, wire.ContentType, AllocsSyncRequest{Since: second, Known: held})
+	if code != 200 || !got.KnownCurrent || got.Allocs != nil || len(got.Changed) != 0 || got.Index != second ||
+		hdr.Get("X-Nomad-Index") != strconv.FormatUint(second, 10) || time.Since(start) < 100*time.Millisecond {
+		t.Fatalf("blocking sync with nothing changed: %d %s %+v %v after %v", code, body, got, hdr, time.Since(start))
+	}
 	code, body, got, _ = syncAccepting(t, url, "application/json", "", AllocsSyncRequest{Since: first, Known: structs.AllocsDigest(0).Add("a-1", first)})
 	if code != 200 || !got.KnownCurrent || got.Allocs != nil || len(got.Changed) != 1 || got.Changed[0].ID != "a-2" {
 		t.Fatalf("sync since %d with the servers' digest, in JSON: %d %s %+v", first, code, body, got)
