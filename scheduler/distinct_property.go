@@ -59,7 +59,7 @@ func (p *Placer) distinctPropertyOK(g *groupCtx, i int) (bool, string) {
 		return true, ""
 	}
 	p.indexJobAllocs()
-	node := p.nodes[i].node
+	node := p.nodeAt(i)
 	for _, d := range g.distinct {
 		v, ok := resolveTarget(d.attr, node)
 		if !ok {
@@ -71,7 +71,7 @@ func (p *Placer) distinctPropertyOK(g *groupCtx, i int) (bool, string) {
 			if r.node < 0 || a.JobID != g.key.job || !sameNamespace(a.Namespace, g.namespace) || (d.group && a.TaskGroup != g.tg.Name) {
 				continue
 			}
-			if w, ok := resolveTarget(d.attr, p.nodes[r.node].node); ok && w == v {
+			if w, ok := resolveTarget(d.attr, p.nodeAt(r.node)); ok && w == v {
 				n++
 			}
 		}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -56,17 +55,35 @@ func NewPlacerLazyTable(t *NodeTable, namespace, jobID string, jobAllocs []*stru
 	return lazyFrom(newPlacerFromTable(t, seed), &nsJob{namespace, jobID}, jobAllocs, nodeAllocs)
 }
 
-// newPlacerFromTable is newPlacer over a table's nodes: one copy of its
-// states, its index shared.
+// newPlacerFromTable is newPlacer over a table's nodes: its index shared,
+// each node's state copied from the table's when first used.
 func newPlacerFromTable(t *NodeTable, seed uint64) *Placer {
 	p := newPlacer(nil, 0, seed)
 	p.table, p.byID = t, t.index
-	states := slices.Clone(t.base)
-	p.nodes = make([]*nodeState, len(states))
-	for i := range states {
-		p.nodes[i] = &states[i]
-	}
+	// Made from the table's on first use (ns): a pass looks at a few
+	// dozen of the nodes.
+	p.nodes = make([]*nodeState, len(t.base))
 	return p
+}
+
+// ns returns node i's state, made from the table's when the placer has
+// none yet.
+func (p *Placer) ns(i int) *nodeState {
+	if s := p.nodes[i]; s != nil {
+		return s
+	}
+	s := new(nodeState)
+	*s = p.table.base[i]
+	p.nodes[i] = s
+	return s
+}
+
+// nodeAt returns node i, without making its state.
+func (p *Placer) nodeAt(i int) *structs.Node {
+	if s := p.nodes[i]; s != nil {
+		return s.node
+	}
+	return p.table.base[i].node
 }
 
 func newPlacerLazy(nodes []*structs.Node, job *nsJob, jobAllocs []*structs.Allocation, nodeAllocs func(nodeID string) ([]*structs.Allocation, error), seed uint64) *Placer {
@@ -152,7 +169,7 @@ func (p *Placer) ofKnownJob(a *structs.Allocation) bool {
 // usable loads node i's usage if it is not loaded yet, and reports
 // whether the node's allocs are known.
 func (p *Placer) usable(i int) bool {
-	ns := p.nodes[i]
+	ns := p.ns(i)
 	if !ns.loaded {
 		p.loadNode(ns)
 	}
@@ -194,7 +211,7 @@ func (p *Placer) loadNode(ns *nodeState) {
 func (p *Placer) LoadErrors() []error {
 	var out []error
 	for _, ns := range p.nodes {
-		if ns.loadErr != nil {
+		if ns != nil && ns.loadErr != nil {
 			out = append(out, ns.loadErr)
 		}
 	}

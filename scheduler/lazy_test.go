@@ -49,7 +49,8 @@ func placeSummary(res *PlaceResult) string {
 // has not read yet.
 func usageSummary(p *Placer) string {
 	var b strings.Builder
-	for i, ns := range p.nodes {
+	for i := range p.nodes {
+		ns := p.ns(i)
 		if !p.usable(i) {
 			fmt.Fprintf(&b, "%s unusable\n", ns.node.ID)
 			continue

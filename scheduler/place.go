@@ -80,7 +80,7 @@ func NewPlacer(nodes []*structs.Node, allocs []*structs.Allocation, seed uint64)
 	}
 	for _, a := range allocs {
 		if i, ok := p.liveOn(a); ok {
-			p.nodes[i].add(a, 1)
+			p.ns(i).add(a, 1)
 			p.allocs[a.ID] = allocRef{a, i}
 		}
 	}
@@ -162,7 +162,7 @@ func (g *groupCtx) zoneOf(p *Placer, i int) string {
 		}
 	}
 	if g.zones[i] == "\x00" {
-		g.zones[i] = structs.ZoneOf(p.nodes[i].node, g.zoneAttr)
+		g.zones[i] = structs.ZoneOf(p.nodeAt(i), g.zoneAttr)
 	}
 	return g.zones[i]
 }
@@ -242,7 +242,7 @@ func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult
 		if best >= 0 {
 			var dim string
 			if a, dim = p.commit(job, g, pl, best, plan.EvalID, now); a == nil {
-				exhaust(metric, p.nodes[best], dim)
+				exhaust(metric, p.ns(best), dim)
 			}
 		}
 		metric.AllocationTime = time.Since(start)
@@ -300,7 +300,8 @@ func (p *Placer) release(id string) {
 	if !ok || r.node < 0 {
 		return
 	}
-	if ns := p.nodes[r.node]; ns.loaded {
+	// A node whose state is not made yet has nothing loaded.
+	if ns := p.nodes[r.node]; ns != nil && ns.loaded {
 		ns.add(r.alloc, -1)
 	}
 	p.allocs[id] = allocRef{r.alloc, -1 - r.node}
@@ -309,7 +310,7 @@ func (p *Placer) release(id string) {
 func (p *Placer) restore(id string) {
 	r := p.allocs[id]
 	i := -1 - r.node
-	if ns := p.nodes[i]; ns.loaded {
+	if ns := p.nodes[i]; ns != nil && ns.loaded {
 		ns.add(r.alloc, 1)
 	}
 	p.allocs[id] = allocRef{r.alloc, i}
@@ -376,7 +377,7 @@ func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int
 // hosts and fit. It returns false with the metric updated when the node is
 // out.
 func (p *Placer) check(g *groupCtx, pl Placement, i int, m *structs.AllocationMetric) bool {
-	ns := p.nodes[i]
+	ns := p.ns(i)
 	m.NodesEvaluated++
 	if g.feas[i] == 0 {
 		ok, why := nodeFeasible(g.constraints, g.tg, ns.node, p.cache)
@@ -457,7 +458,7 @@ func (p *Placer) search(g *groupCtx, pl Placement, pool []int, cursor, limit int
 	if best >= 0 {
 		// The chosen node's score, which a disconnect's best_score
 		// compares (disconnect.go).
-		m.Scores = map[string]float64{p.nodes[best].node.ID + disconnectScoreSuffix: bestScore}
+		m.Scores = map[string]float64{p.nodeAt(best).ID + disconnectScoreSuffix: bestScore}
 	}
 	return best, cursor
 }
@@ -468,7 +469,7 @@ func (p *Placer) pinned(job *structs.Job, g *groupCtx, pl Placement, m *structs.
 	if !ok {
 		return -1
 	}
-	ns := p.nodes[i]
+	ns := p.ns(i)
 	if !ns.node.Ready() || !inPool(job, ns.node) {
 		filter(m, "node not ready or not in pool")
 		return -1
@@ -485,7 +486,7 @@ func (p *Placer) pinned(job *structs.Job, g *groupCtx, pl Placement, m *structs.
 // affinity (when some affinity matches the node), as Nomad's score
 // normalization.
 func (p *Placer) score(g *groupCtx, pl Placement, i int) float64 {
-	ns := p.nodes[i]
+	ns := p.ns(i)
 	sum, n := fitScore(ns, g.req, p.Spread), 1.0
 	// Spread already distributes the group; anti-affinity would fight its
 	// targets, so it applies only to groups without spread.
@@ -523,14 +524,14 @@ func (g *groupCtx) affinityOf(p *Placer, i int) float64 {
 		return 0
 	}
 	if math.IsNaN(g.affinity[i]) {
-		g.affinity[i] = affinityScore(g.affinities, p.nodes[i].node, p.cache)
+		g.affinity[i] = affinityScore(g.affinities, p.nodeAt(i), p.cache)
 	}
 	return g.affinity[i]
 }
 
 // commit builds the allocation on node i and records its usage.
 func (p *Placer) commit(job *structs.Job, g *groupCtx, pl Placement, i int, evalID string, now time.Time) (*structs.Allocation, string) {
-	ns := p.nodes[i]
+	ns := p.ns(i)
 	var nets []*structs.NetworkResource
 	nets = append(nets, g.tg.Networks...)
 	ports, assigned, dim := assignPorts(nets, ns, p.rng)

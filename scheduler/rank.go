@@ -65,7 +65,7 @@ func newSpreadState(sp *structs.Spread, p *Placer, pool []int) *spreadState {
 	}
 	ids := map[string]int32{}
 	for _, i := range pool {
-		v, ok := resolveTarget(sp.Attribute, p.nodes[i].node)
+		v, ok := resolveTarget(sp.Attribute, p.nodeAt(i))
 		if !ok {
 			continue
 		}
