@@ -198,7 +198,9 @@ func BenchmarkRolloutPassAfterRollout(b *testing.B) {
 // rollout running under its deployment: between two passes, reports
 // rewrite the given number of the job's 10,000 allocs. full reconciles
 // every alloc (Reconcile); memo reads those that changed
-// (ReconcileMemo, its memo kept from the job's previous pass). Each
+// (ReconcileMemo, its memo kept from the job's previous pass); leader is
+// memo with the nodes from one NodeTable that the passes share, as the
+// leader's workers run them. Each
 // iteration is one pass (or only its read and reconciliation); the passes
 // alternate between two snapshots that differ by the batch. cpu-ms/op is the process's CPU per pass, the
 // collector's included.
@@ -239,13 +241,16 @@ func BenchmarkRolloutPassMemo(b *testing.B) {
 		for _, c := range []struct {
 			mode  string
 			place bool
-		}{{"full", true}, {"memo", true}, {"full", false}, {"memo", false}} {
+		}{{"full", true}, {"memo", true}, {"leader", true}, {"full", false}, {"memo", false}} {
 			mode, what := c.mode, "pass"
 			if !c.place {
 				what = "read+reconcile"
 			}
 			b.Run(fmt.Sprintf("batch=%d/%s/%s", batch, what, mode), func(b *testing.B) {
 				m := &scheduler.Memo{}
+				// The leader's passes share one NodeTable while the nodes
+				// do not change.
+				table := scheduler.NewNodeTable(w.nodes)
 				pass := func(i int) {
 					snap := snaps[i%2]
 					mine, err := snap.LiveAllocsByJob(structs.DefaultNamespace, "web")
@@ -256,6 +261,9 @@ func BenchmarkRolloutPassMemo(b *testing.B) {
 					in := scheduler.Input{Job: w.job, Allocs: mine, Deployment: d, Nodes: w.nodes, Now: statetest.T0, EvalID: "eval",
 						IDs: func() string { n++; return fmt.Sprint("new-", n) }}
 					var p *scheduler.Plan
+					if mode == "leader" {
+						in.Table = table
+					}
 					if mode == "full" {
 						p = scheduler.Reconcile(in)
 					} else {
@@ -267,7 +275,11 @@ func BenchmarkRolloutPassMemo(b *testing.B) {
 						}
 						return
 					}
-					checkPlaced(b, scheduler.NewPlacerLazyJob(w.nodes, structs.DefaultNamespace, "web", mine, snap.LiveAllocsByNode, uint64(i)).Place(w.job, p, statetest.T0), mp)
+					placer := scheduler.NewPlacerLazyJob(w.nodes, structs.DefaultNamespace, "web", mine, snap.LiveAllocsByNode, uint64(i))
+					if mode == "leader" {
+						placer = scheduler.NewPlacerLazyTable(table, structs.DefaultNamespace, "web", mine, snap.LiveAllocsByNode, uint64(i))
+					}
+					checkPlaced(b, placer.Place(w.job, p, statetest.T0), mp)
 				}
 				// The job's previous pass, which built the memo.
 				pass(1)
