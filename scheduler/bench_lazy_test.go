@@ -204,9 +204,12 @@ func BenchmarkRolloutPassAfterRollout(b *testing.B) {
 // iteration is one pass (or only its read and reconciliation); the passes
 // alternate between two snapshots that differ by the batch. cpu-ms/op is the process's CPU per pass, the
 // collector's included.
+//
+// mp is the rollout's max_parallel, the placements of each pass: 50, or
+// 10 as the simulator's rollout passes place (a pass every few reports).
 func BenchmarkRolloutPassMemo(b *testing.B) {
-	const mp = 50
-	for _, batch := range []int{50, 500} {
+	for _, c := range []struct{ mp, batch int }{{50, 50}, {50, 500}, {10, 10}} {
+		mp, batch := c.mp, c.batch
 		w := newRolloutWorld(b, mp, 0)
 		d := &structs.Deployment{ID: "d1", Namespace: structs.DefaultNamespace, JobID: "web", JobVersion: w.job.Version,
 			JobCreateIndex: w.job.CreateIndex, Status: structs.DeploymentStatusRunning,
@@ -246,7 +249,11 @@ func BenchmarkRolloutPassMemo(b *testing.B) {
 			if !c.place {
 				what = "read+reconcile"
 			}
-			b.Run(fmt.Sprintf("batch=%d/%s/%s", batch, what, mode), func(b *testing.B) {
+			name := fmt.Sprintf("batch=%d/%s/%s", batch, what, mode)
+			if mp != 50 {
+				name = fmt.Sprintf("mp=%d/", mp) + name
+			}
+			b.Run(name, func(b *testing.B) {
 				m := &scheduler.Memo{}
 				// The leader's passes share one NodeTable while the nodes
 				// do not change.
