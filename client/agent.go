@@ -57,8 +57,6 @@ type Agent struct {
 	networks *network.Manager
 	// identity is the node's identity (node_identity.go).
 	identity *identityKeeper
-	// jobJSON keeps the encodings of the jobs saveAlloc wrote last.
-	jobJSON jobEncodings
 	// heldGen counts the changes of the allocs' jobs (heldChanged);
 	// held is heldJobs' list as of generation heldFor-1 (under mu).
 	heldGen atomic.Uint64

@@ -215,7 +215,7 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 	if save {
 		// A restart's alloc is saved once its tasks restarted: a client
 		// that stops before then finds the request again on restore.
-		if err := saveAlloc(e.dir, alloc, &e.a.jobJSON); err != nil {
+		if err := saveAlloc(e.dir, alloc, e.a.cfg.Jobs); err != nil {
 			e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
 		}
 		if prev.JobVersion() != alloc.JobVersion() {
@@ -244,7 +244,7 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 				// Dropped by the servers meanwhile: its directory goes.
 				return
 			}
-			if err := saveAlloc(e.dir, cur, &e.a.jobJSON); err != nil {
+			if err := saveAlloc(e.dir, cur, e.a.cfg.Jobs); err != nil {
 				e.a.logger.Warn("saving alloc", "alloc_id", e.id, "error", err)
 			}
 			if track && !killed && cur.DeploymentID == alloc.DeploymentID {

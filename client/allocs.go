@@ -301,7 +301,7 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 		e.runnerDep = alloc.DeploymentID
 		e.runnerMigrate = alloc.DeploymentID == ""
 	}
-	if err := saveAlloc(e.dir, alloc, &a.jobJSON); err != nil {
+	if err := saveAlloc(e.dir, alloc, a.cfg.Jobs); err != nil {
 		e.setupErr = fmt.Errorf("saving the allocation: %w", err)
 	}
 	if e.setupErr == nil {

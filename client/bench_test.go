@@ -77,16 +77,17 @@ func BenchmarkPlaceToRunningReported(b *testing.B) {
 }
 
 // BenchmarkSaveAlloc measures writing alloc.json for a new allocation of
-// a job version already saved (jobs: the agent's encodings) and with the
-// job encoded each time (no jobs).
+// a job version already saved (jobs: the job's encoding kept by the
+// JobCache) and with the job encoded each time (no jobs).
 func BenchmarkSaveAlloc(b *testing.B) {
 	for _, cached := range []bool{true, false} {
 		b.Run(fmt.Sprintf("jobs=%v", cached), func(b *testing.B) {
-			var jobs *jobEncodings
-			if cached {
-				jobs = &jobEncodings{}
-			}
+			var jobs *JobCache
 			alloc := serviceAlloc("a", "n", "dep", 1)
+			if cached {
+				jobs = NewJobCache()
+				alloc.Job = jobs.Share(alloc.Job)
+			}
 			dir := allocrunner.NewAllocDir(b.TempDir(), alloc.ID)
 			b.ReportAllocs()
 			for b.Loop() {

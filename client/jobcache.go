@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"runtime"
 	"sync"
 	"weak"
@@ -22,11 +23,20 @@ import (
 type JobCache struct {
 	mu   sync.Mutex
 	jobs map[structs.JobRef]weak.Pointer[structs.Job]
+	// encoded holds the JSON encoding of cached copies that were saved
+	// (encode), dropped with the copy.
+	encoded map[structs.JobRef]jobEncoding
+}
+
+// jobEncoding is the JSON encoding of one copy of a job.
+type jobEncoding struct {
+	wp   weak.Pointer[structs.Job]
+	json []byte
 }
 
 // NewJobCache returns an empty cache.
 func NewJobCache() *JobCache {
-	return &JobCache{jobs: map[structs.JobRef]weak.Pointer[structs.Job]{}}
+	return &JobCache{jobs: map[structs.JobRef]weak.Pointer[structs.Job]{}, encoded: map[structs.JobRef]jobEncoding{}}
 }
 
 // Share returns the cached copy of job's version if one is live, else
@@ -54,13 +64,46 @@ type jobCacheEntry struct {
 	wp  weak.Pointer[structs.Job]
 }
 
-// forget drops a collected job's entry, unless a newer copy took it.
+// forget drops a collected job's entry and its encoding, unless a newer
+// copy took them.
 func (c *JobCache) forget(e jobCacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.jobs[e.key] == e.wp {
 		delete(c.jobs, e.key)
 	}
+	if c.encoded[e.key].wp == e.wp {
+		delete(c.encoded, e.key)
+	}
+}
+
+// encode returns job's JSON encoding, kept with the cached copy when job
+// is that copy: saving an allocation (alloc.json, with its job) then
+// encodes the allocation's own fields and copies its job's bytes, the job
+// being most of the file. Another copy of the version is encoded each
+// time. The bytes returned are shared: read them only. A nil cache
+// encodes every job each time.
+func (c *JobCache) encode(job *structs.Job) ([]byte, error) {
+	if c == nil || job == nil {
+		return json.Marshal(job)
+	}
+	k, wp := job.Ref(), weak.Make(job)
+	c.mu.Lock()
+	e, ok := c.encoded[k]
+	c.mu.Unlock()
+	if ok && e.wp == wp {
+		return e.json, nil
+	}
+	b, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.jobs[k] == wp {
+		c.encoded[k] = jobEncoding{wp: wp, json: b}
+	}
+	c.mu.Unlock()
+	return b, nil
 }
 
 // Len returns the number of entries (live or not yet forgotten).

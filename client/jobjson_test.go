@@ -1,10 +1,12 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -19,16 +21,17 @@ import (
 // file earlier clients wrote and read), and reads back as the allocation.
 func TestSaveAllocWritesWhatItAlwaysWrote(t *testing.T) {
 	data := t.TempDir()
-	var jobs jobEncodings
+	jobs := NewJobCache()
 	a := serviceAlloc("a1", "n", "dep", 3)
 	a.Job.Meta = map[string]string{"owner": "<ops & co>"}
+	a.Job = jobs.Share(a.Job)
 	b := serviceAlloc("a2", "n", "dep", 3)
-	b.Job = a.Job // the allocations of a version share one copy
+	b.Job = jobs.Share(b.Job) // the allocations of a version share one copy
 	noJob := serviceAlloc("a3", "n", "", 0)
 	noJob.Job = nil
 	for _, alloc := range []*structs.Allocation{a, b, noJob} {
 		dir := allocrunner.NewAllocDir(data, alloc.ID)
-		if err := saveAlloc(dir, alloc, &jobs); err != nil {
+		if err := saveAlloc(dir, alloc, jobs); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(filepath.Join(dir.Root, allocFile))
@@ -59,35 +62,48 @@ func TestSaveAllocWritesWhatItAlwaysWrote(t *testing.T) {
 	}
 }
 
-// TestJobEncodingsByCopy: a job's encoding is reused for the same copy
-// only; another copy (even of the same version) is encoded again, and the
-// oldest entries give way.
-func TestJobEncodingsByCopy(t *testing.T) {
-	var jobs jobEncodings
-	j := serviceAlloc("a", "n", "", 1).Job
-	first, err := jobs.encode(j)
+// TestJobCacheEncodesTheSharedCopy: a job's encoding is kept for the
+// cache's copy only (another copy, even of the same version, is encoded
+// each time), and goes with the copy.
+func TestJobCacheEncodesTheSharedCopy(t *testing.T) {
+	c := NewJobCache()
+	j := c.Share(serviceAlloc("a", "n", "", 1).Job)
+	first, err := c.encode(j)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := jobs.encode(j)
-	if &first[0] != &again[0] {
-		t.Fatal("the same copy was encoded again")
+	if again, _ := c.encode(j); &first[0] != &again[0] {
+		t.Fatal("the cached copy was encoded again")
 	}
 	other := serviceAlloc("a", "n", "", 1).Job
 	other.Meta = map[string]string{"changed": "yes"}
-	b, _ := jobs.encode(other)
+	b, _ := c.encode(other)
 	var back structs.Job
 	if err := json.Unmarshal(b, &back); err != nil || back.Meta["changed"] != "yes" {
 		t.Fatalf("another copy got %s, %v", b, err)
 	}
-	for range jobEncodingsKept {
-		jobs.encode(serviceAlloc("x", "n", "", 2).Job)
+	if again, _ := c.encode(j); &first[0] != &again[0] {
+		t.Fatal("another copy's encoding replaced the cached copy's")
 	}
-	if b, _ := jobs.encode(j); &b[0] == &first[0] {
-		t.Fatal("an entry outlived jobEncodingsKept newer ones")
-	}
-	if b, err := (*jobEncodings)(nil).encode(j); err != nil || string(b) != string(first) {
+	if b, err := (*JobCache)(nil).encode(j); err != nil || string(b) != string(first) {
 		t.Fatalf("nil cache: %s, %v", b, err)
+	}
+	runtime.KeepAlive(j)
+	j = nil
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		c.mu.Lock()
+		n := len(c.encoded)
+		c.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the encoding outlived its job")
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -28,7 +28,7 @@ const allocFile = "alloc.json"
 
 // saveAlloc writes alloc (with its job) into its directory, atomically;
 // the job's encoding comes from jobs (nil: encoded here).
-func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation, jobs *jobEncodings) error {
+func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation, jobs *JobCache) error {
 	tmp, err := os.CreateTemp(dir.Root, ".alloc-*")
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new allocation's first save makes its directory.
