@@ -4,9 +4,10 @@ import (
 	"net/http"
 	"sort"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
-	memdb "github.com/hashicorp/go-memdb"
 )
 
 // The allocs-sync endpoint: a node's long poll for the allocs the servers
