@@ -162,9 +162,13 @@ type AllocsSyncResponse struct {
 	// Allocs maps each of the node's allocs to its AllocModifyIndex, as
 	// NodeAllocsIndexResponse; null with KnownCurrent.
 	Allocs map[string]uint64
-	// KnownCurrent: the request's Known is the digest of the node's
-	// allocs at or below Since, and Allocs is left out. The node's allocs
-	// are then those the client holds at or below Since and Changed.
+	// KnownCurrent: the client holds what the servers held at Since (the
+	// request's Known is the digest of the node's allocs at or below
+	// Since, or of those this server's last answer to the node gave, with
+	// none gone from the node since), and Allocs is left out. The node's
+	// allocs are then those the client holds at or below Since, each
+	// replaced by its copy in Changed if there is one, and the rest of
+	// Changed.
 	KnownCurrent bool `json:",omitempty"`
 	// Changed are the allocs whose index is past the request's Since,
 	// sorted by ID, in their client's form (see clientView).
@@ -173,6 +177,11 @@ type AllocsSyncResponse struct {
 	// to the position of that job in the request's HeldJobs.
 	FromHeld map[string]int `json:",omitempty"`
 	Index    uint64
+
+	// nodeDigest is the digest of all the node's allocs in the state
+	// answered from (0: not known), which the server remembers
+	// (syncMarks); not sent.
+	nodeDigest structs.AllocsDigest
 }
 
 // AllocUpdateRequest is the body of PUT /v1/internal/allocs/update, in

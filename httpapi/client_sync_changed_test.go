@@ -21,13 +21,14 @@ import (
 // client is current and something changed past its index.
 func TestAllocsSyncFromChangesMatchesFull(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	fast, asked, notCurrent, waited := 0, 0, 0, 0
+	fast, asked, notCurrent, waited, fromMark := 0, 0, 0, 0, 0
 	for history := 0; history < 60; history++ {
 		st, err := state.New()
 		if err != nil {
 			t.Fatal(err)
 		}
 		nodes := []string{"n1", "n2", "n3"}
+		marks := &syncMarks{}
 		jobs := []*structs.Job{statetest.Job("web", 1), statetest.Job("api", 1)}
 		jobs[1].Version = 3
 		var ids []string
@@ -104,31 +105,41 @@ func TestAllocsSyncFromChangesMatchesFull(t *testing.T) {
 			now := st.Snapshot()
 			for _, node := range nodes {
 				// The client holds the full answer of an earlier
-				// snapshot (or nothing).
-				var req AllocsSyncRequest
+				// snapshot (or nothing), which the server remembers
+				// unless another server gave it.
+				q := syncQuery{store: st, marks: marks}
+				var holds map[string]uint64
 				// Mostly a recent one, as a client's last answer is.
 				if k := len(snaps) - 1 - r.IntN(min(len(snaps), 4)); r.IntN(8) > 0 {
-					before, err := syncAll(snaps[k], &nodeAllocsWatch{id: node}, &AllocsSyncRequest{}, nil)
+					before, err := (&syncQuery{store: st, marks: &syncMarks{}}).all(snaps[k], &nodeAllocsWatch{id: node})
 					if err != nil {
 						t.Fatal(err)
 					}
-					req.Since = before.Index
+					holds = before.Allocs
+					q.req.Since = before.Index
 					for id, ai := range before.Allocs {
-						req.Known = req.Known.Add(id, ai)
+						q.req.Known = q.req.Known.Add(id, ai)
+					}
+					if before.nodeDigest != q.req.Known {
+						t.Fatalf("history %d step %d node %s: the answer's node digest %x, its allocs' %x", history, step, node, before.nodeDigest, q.req.Known)
+					}
+					if r.IntN(4) > 0 {
+						marks.put(node, syncMark{store: st, index: before.Index, digest: before.nodeDigest})
 					}
 					if r.IntN(5) == 0 {
-						req.Known++ // a client that lost track
+						q.req.Known++ // a client that lost track
 					}
 				}
-				var held map[structs.JobRef]int
+				req := &q.req
+				q.minIndex = req.Since
 				if r.IntN(2) == 0 {
-					held = heldIndex([]structs.JobRef{jobs[0].Ref()})
+					q.held = heldIndex([]structs.JobRef{jobs[0].Ref()})
 				}
-				full, err := syncAll(now, &nodeAllocsWatch{id: node}, &req, held)
+				full, err := q.all(now, &nodeAllocsWatch{id: node})
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, wait, err := syncChanged(now, &nodeAllocsWatch{id: node}, &req, req.Since, held)
+				got, wait, err := q.changed(now, &nodeAllocsWatch{id: node})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -144,9 +155,33 @@ func TestAllocsSyncFromChangesMatchesFull(t *testing.T) {
 				asked++
 				if !full.KnownCurrent {
 					notCurrent++
+				} else {
+					// What the client makes of a current answer must be
+					// the node's allocs: those it holds at or below its
+					// index, replaced by the changed ones.
+					present := map[string]uint64{}
+					for id, ai := range holds {
+						if ai <= req.Since {
+							present[id] = ai
+						}
+					}
+					for _, a := range full.Changed {
+						present[a.ID] = a.ServersIndex()
+					}
+					truth, err := (&syncQuery{store: st, marks: &syncMarks{}}).all(now, &nodeAllocsWatch{id: node})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(present, truth.Allocs) && len(present)+len(truth.Allocs) > 0 {
+						t.Fatalf("history %d step %d node %s: a current client since %d makes %v of the answer, the node has %v", history, step, node, req.Since, present, truth.Allocs)
+					}
+					if req.Known != 0 && q.req.Known != full.nodeDigest {
+						fromMark++
+					}
 				}
 				entry, _ := now.NodeAllocsIndex(node)
-				if full.KnownCurrent && (len(full.Changed) > 0 || entry > req.Since) && got == nil {
+				total, _, _ := now.NodeAllocsDigest(node)
+				if full.KnownCurrent && entry != 0 && total != 0 && (len(full.Changed) > 0 || entry > req.Since) && got == nil {
 					t.Fatalf("history %d step %d node %s: the client is current and the node changed past %d, but the answer was read in full", history, step, node, req.Since)
 				}
 				if got == nil {
@@ -184,11 +219,11 @@ func TestAllocsSyncFromChangesMatchesFull(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d syncs asked, %d answered from the changes, %d waited, %d clients not current", asked, fast, waited, notCurrent)
+	t.Logf("%d syncs asked, %d answered from the changes, %d waited, %d clients not current, %d current by the server's last answer", asked, fast, waited, notCurrent, fromMark)
 	// Most syncs asked find nothing changed past the client's index (a
 	// real client's query would wait); the others must exercise both
 	// paths.
-	if fast < asked/10 || waited < asked/10 || notCurrent == 0 {
+	if fast < asked/10 || waited < asked/10 || notCurrent == 0 || fromMark == 0 {
 		t.Fatalf("histories too tame: %d of %d answered from the changes, %d not current", fast, asked, notCurrent)
 	}
 }

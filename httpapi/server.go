@@ -72,6 +72,9 @@ type Server struct {
 	intro structs.ClientIntroductionConfig
 	// writes limits each remote address's writes (ratelimit.go).
 	writes *rateLimiter
+	// syncMarks are the last allocs-sync answers to each node
+	// (client_sync.go).
+	syncMarks syncMarks
 	// events serves GET /v1/event/stream (event_stream.go).
 	events EventStreamConfig
 	// metrics serves GET /v1/metrics (metrics_route.go).

@@ -20,8 +20,13 @@ import (
 // its allocs, in an entry of the index table that every write of the
 // node's allocs updates in the same transaction.
 
-// nodeDigestKeyPrefix starts the index table key of a node's digest.
-const nodeDigestKeyPrefix = "node-digest/"
+// nodeDigestKeyPrefix starts the index table key of a node's digest;
+// nodeGoneKeyPrefix that of the index at which an alloc last left the
+// node (deleted, or moved to another node).
+const (
+	nodeDigestKeyPrefix = "node-digest/"
+	nodeGoneKeyPrefix   = "node-gone/"
+)
 
 // nodeChangeIndex indexes allocations by NodeID, then their servers'
 // index (structs.Allocation.ServersIndex), big-endian: a node's allocs in
@@ -93,6 +98,17 @@ func (s *Snapshot) NodeAllocsDigest(nodeID string) (structs.AllocsDigest, bool, 
 	return structs.AllocsDigest(e.Value), true, nil
 }
 
+// NodeAllocsGoneIndex returns the index at which an alloc last left the
+// node (deleted by the collector, or moved), 0 when none did since the
+// store was started or restored.
+func (s *Snapshot) NodeAllocsGoneIndex(nodeID string) (uint64, error) {
+	e, err := getOne[*IndexEntry](s, TableIndex, "id", nodeGoneKeyPrefix+nodeID)
+	if err != nil || e == nil {
+		return 0, err
+	}
+	return e.Value, nil
+}
+
 // digestAlloc records in the transaction that old (nil: none) became a
 // (nil: deleted), in their nodes' digests.
 func (t *WriteTxn) digestAlloc(old, a *structs.Allocation) {
@@ -104,14 +120,26 @@ func (t *WriteTxn) digestAlloc(old, a *structs.Allocation) {
 	}
 	if old != nil && old.NodeID != "" {
 		t.nodeDigests[old.NodeID] = t.nodeDigests[old.NodeID].Remove(old.ID, old.ServersIndex())
+		if a == nil || a.NodeID != old.NodeID {
+			if t.nodeGone == nil {
+				t.nodeGone = map[string]bool{}
+			}
+			t.nodeGone[old.NodeID] = true
+		}
 	}
 	if a != nil && a.NodeID != "" {
 		t.nodeDigests[a.NodeID] = t.nodeDigests[a.NodeID].Add(a.ID, a.ServersIndex())
 	}
 }
 
-// writeNodeDigests adds the transaction's changes to the nodes' digests.
+// writeNodeDigests adds the transaction's changes to the nodes' digests,
+// and stamps the index on the nodes an alloc left.
 func (t *WriteTxn) writeNodeDigests() error {
+	for node := range t.nodeGone {
+		if err := t.txn.Insert(TableIndex, &IndexEntry{Key: nodeGoneKeyPrefix + node, Value: t.index}); err != nil {
+			return err
+		}
+	}
 	for node, delta := range t.nodeDigests {
 		if delta == 0 {
 			continue

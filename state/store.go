@@ -99,6 +99,7 @@ type WriteTxn struct {
 	// nodeDigests are the changes to nodes' alloc digests
 	// (node_allocs_sync.go).
 	nodeDigests map[string]structs.AllocsDigest
+	nodeGone    map[string]bool
 
 	// summaries holds the pending changes of jobs' summaries; see
 	// job_summary.go.
