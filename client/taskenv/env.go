@@ -129,23 +129,24 @@ func Build(in Input) *Env {
 }
 
 // buildOnBuiltins is Build without host variables: the built-ins are the
-// lookup table of the env block and, with its variables added once all
-// are interpolated (none replaces a built-in), the environment itself,
-// instead of a copy of them.
+// lookup table of the env block, and the environment is one map of the
+// size it needs (the built-ins' is sized for the most a task can have, and
+// the environment is kept as long as the task runs) with the env block's
+// variables added once all are interpolated (none replaces a built-in).
 func buildOnBuiltins(in Input, builtin map[string]string) *Env {
-	e := &Env{vars: builtin, node: &nodeRefTable{n: in.Node}}
-	if in.Task == nil || len(in.Task.Env) == 0 {
-		return e
-	}
-	type kv struct{ k, v string }
-	add := make([]kv, 0, len(in.Task.Env))
-	for k, v := range in.Task.Env {
-		if _, ok := builtin[k]; !ok {
-			add = append(add, kv{k, e.Replace(v)})
+	lookup := &Env{vars: builtin, node: &nodeRefTable{n: in.Node}}
+	var add []string // key, value, key, value…
+	if in.Task != nil {
+		for k, v := range in.Task.Env {
+			if _, ok := builtin[k]; !ok {
+				add = append(add, k, lookup.Replace(v))
+			}
 		}
 	}
-	for _, p := range add {
-		builtin[p.k] = p.v
+	e := &Env{vars: make(map[string]string, len(builtin)+len(add)/2), node: lookup.node}
+	maps.Copy(e.vars, builtin)
+	for i := 0; i < len(add); i += 2 {
+		e.vars[add[i]] = add[i+1]
 	}
 	return e
 }
