@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,7 +25,7 @@ const maxEvents = 10
 // Update is one change of a task, reported through Config.OnUpdate.
 type Update struct {
 	Task  string
-	State *structs.TaskState // a copy, the caller's to keep; its events are shared: never change them
+	State *structs.TaskState // a copy, the caller's to keep
 	// Handle is the current driver handle (nil when none runs); the alloc
 	// runner persists it for re-attachment.
 	Handle *drivers.TaskHandle
@@ -208,7 +207,7 @@ func (tr *TaskRunner) run() {
 		} else {
 			tr.mu.Lock()
 			tr.state.State = structs.TaskStateRunning
-			u := Update{Task: tr.cfg.Task.Name, State: tr.stateLocked(), Handle: h}
+			u := Update{Task: tr.cfg.Task.Name, State: tr.state.Copy(), Handle: h}
 			tr.mu.Unlock()
 			tr.cfg.OnUpdate(u)
 			if tr.cfg.Templates != nil {
@@ -588,17 +587,7 @@ func (tr *TaskRunner) event(typ, msg string, fill func(*structs.TaskEvent)) {
 	if n := len(tr.state.Events); n > maxEvents {
 		tr.state.Events = append([]*structs.TaskEvent(nil), tr.state.Events[n-maxEvents:]...)
 	}
-	u := Update{Task: tr.cfg.Task.Name, State: tr.stateLocked(), Handle: tr.handle}
+	u := Update{Task: tr.cfg.Task.Name, State: tr.state.Copy(), Handle: tr.handle}
 	tr.mu.Unlock()
 	tr.cfg.OnUpdate(u)
-}
-
-// stateLocked returns the task's state for an Update: a copy of its own
-// fields and of its list of events, sharing the events themselves, which
-// are never changed once in the list (a deep copy on each event copied
-// every earlier event again). Called with mu held.
-func (tr *TaskRunner) stateLocked() *structs.TaskState {
-	c := *tr.state
-	c.Events = slices.Clone(tr.state.Events)
-	return &c
 }
