@@ -192,12 +192,7 @@ func notSynced(pull []string, present map[string]uint64, synced []*structs.Alloc
 
 // allocIndex is the index of the servers' last change to an alloc, as
 // the servers' index map gives it.
-func allocIndex(a *structs.Allocation) uint64 {
-	if a.AllocModifyIndex > 0 {
-		return a.AllocModifyIndex
-	}
-	return a.ModifyIndex
-}
+func allocIndex(a *structs.Allocation) uint64 { return a.ServersIndex() }
 
 // reconcile makes the runners match the servers' allocations: present
 // lists them all, pulled holds those that changed. New ones that should

@@ -21,7 +21,8 @@ type NodeTable struct {
 	byID  map[string]*structs.Node
 	index map[string]int
 	// base are the nodes' states with nothing counted, in nodes' order
-	// without nil or duplicate IDs; a placer copies them.
+	// without nil or duplicate IDs; a placer copies a node's when it first
+	// looks at the node.
 	base []nodeState
 
 	// pools caches each job placement domain's ready nodes (their
