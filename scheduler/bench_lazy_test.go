@@ -206,9 +206,10 @@ func BenchmarkRolloutPassAfterRollout(b *testing.B) {
 // collector's included.
 //
 // mp is the rollout's max_parallel, the placements of each pass: 50, or
-// 10 as the simulator's rollout passes place (a pass every few reports).
+// 10 as the simulator's rollout passes place (a pass every few reports),
+// or 500 as a change of stage places a whole zone or group.
 func BenchmarkRolloutPassMemo(b *testing.B) {
-	for _, c := range []struct{ mp, batch int }{{50, 50}, {50, 500}, {10, 10}} {
+	for _, c := range []struct{ mp, batch int }{{50, 50}, {50, 500}, {10, 10}, {500, 10}} {
 		mp, batch := c.mp, c.batch
 		w := newRolloutWorld(b, mp, 0)
 		d := &structs.Deployment{ID: "d1", Namespace: structs.DefaultNamespace, JobID: "web", JobVersion: w.job.Version,
@@ -284,7 +285,9 @@ func BenchmarkRolloutPassMemo(b *testing.B) {
 					}
 					placer := scheduler.NewPlacerLazyJob(w.nodes, structs.DefaultNamespace, "web", mine, snap.LiveAllocsByNode, uint64(i))
 					if mode == "leader" {
-						placer = scheduler.NewPlacerLazyTable(table, structs.DefaultNamespace, "web", mine, snap.LiveAllocsByNode, uint64(i))
+						// As the leader's worker: the table keeps each
+						// node's usage by the store's version of its allocs.
+						placer = scheduler.NewPlacerLazyTableVersioned(table, structs.DefaultNamespace, "web", mine, snap.LiveAllocsByNodeVersion, uint64(i))
 					}
 					checkPlaced(b, placer.Place(w.job, p, statetest.T0), mp)
 				}

@@ -155,11 +155,16 @@ func (p *Placer) noteKnownJob(a *structs.Allocation) {
 // given up front. Allocs of other jobs are told apart by their job,
 // sparing a map lookup for most of a node's allocs.
 func (p *Placer) ofKnownJob(a *structs.Allocation) bool {
+	return p.knownJob(nsJob{a.Namespace, a.JobID})
+}
+
+// knownJob is ofKnownJob for a job's identity.
+func (p *Placer) knownJob(k nsJob) bool {
 	if p.anyJobKnown {
 		return true
 	}
 	for _, j := range p.knownJobs {
-		if a.JobID == j.id && a.Namespace == j.namespace {
+		if k.id == j.id && k.namespace == j.namespace {
 			return true
 		}
 	}
@@ -182,6 +187,10 @@ func (p *Placer) usable(i int) bool {
 func (p *Placer) loadNode(ns *nodeState) {
 	ns.loaded = true
 	if p.load == nil {
+		return
+	}
+	if p.loadVersioned != nil && p.table != nil {
+		p.loadNodeVersioned(ns)
 		return
 	}
 	i := p.byID[ns.node.ID]

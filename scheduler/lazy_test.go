@@ -73,6 +73,17 @@ func usageSummary(p *Placer) string {
 	return b.String()
 }
 
+// usableNodes counts the nodes whose allocs p could read.
+func usableNodes(p *Placer) int {
+	n := 0
+	for i := range p.nodes {
+		if p.usable(i) {
+			n++
+		}
+	}
+	return n
+}
+
 // countingLoader serves allocs by node and records how often each node is
 // read.
 type countingLoader struct {
@@ -101,7 +112,7 @@ func (l *countingLoader) load(id string) ([]*structs.Allocation, error) {
 // at most once, and never one no placement could use.
 func TestLazyPlacerMatchesEager(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	placed, replaced, stopped, pinned, loadedSome, tabled := 0, 0, 0, 0, 0, 0
+	placed, replaced, stopped, pinned, loadedSome, tabled, keptHits := 0, 0, 0, 0, 0, 0, 0
 	for i := 0; i < 3000; i++ {
 		w := randomCluster(r)
 		plan := Reconcile(w.in)
@@ -171,6 +182,39 @@ func TestLazyPlacerMatchesEager(t *testing.T) {
 				}
 				tabled++
 			}
+			// Through the table's kept usage (a versioned loader): the
+			// first placer counts each node it loads and keeps the sums,
+			// the second takes them without reading, and a new version
+			// is read again. Each must place and count as the eager one:
+			// the kept sums must leave every placer as it was.
+			for k, version := range []string{"v1", "v1", "v2"} {
+				reads := map[string]int{}
+				vl := newCountingLoader(w.byNode())
+				load := func(id string) (any, func() ([]*structs.Allocation, error), error) {
+					return version, func() ([]*structs.Allocation, error) {
+						reads[id]++
+						return vl.load(id)
+					}, nil
+				}
+				vp := NewPlacerLazyTableVersioned(table, w.in.Job.Namespace, w.in.Job.ID, upFront, load, seed)
+				vp.Limit = limit
+				res := vp.Place(w.in.Job, plan, w.in.Now)
+				if a, b := placeSummary(want), placeSummary(res); a != b {
+					t.Fatalf("case %d: placements through kept usage (placer %d) differ\neager:\n%s\nkept:\n%s\nplan:\n%s", i, k, a, b, plan)
+				}
+				if a, b := usageSummary(eager), usageSummary(vp); a != b {
+					t.Fatalf("case %d: usage through kept usage (placer %d) differs\neager:\n%s\nkept:\n%s", i, k, a, b)
+				}
+				switch {
+				case k == 1 && len(reads) > 0:
+					t.Fatalf("case %d: the second placer at one version read %d nodes again", i, len(reads))
+				case k != 1 && len(reads) == 0 && len(w.in.Nodes) > 0 && usableNodes(vp) > 0:
+					t.Fatalf("case %d: placer %d at a new version read no node", i, k)
+				}
+				if k == 1 {
+					keptHits += usableNodes(vp)
+				}
+			}
 		}
 		placed += len(got.Allocs)
 		stopped += len(plan.Stop)
@@ -183,9 +227,9 @@ func TestLazyPlacerMatchesEager(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("placed %d, replacing %d, stopped %d, pinned %d; %d cases read only some nodes; %d placers from a node table", placed, replaced, stopped, pinned, loadedSome, tabled)
+	t.Logf("placed %d, replacing %d, stopped %d, pinned %d; %d cases read only some nodes; %d placers from a node table; %d nodes' usage taken as kept", placed, replaced, stopped, pinned, loadedSome, tabled, keptHits)
 	// The worlds must exercise what the comparison is for.
-	if placed == 0 || replaced == 0 || stopped == 0 || pinned == 0 || loadedSome == 0 || tabled == 0 {
+	if placed == 0 || replaced == 0 || stopped == 0 || pinned == 0 || loadedSome == 0 || tabled == 0 || keptHits == 0 {
 		t.Fatalf("random worlds too tame: placed %d, replacing %d, stopped %d, pinned %d, partial reads %d",
 			placed, replaced, stopped, pinned, loadedSome)
 	}

@@ -20,6 +20,9 @@ type nodeState struct {
 	maxPort  int
 	// jobs counts live allocs per job ID and per job ID + group.
 	jobs map[jobGroup]int
+	// shared: ports and jobs are a table's kept usage (nodeusage.go),
+	// copied before the first change.
+	shared bool
 	// loaded is set once the node's live allocs are counted in; until
 	// then (a lazy placer, see lazy.go) the fields above hold the node's
 	// reservations only.
@@ -62,6 +65,7 @@ func jobKey(job string) jobGroup { return jobGroup{job: job, whole: true} }
 
 // add counts an alloc's reservation on the node; sign -1 removes it.
 func (ns *nodeState) add(a *structs.Allocation, sign int) {
+	ns.ownMaps()
 	c := a.AllocatedResources.Comparable()
 	ns.used.CPU += int64(sign) * c.CPU
 	ns.used.MemoryMB += int64(sign) * c.MemoryMB
@@ -83,6 +87,29 @@ func (ns *nodeState) add(a *structs.Allocation, sign int) {
 	}
 	ns.jobs[jobKey(a.JobID)] += sign
 	ns.jobs[groupKey(a.JobID, a.TaskGroup)] += sign
+}
+
+// addKept is add for an alloc a kept usage remembers (keep).
+func (ns *nodeState) addKept(k *keptAlloc, sign int) {
+	ns.ownMaps()
+	ns.used.CPU += int64(sign) * k.res.CPU
+	ns.used.MemoryMB += int64(sign) * k.res.MemoryMB
+	ns.used.DiskMB += int64(sign) * k.res.DiskMB
+	for _, p := range k.ports {
+		if sign > 0 {
+			if ns.ports == nil {
+				ns.ports = portSet{}
+			}
+			ns.ports.take(p)
+		} else if ns.ports != nil {
+			ns.ports.free(p)
+		}
+	}
+	if ns.jobs == nil {
+		ns.jobs = map[jobGroup]int{}
+	}
+	ns.jobs[jobKey(k.job.id)] += sign
+	ns.jobs[groupKey(k.job.id, k.group)] += sign
 }
 
 // portTaken reports whether the node reserves host port p or a counted

@@ -29,6 +29,9 @@ type NodeTable struct {
 	// positions in base, in order) and their count per datacenter.
 	mu    sync.Mutex
 	pools map[string]tablePool
+	// usage keeps each node's usage as a versioned loader last gave it
+	// (nodeusage.go).
+	usage map[string]*nodeUsage
 }
 
 type tablePool struct {

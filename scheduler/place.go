@@ -30,6 +30,9 @@ type Placer struct {
 	allocs map[string]allocRef
 	// load reads one node's allocs for a lazy placer (nil otherwise).
 	load func(nodeID string) ([]*structs.Allocation, error)
+	// loadVersioned, with a table, reads it through the table's kept
+	// usage (NewPlacerLazyTableVersioned).
+	loadVersioned VersionedNodeAllocs
 	// jobAllocs are the allocs given to NewPlacerLazy; indexed is set
 	// once the live ones are all in allocs.
 	jobAllocs []*structs.Allocation

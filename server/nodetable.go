@@ -23,6 +23,16 @@ type nodeTableAt struct {
 	table *scheduler.NodeTable
 }
 
+// kept returns the latest table kept for st, of any version of the nodes
+// (nil when none): its kept node usage is named by the allocations'
+// versions, whatever the nodes (see checkPlan).
+func (t *nodeTables) kept(st *state.Store) *scheduler.NodeTable {
+	if c := t.latest.Load(); c != nil && c.store == st {
+		return c.table
+	}
+	return nil
+}
+
 // get returns the NodeTable of snap's nodes, taken from st: the one kept
 // when the nodes table has not changed since, else a new one (kept for
 // the next pass unless a newer one is kept meanwhile).

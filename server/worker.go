@@ -122,7 +122,7 @@ func (l *Leader) plan(t *term, eval *structs.Evaluation, attempt int) (pass, pla
 	if len(plan.Place) > 0 && in.Job != nil {
 		// The placer reads a node's allocs from the same snapshot only
 		// when a placement looks at the node.
-		placer := scheduler.NewPlacerLazyTable(in.Table, ns, eval.JobID, in.Allocs, snap.LiveAllocsByNode, seedOf(eval.ID, attempt))
+		placer := scheduler.NewPlacerLazyTableVersioned(in.Table, ns, eval.JobID, in.Allocs, snap.LiveAllocsByNodeVersion, seedOf(eval.ID, attempt))
 		// The scheduler configuration of the same snapshot: its algorithm
 		// and whether memory_max is honoured.
 		sc, err := snap.EffectiveSchedulerConfig()

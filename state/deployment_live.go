@@ -155,6 +155,10 @@ func (t *WriteTxn) liveDeltaOf(deploymentID string) *liveDelta {
 // and records the change of their deployments' live figures. It is the
 // only way allocations are written (insert refuses them).
 func (t *WriteTxn) putAlloc(old, a *structs.Allocation) error {
+	// Every write of an alloc carries the write's index (its callers set
+	// it too): the scheduler's kept node usage tells an alloc's versions
+	// apart by it (scheduler/nodeusage.go).
+	a.ModifyIndex = t.index
 	if err := t.txn.Insert(TableAllocs, a); err != nil {
 		return fmt.Errorf("state: insert into %s: %w", TableAllocs, err)
 	}

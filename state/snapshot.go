@@ -14,12 +14,15 @@ import (
 type Snapshot struct {
 	txn *memdb.Txn
 	ws  memdb.WatchSet
+	// writing: the view is of a write transaction, whose trees may still
+	// change in place (see LiveAllocsByNodeVersion).
+	writing bool
 }
 
 // WithWatch returns a view of the same snapshot that adds what it reads to
 // ws.
 func (s *Snapshot) WithWatch(ws memdb.WatchSet) *Snapshot {
-	return &Snapshot{txn: s.txn, ws: ws}
+	return &Snapshot{txn: s.txn, ws: ws, writing: s.writing}
 }
 
 func (s *Snapshot) watch(ch <-chan struct{}) {

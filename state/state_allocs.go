@@ -275,6 +275,36 @@ func (s *Snapshot) LiveAllocsByNode(nodeID string) ([]*structs.Allocation, error
 	return list[*structs.Allocation](s, TableAllocs, "node", nodeID, true)
 }
 
+// LiveAllocsByNodeVersion is LiveAllocsByNode in two steps, for a caller
+// that keeps what it made of a node's allocs between snapshots
+// (scheduler.VersionedNodeAllocs): version names the list that read
+// returns, and is the same in two snapshots of the store only when the
+// list is. It is the watch channel of the index tree's node that holds
+// the node's live allocs: the store's trees are copy-on-write, a written
+// alloc copies every tree node on its path, and each copy gets a channel
+// of its own, so an unchanged channel is an unchanged subtree. A view of a
+// write transaction, whose new tree nodes may change in place before it
+// commits, gives a nil version.
+func (s *Snapshot) LiveAllocsByNodeVersion(nodeID string) (any, func() ([]*structs.Allocation, error), error) {
+	it, err := s.txn.Get(TableAllocs, "node", nodeID, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("state: %s lookup: %w", TableAllocs, err)
+	}
+	ch := it.WatchCh()
+	s.watch(ch)
+	read := func() ([]*structs.Allocation, error) {
+		var out []*structs.Allocation
+		for obj := it.Next(); obj != nil; obj = it.Next() {
+			out = append(out, obj.(*structs.Allocation))
+		}
+		return out, nil
+	}
+	if s.writing || ch == nil {
+		return nil, read, nil
+	}
+	return ch, read, nil
+}
+
 // allocsByID returns the live and the stopped allocations of a liveIndex
 // key, merged into ID order.
 func allocsByID(s *Snapshot, index string, args ...any) ([]*structs.Allocation, error) {

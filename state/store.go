@@ -250,7 +250,7 @@ func (t *WriteTxn) touchReapedJob(ns, id string) {
 }
 
 // reader returns a read view inside the write transaction.
-func (t *WriteTxn) reader() *Snapshot { return &Snapshot{txn: t.txn} }
+func (t *WriteTxn) reader() *Snapshot { return &Snapshot{txn: t.txn, writing: true} }
 
 // update runs fn in one write transaction at index.
 func (s *Store) update(index uint64, fn func(*WriteTxn) error) error {
