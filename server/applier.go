@@ -93,13 +93,16 @@ func (l *Leader) applyPlan(t *term, p *planSubmission, prev *inflight) *inflight
 	}
 	evaluated := time.Now()
 	snap := l.store().Snapshot()
-	accepted, stops, rejected, err := checkPlan(snap, p, prev)
+	// The scheduler's kept node usage stands for reading each node the
+	// plan places on (named by the node's allocs in this snapshot).
+	table := l.nodeTables.kept(l.store())
+	accepted, stops, rejected, err := checkPlan(snap, p, prev, table)
 	metrics.MeasureSince([]string{"nomad", "plan", "evaluate"}, evaluated)
 	if err == nil && prev != nil {
 		<-prev.done
 		if prev.err != nil {
 			snap = l.store().Snapshot()
-			accepted, stops, rejected, err = checkPlan(snap, p, nil)
+			accepted, stops, rejected, err = checkPlan(snap, p, nil, table)
 		}
 	}
 	if err != nil {

@@ -60,7 +60,7 @@ func TestCheckPlanCapacityAcrossPlacements(t *testing.T) {
 		placedAlloc("p3", job, "node-a", 300), // fits beside old
 		placedAlloc("p4", job, "node-a", 300), // does not
 	}}
-	acc, stops, rej, err := checkPlan(s.Snapshot(), p, nil)
+	acc, stops, rej, err := checkPlan(s.Snapshot(), p, nil, nil)
 	must(t, err)
 	if got := ids(acc); len(got) != 2 || got[0] != "p1" || got[1] != "p3" {
 		t.Fatalf("accepted %v, want [p1 p3]", got)
@@ -76,7 +76,7 @@ func TestCheckPlanReplacementKeepsOldWhenRejected(t *testing.T) {
 	// The replacement fits only because it frees old's resources.
 	p := &planSubmission{job: job, placed: []*structs.Allocation{placedAlloc("new", job, "node-a", 900, 8080)},
 		replaces: map[string]*structs.AllocStopUpdate{"new": stop}}
-	acc, stops, rej, err := checkPlan(s.Snapshot(), p, nil)
+	acc, stops, rej, err := checkPlan(s.Snapshot(), p, nil, nil)
 	must(t, err)
 	if len(acc) != 1 || len(rej) != 0 || len(stops) != 1 || stops[0] != stop {
 		t.Fatalf("accepted %v rejected %v stops %v", ids(acc), rej, stops)
@@ -84,7 +84,7 @@ func TestCheckPlanReplacementKeepsOldWhenRejected(t *testing.T) {
 
 	// Too big even with old gone: rejected, and old is not stopped.
 	p.placed = []*structs.Allocation{placedAlloc("new", job, "node-a", 1100)}
-	acc, stops, rej, err = checkPlan(s.Snapshot(), p, nil)
+	acc, stops, rej, err = checkPlan(s.Snapshot(), p, nil, nil)
 	must(t, err)
 	if len(acc) != 0 || len(rej) != 1 || len(stops) != 0 {
 		t.Fatalf("accepted %v rejected %v stops %v", ids(acc), rej, stops)
@@ -94,7 +94,7 @@ func TestCheckPlanReplacementKeepsOldWhenRejected(t *testing.T) {
 func TestCheckPlanPortsAndStops(t *testing.T) {
 	s, job := applierState(t)
 	p := &planSubmission{job: job, placed: []*structs.Allocation{placedAlloc("clash", job, "node-a", 100, 8080)}}
-	_, _, rej, err := checkPlan(s.Snapshot(), p, nil)
+	_, _, rej, err := checkPlan(s.Snapshot(), p, nil, nil)
 	must(t, err)
 	if len(rej) != 1 {
 		t.Fatal("a placement on a taken port was accepted")
@@ -102,7 +102,7 @@ func TestCheckPlanPortsAndStops(t *testing.T) {
 	// Stopping old in the same plan frees its port and CPU.
 	p.stops = []*structs.AllocStopUpdate{{AllocID: "old"}}
 	p.placed = []*structs.Allocation{placedAlloc("clash", job, "node-a", 1000, 8080)}
-	acc, stops, rej, err := checkPlan(s.Snapshot(), p, nil)
+	acc, stops, rej, err := checkPlan(s.Snapshot(), p, nil, nil)
 	must(t, err)
 	if len(acc) != 1 || len(rej) != 0 || len(stops) != 1 {
 		t.Fatalf("accepted %v rejected %v stops %v", ids(acc), rej, stops)
@@ -120,7 +120,7 @@ func TestCheckPlanNodeNotReady(t *testing.T) {
 		placedAlloc("on-ineligible", job, "node-c", 1),
 		placedAlloc("on-missing", job, "node-zz", 1),
 	}}
-	acc, _, rej, err := checkPlan(s.Snapshot(), p, nil)
+	acc, _, rej, err := checkPlan(s.Snapshot(), p, nil, nil)
 	must(t, err)
 	if len(acc) != 0 || len(rej) != 3 {
 		t.Fatalf("accepted %v rejected %v", ids(acc), rej)
@@ -190,13 +190,13 @@ func TestCheckPlanCountsThePlanInFlight(t *testing.T) {
 		placedAlloc("on-b", job, "node-b", 300),        // b is taken by the plan in flight
 		placedAlloc("on-a", job, "node-a", 1000, 8080), // a is freed by its stop
 	}}
-	acc, _, rej, err := checkPlan(s.Snapshot(), p, prev)
+	acc, _, rej, err := checkPlan(s.Snapshot(), p, prev, nil)
 	must(t, err)
 	if len(acc) != 1 || acc[0].ID != "on-a" || len(rej) != 1 || rej[0] != "on-b" {
 		t.Fatalf("accepted %v rejected %v, want on-a accepted and on-b rejected", ids(acc), rej)
 	}
 	// Without the plan in flight the verdicts flip.
-	acc, _, rej, err = checkPlan(s.Snapshot(), p, nil)
+	acc, _, rej, err = checkPlan(s.Snapshot(), p, nil, nil)
 	must(t, err)
 	if len(acc) != 1 || acc[0].ID != "on-b" || len(rej) != 1 || rej[0] != "on-a" {
 		t.Fatalf("accepted %v rejected %v without the plan in flight", ids(acc), rej)

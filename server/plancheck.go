@@ -1,31 +1,85 @@
 package server
 
 import (
+	"github.com/droverhq/drover/scheduler"
 	"github.com/droverhq/drover/state"
 	"github.com/droverhq/drover/structs"
 )
 
 // nodeUsage is one node's reservations as the applier checks them.
 type nodeUsage struct {
-	usable  bool
-	free    structs.ComparableResources
-	ports   map[int]bool
-	counted map[string]*structs.Allocation
+	usable bool
+	free   structs.ComparableResources
+	ports  map[int]bool
+	// counted holds what each counted alloc reserves, by ID.
+	counted map[string]reservation
+}
+
+// reservation is what an alloc reserves on its node.
+type reservation struct {
+	res   structs.ComparableResources
+	ports []int
+}
+
+func reservationOf(a *structs.Allocation) reservation {
+	return reservation{res: a.AllocatedResources.Comparable(), ports: allocPorts(a)}
 }
 
 func (u *nodeUsage) add(a *structs.Allocation, sign int64) {
-	c := a.AllocatedResources.Comparable()
-	u.free.CPU -= sign * c.CPU
-	u.free.MemoryMB -= sign * c.MemoryMB
-	u.free.DiskMB -= sign * c.DiskMB
-	for _, p := range allocPorts(a) {
+	u.addReservation(a.ID, reservationOf(a), sign)
+}
+
+func (u *nodeUsage) addReservation(id string, r reservation, sign int64) {
+	u.free.CPU -= sign * r.res.CPU
+	u.free.MemoryMB -= sign * r.res.MemoryMB
+	u.free.DiskMB -= sign * r.res.DiskMB
+	for _, p := range r.ports {
 		u.ports[p] = sign > 0
 	}
 	if sign > 0 {
-		u.counted[a.ID] = a
+		u.counted[id] = r
 	} else {
-		delete(u.counted, a.ID)
+		delete(u.counted, id)
 	}
+}
+
+// addKept counts in node id's live allocs, not terminal, less those
+// left out (this plan's stops, the committing plan's), from the table's
+// kept usage at snap's version of them: what the loop over
+// LiveAllocsByNode counts, without reading or counting each alloc again
+// when the node's allocs did not change since the table counted them.
+func (u *nodeUsage) addKept(table *scheduler.NodeTable, snap *state.Snapshot, id string, leftOut func(allocID string) bool) error {
+	k, err := table.Usage(id, snap.LiveAllocsByNodeVersion)
+	if err != nil {
+		return err
+	}
+	used := k.Used()
+	u.free.CPU -= used.CPU
+	u.free.MemoryMB -= used.MemoryMB
+	u.free.DiskMB -= used.DiskMB
+	var outPorts map[int]int
+	k.EachCounted(func(aid string, res structs.ComparableResources, ports []int) {
+		if !leftOut(aid) {
+			u.counted[aid] = reservation{res: res, ports: ports}
+			return
+		}
+		u.free.CPU += res.CPU
+		u.free.MemoryMB += res.MemoryMB
+		u.free.DiskMB += res.DiskMB
+		for _, p := range ports {
+			if outPorts == nil {
+				outPorts = map[int]int{}
+			}
+			outPorts[p]++
+		}
+	})
+	// A port is taken when an alloc counted in holds it.
+	k.EachPort(func(p, holders int) {
+		if holders > outPorts[p] {
+			u.ports[p] = true
+		}
+	})
+	return nil
 }
 
 func allocPorts(a *structs.Allocation) []int {
@@ -47,7 +101,12 @@ func allocPorts(a *structs.Allocation) []int {
 // returns the accepted placements, every stop to apply (the plan's own
 // plus those replaced by accepted placements) and the IDs of rejected
 // placements.
-func checkPlan(snap *state.Snapshot, p *planSubmission, prev *inflight) ([]*structs.Allocation, []*structs.AllocStopUpdate, []string, error) {
+//
+// table, when not nil, is a scheduler's NodeTable whose kept node usage
+// (named by the version of each node's allocs in snap) stands for reading
+// and counting a node's allocs: the plan's stops are taken out of its
+// sums. The result is the same.
+func checkPlan(snap *state.Snapshot, p *planSubmission, prev *inflight, table *scheduler.NodeTable) ([]*structs.Allocation, []*structs.AllocStopUpdate, []string, error) {
 	stopping := make(map[string]bool, len(p.stops))
 	for _, s := range p.stops {
 		stopping[s.AllocID] = true
@@ -57,7 +116,7 @@ func checkPlan(snap *state.Snapshot, p *planSubmission, prev *inflight) ([]*stru
 		if u := nodes[id]; u != nil {
 			return u, nil
 		}
-		u := &nodeUsage{ports: map[int]bool{}, counted: map[string]*structs.Allocation{}}
+		u := &nodeUsage{ports: map[int]bool{}, counted: map[string]reservation{}}
 		nodes[id] = u
 		n, err := snap.NodeByID(id)
 		if err != nil {
@@ -68,19 +127,25 @@ func checkPlan(snap *state.Snapshot, p *planSubmission, prev *inflight) ([]*stru
 		}
 		u.usable = true
 		u.free = n.Capacity()
-		allocs, err := snap.LiveAllocsByNode(id)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range allocs {
-			if a.TerminalStatus() || stopping[a.ID] || prev != nil && prev.stopped[a.ID] {
-				continue
+		if table != nil {
+			if err := u.addKept(table, snap, id, func(aid string) bool { return stopping[aid] || prev != nil && prev.stopped[aid] }); err != nil {
+				return nil, err
 			}
-			u.add(a, 1)
+		} else {
+			allocs, err := snap.LiveAllocsByNode(id)
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range allocs {
+				if a.TerminalStatus() || stopping[a.ID] || prev != nil && prev.stopped[a.ID] {
+					continue
+				}
+				u.add(a, 1)
+			}
 		}
 		if prev != nil {
 			for _, a := range prev.byNode[id] {
-				if u.counted[a.ID] == nil && !stopping[a.ID] {
+				if _, ok := u.counted[a.ID]; !ok && !stopping[a.ID] {
 					u.add(a, 1)
 				}
 			}
@@ -100,11 +165,11 @@ func checkPlan(snap *state.Snapshot, p *planSubmission, prev *inflight) ([]*stru
 			continue
 		}
 		rep := p.replaces[a.ID]
-		var freed *structs.Allocation
+		var freed *reservation
 		if rep != nil {
-			if old := u.counted[rep.AllocID]; old != nil {
-				freed = old
-				u.add(old, -1)
+			if old, ok := u.counted[rep.AllocID]; ok {
+				freed = &old
+				u.addReservation(rep.AllocID, old, -1)
 			}
 		}
 		if fits(u, a) {
@@ -116,7 +181,7 @@ func checkPlan(snap *state.Snapshot, p *planSubmission, prev *inflight) ([]*stru
 			continue
 		}
 		if freed != nil {
-			u.add(freed, 1)
+			u.addReservation(rep.AllocID, *freed, 1)
 		}
 		rejected = append(rejected, a.ID)
 	}
