@@ -86,6 +86,10 @@ type Config struct {
 	// raft_trailing_logs); 0 keeps cluster.LANRaftConfig's.
 	RaftSnapshotThreshold int
 	RaftTrailingLogs      int
+	// GCPercent is the collector's GOGC while a server runs
+	// (server.gc_percent; 0 is config.DefaultServerGCPercent). See
+	// ServerGCPercent.
+	GCPercent int
 	// MinHeartbeatTTL and MaxHeartbeatsPerSecond set the clients'
 	// heartbeat TTL (server.Config.HeartbeatTTL, MaxHeartbeatsPerSecond);
 	// 0 is the default.
@@ -239,6 +243,7 @@ func FromConfig(c *config.Config) Config {
 		JobTrackedVersions:    c.Server.JobTrackedVersions,
 		RaftSnapshotThreshold: c.Server.RaftSnapshotThreshold,
 		RaftTrailingLogs:      c.Server.RaftTrailingLogs,
+		GCPercent:             c.Server.GCPercent,
 
 		MinHeartbeatTTL:        c.Server.MinHeartbeatTTL,
 		MaxHeartbeatsPerSecond: c.Server.MaxHeartbeatsPerSecond,

@@ -69,6 +69,7 @@ var fields = []field{
 	{"server.job_tracked_versions", kInt, func(c *Config) any { return &c.Server.JobTrackedVersions }, ""},
 	{"server.raft_snapshot_threshold", kInt, func(c *Config) any { return &c.Server.RaftSnapshotThreshold }, ""},
 	{"server.raft_trailing_logs", kInt, func(c *Config) any { return &c.Server.RaftTrailingLogs }, ""},
+	{"server.gc_percent", kInt, func(c *Config) any { return &c.Server.GCPercent }, ""},
 	{"server.min_heartbeat_ttl", kDuration, func(c *Config) any { return &c.Server.MinHeartbeatTTL }, ""},
 	{"server.max_heartbeats_per_second", kInt, func(c *Config) any { return &c.Server.MaxHeartbeatsPerSecond }, ""},
 	{"server.heartbeat_timeout", kDuration, func(c *Config) any { return &c.Server.HeartbeatTimeout }, ""},

@@ -188,6 +188,9 @@ func (v *validator) server() {
 	if s.RaftSnapshotThreshold < 0 {
 		v.errorf("server.raft_snapshot_threshold", "server.raft_snapshot_threshold must not be negative (got %d)", s.RaftSnapshotThreshold)
 	}
+	if s.GCPercent != 0 && s.GCPercent < MinServerGCPercent {
+		v.errorf("server.gc_percent", "server.gc_percent must be at least %d, or 0 for the default %d (got %d)", MinServerGCPercent, DefaultServerGCPercent, s.GCPercent)
+	}
 	if s.RaftTrailingLogs < 0 {
 		v.errorf("server.raft_trailing_logs", "server.raft_trailing_logs must not be negative (got %d)", s.RaftTrailingLogs)
 	}

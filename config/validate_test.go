@@ -49,6 +49,7 @@ func TestValidateErrors(t *testing.T) {
 		{"log level", validServer + "log_level = \"verbose\"\n", `log_level "verbose" is not one of TRACE, DEBUG, INFO, WARN, ERROR`, 7},
 		{"data_dir missing", "server {\n  enabled = true\n  bootstrap_expect = 1\n}\n", "data_dir is required", 0},
 		{"data_dir blank", "data_dir = \" \"\nserver {\n  enabled = true\n  bootstrap_expect = 1\n}\n", "data_dir is required", 1},
+		{"gc_percent too small", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 1\n  gc_percent = 10\n}\n", "server.gc_percent must be at least 50, or 0 for the default 200 (got 10)", 5},
 		{"raft timeout too small", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 1\n  election_timeout = \"1ms\"\n}\n", "server.election_timeout must be at least 5ms (got 1ms)", 5},
 		{"lease above heartbeat", "data_dir = \"/d\"\nserver {\n  enabled = true\n  bootstrap_expect = 1\n  leader_lease_timeout = \"2s\"\n}\n", "server.leader_lease_timeout (2s) must not exceed server.heartbeat_timeout (500ms)", 5},
 		{"dynamic ports order", "data_dir = \"/d\"\nclient {\n  enabled = true\n  servers = [\"127.0.0.1:4646\"]\n  min_dynamic_port = 30000\n  max_dynamic_port = 30000\n}\n", "client.min_dynamic_port (30000) must be below client.max_dynamic_port (30000)", 5},

@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -152,6 +153,11 @@ func runAgent(cmd *cobra.Command, cfg agent.Config) error {
 	// its level.
 	log.SetFlags(0)
 	log.SetOutput(cfg.Logger.Named("template").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
+	if p := agent.ServerGCPercent(cfg, os.Getenv); p > 0 {
+		// server.gc_percent: a server trades heap for the collector's CPU.
+		debug.SetGCPercent(p)
+		cfg.Logger.Debug("collector set for a server", "gc_percent", p)
+	}
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
