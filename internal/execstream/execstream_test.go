@@ -148,13 +148,15 @@ type node struct {
 	sess   chan *fakeSession
 	served chan error
 	early  string // written before the upgrade
-	refuse error
+	// earlyDone is closed once early is written.
+	earlyDone chan struct{}
+	refuse    error
 	// sizeWait, when set, is the server's SizeFirst.
 	sizeWait time.Duration
 }
 
 func newNode(t *testing.T) *node {
-	n := &node{sess: make(chan *fakeSession, 1), served: make(chan error, 1)}
+	n := &node{sess: make(chan *fakeSession, 1), served: make(chan error, 1), earlyDone: make(chan struct{})}
 	up := websocket.Upgrader{}
 	n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := NewServer()
@@ -163,7 +165,10 @@ func newNode(t *testing.T) *node {
 		}
 		f := newFakeSession(s.Stdout(), s.Stderr())
 		if n.early != "" {
-			go io.WriteString(s.Stdout(), n.early)
+			go func() {
+				io.WriteString(s.Stdout(), n.early)
+				close(n.earlyDone)
+			}()
 		}
 		conn, err := up.Upgrade(w, r, nil)
 		if err != nil {
@@ -218,6 +223,10 @@ func TestServeAndRun(t *testing.T) {
 		done <- result{code, err}
 	}()
 	f := <-n.sess
+	// The command's first output comes after what the session wrote
+	// before the upgrade (on a busy machine the goroutine writing it
+	// could otherwise run after the session ended).
+	<-n.earlyDone
 	for _, line := range []string{"hello\n", "err:oops\n"} {
 		if _, err := io.WriteString(stdinW, line); err != nil {
 			t.Fatal(err)
