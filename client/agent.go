@@ -62,6 +62,12 @@ type Agent struct {
 	heldGen atomic.Uint64
 	held    []*structs.Job
 	heldFor uint64
+	// heldRefs counts the allocs of each job version the agent holds
+	// (holdJob, releaseJob; under mu): heldJobs lists them.
+	heldRefs map[structs.JobRef]*heldJob
+	// disconnecting counts the allocs whose group has a
+	// stop_on_client_after (countDisconnects; under mu).
+	disconnecting int
 
 	ctx    context.Context
 	cancel context.CancelFunc

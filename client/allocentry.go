@@ -174,6 +174,13 @@ func describe(status string) string {
 	return ""
 }
 
+// heldJob is the job of the entry's alloc, as heldJobs counts it.
+func (e *allocEntry) heldJob() *structs.Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.alloc.Job
+}
+
 func (e *allocEntry) isCollecting() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -193,6 +200,11 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 	}
 	e.alloc = alloc
 	if alloc.Job != prev.Job {
+		// update is called with a.mu held (reconcile).
+		e.a.releaseJob(prev.Job)
+		e.a.holdJob(alloc.Job)
+		e.a.countDisconnects(prev, -1)
+		e.a.countDisconnects(alloc, 1)
 		e.a.heldChanged()
 	}
 	stop := (alloc.DesiredStatus == structs.AllocDesiredStatusStop || alloc.DesiredStatus == structs.AllocDesiredStatusEvict) && !e.killed

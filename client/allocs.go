@@ -26,7 +26,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	}
 	var index uint64
 	// known is the index of the copy of each alloc last applied.
-	known := map[string]uint64{}
+	known := newKnownAllocs()
 	backoff := a.cfg.RetryInterval
 	retry := func(what string, err error) bool {
 		if ctx.Err() != nil {
@@ -48,23 +48,27 @@ func (a *Agent) watchLoop(ctx context.Context) {
 	syncer, _ := a.api.(allocsSyncer)
 	for ctx.Err() == nil {
 		qctx, cancel := context.WithTimeout(ctx, bound)
-		var present map[string]uint64
+		var present allocsIndex
 		var idx uint64
 		var synced []*structs.Allocation
 		var err error
 		if syncer != nil {
 			var s *apiclient.NodeAllocsSync
-			s, idx, err = syncer.AllocsSync(qctx, a.node.ID, index, knownDigest(known, index), a.heldJobs(), index, a.cfg.AllocWait)
+			s, idx, err = syncer.AllocsSync(qctx, a.node.ID, index, known.digest(index), a.heldJobs(), index, a.cfg.AllocWait)
 			if err == nil {
-				present, synced = syncedPresent(s, known, index), s.Changed
+				present, synced = syncedPresent(s, known.idx, index), s.Changed
 			}
 			if errors.Is(err, apiclient.ErrSyncUnsupported) {
 				// Asked again only after the agent's next pick of a
 				// server (the NodeClient answers at once until then).
-				present, idx, err = a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
+				var m map[string]uint64
+				m, idx, err = a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
+				present = indexOf(m)
 			}
 		} else {
-			present, idx, err = a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
+			var m map[string]uint64
+			m, idx, err = a.api.AllocsIndex(qctx, a.node.ID, index, a.cfg.AllocWait)
+			present = indexOf(m)
 		}
 		cancel()
 		if err != nil {
@@ -73,7 +77,7 @@ func (a *Agent) watchLoop(ctx context.Context) {
 			}
 			continue
 		}
-		pull, _ := changedAllocs(present, known)
+		pull, _ := changedAllocs(present, known.idx)
 		// What came with the index need not be fetched: only a change
 		// the answer left out (one at or below the index asked from,
 		// which the agent never applied) is.
@@ -114,8 +118,9 @@ func (a *Agent) watchLoop(ctx context.Context) {
 // heldJobs returns the distinct job versions of the allocs the agent
 // runs: the servers need not send them again with an alloc. The list is
 // kept until an alloc is added or removed or takes another job
-// (heldChanged): each sync asks for it, and a node keeps its finished
-// allocs too. The caller must not change it.
+// (heldChanged), and built then from the count of each version's allocs
+// (heldRefs), not by looking at every alloc: each sync asks for it, and a
+// node keeps its finished allocs too. The caller must not change it.
 func (a *Agent) heldJobs() []*structs.Job {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -130,19 +135,57 @@ func (a *Agent) heldJobs() []*structs.Job {
 // heldChanged marks the list of heldJobs out of date.
 func (a *Agent) heldChanged() { a.heldGen.Add(1) }
 
+// heldJob is a job version the agent holds allocs of: one of its copies
+// (the JobCache's, mostly the only one) and how many allocs hold it.
+type heldJob struct {
+	job *structs.Job
+	n   int
+}
+
+// holdJob counts an alloc of j (nil: none) added to a.allocs, or that
+// took j. Called with a.mu held, as every change of a.allocs and of an
+// alloc's job is made.
+func (a *Agent) holdJob(j *structs.Job) {
+	if j == nil {
+		return
+	}
+	if a.heldRefs == nil {
+		a.heldRefs = map[structs.JobRef]*heldJob{}
+	}
+	ref := j.Ref()
+	if h := a.heldRefs[ref]; h != nil {
+		h.n++
+		return
+	}
+	a.heldRefs[ref] = &heldJob{job: j, n: 1}
+	a.heldChanged()
+}
+
+// releaseJob takes back holdJob(j): the alloc is gone from a.allocs, or
+// took another job. Called with a.mu held.
+func (a *Agent) releaseJob(j *structs.Job) {
+	if j == nil {
+		return
+	}
+	ref := j.Ref()
+	h := a.heldRefs[ref]
+	if h == nil {
+		return
+	}
+	// The copy listed stays while other allocs hold the version, even
+	// if this alloc's was that copy: it is the same version (the servers
+	// read its ref), and the JobCache's one mostly.
+	if h.n--; h.n <= 0 {
+		delete(a.heldRefs, ref)
+		a.heldChanged()
+	}
+}
+
 // listHeldJobs lists heldJobs. Called with a.mu held.
 func (a *Agent) listHeldJobs() []*structs.Job {
 	var out []*structs.Job
-	seen := map[structs.JobRef]bool{}
-	for _, e := range a.allocs {
-		e.mu.Lock()
-		j := e.alloc.Job
-		e.mu.Unlock()
-		if j == nil || seen[j.Ref()] {
-			continue
-		}
-		seen[j.Ref()] = true
-		out = append(out, j)
+	for _, h := range a.heldRefs {
+		out = append(out, h.job)
 	}
 	return out
 }
@@ -150,32 +193,33 @@ func (a *Agent) listHeldJobs() []*structs.Job {
 // changedAllocs returns, sorted, the IDs of the allocs whose index is
 // past the one last applied (or that are new), and the highest of their
 // indexes.
-func changedAllocs(present, known map[string]uint64) ([]string, uint64) {
+func changedAllocs(present allocsIndex, known map[string]uint64) ([]string, uint64) {
 	var pull []string
 	var newest uint64
-	for id, idx := range present {
+	present.each(func(id string, idx uint64) {
 		if k, ok := known[id]; !ok || idx > k {
 			pull = append(pull, id)
 			newest = max(newest, idx)
 		}
-	}
+	})
 	slices.Sort(pull)
 	return pull, newest
 }
 
 // notSynced returns, of pull (sorted), the IDs that synced does not carry
 // at the index present gives, and the highest index among them.
-func notSynced(pull []string, present map[string]uint64, synced []*structs.Allocation) ([]string, uint64) {
+func notSynced(pull []string, present allocsIndex, synced []*structs.Allocation) ([]string, uint64) {
+	at := func(id string) uint64 { i, _ := present.get(id); return i }
 	if len(synced) == 0 {
 		var newest uint64
 		for _, id := range pull {
-			newest = max(newest, present[id])
+			newest = max(newest, at(id))
 		}
 		return pull, newest
 	}
 	have := make(map[string]bool, len(synced))
 	for _, a := range synced {
-		if a != nil && allocIndex(a) >= present[a.ID] {
+		if a != nil && allocIndex(a) >= at(a.ID) {
 			have[a.ID] = true
 		}
 	}
@@ -184,7 +228,7 @@ func notSynced(pull []string, present map[string]uint64, synced []*structs.Alloc
 	for _, id := range pull {
 		if !have[id] {
 			out = append(out, id)
-			newest = max(newest, present[id])
+			newest = max(newest, at(id))
 		}
 	}
 	return out, newest
@@ -202,18 +246,22 @@ func allocIndex(a *structs.Allocation) uint64 { return a.ServersIndex() }
 // pulled alloc, and reports whether one came back older than present
 // says (a server behind the one that gave the index); that one is left
 // for the next round.
-func (a *Agent) reconcile(present map[string]uint64, pulled []*structs.Allocation, known map[string]uint64) (behind bool) {
+func (a *Agent) reconcile(present allocsIndex, pulled []*structs.Allocation, known *knownAllocs) (behind bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ctx.Err() != nil {
 		return false
 	}
+	// Whether every alloc known is listed, asked before the pulled ones
+	// are recorded (their indexes are past the one the index was read
+	// from, and they are listed).
+	allListed := present.holdsAllKnown(known)
 	var fresh []*structs.Allocation
 	for _, alloc := range pulled {
 		if alloc == nil || alloc.ID == "" {
 			continue
 		}
-		want, listed := present[alloc.ID]
+		want, listed := present.get(alloc.ID)
 		if !listed {
 			continue
 		}
@@ -221,7 +269,7 @@ func (a *Agent) reconcile(present map[string]uint64, pulled []*structs.Allocatio
 			behind = true
 			continue
 		}
-		known[alloc.ID] = allocIndex(alloc)
+		known.set(alloc.ID, allocIndex(alloc))
 		if alloc.NodeID != "" && alloc.NodeID != a.node.ID {
 			continue
 		}
@@ -238,19 +286,30 @@ func (a *Agent) reconcile(present map[string]uint64, pulled []*structs.Allocatio
 	}
 	for i, e := range a.startAllocs(fresh) {
 		a.allocs[fresh[i].ID] = e
+		a.holdJob(e.heldJob())
+		a.countDisconnects(fresh[i], 1)
 	}
 	if len(fresh) > 0 {
 		a.heldChanged()
 		signal(a.allocsAdded)
 	}
-	for id := range known {
-		if _, ok := present[id]; !ok {
-			delete(known, id)
+	if allListed && known.runnersKnown {
+		// Every alloc known is listed, and so is every alloc the agent
+		// holds but those it collects already: none to forget. (A node's
+		// allocs are a few hundred at most, but it syncs on each change.)
+		return behind
+	}
+	for id := range known.idx {
+		if !present.has(id) {
+			known.remove(id)
 		}
 	}
+	known.runnersKnown = true
 	for id, e := range a.allocs {
-		if _, ok := present[id]; !ok {
+		if !present.has(id) {
 			a.collect(e)
+		} else if _, ok := known.idx[id]; !ok {
+			known.runnersKnown = false
 		}
 	}
 	return behind
@@ -295,6 +354,12 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 	if runnerTracksHealth(alloc) {
 		e.runnerDep = alloc.DeploymentID
 		e.runnerMigrate = alloc.DeploymentID == ""
+	}
+	if restored == nil {
+		// A new allocation: its directory first, with one mkdir (its
+		// first save would find it missing, make it and try again). An
+		// error is saveAlloc's to report.
+		_ = e.dir.MakeRoot()
 	}
 	if err := saveAlloc(e.dir, alloc, a.cfg.Jobs); err != nil {
 		e.setupErr = fmt.Errorf("saving the allocation: %w", err)
@@ -350,6 +415,9 @@ func (a *Agent) collect(e *allocEntry) {
 		a.mu.Lock()
 		if a.allocs[e.id] == e {
 			delete(a.allocs, e.id)
+			a.releaseJob(e.heldJob())
+			a.countDisconnects(e.alloc, -1)
+			a.reporter.forget(e.id)
 			a.heldChanged()
 		}
 		a.mu.Unlock()
@@ -373,6 +441,12 @@ func (a *Agent) restore() {
 	defer a.heldChanged()
 	for _, s := range saved {
 		s.alloc.Job = a.cfg.Jobs.Share(s.alloc.Job)
+		if old := a.allocs[s.alloc.ID]; old != nil {
+			a.releaseJob(old.heldJob())
+			a.countDisconnects(old.alloc, -1)
+		}
+		a.holdJob(s.alloc.Job)
+		a.countDisconnects(s.alloc, 1)
 		if s.finished() {
 			a.allocs[s.alloc.ID] = &allocEntry{a: a, id: s.alloc.ID, dir: allocrunner.NewAllocDir(a.cfg.DataDir, s.alloc.ID),
 				alloc: s.alloc, last: allocrunner.Update{AllocID: s.alloc.ID, TaskStates: s.states}}

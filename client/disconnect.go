@@ -41,10 +41,33 @@ func disconnectStops(allocs []disconnectable, lastOK, now time.Time) (stop []str
 	return stop, wake
 }
 
+// stopsOnDisconnect reports whether alloc's group has a
+// stop_on_client_after.
+func stopsOnDisconnect(alloc *structs.Allocation) bool {
+	_, ok := alloc.Job.LookupTaskGroup(alloc.TaskGroup).StopOnClientAfterOf()
+	return ok
+}
+
+// countDisconnects adds delta (1: alloc joins a.allocs or takes its job;
+// -1: it leaves, or leaves the job) to the count of the agent's allocs
+// whose group has a stop_on_client_after, when alloc's has. Called with
+// a.mu held, where those changes are made.
+func (a *Agent) countDisconnects(alloc *structs.Allocation, delta int) {
+	if stopsOnDisconnect(alloc) {
+		a.disconnecting += delta
+	}
+}
+
 // stopDisconnected applies disconnectStops to the allocations the agent
 // runs and returns when to look again (zero: no need).
 func (a *Agent) stopDisconnected(lastOK time.Time) time.Time {
 	a.mu.Lock()
+	if a.disconnecting == 0 {
+		// None of the allocs has a stop_on_client_after (the common
+		// case): nothing to look through each time allocs are added.
+		a.mu.Unlock()
+		return time.Time{}
+	}
 	var cands []disconnectable
 	var byID map[string]*allocEntry
 	for id, e := range a.allocs {
@@ -127,6 +150,7 @@ func (a *Agent) disconnectLoop(ctx context.Context) {
 // again may have been disconnected, its allocations marked unknown, and
 // the servers learn from these reports that they run (or not).
 func (a *Agent) reportAll() {
+	a.reporter.forget("") // every report in full
 	a.mu.Lock()
 	entries := make([]*allocEntry, 0, len(a.allocs))
 	for _, e := range a.allocs {

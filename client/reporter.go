@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -33,6 +34,12 @@ type reporter struct {
 	pending map[string]pendingReport
 	wake    chan struct{}
 	urgent  chan struct{}
+	// sent holds, per alloc, the task states of its last report the
+	// servers took. A report whose task states are those same values
+	// (the runner shares a task's state between updates until the task
+	// changes: a health verdict, a new deployment) leaves them out, and
+	// the servers keep theirs.
+	sent map[string]map[string]*structs.TaskState
 }
 
 // pendingReport is an allocation's latest state not sent yet, and whether
@@ -50,6 +57,7 @@ func newReporter(send func(context.Context, []*structs.Allocation) error, c cloc
 	return &reporter{
 		send: send, clock: c, logger: logger, retry: retry, window: window,
 		pending: map[string]pendingReport{}, wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1),
+		sent: map[string]map[string]*structs.TaskState{},
 	}
 }
 
@@ -147,6 +155,65 @@ func (r *reporter) putBack(batch []*structs.Allocation) {
 	}
 }
 
+// withoutSentStates returns the batch to send: each report whose task
+// states are those its last report the servers took carried goes
+// without them (a copy; batch is left as it is, to be put back should
+// the send fail).
+func (r *reporter) withoutSentStates(batch []*structs.Allocation) []*structs.Allocation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := batch
+	for i, a := range batch {
+		if a.TaskStates == nil || !sameStates(r.sent[a.ID], a.TaskStates) {
+			continue
+		}
+		if &out[0] == &batch[0] {
+			out = slices.Clone(batch)
+		}
+		c := *a
+		c.TaskStates = nil
+		out[i] = &c
+	}
+	return out
+}
+
+// sameStates reports whether two sets of task states hold the same
+// values (pointers: a changed state is a new value).
+func sameStates(a, b map[string]*structs.TaskState) bool {
+	if a == nil || len(a) != len(b) {
+		return false
+	}
+	for name, st := range b {
+		if prev, ok := a[name]; !ok || prev != st {
+			return false
+		}
+	}
+	return true
+}
+
+// took records the task states of a batch the servers took.
+func (r *reporter) took(batch []*structs.Allocation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range batch {
+		if a.TaskStates != nil {
+			r.sent[a.ID] = a.TaskStates
+		}
+	}
+}
+
+// forget drops what was sent of an alloc: it was collected, or (all) the
+// node registered again and reports everything in full.
+func (r *reporter) forget(allocID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if allocID == "" {
+		clear(r.sent)
+		return
+	}
+	delete(r.sent, allocID)
+}
+
 // run sends until ctx ends; failed sends are retried with a growing pause.
 func (r *reporter) run(ctx context.Context) {
 	backoff := r.retry
@@ -164,7 +231,7 @@ func (r *reporter) run(ctx context.Context) {
 			if len(batch) == 0 {
 				break
 			}
-			if err := r.send(ctx, batch); err != nil {
+			if err := r.send(ctx, r.withoutSentStates(batch)); err != nil {
 				r.putBack(batch)
 				if ctx.Err() != nil {
 					return
@@ -176,6 +243,7 @@ func (r *reporter) run(ctx context.Context) {
 				backoff = min(2*backoff, MaxRetryInterval)
 				continue
 			}
+			r.took(batch)
 			backoff = r.retry
 		}
 	}
@@ -188,9 +256,10 @@ func (r *reporter) flush(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := r.send(ctx, batch); err != nil {
+		if err := r.send(ctx, r.withoutSentStates(batch)); err != nil {
 			return err
 		}
+		r.took(batch)
 	}
 }
 

@@ -176,3 +176,58 @@ func TestReporterSplitsLargeBatches(t *testing.T) {
 		}
 	})
 }
+
+// A report whose task states are those of the alloc's last report the
+// servers took leaves them out (the servers keep theirs); a changed
+// state, a report after a failed send of the states, and every report
+// after forget carry them.
+func TestReporterLeavesOutTaskStatesTheServersHave(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g, r := runReporter(t, 0)
+		running := map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning}}
+		report := func(states map[string]*structs.TaskState) {
+			a := status("a", "running")
+			a.TaskStates = states
+			r.enqueue(a, true)
+			synctest.Wait()
+		}
+		last := func() *structs.Allocation {
+			b := g.sent()
+			return b[len(b)-1][0]
+		}
+		report(running)
+		if last().TaskStates == nil {
+			t.Fatal("first report without its task states")
+		}
+		g.gate <- errors.New("server down") // not taken: sent again in full
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if last().TaskStates == nil {
+			t.Fatal("retry of a report the servers did not take left its task states out")
+		}
+		g.gate <- nil
+		synctest.Wait()
+		// The same states in a new map (the runner's next update, a
+		// health verdict): left out.
+		report(map[string]*structs.TaskState{"web": running["web"]})
+		if a := last(); a.TaskStates != nil || a.ClientStatus != "running" {
+			t.Fatalf("unchanged states sent again: %+v", a)
+		}
+		g.gate <- nil
+		synctest.Wait()
+		dead := map[string]*structs.TaskState{"web": {State: structs.TaskStateDead}}
+		report(dead)
+		if last().TaskStates == nil {
+			t.Fatal("changed states left out")
+		}
+		g.gate <- nil
+		synctest.Wait()
+		r.forget("")
+		report(dead)
+		if last().TaskStates == nil {
+			t.Fatal("states left out after forget")
+		}
+		g.gate <- nil
+		synctest.Wait()
+	})
+}

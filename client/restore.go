@@ -31,13 +31,9 @@ const allocFile = "alloc.json"
 func saveAlloc(dir allocrunner.AllocDir, alloc *structs.Allocation, jobs *JobCache) error {
 	tmp, err := os.CreateTemp(dir.Root, ".alloc-*")
 	if errors.Is(err, fs.ErrNotExist) {
-		// A new allocation's first save makes its directory.
-		// One mkdir; the data dir's alloc directory only when missing.
-		err = os.Mkdir(dir.Root, 0o755)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = os.MkdirAll(dir.Root, 0o755)
-		}
-		if err != nil && !errors.Is(err, fs.ErrExist) {
+		// A new allocation's first save makes its directory (when the
+		// agent has not: startAlloc).
+		if err := dir.MakeRoot(); err != nil {
 			return err
 		}
 		tmp, err = os.CreateTemp(dir.Root, ".alloc-*")

@@ -118,7 +118,7 @@ func BenchmarkLoadState(b *testing.B) {
 
 // runningState runs a single-task mock allocation until its task runs and
 // returns the state its runner saved then.
-func runningState(b *testing.B) *persisted {
+func runningState(b testing.TB) *persisted {
 	b.Helper()
 	d := mock.New(mock.Options{})
 	alloc := testAlloc(structs.JobTypeService, mockTask("web", nil))
@@ -144,4 +144,18 @@ func runningState(b *testing.B) *persisted {
 		b.Fatalf("state of a running alloc: %+v, %v", p, err)
 	}
 	return p
+}
+
+// BenchmarkEncodeState measures encoding the state file of a running
+// single-task mock allocation, without the file's system calls.
+func BenchmarkEncodeState(b *testing.B) {
+	p := runningState(b)
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = encodeState(buf[:0], p); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

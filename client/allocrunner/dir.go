@@ -52,34 +52,34 @@ func (d AllocDir) StatePath() string { return filepath.Join(d.Root, "state.json"
 // Build creates the tree for the given tasks; existing directories are
 // kept as they are. Directories are made parent first with one mkdir
 // each (no MkdirAll, whose extra stat calls double the cost of setting up
-// many allocations at once); the data dir's alloc directory only when
-// the allocation's own is missing its parent.
+// many allocations at once); the allocation's own directory (and the
+// data dir's alloc directory) only when found missing.
 func (d AllocDir) Build(tasks []string) error {
-	sharedTmp := filepath.Join(d.SharedDir(), "tmp")
-	dirs := []string{d.SharedDir(), d.LogDir(), filepath.Join(d.SharedDir(), "data"), sharedTmp}
+	shared := d.SharedDir()
+	sharedTmp := filepath.Join(shared, "tmp")
+	dirs := make([]string, 0, 4+4*len(tasks))
+	dirs = append(dirs, shared, filepath.Join(shared, "logs"), filepath.Join(shared, "data"), sharedTmp)
 	for _, t := range tasks {
 		if t == "" || t == "alloc" || filepath.Base(t) != t {
 			return fmt.Errorf("%w: task name %q cannot name a directory", ErrInvalidConfig, t)
 		}
-		dirs = append(dirs, d.TaskDir(t), d.TaskLocalDir(t), d.TaskSecretsDir(t), filepath.Join(d.TaskDir(t), "tmp"))
-	}
-	err := os.Mkdir(d.Root, 0o755)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(d.Root), 0o755); err != nil {
-			return err
-		}
-		err = os.Mkdir(d.Root, 0o755)
-	}
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
+		td := d.TaskDir(t)
+		dirs = append(dirs, td, filepath.Join(td, "local"), filepath.Join(td, "secrets"), filepath.Join(td, "tmp"))
 	}
 	made := 0 // of alloc/ and alloc/tmp, the ones made here
-	for _, p := range dirs {
+	for i, p := range dirs {
 		err := os.Mkdir(p, 0o755)
+		if i == 0 && errors.Is(err, fs.ErrNotExist) {
+			// The allocation's own directory is missing (the agent
+			// makes it first, with alloc.json).
+			if err = d.MakeRoot(); err == nil {
+				err = os.Mkdir(p, 0o755)
+			}
+		}
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		if err == nil && (p == d.SharedDir() || p == sharedTmp) {
+		if err == nil && (p == shared || p == sharedTmp) {
 			made++
 		}
 	}
@@ -97,6 +97,22 @@ func (d AllocDir) Build(tasks []string) error {
 	}
 	defer root.Close()
 	return root.Chmod(allocfs.Shared("tmp"), 0o777|os.ModeSticky)
+}
+
+// MakeRoot makes the allocation's directory, and the data dir's alloc
+// directory when it is missing too; one that exists is kept.
+func (d AllocDir) MakeRoot() error {
+	err := os.Mkdir(d.Root, 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(d.Root), 0o755); err != nil {
+			return err
+		}
+		err = os.Mkdir(d.Root, 0o755)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
 }
 
 // WritePayload writes a dispatched job's payload into the task's local

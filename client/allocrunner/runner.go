@@ -91,7 +91,7 @@ type Update struct {
 	// PersistErr is set if the state file could not be written.
 	PersistErr error
 	// NetworkStatus is the allocation's own network (bridge mode), empty
-	// without one.
+	// without one; shared between updates, like TaskStates.
 	NetworkStatus *structs.AllocNetworkStatus
 }
 
@@ -102,6 +102,8 @@ type AllocRunner struct {
 	group   *structs.TaskGroup
 	runners map[string]*taskrunner.TaskRunner
 	leader  string
+	// shared and statePath are dir's SharedDir and StatePath.
+	shared, statePath string
 	// gates order the lifecycle tasks (lifecycle.go); nil when the group
 	// has none.
 	gates   *gates
@@ -122,6 +124,9 @@ type AllocRunner struct {
 	// net is the allocation's network namespace (network.go); nil
 	// outside a bridge group.
 	net *network.Status
+	// netStatus is what the updates report of net (under mu), shared by
+	// them: read it, never change it.
+	netStatus *structs.AllocNetworkStatus
 	// netInit and sandbox are the driver that made the namespace and
 	// what it made (a group with a docker task: docker's pause
 	// container); nil when the client made it.
@@ -188,6 +193,7 @@ func New(cfg Config) (*AllocRunner, error) {
 			ar.gates = newGates()
 		}
 	}
+	ar.shared, ar.statePath = ar.dir.SharedDir(), ar.dir.StatePath()
 	if err := ar.dir.Build(names); err != nil {
 		return nil, err
 	}
@@ -196,7 +202,7 @@ func New(cfg Config) (*AllocRunner, error) {
 			return nil, err
 		}
 	}
-	prev, err := loadState(ar.dir.StatePath())
+	prev, err := loadState(ar.statePath)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +246,7 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	}
 	in := taskenv.Input{
 		Alloc: a, Task: t, Node: ar.cfg.Node,
-		AllocDir: ar.dir.SharedDir(), TaskDir: ar.dir.TaskLocalDir(t.Name), SecretsDir: ar.dir.TaskSecretsDir(t.Name),
+		AllocDir: ar.shared, TaskDir: ar.dir.TaskLocalDir(t.Name), SecretsDir: ar.dir.TaskSecretsDir(t.Name),
 		HostEnv: ar.cfg.HostEnv, AllocNetwork: ar.allocNetwork(),
 	}
 	if fsi := drivers.CapabilitiesOf(d).FSIsolation; fsi == drivers.FSIsolationImage || fsi == drivers.FSIsolationChroot {
@@ -264,11 +270,11 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 		lc = t.LogConfig
 	}
 	tc := &drivers.TaskConfig{
-		AllocID: a.ID, TaskName: t.Name, TaskDir: ar.dir.TaskDir(t.Name), AllocDir: ar.dir.SharedDir(),
+		AllocID: a.ID, TaskName: t.Name, TaskDir: ar.dir.TaskDir(t.Name), AllocDir: ar.shared,
 		JobID: a.JobID, JobName: a.Job.Name, Namespace: a.Job.Namespace, TaskGroup: a.TaskGroup,
 		User: t.User, Env: env.Vars(), Config: env.ReplaceConfig(t.Config),
-		StdoutPath: filepath.Join(ar.dir.LogDir(), t.Name+".stdout"),
-		StderrPath: filepath.Join(ar.dir.LogDir(), t.Name+".stderr"),
+		StdoutPath: filepath.Join(ar.shared, "logs", t.Name+".stdout"),
+		StderrPath: filepath.Join(ar.shared, "logs", t.Name+".stderr"),
 		LogConfig:  *lc, KillTimeout: t.KillTimeout, KillSignal: t.KillSignal,
 		NetworkMode: "host",
 	}
@@ -488,10 +494,15 @@ func (ar *AllocRunner) snapshotLocked() Update {
 	}
 	u.ClientStatus = ClientStatus(u.TaskStates)
 	// As Nomad's clients, an empty one without a network of its own.
-	u.NetworkStatus = &structs.AllocNetworkStatus{}
-	if ar.net != nil {
-		u.NetworkStatus = &structs.AllocNetworkStatus{InterfaceName: ar.net.InterfaceName, Address: ar.net.Address}
+	// The network is made before the runner runs and kept: one value
+	// serves every update.
+	if ar.netStatus == nil {
+		ar.netStatus = &structs.AllocNetworkStatus{}
+		if ar.net != nil {
+			ar.netStatus = &structs.AllocNetworkStatus{InterfaceName: ar.net.InterfaceName, Address: ar.net.Address}
+		}
 	}
+	u.NetworkStatus = ar.netStatus
 	if ar.exceeded {
 		u.ClientDescription = structs.AllocMaxRunDurationExceeded
 	}
@@ -572,7 +583,7 @@ func (ar *AllocRunner) emit() {
 	}
 	ar.mu.Unlock()
 	if save {
-		if u.PersistErr = saveState(ar.dir.StatePath(), p); u.PersistErr == nil {
+		if u.PersistErr = saveState(ar.statePath, p); u.PersistErr == nil {
 			ar.saved = next
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/drivers"
@@ -52,14 +53,25 @@ func loadState(path string) (*persisted, error) {
 }
 
 // saveState writes the state file atomically (temp file, then rename).
+// Its contents are what json.NewEncoder(f).Encode(p) writes, encoded by
+// encodeState (statejson.go) into a buffer reused between writes.
 func saveState(path string, p *persisted) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
+	bp := stateBufs.Get().(*[]byte)
+	b, err := encodeState((*bp)[:0], p)
 	if err != nil {
+		stateBufs.Put(bp)
 		return err
 	}
-	// Encoded straight into the file: an Encoder's buffer is pooled,
-	// where Marshal returns a copy of its own.
-	err = json.NewEncoder(tmp).Encode(p)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
+	if err != nil {
+		stateBufs.Put(bp)
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cap(b) <= maxStateBuf {
+		*bp = b
+		stateBufs.Put(bp)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -71,3 +83,9 @@ func saveState(path string, p *persisted) error {
 	}
 	return err
 }
+
+// stateBufs are the buffers state files are encoded into; one that grew
+// past maxStateBuf (a task with a huge environment) is not kept.
+var stateBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxStateBuf = 64 << 10

@@ -369,7 +369,10 @@ func (tr *TaskRunner) stop(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 
 // start launches the task and reports it running.
 func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
-	if tr.State().StartedAt.IsZero() {
+	tr.mu.Lock()
+	first := tr.state.StartedAt.IsZero()
+	tr.mu.Unlock()
+	if first {
 		tr.event(structs.TaskSetup, "Building Task Directory", nil)
 	}
 	tc := tr.cfg.TaskConfig

@@ -77,6 +77,9 @@ type handleState struct {
 // task is a simulated task: no goroutine, at most one timer at a time.
 type task struct {
 	exit drivers.ExitNotifier
+	// killAfter is the handle's KillAfter, kept so that Stop need not
+	// decode the handle's driver state again.
+	killAfter time.Duration
 
 	mu      sync.Mutex
 	timer   clock.Timer // run_for, then the kill timer while stopping
@@ -124,14 +127,14 @@ func (d *Driver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*drivers.T
 	if err := h.SetDriverState(handleState{RunFor: tc.RunFor, ExitCode: tc.ExitCode, KillAfter: tc.KillAfter}); err != nil {
 		return nil, err
 	}
-	d.run(h.ID(), tc.RunFor, tc.ExitCode)
+	d.run(h.ID(), tc.RunFor, tc.ExitCode, tc.KillAfter)
 	return h, nil
 }
 
 // run registers a task that exits with code after runFor (if 0: never,
-// or at once for Nomad's mock_driver).
-func (d *Driver) run(id string, runFor time.Duration, code int) {
-	t := &task{}
+// or at once for Nomad's mock_driver) and takes killAfter to stop.
+func (d *Driver) run(id string, runFor time.Duration, code int, killAfter time.Duration) {
+	t := &task{killAfter: killAfter}
 	if runFor > 0 {
 		t.timer = d.clock.AfterFunc(runFor, func() { t.exit.Exit(drivers.ExitResult{ExitCode: code}) })
 	} else if d.nomad {
@@ -167,7 +170,7 @@ func (d *Driver) Recover(h *drivers.TaskHandle) error {
 	} else if d.nomad {
 		return fmt.Errorf("%w: %s finished while detached", drivers.ErrTaskNotFound, h.ID())
 	}
-	d.run(h.ID(), left, st.ExitCode)
+	d.run(h.ID(), left, st.ExitCode, st.KillAfter)
 	return nil
 }
 
@@ -191,15 +194,12 @@ func (d *Driver) Stop(h *drivers.TaskHandle, timeout time.Duration, signal strin
 	if _, err := drivers.ParseSignal(signal); err != nil {
 		return err
 	}
-	var st handleState
-	if err := h.GetDriverState(&st); err != nil {
-		return fmt.Errorf("%w: %w", drivers.ErrInvalidConfig, err)
-	}
 	if _, exited := t.exit.Result(); exited {
 		return nil
 	}
 	done := t.exit.Wait()
-	after, res := st.KillAfter, drivers.ExitResult{}
+	// The handle's kill_after, as Start or Recover decoded it.
+	after, res := t.killAfter, drivers.ExitResult{}
 	if after > timeout {
 		after = timeout
 		res = drivers.ExitResult{ExitCode: 128 + int(syscall.SIGKILL), Signal: int(syscall.SIGKILL)}
