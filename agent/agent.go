@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -46,6 +47,8 @@ var ErrConfig = errors.New("invalid agent configuration")
 type Agent struct {
 	cfg    Config
 	logger hclog.Logger
+	// closeConns is set once the agent stops (stopServingKeepAlives).
+	closeConns atomic.Bool
 
 	// The server; all nil when the agent runs no server.
 	fsm     *fsm.FSM
@@ -384,8 +387,31 @@ func (a *Agent) handler() http.Handler {
 		mux.Handle("/debug/pprof/symbol", local(pprof.Symbol))
 		mux.Handle("/debug/pprof/trace", local(pprof.Trace))
 	}
-	return httpapi.CheckVarPaths(a.roleGuard(httpapi.GuardCrossSite(mux, a.crossSite())))
+	return a.closingConns(httpapi.CheckVarPaths(a.roleGuard(httpapi.GuardCrossSite(mux, a.crossSite()))))
 }
+
+// closingConns answers with "Connection: close" once the agent stops
+// (stopServingKeepAlives), so that each caller's connection closes after
+// its answer and the caller opens a new one for its next request, which
+// finds the next leader or a listener that refuses it.
+func (a *Agent) closingConns(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.closeConns.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// stopServingKeepAlives makes every answer from now on close its
+// connection (closingConns). Unlike http.Server.SetKeepAlivesEnabled, it
+// does not close the connections idle at that moment: Go's server counts a
+// connection idle until it has read a request's whole header, so closing
+// the idle ones could cut a request it had read and was serving, and its
+// caller saw EOF with no way to know whether the request was served (a
+// follower forwarding a write to a stopping leader did). The connections
+// still idle are closed by the HTTP server's Shutdown.
+func (a *Agent) stopServingKeepAlives() { a.closeConns.Store(true) }
 
 // crossSite configures the guard against other sites' pages
 // (httpapi.CrossSite) from http_api_response_headers, http_allowed_hosts

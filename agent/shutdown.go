@@ -124,7 +124,7 @@ func (s *shutdownSteps) step(name string, f func(), more func() []any) {
 // elected a leader only once its Raft stopped. A follower only stops
 // keeping its connections alive. At most timeout.
 func (a *Agent) handOver(timeout time.Duration) {
-	a.http.SetKeepAlivesEnabled(false)
+	a.stopServingKeepAlives()
 	if !a.raft.IsLeader() || !a.otherVoters() {
 		return
 	}
