@@ -32,6 +32,9 @@ type NodeTable struct {
 	// usage keeps each node's usage as a versioned loader last gave it
 	// (nodeusage.go).
 	usage map[string]*nodeUsage
+	// zones caches, per zones attribute, each node's zone (by position in
+	// base).
+	zones map[string][]string
 }
 
 type tablePool struct {
@@ -65,6 +68,26 @@ func NewNodeTable(nodes []*structs.Node) *NodeTable {
 	// The reconciler's map keeps the last of duplicate IDs, as
 	// newReconciler's loop does; the placer the first.
 	return t
+}
+
+// zonesOf returns each node's zone under attribute (structs.ZoneOf), by
+// position in base, resolved once per attribute. The caller must not
+// modify it.
+func (t *NodeTable) zonesOf(attribute string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if z, ok := t.zones[attribute]; ok {
+		return z
+	}
+	z := make([]string, len(t.base))
+	for i := range t.base {
+		z[i] = structs.ZoneOf(t.base[i].node, attribute)
+	}
+	if t.zones == nil || len(t.zones) >= maxTablePools {
+		t.zones = map[string][]string{}
+	}
+	t.zones[attribute] = z
+	return z
 }
 
 // Nodes returns the nodes the table was built from.

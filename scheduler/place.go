@@ -147,6 +147,9 @@ type groupCtx struct {
 	// caches each node's zone under it ("\x00" when not yet resolved).
 	zoneAttr string
 	zones    []string
+	// zonePos holds each zone's positions in the pool of the Place call
+	// (zoneAt).
+	zonePos map[string][]int
 	// perAlloc: a per_alloc host volume makes feasibility depend on the
 	// allocation's index, so it is checked per placement (hostvolume.go).
 	perAlloc bool
@@ -156,9 +159,15 @@ type groupCtx struct {
 // out because they are not in the zone of the alloc a replacement replaces.
 const ReasonZone = "not in the zone of the replaced allocation"
 
-// zoneOf returns node i's zone for the group.
+// zoneOf returns node i's zone for the group: from the table's zones of
+// its nodes when the placer has a table, which resolves them once for all
+// its passes.
 func (g *groupCtx) zoneOf(p *Placer, i int) string {
 	if g.zones == nil {
+		if p.table != nil {
+			g.zones = p.table.zonesOf(g.zoneAttr)
+			return g.zones[i]
+		}
 		g.zones = make([]string, len(p.nodes))
 		for j := range g.zones {
 			g.zones[j] = "\x00"
@@ -168,6 +177,19 @@ func (g *groupCtx) zoneOf(p *Placer, i int) string {
 		g.zones[i] = structs.ZoneOf(p.nodeAt(i), g.zoneAttr)
 	}
 	return g.zones[i]
+}
+
+// zoneAt returns, for each zone, the positions in pool of its nodes in
+// ascending order, computed once per group and pool.
+func (g *groupCtx) zoneAt(p *Placer, pool []int) map[string][]int {
+	if g.zonePos == nil {
+		g.zonePos = map[string][]int{}
+		for k, i := range pool {
+			z := g.zoneOf(p, i)
+			g.zonePos[z] = append(g.zonePos[z], k)
+		}
+	}
+	return g.zonePos
 }
 
 // inZone reports whether node i may take placement pl: any node, unless pl
@@ -442,6 +464,14 @@ func exhaust(m *structs.AllocationMetric, ns *nodeState, dim string) {
 // search walks the shuffled pool from cursor and returns the best of the
 // first limit fitting nodes (or -1), and the cursor to continue from.
 func (p *Placer) search(g *groupCtx, pl Placement, pool []int, cursor, limit int, m *structs.AllocationMetric) (int, int) {
+	if pl.InZone && g.zoneAttr != "" {
+		return p.searchZone(g, pl, pool, cursor, limit, m)
+	}
+	return p.searchPool(g, pl, pool, cursor, limit, m)
+}
+
+// searchPool is search over every node of the pool.
+func (p *Placer) searchPool(g *groupCtx, pl Placement, pool []int, cursor, limit int, m *structs.AllocationMetric) (int, int) {
 	best, bestScore, found := -1, math.Inf(-1), 0
 	n := len(pool)
 	for seen := 0; seen < n && found < limit; seen++ {
@@ -464,6 +494,58 @@ func (p *Placer) search(g *groupCtx, pl Placement, pool []int, cursor, limit int
 		m.Scores = map[string]float64{p.nodeAt(best).ID + disconnectScoreSuffix: bestScore}
 	}
 	return best, cursor
+}
+
+// searchZone is search for a placement that must land in pl.Zone. It
+// walks only the zone's nodes, in the pool's order from cursor, and
+// returns what searchPool returns (the node, the cursor to continue from
+// and the metric, where each node of another zone that searchPool would
+// have passed is filtered for ReasonZone): in a zone rollout a zone holds
+// a small share of the pool, and searchPool passed a whole zone's worth
+// of other nodes for each placement.
+func (p *Placer) searchZone(g *groupCtx, pl Placement, pool []int, cursor, limit int, m *structs.AllocationMetric) (int, int) {
+	at := g.zoneAt(p, pool)[pl.Zone]
+	n := len(pool)
+	best, bestScore, found := -1, math.Inf(-1), 0
+	// passed counts the pool's positions searchPool would have seen, and
+	// visited those of them in the zone.
+	passed, visited, next := 0, 0, cursor
+	first, _ := slices.BinarySearch(at, cursor)
+	for v := 0; v < len(at) && found < limit; v++ {
+		k := at[(first+v)%len(at)]
+		d := k - next
+		if d < 0 {
+			d += n
+		}
+		passed += d + 1
+		visited++
+		if next = k + 1; next == n {
+			next = 0
+		}
+		i := pool[k]
+		if !p.check(g, pl, i, m) {
+			continue
+		}
+		found++
+		if s := p.score(g, pl, i); s > bestScore {
+			best, bestScore = i, s
+		}
+	}
+	if found < limit {
+		// searchPool went round the whole pool, back to where it began.
+		passed, next = n, cursor
+	}
+	if other := passed - visited; other > 0 {
+		m.NodesFiltered += other
+		if m.ConstraintFiltered == nil {
+			m.ConstraintFiltered = map[string]int{}
+		}
+		m.ConstraintFiltered[ReasonZone] += other
+	}
+	if best >= 0 {
+		m.Scores = map[string]float64{p.nodeAt(best).ID + disconnectScoreSuffix: bestScore}
+	}
+	return best, next
 }
 
 // pinned evaluates the one node a placement is pinned to.
