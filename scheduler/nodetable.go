@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -35,6 +36,22 @@ type NodeTable struct {
 	// zones caches, per zones attribute, each node's zone (by position in
 	// base).
 	zones map[string][]string
+	// feasible caches, per job and group, what placements found of each
+	// node's feasibility (keepFeasibility).
+	feasible map[feasKey]feasibility
+}
+
+// feasKey names a job's group. The job is the stored object, which a write
+// of the job replaces: one pointer is one content.
+type feasKey struct {
+	job   *structs.Job
+	group string
+}
+
+// feasibility is a group's groupCtx.feas and reasons, by position in base.
+type feasibility struct {
+	feas    []uint8
+	reasons []string
 }
 
 type tablePool struct {
@@ -88,6 +105,46 @@ func (t *NodeTable) zonesOf(attribute string) []string {
 	}
 	t.zones[attribute] = z
 	return z
+}
+
+// feasibility returns copies of what earlier placements found of each
+// node's feasibility for job's group (0: not checked yet), for a placer to
+// fill further.
+func (t *NodeTable) feasibility(job *structs.Job, group string) ([]uint8, []string) {
+	t.mu.Lock()
+	f, ok := t.feasible[feasKey{job, group}]
+	t.mu.Unlock()
+	if !ok {
+		return make([]uint8, len(t.base)), make([]string, len(t.base))
+	}
+	return slices.Clone(f.feas), slices.Clone(f.reasons)
+}
+
+// keepFeasibility keeps what a placer found of the nodes' feasibility for
+// job's group, for the next placer of the same job and nodes: a node's
+// feasibility depends only on the node, the job and the group (not on
+// what runs on it), so the next pass need not check again the constraints
+// of the nodes this one looked at. A node not checked by either stays
+// unchecked.
+func (t *NodeTable) keepFeasibility(job *structs.Job, group string, feas []uint8, reasons []string) {
+	if job == nil || len(feas) != len(t.base) {
+		return
+	}
+	k := feasKey{job, group}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if prev, ok := t.feasible[k]; ok {
+		// Another pass kept its own meanwhile: keep both findings.
+		for i, v := range prev.feas {
+			if feas[i] == 0 && v != 0 {
+				feas[i], reasons[i] = v, prev.reasons[i]
+			}
+		}
+	}
+	if t.feasible == nil || len(t.feasible) >= maxTablePools {
+		t.feasible = map[feasKey]feasibility{}
+	}
+	t.feasible[k] = feasibility{feas, reasons}
 }
 
 // Nodes returns the nodes the table was built from.

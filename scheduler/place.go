@@ -287,6 +287,11 @@ func (p *Placer) Place(job *structs.Job, plan *Plan, now time.Time) *PlaceResult
 		a.Metrics = metric
 		res.Allocs = append(res.Allocs, a)
 	}
+	if p.table != nil {
+		for _, g := range groups {
+			p.table.keepFeasibility(job, g.tg.Name, g.feas, g.reasons)
+		}
+	}
 	return res
 }
 
@@ -365,8 +370,14 @@ func (p *Placer) pool(job *structs.Job) ([]int, map[string]int) {
 func (p *Placer) newGroupCtx(job *structs.Job, tg *structs.TaskGroup, pool []int) *groupCtx {
 	g := &groupCtx{
 		tg: tg, req: tg.GroupResources(), constraints: groupConstraints(job, tg),
-		feas: make([]uint8, len(p.nodes)), reasons: make([]string, len(p.nodes)),
 		key: groupKey(job.ID, tg.Name),
+	}
+	if p.table != nil {
+		// What the passes before this one found of the nodes they looked
+		// at, for the same job and group.
+		g.feas, g.reasons = p.table.feasibility(job, tg.Name)
+	} else {
+		g.feas, g.reasons = make([]uint8, len(p.nodes)), make([]string, len(p.nodes))
 	}
 	if tg.Update != nil && tg.Update.Zones != nil && job.Type != structs.JobTypeBatch {
 		g.zoneAttr = tg.Update.Zones.Attribute
