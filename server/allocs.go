@@ -19,6 +19,10 @@ type clientBatch struct {
 	freed  bool
 	// opened is when the batch's first update arrived.
 	opened time.Time
+	// quiet: no batch had opened within clientBatchWindow before this
+	// one; urgent: an update in it makes the scheduler run (it carries
+	// an evaluation: a health verdict a rollout waits on, a failure).
+	quiet, urgent bool
 
 	done  chan struct{}
 	index uint64
@@ -39,6 +43,8 @@ type clientBatcher struct {
 	// queue holds the batches waiting to be written, oldest first.
 	queue    []*clientBatch
 	flushing bool
+	// lastOpened is when the latest batch opened.
+	lastOpened time.Time
 	// wake tells the writing caller that a batch is waiting (capacity 1).
 	wake chan struct{}
 	// onJoin, when set (tests), is called after a caller joins a batch
@@ -128,7 +134,7 @@ func (l *Leader) UpdateAllocsFromClient(ctx context.Context, allocs []*structs.A
 		}
 		evals = append(evals, more...)
 	}
-	b, lead := l.clients.join(updates, evals, freed)
+	b, lead := l.clients.join(updates, evals, freed, len(evals) > 0)
 	if lead {
 		l.flushClientUpdates(ctx)
 	}
@@ -147,15 +153,19 @@ var maxClientBatchAllocs = 500
 // join adds updates to the last waiting batch, or to a new one when that
 // one is full, and reports whether the caller must write the batches (no
 // write is in flight).
-func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Evaluation, freed bool) (*clientBatch, bool) {
+func (c *clientBatcher) join(allocs []*structs.Allocation, evals []*structs.Evaluation, freed, urgent bool) (*clientBatch, bool) {
 	c.mu.Lock()
 	var b *clientBatch
 	if n := len(c.queue); n > 0 && len(c.queue[n-1].allocs)+len(allocs) <= maxClientBatchAllocs {
 		b = c.queue[n-1]
 	} else {
-		b = &clientBatch{jobs: map[[2]string]bool{}, done: make(chan struct{}), opened: time.Now()}
+		now := time.Now()
+		b = &clientBatch{jobs: map[[2]string]bool{}, done: make(chan struct{}), opened: now,
+			quiet: c.lastOpened.IsZero() || now.Sub(c.lastOpened) >= clientBatchWindow}
+		c.lastOpened = now
 		c.queue = append(c.queue, b)
 	}
+	b.urgent = b.urgent || urgent
 	b.allocs = append(b.allocs, allocs...)
 	for _, e := range evals {
 		k := [2]string{e.Namespace, e.JobID}
@@ -204,9 +214,16 @@ var clientWriteTimeout = waitIndexTimeout
 var clientBatchWindow = 10 * time.Millisecond
 
 // ready returns how long the batch must still wait before it is written:
-// none once full or when its window has passed.
+// none once full or when its window has passed, nor when it is urgent and
+// quiet. The window gathers the reports that arrive together (a batch of
+// a rollout turning healthy); a report the scheduler waits on that comes
+// alone, as the last report of a rollout's stage does, would only wait
+// the window out for others that do not come, and every change of stage
+// (the next zone or group placed) waited that long. Urgent batches are
+// written at once only when quiet, so that entries come no more often
+// than one per window as before: a stream of verdicts still gathers.
 func (b *clientBatch) ready(now time.Time) time.Duration {
-	if len(b.allocs) >= maxClientBatchAllocs || clientBatchWindow <= 0 {
+	if len(b.allocs) >= maxClientBatchAllocs || clientBatchWindow <= 0 || b.quiet && b.urgent {
 		return 0
 	}
 	return b.opened.Add(clientBatchWindow).Sub(now)

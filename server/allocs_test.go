@@ -295,3 +295,70 @@ func TestClientUpdatesGatherForTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// A report the scheduler waits on (here a failure, which carries a retry
+// evaluation) that opens or joins a batch when no other batch opened
+// within the window is written at once, with what gathered before it:
+// the window is for reports that arrive together, and the last report of
+// a rollout's stage, which comes alone, waited it out for nothing.
+func TestUrgentReportAloneIsWrittenAtOnce(t *testing.T) {
+	defer func(w time.Duration) { clientBatchWindow = w }(clientBatchWindow)
+	clientBatchWindow = time.Hour // a batch that waits its window is never written in this test
+	h := newHarness(t)
+	h.start()
+	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
+	must(t, err)
+	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
+	must(t, err)
+	h.waitFor("2 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
+	h.idle()
+	allocs := allocsOf(h.store().Snapshot(), "web")
+	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
+
+	// A report that is not urgent opens a batch and waits its window...
+	ranIdx := make(chan uint64, 1)
+	go func() {
+		idx, err := h.reportRunning(allocs[0])
+		if err != nil {
+			t.Error(err)
+		}
+		ranIdx <- idx
+	}()
+	deadline := time.Now().Add(testTimeout)
+	for {
+		h.leader.clients.mu.Lock()
+		queued := len(h.leader.clients.queue)
+		h.leader.clients.mu.Unlock()
+		if queued == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first report opened no batch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// ...until a failure joins it: both are written then, in one entry.
+	ctx, cancel := context.WithTimeout(h.ctx, testTimeout)
+	defer cancel()
+	idx, err := h.leader.UpdateAllocsFromClient(ctx, []*structs.Allocation{{ID: allocs[1].ID, ClientStatus: structs.AllocClientStatusFailed}})
+	if err != nil {
+		t.Fatalf("the failure was not written at once: %v", err)
+	}
+	select {
+	case ran := <-ranIdx:
+		if ran != idx {
+			t.Fatalf("the reports went in entries %d and %d, want one", ran, idx)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("the report the failure joined was not written with it")
+	}
+	if got := h.raft.entries(fsm.AllocClientUpdateRequestType) - before; got != 1 {
+		t.Fatalf("%d client update entries, want 1", got)
+	}
+	s := h.store().Snapshot()
+	for i, want := range []string{structs.AllocClientStatusRunning, structs.AllocClientStatusFailed} {
+		if a, _ := s.AllocByID(allocs[i].ID); a == nil || a.ClientStatus != want {
+			t.Fatalf("alloc %d is %+v, want %s", i, a, want)
+		}
+	}
+}
