@@ -65,16 +65,8 @@ func TestStopAllocReplacesIt(t *testing.T) {
 // well as migrate, and NoShutdownDelay; without them, migrate only. The
 // replacement comes as for any stop.
 func TestStopAllocMarks(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
-	must(t, err)
-	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
-	must(t, err)
-	h.waitFor("two allocations", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
-	h.idle()
-	allocs := allocsOf(h.store().Snapshot(), "web")
-	_, err = h.leader.StopAlloc(h.ctx, allocs[0].ID, structs.AllocStopOptions{Reschedule: true, NoShutdownDelay: true})
+	h, allocs := idleWithAllocs(t, 2)
+	_, err := h.leader.StopAlloc(h.ctx, allocs[0].ID, structs.AllocStopOptions{Reschedule: true, NoShutdownDelay: true})
 	must(t, err)
 	_, err = h.leader.StopAlloc(h.ctx, allocs[1].ID, structs.AllocStopOptions{})
 	must(t, err)

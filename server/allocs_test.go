@@ -128,13 +128,11 @@ func (h *harness) reportRunning(a *structs.Allocation) (uint64, error) {
 	return h.leader.UpdateAllocsFromClient(h.ctx, []*structs.Allocation{{ID: a.ID, ClientStatus: structs.AllocClientStatusRunning}})
 }
 
-// heldClientWrite starts a leader with one node running n allocs of
-// "web", and holds the first client update write in Raft (entered is
-// closed when it arrives) until release is closed; joined receives one
-// value per caller that joined a batch meanwhile.
-func heldClientWrite(t *testing.T, n int) (h *harness, allocs []*structs.Allocation, entered, release, joined chan struct{}) {
+// idleWithAllocs starts a leader with one node running n allocs of
+// "web" (as placed: no report yet) and waits until it is idle.
+func idleWithAllocs(t *testing.T, n int) (*harness, []*structs.Allocation) {
 	t.Helper()
-	h = newHarness(t)
+	h := newHarness(t)
 	h.start()
 	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
 	must(t, err)
@@ -142,7 +140,16 @@ func heldClientWrite(t *testing.T, n int) (h *harness, allocs []*structs.Allocat
 	must(t, err)
 	h.waitFor(fmt.Sprintf("%d allocs", n), func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == n })
 	h.idle()
-	allocs = allocsOf(h.store().Snapshot(), "web")
+	return h, allocsOf(h.store().Snapshot(), "web")
+}
+
+// heldClientWrite starts a leader with one node running n allocs of
+// "web", and holds the first client update write in Raft (entered is
+// closed when it arrives) until release is closed; joined receives one
+// value per caller that joined a batch meanwhile.
+func heldClientWrite(t *testing.T, n int) (h *harness, allocs []*structs.Allocation, entered, release, joined chan struct{}) {
+	t.Helper()
+	h, allocs = idleWithAllocs(t, n)
 	entered, release = h.raft.holdFirst(fsm.AllocClientUpdateRequestType)
 	joined = make(chan struct{}, len(allocs))
 	h.leader.clients.mu.Lock()
@@ -255,15 +262,7 @@ func concurrentReports(t *testing.T, h *harness, allocs []*structs.Allocation, w
 func TestClientUpdatesGatherForTheWindow(t *testing.T) {
 	defer func(w time.Duration) { clientBatchWindow = w }(clientBatchWindow)
 	clientBatchWindow = 300 * time.Millisecond
-	h := newHarness(t)
-	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
-	must(t, err)
-	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 3, 100))
-	must(t, err)
-	h.waitFor("3 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 3 })
-	h.idle()
-	allocs := allocsOf(h.store().Snapshot(), "web")
+	h, allocs := idleWithAllocs(t, 3)
 	joined := make(chan struct{}, len(allocs))
 	h.leader.clients.mu.Lock()
 	h.leader.clients.onJoin = func() { joined <- struct{}{} }
@@ -304,15 +303,7 @@ func TestClientUpdatesGatherForTheWindow(t *testing.T) {
 func TestUrgentReportAloneIsWrittenAtOnce(t *testing.T) {
 	defer func(w time.Duration) { clientBatchWindow = w }(clientBatchWindow)
 	clientBatchWindow = time.Hour // a batch that waits its window is never written in this test
-	h := newHarness(t)
-	h.start()
-	_, _, err := h.leader.RegisterNode(h.ctx, testNode("a", 8000, 8192))
-	must(t, err)
-	_, err = h.leader.RegisterJob(h.ctx, testJob("web", 2, 100))
-	must(t, err)
-	h.waitFor("2 allocs", func(s *state.Snapshot) bool { return len(allocsOf(s, "web")) == 2 })
-	h.idle()
-	allocs := allocsOf(h.store().Snapshot(), "web")
+	h, allocs := idleWithAllocs(t, 2)
 	before := h.raft.entries(fsm.AllocClientUpdateRequestType)
 
 	// A report that is not urgent opens a batch and waits its window...
