@@ -263,8 +263,17 @@ func (b *builder) task(path string, j *structs.Job, tg *structs.TaskGroup, at *s
 		Leader:        at.Leader,
 		ShutdownDelay: at.ShutdownDelay,
 	}
-	if t.Name == "" {
+	switch {
+	case t.Name == "":
 		b.err(path+".Name", "is required")
+	case strings.ContainsAny(t.Name, `/\`):
+		// As Nomad's Task.Validate: the name is the task's directory in
+		// the allocation, and must not lead out of it.
+		b.err(path+".Name", "must not contain a slash: it names the task's directory in the allocation (got %q)", t.Name)
+	case t.Name == "." || t.Name == "..":
+		b.err(path+".Name", "must not be %q: it names the task's directory in the allocation", t.Name)
+	case strings.ContainsRune(t.Name, 0):
+		b.err(path+".Name", "must not contain a NUL character (got %q)", t.Name)
 	}
 	b.taskDriver(path, tg, t, ports) // build_driver.go
 	if at.KillTimeout != nil {

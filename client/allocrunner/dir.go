@@ -60,7 +60,7 @@ func (d AllocDir) Build(tasks []string) error {
 	dirs := make([]string, 0, 4+4*len(tasks))
 	dirs = append(dirs, shared, filepath.Join(shared, "logs"), filepath.Join(shared, "data"), sharedTmp)
 	for _, t := range tasks {
-		if t == "" || t == "alloc" || filepath.Base(t) != t {
+		if t == "" || t == "alloc" || t == "." || t == ".." || filepath.Base(t) != t {
 			return fmt.Errorf("%w: task name %q cannot name a directory", ErrInvalidConfig, t)
 		}
 		td := d.TaskDir(t)

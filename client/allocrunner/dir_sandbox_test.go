@@ -1,6 +1,7 @@
 package allocrunner
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,4 +69,27 @@ func TestBuildMakesSharedTmpSticky(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("alloc/tmp made again")
+}
+
+// TestBuildRefusesTaskNamesThatLeaveTheAllocation: a task's name is its
+// directory in the allocation; a name that is not one plain directory name
+// ("..", ".", one with a slash, "alloc") fails the build with
+// ErrInvalidConfig and makes no directory beside the allocation's (jobs
+// stored before the servers refused such names may still carry them).
+func TestBuildRefusesTaskNamesThatLeaveTheAllocation(t *testing.T) {
+	for _, name := range []string{"..", ".", "../evil", "a/b", "", "alloc"} {
+		base := t.TempDir()
+		data := filepath.Join(base, "data")
+		d := NewAllocDir(data, "a1")
+		err := d.Build([]string{"web", name})
+		if !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("task %q: Build = %v, want ErrInvalidConfig", name, err)
+		}
+		allocs := filepath.Dir(d.Root) // every allocation's directory is in it
+		for _, p := range []string{filepath.Join(allocs, "local"), filepath.Join(allocs, "secrets"), filepath.Join(allocs, "evil"), filepath.Join(data, "local")} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("task %q: Build made %s, outside the allocation", name, p)
+			}
+		}
+	}
 }
