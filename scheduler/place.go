@@ -163,11 +163,14 @@ const ReasonZone = "not in the zone of the replaced allocation"
 // its nodes when the placer has a table, which resolves them once for all
 // its passes.
 func (g *groupCtx) zoneOf(p *Placer, i int) string {
-	if g.zones == nil {
-		if p.table != nil {
+	if p.table != nil {
+		// The table's slice is shared by every placer: read only.
+		if g.zones == nil {
 			g.zones = p.table.zonesOf(g.zoneAttr)
-			return g.zones[i]
 		}
+		return g.zones[i]
+	}
+	if g.zones == nil {
 		g.zones = make([]string, len(p.nodes))
 		for j := range g.zones {
 			g.zones[j] = "\x00"
