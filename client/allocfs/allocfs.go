@@ -250,6 +250,26 @@ func (r *Root) OpenAppend(name string, perm fs.FileMode) (*os.File, error) {
 	return regular(name, f, err)
 }
 
+// WriteFrom replaces name with what src holds, as WriteFile does.
+func (r *Root) WriteFrom(name string, perm fs.FileMode, src io.Reader) error {
+	return r.write(name, perm, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
+}
+
+// Rename renames oldname to newname inside the root; a symlink at either
+// is renamed or replaced, never followed.
+func (r *Root) Rename(oldname, newname string) error {
+	if err := check(oldname); err != nil {
+		return err
+	}
+	if err := check(newname); err != nil {
+		return err
+	}
+	return wrap(oldname, r.root.Rename(oldname, newname))
+}
+
 // Remove removes name; a symlink is removed, never followed.
 func (r *Root) Remove(name string) error {
 	if err := check(name); err != nil {

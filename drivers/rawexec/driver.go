@@ -421,6 +421,16 @@ func openLogs(cfg *drivers.TaskConfig) (stdout, stderr *os.File, rs []*rotator, 
 	}
 	ro := newRotator(cfg.StdoutPath, lc.MaxFiles, lc.MaxFileSizeMB)
 	re := newRotator(cfg.StderrPath, lc.MaxFiles, lc.MaxFileSizeMB)
+	if cfg.TaskDir != "" {
+		// The files are in the allocation's alloc/logs, which its tasks
+		// can write: reach them through the allocation's directory.
+		alloc := filepath.Dir(filepath.Clean(cfg.TaskDir))
+		for _, r := range []*rotator{ro, re} {
+			if err := r.inAlloc(alloc); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
 	if stdout, err = ro.open(); err != nil {
 		return nil, nil, nil, err
 	}

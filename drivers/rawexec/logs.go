@@ -3,10 +3,13 @@ package rawexec
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/droverhq/drover/client/allocfs"
 
 	"github.com/droverhq/drover/drivers"
 )
@@ -36,7 +39,12 @@ import (
 // truncation safe: the task's next write lands at the new end of file
 // instead of leaving a hole at its old offset.
 type rotator struct {
-	dir      string
+	// alloc is the allocation's directory, which every file operation
+	// goes through (allocfs): alloc/logs is the task's to write too, and
+	// a link it put in place of a log file is replaced, never followed.
+	// Empty for files outside an allocation (tests), reached directly.
+	alloc    string
+	dir      string // alloc/logs: relative to alloc when alloc is set
 	base     string // "web.stdout"
 	maxFiles int
 	maxBytes int64
@@ -55,13 +63,80 @@ func newRotator(basePath string, maxFiles, maxFileMB int) *rotator {
 	}
 }
 
+// inAlloc makes the rotator reach its files through the allocation
+// directory alloc, which must hold them.
+func (r *rotator) inAlloc(alloc string) error {
+	root, err := allocfs.Open(alloc)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	rel, err := root.Rel(r.dir)
+	if err != nil {
+		return err
+	}
+	r.alloc, r.dir = alloc, rel
+	return nil
+}
+
+// fsys is the rotator's view of its directory: the allocation's allocfs
+// root, or the host's paths.
+type fsys interface {
+	MkdirAll(name string, perm fs.FileMode) error
+	ReadDir(name string) ([]fs.DirEntry, error)
+	OpenAppend(name string, perm fs.FileMode) (*os.File, error)
+	Open(name string) (*os.File, error)
+	Stat(name string) (fs.FileInfo, error)
+	WriteFrom(name string, perm fs.FileMode, src io.Reader) error
+	Rename(oldname, newname string) error
+	Remove(name string) error
+}
+
+// hostFS is fsys on host paths.
+type hostFS struct{}
+
+func (hostFS) MkdirAll(name string, perm fs.FileMode) error { return os.MkdirAll(name, perm) }
+func (hostFS) ReadDir(name string) ([]fs.DirEntry, error)   { return os.ReadDir(name) }
+func (hostFS) OpenAppend(name string, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, perm)
+}
+func (hostFS) Open(name string) (*os.File, error)    { return os.Open(name) }
+func (hostFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+func (hostFS) Rename(oldname, newname string) error  { return os.Rename(oldname, newname) }
+func (hostFS) Remove(name string) error              { return os.Remove(name) }
+func (hostFS) WriteFrom(name string, perm fs.FileMode, src io.Reader) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, src)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// with runs fn on the rotator's files: through the allocation's root,
+// opened for the call, or on host paths.
+func (r *rotator) with(fn func(fsys) error) error {
+	if r.alloc == "" {
+		return fn(hostFS{})
+	}
+	root, err := allocfs.Open(r.alloc)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fn(root)
+}
+
 func (r *rotator) path(i int) string {
 	return filepath.Join(r.dir, r.base+"."+strconv.Itoa(i))
 }
 
 // indexes returns the indexes of the rotator's files, in no order.
-func (r *rotator) indexes() ([]int, error) {
-	entries, err := os.ReadDir(r.dir)
+func (r *rotator) indexes(fs fsys) ([]int, error) {
+	entries, err := fs.ReadDir(r.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +155,8 @@ func (r *rotator) indexes() ([]int, error) {
 }
 
 // live returns the index of the live file, or -1 if there is none.
-func (r *rotator) live() (int, error) {
-	idx, err := r.indexes()
+func (r *rotator) live(fs fsys) (int, error) {
+	idx, err := r.indexes(fs)
 	if err != nil {
 		return -1, err
 	}
@@ -93,93 +168,110 @@ func (r *rotator) live() (int, error) {
 }
 
 // open opens the live file for appending, creating ".0" if there is none.
-func (r *rotator) open() (*os.File, error) {
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return nil, err
-	}
-	r.removeTemps()
-	i, err := r.live()
-	if err != nil {
-		return nil, err
-	}
-	return os.OpenFile(r.path(max(i, 0)), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+func (r *rotator) open() (f *os.File, err error) {
+	err = r.with(func(fs fsys) error {
+		if err := fs.MkdirAll(r.dir, 0o755); err != nil {
+			return err
+		}
+		r.removeTemps(fs)
+		i, err := r.live(fs)
+		if err != nil {
+			return err
+		}
+		f, err = fs.OpenAppend(r.path(max(i, 0)), 0o644)
+		return err
+	})
+	return f, err
 }
 
 // check rotates the live file if it has reached the size limit. It
 // reports whether it rotated.
-func (r *rotator) check() (bool, error) {
-	i, err := r.live()
-	if err != nil || i < 0 {
-		return false, err
-	}
-	live := r.path(i)
-	fi, err := os.Stat(live)
-	if err != nil || fi.Size() < r.maxBytes {
-		return false, err
-	}
-	tmp, err := r.copyOf(live)
+func (r *rotator) check() (rotated bool, err error) {
+	err = r.with(func(fs fsys) error {
+		i, err := r.live(fs)
+		if err != nil || i < 0 {
+			return err
+		}
+		live := r.path(i)
+		fi, err := fs.Stat(live)
+		if err != nil || fi.Size() < r.maxBytes {
+			return err
+		}
+		tmp, err := r.copyOf(fs, live)
+		if err != nil {
+			return err
+		}
+		next := r.path(i + 1)
+		if err := truncate(fs, live); err != nil {
+			_ = fs.Remove(tmp)
+			return err
+		}
+		if err := fs.Rename(live, next); err != nil {
+			_ = fs.Remove(tmp)
+			return err
+		}
+		if err := fs.Rename(tmp, live); err != nil {
+			_ = fs.Remove(tmp)
+			return err
+		}
+		rotated = true
+		return r.prune(fs, i+1)
+	})
+	return rotated, err
+}
+
+// truncate empties the live file (the inode the task writes to; a link
+// a task put there instead is replaced by an empty file).
+func truncate(fs fsys, name string) error {
+	f, err := fs.OpenAppend(name, 0o644)
 	if err != nil {
-		return false, err
+		return err
 	}
-	next := r.path(i + 1)
-	if err := os.Truncate(live, 0); err != nil {
-		_ = os.Remove(tmp)
-		return false, err
+	err = f.Truncate(0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.Rename(live, next); err != nil {
-		_ = os.Remove(tmp)
-		return false, err
-	}
-	if err := os.Rename(tmp, live); err != nil {
-		_ = os.Remove(tmp)
-		return false, err
-	}
-	return true, r.prune(i + 1)
+	return err
 }
 
 const tmpInfix = ".rotate-"
 
 // copyOf copies a file to a hidden temporary file beside it and returns
 // the copy's path.
-func (r *rotator) copyOf(path string) (string, error) {
-	src, err := os.Open(path)
+func (r *rotator) copyOf(fs fsys, path string) (string, error) {
+	src, err := fs.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer src.Close()
-	tmp, err := os.CreateTemp(r.dir, "."+r.base+tmpInfix+"*")
-	if err != nil {
-		return "", err
-	}
-	_, err = io.Copy(tmp, src)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
+	tmp := filepath.Join(r.dir, "."+r.base+tmpInfix+"copy")
+	if err := fs.WriteFrom(tmp, 0o644, src); err != nil {
+		_ = fs.Remove(tmp)
 		return "", fmt.Errorf("copying %s: %w", path, err)
 	}
-	return tmp.Name(), nil
+	return tmp, nil
 }
 
 // removeTemps deletes copies a client left behind when it died during a
 // rotation.
-func (r *rotator) removeTemps() {
-	m, _ := filepath.Glob(filepath.Join(r.dir, "."+r.base+tmpInfix+"*"))
-	for _, p := range m {
-		_ = os.Remove(p)
+func (r *rotator) removeTemps(fs fsys) {
+	entries, _ := fs.ReadDir(r.dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "."+r.base+tmpInfix) {
+			_ = fs.Remove(filepath.Join(r.dir, e.Name()))
+		}
 	}
 }
 
 // prune deletes files older than the newest maxFiles, given the live index.
-func (r *rotator) prune(live int) error {
-	idx, err := r.indexes()
+func (r *rotator) prune(fs fsys, live int) error {
+	idx, err := r.indexes(fs)
 	if err != nil {
 		return err
 	}
 	for _, n := range idx {
 		if n <= live-r.maxFiles {
-			if err := os.Remove(r.path(n)); err != nil && !os.IsNotExist(err) {
+			if err := fs.Remove(r.path(n)); err != nil && !os.IsNotExist(err) {
 				return err
 			}
 		}

@@ -51,7 +51,7 @@ func TestRotatorCopyTruncateKeepsLiveInode(t *testing.T) {
 	}
 	// A new rotator (a restarted client) finds the same live file.
 	r2 := newRotator(filepath.Join(dir, "web.stdout"), 2, 1)
-	if i, _ := r2.live(); i != 3 {
+	if i, _ := r2.live(hostFS{}); i != 3 {
 		t.Fatalf("live index after restart = %d, want 3", i)
 	}
 }
@@ -64,7 +64,7 @@ func TestRotatorIgnoresOtherFiles(t *testing.T) {
 		}
 	}
 	r := newRotator(filepath.Join(dir, "web.stdout"), 3, 1)
-	if i, err := r.live(); i != 2 || err != nil {
+	if i, err := r.live(hostFS{}); i != 2 || err != nil {
 		t.Fatalf("live = %d, %v; want 2", i, err)
 	}
 }
@@ -82,5 +82,61 @@ func TestRotatorOpenRemovesLeftoverCopies(t *testing.T) {
 	f.Close()
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Fatalf("leftover copy still there: %v", err)
+	}
+}
+
+// A task can write its allocation's alloc/logs: a link it puts in place
+// of a log file is replaced when the client opens the file (a client
+// restart re-opens it) and is never truncated through when the client
+// rotates, whatever file outside the allocation it points to.
+func TestRotatorDoesNotFollowATasksLinks(t *testing.T) {
+	alloc := filepath.Join(t.TempDir(), "a1")
+	logs := filepath.Join(alloc, "alloc", "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	host := t.TempDir()
+	secret := filepath.Join(host, "secret")
+	big := filepath.Join(host, "big")
+	if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, make([]byte, 3<<20/2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := newRotator(filepath.Join(logs, "web.stdout"), 2, 1)
+	if err := r.inAlloc(alloc); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(logs, "web.stdout.0")
+	if err := os.Symlink(secret, live); err != nil {
+		t.Fatal(err)
+	}
+	f, err := r.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("task output\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if b, _ := os.ReadFile(secret); string(b) != "secret" {
+		t.Fatalf("the host file behind the link became %q", b)
+	}
+	if fi, err := os.Lstat(live); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the live log file is %v (%v), want a regular file of the client's", fi, err)
+	}
+
+	// The live file replaced again by a link to a file over the size
+	// limit: the rotation must not truncate it through the link.
+	if err := os.Remove(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(big, live); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = r.check()
+	if fi, err := os.Stat(big); err != nil || fi.Size() != 3<<20/2 {
+		t.Fatalf("the host file behind the link is now %v (%v)", fi, err)
 	}
 }
