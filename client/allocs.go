@@ -372,6 +372,7 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 			Networks: a.networks, OnNetworkError: func(err error) {
 				a.logger.Warn("removing the alloc's network", "alloc_id", alloc.ID, "error", err)
 			},
+			Previous: a.previousOnNode(alloc),
 		})
 		e.runner, e.setupErr = ar, err
 	}
@@ -388,6 +389,38 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 	}
 	e.runner.Run()
 	return e
+}
+
+// previousOnNode is the allocation alloc replaces when it runs on this
+// node too, the servers stopped it, and alloc's group keeps its
+// ephemeral disk (sticky or migrate): the new tasks wait for it and take
+// over its data (allocrunner.Previous). A previous allocation the servers
+// did not stop (a surge replacement's, which stops once this one is
+// healthy) is nil: nothing to wait for. Called with a.mu held.
+func (a *Agent) previousOnNode(alloc *structs.Allocation) *allocrunner.Previous {
+	if alloc.PreviousAllocation == "" || alloc.Job == nil {
+		return nil
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil || tg.EphemeralDisk == nil || !tg.EphemeralDisk.Sticky && !tg.EphemeralDisk.Migrate {
+		return nil
+	}
+	e := a.allocs[alloc.PreviousAllocation]
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	stopped := e.killed || e.collecting || e.runner == nil || terminal(e.last.ClientStatus)
+	e.mu.Unlock()
+	if !stopped {
+		return nil
+	}
+	if e.runner != nil {
+		return &allocrunner.Previous{ID: e.id, Dir: e.dir, Done: e.runner.Done()}
+	}
+	done := make(chan struct{})
+	close(done)
+	return &allocrunner.Previous{ID: e.id, Dir: e.dir, Done: done}
 }
 
 // collect kills an allocation the servers no longer list and, once its

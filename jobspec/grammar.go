@@ -294,7 +294,7 @@ var grammar = map[string][]element{
 	},
 	"ephemeral_disk": {
 		{"sticky", "Sticky", attr, supported, ""},
-		{"migrate", "Migrate", attr, supported, ""},
+		{"migrate", "Migrate", attr, supported, "as sticky on the same node; data is not copied between nodes"},
 		{"size", "SizeMB", attr, supported, ""},
 	},
 	"logs": {

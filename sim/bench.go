@@ -49,6 +49,7 @@ type BenchConfig struct {
 	Count          int           // allocs per job
 	MaxParallel    int           // rollout, failover
 	MaxSurge       int           // rollout, zones: max_surge (0: none)
+	StickyDisk     bool          // rollout, zones, groups: ephemeral_disk sticky
 	MinHealthyTime time.Duration // rollout, failover
 	Jobs           int           // churn
 	Zones          int           // zones: how many zones the nodes are in (default 20)
@@ -160,6 +161,9 @@ func RunBench(ctx context.Context, cfg BenchConfig) (*Result, error) {
 		}
 		if cfg.MaxSurge > 0 {
 			res.Params["max_surge"] = cfg.MaxSurge
+		}
+		if cfg.StickyDisk {
+			res.Params["sticky_disk"] = true
 		}
 	case ScenarioChurn:
 		res.Params["jobs"] = cfg.Jobs

@@ -21,6 +21,9 @@ type JobSpec struct {
 	// MaxSurge, when above 0, starts that many of a batch's replacements
 	// beside the allocs they replace.
 	MaxSurge int
+	// StickyDisk makes the groups' ephemeral disk sticky: a replacement
+	// goes back to the node of the alloc it replaces.
+	StickyDisk bool
 	// Groups, when above 1, splits Count over that many groups (g01,
 	// g02, …; the first ones take the remainder) rolled one at a time in
 	// that order (group_order); otherwise the job has one group "g".
@@ -71,7 +74,7 @@ func (s JobSpec) apiGroup(name string, count int) map[string]any {
 	group := map[string]any{
 		"Name":          name,
 		"Count":         count,
-		"EphemeralDisk": map[string]any{"SizeMB": 1},
+		"EphemeralDisk": map[string]any{"SizeMB": 1, "Sticky": s.StickyDisk},
 		"Tasks": []any{map[string]any{
 			"Name": "t", "Driver": "mock",
 			"Config":    map[string]any{},

@@ -86,7 +86,7 @@ func (e *env) addPlaced(count int, took time.Duration) {
 func rolloutJob(e *env, name, version string) JobSpec {
 	return JobSpec{ID: jobID(name, e.res), Count: e.cfg.Count, MaxParallel: e.cfg.MaxParallel,
 		MinHealthyTime: e.cfg.MinHealthyTime, Version: version, Zones: e.cfg.Scenario == ScenarioZones,
-		MaxSurge: e.cfg.MaxSurge, Groups: e.cfg.Groups}
+		MaxSurge: e.cfg.MaxSurge, Groups: e.cfg.Groups, StickyDisk: e.cfg.StickyDisk}
 }
 
 // groupsBound is the lower bound of a rollout of spec's groups one at a

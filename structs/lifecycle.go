@@ -25,6 +25,10 @@ const (
 const (
 	TaskWaitingPrestart = "Waiting for prestart tasks"
 	TaskWaitingMain     = "Waiting for main tasks to start"
+	// TaskWaitingPrevious: the allocation this one replaces on the node
+	// is stopping, and hands over its data once stopped (sticky
+	// ephemeral disk).
+	TaskWaitingPrevious = "Waiting for the previous allocation to stop"
 	TaskWaitingMainStop = "Waiting for main tasks to stop"
 )
 

@@ -161,6 +161,16 @@ func (r *Root) Stat(name string) (fs.FileInfo, error) {
 	return fi, wrap(name, err)
 }
 
+// Lstat is Stat of a symlink itself, which it does not follow; one on
+// the way to it is followed inside the root.
+func (r *Root) Lstat(name string) (fs.FileInfo, error) {
+	if err := check(name); err != nil {
+		return nil, err
+	}
+	fi, err := r.root.Lstat(name)
+	return fi, wrap(name, err)
+}
+
 // ReadDir lists a directory.
 func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err := check(name); err != nil {

@@ -61,6 +61,11 @@ type Config struct {
 	// OnNetworkError, when set, hears of a namespace that could not be
 	// removed when the allocation's tasks had all ended.
 	OnNetworkError func(error)
+	// Previous, when set, is the allocation this one replaces on the same
+	// node, stopped by the servers, for a group whose ephemeral disk is
+	// sticky or migrates: the tasks wait for it to stop and take over
+	// its data first (previous.go).
+	Previous *Previous
 }
 
 // TemplateConfig is what the tasks' templates need from the client.
@@ -118,6 +123,10 @@ type AllocRunner struct {
 	// which the main tasks wait for.
 	gateChecks map[string]string
 	doneCh     chan struct{}
+	// prevReady is closed once the previous allocation (Config.Previous)
+	// stopped and its data moved here; nil when there is none to wait
+	// for.
+	prevReady chan struct{}
 
 	cancelChecks context.CancelFunc
 	killOnce     sync.Once
@@ -218,6 +227,11 @@ func New(cfg Config) (*AllocRunner, error) {
 			return ar, nil
 		}
 	}
+	if cfg.Previous != nil && !anyStarted(prev) {
+		// Once a task started (before a client restart), the data was
+		// taken over; until then taking it over again moves what is left.
+		ar.prevReady = make(chan struct{})
+	}
 	var firstEnv *taskenv.Env
 	for _, t := range tg.Tasks {
 		env, err := ar.addTask(t, prev.Tasks[t.Name])
@@ -314,6 +328,9 @@ func (ar *AllocRunner) addTask(t *structs.Task, prev *persistedTask) (*taskenv.E
 	if ar.gates != nil {
 		rc.StartAfter, rc.WaitMessage = ar.gates.gateFor(t)
 	}
+	if ar.prevReady != nil {
+		rc.AfterPrevious = ar.prevReady
+	}
 	if prev != nil && prev.Handle != nil {
 		rc.Handle, rc.State = prev.Handle, prev.State
 		ar.handles[t.Name] = prev.Handle
@@ -342,6 +359,9 @@ func (ar *AllocRunner) Run() {
 	ar.advanceLifecycle()
 	for _, tr := range ar.runners {
 		tr.Run()
+	}
+	if ar.prevReady != nil {
+		go ar.takeOver()
 	}
 	ar.emit()
 	go func() {

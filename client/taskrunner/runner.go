@@ -52,6 +52,12 @@ type Config struct {
 	// WaitMessage; a kill ends the wait (the task never starts).
 	StartAfter  <-chan struct{}
 	WaitMessage string
+	// AfterPrevious, when set, holds the first start before StartAfter
+	// does, until it is closed: the alloc runner's wait for the previous
+	// allocation on the node to stop and hand over its data (sticky
+	// ephemeral disk), with a structs.TaskHookWaiting event saying
+	// structs.TaskWaitingPrevious.
+	AfterPrevious <-chan struct{}
 	// Artifacts, already interpolated, are fetched into the task's
 	// directory before its first start (artifacts.go), within
 	// ArtifactLimits (nil: DefaultArtifactLimits).
@@ -288,10 +294,17 @@ func (tr *TaskRunner) run() {
 	}
 }
 
-// awaitStart waits for Config.StartAfter; it reports false when the
-// runner is done instead (killed or detached meanwhile).
+// awaitStart waits for Config.AfterPrevious, then Config.StartAfter; it
+// reports false when the runner is done instead (killed or detached
+// meanwhile).
 func (tr *TaskRunner) awaitStart() bool {
-	ch := tr.cfg.StartAfter
+	return tr.await(tr.cfg.AfterPrevious, structs.TaskWaitingPrevious) &&
+		tr.await(tr.cfg.StartAfter, tr.cfg.WaitMessage)
+}
+
+// await waits for ch (nil: at once), with an event saying msg when it
+// has to; it reports false when the runner is done instead.
+func (tr *TaskRunner) await(ch <-chan struct{}, msg string) bool {
 	if ch == nil {
 		return true
 	}
@@ -300,7 +313,7 @@ func (tr *TaskRunner) awaitStart() bool {
 		return true
 	default:
 	}
-	tr.event(structs.TaskHookWaiting, tr.cfg.WaitMessage, nil)
+	tr.event(structs.TaskHookWaiting, msg, nil)
 	select {
 	case <-ch:
 		return true

@@ -266,6 +266,7 @@ itself: one dev agent (-dev, the default) or three servers (-cluster3), all on
 	f.IntVar(&cfg.Jobs, "jobs", 0, "churn, jobs: number of jobs (default 100)")
 	f.IntVar(&cfg.Zones, "zones", 0, "zones: how many zones the nodes are in (default 20)")
 	f.IntVar(&cfg.MaxSurge, "max-surge", 0, "rollout, zones: max_surge (default none)")
+	f.BoolVar(&cfg.StickyDisk, "sticky-disk", false, "rollout, zones, groups: the job's ephemeral_disk is sticky (replacements go back to their node)")
 	f.IntVar(&cfg.Groups, "groups", 0, "groups: how many groups the job rolls one at a time, by group_order (default 10)")
 	f.Int64Var(&cfg.CPUMHz, "cpu", sim.DefaultCPUMHz, "CPU of each node (MHz)")
 	f.Int64Var(&cfg.MemoryMB, "memory", sim.DefaultMemoryMB, "memory of each node (MB)")
