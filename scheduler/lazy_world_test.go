@@ -66,6 +66,8 @@ func randomGroup(r *rand.Rand, tg *structs.TaskGroup, typ string) {
 	tg.Count = r.IntN(14)
 	tg.Tasks[0].Resources = &structs.Resources{CPU: 100 * (1 + r.IntN(15)), MemoryMB: 128 * (1 + r.IntN(24))}
 	tg.EphemeralDisk.SizeMB = 100
+	// A sticky disk sends replacements back to their node first.
+	tg.EphemeralDisk.Sticky = r.IntN(3) == 0
 	switch r.IntN(4) {
 	case 0:
 		tg.Networks = []*structs.NetworkResource{{ReservedPorts: []structs.Port{{Label: "http", Value: 8080}}}}
