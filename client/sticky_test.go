@@ -20,6 +20,26 @@ func stickyAlloc(id, node string, version uint64, sticky bool) *structs.Allocati
 	return a
 }
 
+// runOldAlloc starts an agent (inside the caller's bubble) running alloc
+// "old" of stickyAlloc, with a file in its alloc/data and in its task's
+// local/, each holding its own path.
+func runOldAlloc(t *testing.T, sticky bool) (*fakeServer, *Agent, string, func()) {
+	srv := newFakeServer()
+	data := t.TempDir()
+	a, stop := startAgent(t, srv, data)
+	synctest.Wait()
+	srv.put(stickyAlloc("old", a.NodeID(), 0, sticky))
+	time.Sleep(minHealthy)
+	synctest.Wait()
+	for _, f := range []string{"alloc/data/db", "srv/local/cache"} {
+		if err := os.WriteFile(filepath.Join(data, "alloc", "old", f), []byte(f), 0o644); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+	}
+	return srv, a, data, stop
+}
+
 // A replacement whose group's ephemeral disk is sticky, placed on the
 // node of the alloc it replaces, starts once that alloc has stopped and
 // takes over its alloc/data and its tasks' local directories, as
@@ -28,20 +48,9 @@ func TestStickyReplacementTakesOverThePreviousData(t *testing.T) {
 	for _, sticky := range []bool{true, false} {
 		t.Run(map[bool]string{true: "sticky", false: "not sticky"}[sticky], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				srv := newFakeServer()
-				data := t.TempDir()
-				a, stop := startAgent(t, srv, data)
+				srv, a, data, stop := runOldAlloc(t, sticky)
 				defer stop()
-				synctest.Wait()
-				srv.put(stickyAlloc("old", a.NodeID(), 0, sticky))
-				time.Sleep(minHealthy)
-				synctest.Wait()
 				oldDir := filepath.Join(data, "alloc", "old")
-				for _, f := range []string{"alloc/data/db", "srv/local/cache"} {
-					if err := os.WriteFile(filepath.Join(oldDir, f), []byte(f), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
 				stoppedAt := time.Now()
 				srv.change("old", func(al *structs.Allocation) {
 					al.DesiredStatus, al.DesiredDescription = structs.AllocDesiredStatusStop, structs.AllocUpdating
@@ -88,16 +97,8 @@ func TestStickyReplacementTakesOverThePreviousData(t *testing.T) {
 // it): the new one starts at once and takes no data.
 func TestStickyReplacementBesideARunningAllocStartsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := newFakeServer()
-		data := t.TempDir()
-		a, stop := startAgent(t, srv, data)
+		srv, a, data, stop := runOldAlloc(t, true)
 		defer stop()
-		synctest.Wait()
-		srv.put(stickyAlloc("old", a.NodeID(), 0, true))
-		synctest.Wait()
-		if err := os.WriteFile(filepath.Join(data, "alloc", "old", "alloc", "data", "db"), []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
 		next := stickyAlloc("new", a.NodeID(), 1, true)
 		next.PreviousAllocation = "old"
 		srv.put(next)
