@@ -31,8 +31,11 @@ type allocEntry struct {
 	last       allocrunner.Update
 	setupErr   error
 	killed     bool
-	collecting bool   // dropped by the servers: being killed and removed
-	runnerDep  string // deployment the runner's tracker decides for
+	collecting bool // dropped by the servers: being killed and removed
+	// deferred: restored without a runner, its tasks never started, to
+	// be started on the servers' first answer (see restore).
+	deferred  bool
+	runnerDep string // deployment the runner's tracker decides for
 	// runnerMigrate: the runner's tracker decides for an alloc outside a
 	// deployment, by the group's migrate block.
 	runnerMigrate bool

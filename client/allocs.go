@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/droverhq/drover/apiclient"
 	"github.com/droverhq/drover/client/allocrunner"
@@ -274,6 +275,20 @@ func (a *Agent) reconcile(present allocsIndex, pulled []*structs.Allocation, kno
 			continue
 		}
 		if e := a.allocs[alloc.ID]; e != nil {
+			if e.deferred && !alloc.TerminalStatus() && alloc.Job != nil {
+				// Restored to wait for this answer: it starts now, as a
+				// new alloc, after the updates of this answer (its
+				// previous alloc's stop among them).
+				a.releaseJob(e.heldJob())
+				a.countDisconnects(e.alloc, -1)
+				delete(a.allocs, alloc.ID)
+				fresh = append(fresh, alloc)
+				continue
+			}
+			if e.deferred {
+				e.neverStarted(alloc, a.clock.Now())
+				continue
+			}
 			if !e.isCollecting() {
 				e.update(alloc)
 			}
@@ -398,11 +413,7 @@ func (a *Agent) startAlloc(alloc *structs.Allocation, restored map[string]*struc
 // did not stop (a surge replacement's, which stops once this one is
 // healthy) is nil: nothing to wait for. Called with a.mu held.
 func (a *Agent) previousOnNode(alloc *structs.Allocation) *allocrunner.Previous {
-	if alloc.PreviousAllocation == "" || alloc.Job == nil {
-		return nil
-	}
-	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
-	if tg == nil || tg.EphemeralDisk == nil || !tg.EphemeralDisk.Sticky && !tg.EphemeralDisk.Migrate {
+	if !continuesSticky(alloc) {
 		return nil
 	}
 	e := a.allocs[alloc.PreviousAllocation]
@@ -421,6 +432,36 @@ func (a *Agent) previousOnNode(alloc *structs.Allocation) *allocrunner.Previous 
 	done := make(chan struct{})
 	close(done)
 	return &allocrunner.Previous{ID: e.id, Dir: e.dir, Done: done}
+}
+
+// neverStarted ends a deferred entry (restore) that the servers stopped
+// before its tasks started: each task dead, killed before it started, as
+// its runner would have reported it, and the alloc complete.
+func (e *allocEntry) neverStarted(alloc *structs.Allocation, now time.Time) {
+	states := map[string]*structs.TaskState{}
+	if tg := e.alloc.Job.LookupTaskGroup(e.alloc.TaskGroup); tg != nil {
+		for _, t := range tg.Tasks {
+			const msg = "Task killed before it started"
+			states[t.Name] = &structs.TaskState{State: structs.TaskStateDead, FinishedAt: now,
+				Events: []*structs.TaskEvent{{Type: structs.TaskKilled, Time: now.UnixNano(), Message: msg, DisplayMessage: msg}}}
+		}
+	}
+	e.mu.Lock()
+	e.deferred = false
+	e.last = allocrunner.Update{AllocID: e.id, TaskStates: states}
+	e.mu.Unlock()
+	e.update(alloc)
+	e.report()
+}
+
+// continuesSticky reports whether alloc continues another one and its
+// group's ephemeral disk is sticky (or migrates).
+func continuesSticky(alloc *structs.Allocation) bool {
+	if alloc.PreviousAllocation == "" || alloc.Job == nil {
+		return false
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	return tg != nil && tg.EphemeralDisk != nil && (tg.EphemeralDisk.Sticky || tg.EphemeralDisk.Migrate)
 }
 
 // collect kills an allocation the servers no longer list and, once its
@@ -472,6 +513,7 @@ func (a *Agent) restore() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer a.heldChanged()
+	var later []savedAlloc // restored once the others are (takesOver)
 	for _, s := range saved {
 		s.alloc.Job = a.cfg.Jobs.Share(s.alloc.Job)
 		if old := a.allocs[s.alloc.ID]; old != nil {
@@ -485,6 +527,37 @@ func (a *Agent) restore() {
 				alloc: s.alloc, last: allocrunner.Update{AllocID: s.alloc.ID, TaskStates: s.states}}
 			continue
 		}
+		if takesOver(s) {
+			later = append(later, s)
+			continue
+		}
 		a.allocs[s.alloc.ID] = a.startAlloc(s.alloc, s.states)
 	}
+	for _, s := range later {
+		if e := a.allocs[s.alloc.PreviousAllocation]; e != nil && e.runner != nil && !e.killed && !terminal(e.last.ClientStatus) {
+			// Its previous alloc was restored running: whether the
+			// servers stopped it (and this one waits for it) or it runs
+			// beside this one (a surge) is the servers' first answer to
+			// say. The saved copy of an alloc being stopped says run.
+			a.allocs[s.alloc.ID] = &allocEntry{a: a, id: s.alloc.ID, dir: allocrunner.NewAllocDir(a.cfg.DataDir, s.alloc.ID),
+				alloc: s.alloc, deferred: true}
+			continue
+		}
+		a.allocs[s.alloc.ID] = a.startAlloc(s.alloc, s.states)
+	}
+}
+
+// takesOver reports whether a saved alloc would take over the data of an
+// alloc it replaces on this node (see previousOnNode) and none of its
+// tasks started yet.
+func takesOver(s savedAlloc) bool {
+	if !continuesSticky(s.alloc) {
+		return false
+	}
+	for _, st := range s.states {
+		if st != nil && (st.State != structs.TaskStatePending || !st.StartedAt.IsZero()) {
+			return false
+		}
+	}
+	return true
 }
