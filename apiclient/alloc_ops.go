@@ -28,8 +28,18 @@ type AllocStopResponse struct {
 // Stop stops the allocation and has it replaced: PUT
 // /v1/allocation/{id}/stop.
 func (a *Allocations) Stop(ctx context.Context, id string) (*AllocStopResponse, error) {
+	return a.StopWith(ctx, id, false)
+}
+
+// StopWith is Stop; noShutdownDelay stops the allocation without its
+// group's and tasks' shutdown_delay (?no_shutdown_delay=true).
+func (a *Allocations) StopWith(ctx context.Context, id string, noShutdownDelay bool) (*AllocStopResponse, error) {
 	var out AllocStopResponse
-	if _, err := a.c.Put(ctx, "/v1/allocation/"+url.PathEscape(id)+"/stop", nil, &out); err != nil {
+	var q url.Values
+	if noShutdownDelay {
+		q = url.Values{"no_shutdown_delay": {"true"}}
+	}
+	if _, err := a.c.do(ctx, http.MethodPut, "/v1/allocation/"+url.PathEscape(id)+"/stop", q, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

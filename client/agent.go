@@ -216,6 +216,7 @@ func (a *Agent) Shutdown(stopTasks bool) {
 				continue
 			}
 			if stopTasks {
+				e.runner.SkipShutdownDelay()
 				e.runner.Kill()
 			} else {
 				e.runner.Detach()

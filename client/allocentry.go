@@ -237,11 +237,14 @@ func (e *allocEntry) update(alloc *structs.Allocation) {
 			e.a.logger.Debug("alloc updated in place", "alloc_id", e.id, "job_version", alloc.JobVersion())
 		}
 	}
+	if e.runner != nil && alloc.DesiredTransition.ShouldIgnoreShutdownDelay() {
+		e.runner.SkipShutdownDelay()
+	}
 	if stop {
 		e.a.logger.Info("stopping alloc", "alloc_id", e.id, "desired", alloc.DesiredStatus, "reason", alloc.DesiredDescription)
 		e.stopTracker()
 		if e.runner != nil {
-			e.runner.Kill()
+			e.runner.Stop()
 		}
 	}
 	switch {

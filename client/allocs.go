@@ -478,6 +478,7 @@ func (a *Agent) collect(e *allocEntry) {
 	a.logger.Info("collecting alloc", "alloc_id", e.id)
 	e.stopTracker()
 	if e.runner != nil {
+		e.runner.SkipShutdownDelay()
 		e.runner.Kill()
 	}
 	a.gcs.Add(1)

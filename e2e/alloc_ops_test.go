@@ -388,9 +388,12 @@ func TestAllocExecRestartSignalStop(t *testing.T) {
 		if _, stderr, code := droverRun(t, p, "", "alloc", "stop", short); code != 1 || !strings.Contains(stderr, "already stopped") {
 			t.Fatalf("stopping it again: exit %d %q", code, stderr)
 		}
-		out, _, code = droverRun(t, p, "", "alloc", "stop", "-detach", replacement[:8])
+		out, _, code = droverRun(t, p, "", "alloc", "stop", "-detach", "-no-shutdown-delay", replacement[:8])
 		if code != 0 || len(strings.TrimSpace(out)) != 36 {
-			t.Fatalf("stop -detach: exit %d %q", code, out)
+			t.Fatalf("stop -detach -no-shutdown-delay: exit %d %q", code, out)
+		}
+		if r, _, err := c.Allocations().Info(ctx(t), replacement, nil); err != nil || !r.DesiredTransition.ShouldIgnoreShutdownDelay() {
+			t.Fatalf("stopped with -no-shutdown-delay: %+v %v", r.DesiredTransition, err)
 		}
 	})
 

@@ -16,8 +16,8 @@ import (
 // allocation, 400 for one already stopped or whose tasks have all ended.
 // ?reschedule=true marks the allocation for rescheduling too
 // (DesiredTransition.Reschedule) and ?no_shutdown_delay=true marks it
-// NoShutdownDelay, as Nomad's (drover has no shutdown delay: the mark is
-// only recorded).
+// NoShutdownDelay, as Nomad's: its client kills the tasks without their
+// shutdown_delay.
 
 func init() {
 	register(

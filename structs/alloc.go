@@ -280,8 +280,7 @@ type DesiredTransition struct {
 	Reschedule      *bool `json:",omitempty"`
 	ForceReschedule *bool `json:",omitempty"`
 	// NoShutdownDelay is Nomad's mark of an allocation stopped without
-	// its group's shutdown delay; drover has no shutdown delay, so it is
-	// only recorded.
+	// its group's and its tasks' shutdown_delay.
 	NoShutdownDelay *bool `json:",omitempty"`
 }
 
@@ -303,6 +302,12 @@ func (d DesiredTransition) Copy() DesiredTransition {
 		}
 	}
 	return c
+}
+
+// ShouldIgnoreShutdownDelay reports whether the allocation stops without
+// its shutdown delays.
+func (d DesiredTransition) ShouldIgnoreShutdownDelay() bool {
+	return d.NoShutdownDelay != nil && *d.NoShutdownDelay
 }
 
 // ShouldReschedule reports whether the allocation is marked for replacement.

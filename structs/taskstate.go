@@ -33,6 +33,11 @@ const (
 	TaskRestartSignal = "Restart Signaled"
 	// TaskSignaling: a user sent the task a signal (alloc signal).
 	TaskSignaling = "Signaling"
+	// TaskWaitingShuttingDownDelay: the task is being killed and waits
+	// its shutdown_delay first; TaskSkippingShutdownDelay: it does not,
+	// the allocation being stopped with no_shutdown_delay.
+	TaskWaitingShuttingDownDelay = "Waiting for shutdown delay"
+	TaskSkippingShutdownDelay    = "Skipping shutdown delay"
 )
 
 // TaskRestartUserRequested is the reason of a restart a user asked for

@@ -130,6 +130,11 @@ type AllocRunner struct {
 
 	cancelChecks context.CancelFunc
 	killOnce     sync.Once
+	// stopOnce and skipOnce guard Stop and SkipShutdownDelay; skipDelay is
+	// closed by the latter.
+	stopOnce  sync.Once
+	skipOnce  sync.Once
+	skipDelay chan struct{}
 	// net is the allocation's network namespace (network.go); nil
 	// outside a bridge group.
 	net *network.Status
@@ -187,10 +192,11 @@ func New(cfg Config) (*AllocRunner, error) {
 	}
 	ar := &AllocRunner{
 		cfg: cfg, dir: NewAllocDir(cfg.DataDir, a.ID), group: tg,
-		runners: map[string]*taskrunner.TaskRunner{},
-		doneCh:  make(chan struct{}),
-		states:  map[string]*structs.TaskState{},
-		handles: map[string]*drivers.TaskHandle{},
+		runners:   map[string]*taskrunner.TaskRunner{},
+		doneCh:    make(chan struct{}),
+		skipDelay: make(chan struct{}),
+		states:    map[string]*structs.TaskState{},
+		handles:   map[string]*drivers.TaskHandle{},
 	}
 	names := make([]string, len(tg.Tasks))
 	for i, t := range tg.Tasks {
@@ -422,6 +428,51 @@ func (ar *AllocRunner) maxRunExceeded() {
 // tasks run (to completion). A second Kill (a client shutting down while
 // they run, say) stops the poststop tasks too.
 func (ar *AllocRunner) Kill() { ar.killTasks("", "") }
+
+// Stop is the servers' stop of the allocation, as Nomad's: its services
+// are deregistered already (the servers drop them in the entry that stops
+// it), so it waits the group's shutdown_delay for clients to stop sending
+// it work, then kills the tasks, each after its own shutdown_delay. It
+// returns at once; SkipShutdownDelay ends the wait, and a Kill meanwhile
+// stands for the one it would make.
+func (ar *AllocRunner) Stop() {
+	ar.stopOnce.Do(func() {
+		d := ar.group.ShutdownDelay
+		if d == nil || *d <= 0 {
+			ar.Kill()
+			return
+		}
+		t := ar.cfg.Clock.NewTimer(*d)
+		go func() {
+			defer t.Stop()
+			select {
+			case <-t.C():
+			case <-ar.skipDelay:
+			case <-ar.doneCh:
+				return // the tasks ended, or the client detached from them
+			}
+			ar.mu.Lock()
+			killed := ar.kills > 0
+			ar.mu.Unlock()
+			if !killed { // a second kill would stop the poststop tasks too
+				ar.Kill()
+			}
+		}()
+	})
+}
+
+// SkipShutdownDelay makes the group's and the tasks' shutdown_delay
+// skipped, or ends their waits under way (an allocation stopped with
+// no_shutdown_delay, a client stopping its tasks, an allocation the
+// servers dropped).
+func (ar *AllocRunner) SkipShutdownDelay() {
+	ar.skipOnce.Do(func() {
+		close(ar.skipDelay)
+		for _, tr := range ar.runners {
+			tr.SkipShutdownDelay()
+		}
+	})
+}
 
 // KillFor is Kill with the event each task gets first (see
 // taskrunner.KillFor).

@@ -94,9 +94,13 @@ type TaskRunner struct {
 	restartCh  chan restartRequest
 	detachOnce sync.Once
 	detachCh   chan struct{}
-	doneCh     chan struct{}
-	ctx        context.Context
-	cancel     context.CancelFunc
+	// skipDelay is closed when the task's shutdown_delay is to be skipped
+	// (SkipShutdownDelay).
+	skipOnce  sync.Once
+	skipDelay chan struct{}
+	doneCh    chan struct{}
+	ctx       context.Context
+	cancel    context.CancelFunc
 
 	templatesOnce sync.Once
 	templates     TemplateHook // nil without templates, or before setupTemplates
@@ -133,6 +137,7 @@ func New(cfg Config) (*TaskRunner, error) {
 		killCh:    make(chan struct{}),
 		restartCh: make(chan restartRequest, 1),
 		detachCh:  make(chan struct{}),
+		skipDelay: make(chan struct{}),
 		doneCh:    make(chan struct{}),
 		state:     &structs.TaskState{State: structs.TaskStatePending},
 		handle:    cfg.Handle,
@@ -544,8 +549,48 @@ func (tr *TaskRunner) decide(success bool) bool {
 	}
 }
 
-// kill stops a running task with its kill timeout and signal.
+// SkipShutdownDelay makes a kill of the task skip its shutdown_delay, or
+// end the wait of one under way (an allocation stopped with
+// no_shutdown_delay, a client stopping its tasks).
+func (tr *TaskRunner) SkipShutdownDelay() { tr.skipOnce.Do(func() { close(tr.skipDelay) }) }
+
+// shutdownDelay waits the task's shutdown_delay before its kill, as
+// Nomad's: its services are deregistered already (the servers drop them
+// when they stop the allocation), so that clients stop sending it work
+// first. It reports the task's exit when it exited meanwhile, and whether
+// the client detached from it (the task runs on).
+func (tr *TaskRunner) shutdownDelay(exited <-chan drivers.ExitResult) (res *drivers.ExitResult, detached bool) {
+	d := tr.cfg.Task.ShutdownDelay
+	if d <= 0 {
+		return nil, false
+	}
+	select {
+	case <-tr.skipDelay:
+		tr.event(structs.TaskSkippingShutdownDelay, fmt.Sprintf("Skipping shutdown_delay of %s before killing the task.", d), nil)
+		return nil, false
+	default:
+	}
+	tr.event(structs.TaskWaitingShuttingDownDelay, fmt.Sprintf("Waiting for shutdown_delay of %s before killing the task.", d), nil)
+	t := tr.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-tr.skipDelay:
+	case r := <-exited:
+		return &r, false
+	case <-tr.detachCh:
+		return nil, true
+	}
+	return nil, false
+}
+
+// kill stops a running task with its kill timeout and signal, after its
+// shutdown_delay.
 func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResult) {
+	early, detached := tr.shutdownDelay(exited)
+	if detached {
+		return
+	}
 	msg, reason := "Sent interrupt", ""
 	tr.mu.Lock()
 	if tr.killType == structs.TaskKilling {
@@ -559,7 +604,12 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 		timeout = structs.DefaultKillTimeout
 	}
 	tr.event(structs.TaskKilling, msg, func(e *structs.TaskEvent) { e.KillTimeout, e.SetExtra().KillReason = timeout, reason })
-	res := tr.stop(h, exited)
+	var res drivers.ExitResult
+	if early != nil {
+		res = *early // it exited during its shutdown delay
+	} else {
+		res = tr.stop(h, exited)
+	}
 	tr.destroy(h)
 	tr.finish(false, structs.TaskKilled, "Task successfully killed", func(e *structs.TaskEvent) {
 		e.ExitCode, e.Signal = res.ExitCode, res.Signal
