@@ -46,6 +46,11 @@ func (b *builder) networks(path string, tg *structs.TaskGroup, ans []*specNetwor
 			if p.To < -1 || p.To > 65535 {
 				b.err(ppath+".To", "must be between 0 and 65535 (got %d)", p.To)
 			}
+			if p.HostNetwork != "" && p.HostNetwork != structs.DefaultHostNetwork {
+				// No node could place it, and the default network is not
+				// what it asked for.
+				b.err(ppath+".HostNetwork", "%q is not supported by drover (clients have only the %q host network)", p.HostNetwork, structs.DefaultHostNetwork)
+			}
 			sp := structs.Port{Label: p.Label, Value: p.Value, To: p.To, HostNetwork: p.HostNetwork}
 			if kind == "ReservedPorts" && p.Value == 0 {
 				b.err(ppath+".Value", "must be a static port (1..65535)")

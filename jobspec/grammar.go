@@ -256,7 +256,7 @@ var grammar = map[string][]element{
 		{"", "Label", attr, supported, ""},
 		{"static", "Value", attr, supported, ""},
 		{"to", "To", attr, supported, ""},
-		{"host_network", "HostNetwork", attr, supported, ""},
+		{"host_network", "HostNetwork", attr, supported, `"default" only: drover clients have no other host network`},
 		{"ignore_collision", "IgnoreCollision", attr, refused, "ports never collide"},
 	},
 	"resources": {

@@ -27,6 +27,7 @@ type rule struct {
 func rules() []rule {
 	return []rule{
 		{"negative max_parallel", jobWith("  update {\n    max_parallel = -1\n  }", ""), "update.max_parallel", 3, "update.max_parallel must not be negative (got -1)", false},
+		{"host network other than default", jobWith("", "    network {\n      port \"http\" {\n        host_network = \"public\"\n      }\n    }"), "port.http.host_network", 6, `"public" is not supported by drover (clients have only the "default" host network)`, false},
 		{"negative canary", jobWith("", "    update {\n      canary = -2\n    }"), "update.canary", 5, "update.canary must not be negative (got -2)", false},
 		{"unknown health_check", jobWith("  update {\n    health_check = \"tcp\"\n  }", ""), "update.health_check", 3, `must be checks, task_states or manual (got "tcp")`, false},
 		{"negative min_healthy_time", jobWith("  update {\n    min_healthy_time = \"-1s\"\n  }", ""), "update.min_healthy_time", 3, "update.min_healthy_time must not be negative (got -1s)", false},

@@ -21,6 +21,10 @@ type Port struct {
 	HostNetwork string `json:",omitempty"`
 }
 
+// DefaultHostNetwork is the one host network of a drover client, as
+// Nomad names a node's default network: a port may name it or none.
+const DefaultHostNetwork = "default"
+
 // Copy returns a deep copy.
 func (n *NetworkResource) Copy() *NetworkResource {
 	if n == nil {
