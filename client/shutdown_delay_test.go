@@ -101,3 +101,37 @@ func TestShutdownDelayNotOnTheClientsStop(t *testing.T) {
 		}
 	})
 }
+
+// A task that exits during its shutdown delay is not signalled: its end
+// is recorded, and it is dead, killed, without a "Killing" event.
+func TestShutdownDelayTaskExitsMeanwhile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newFakeServer()
+		a, stop := startAgent(t, srv, t.TempDir())
+		defer stop()
+		synctest.Wait()
+		al := delayedAlloc("a1", a.NodeID(), 0, time.Minute)
+		al.Job.TaskGroups[0].Tasks[0].Config = map[string]any{"run_for": "10s"}
+		srv.put(al)
+		time.Sleep(minHealthy)
+		synctest.Wait()
+		srv.change("a1", func(al *structs.Allocation) {
+			al.DesiredStatus, al.DesiredDescription = structs.AllocDesiredStatusStop, structs.AllocNotNeeded
+		})
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		got := srv.alloc("a1")
+		st := got.TaskStates["srv"]
+		if got.ClientStatus != structs.AllocClientStatusComplete || st == nil || st.State != structs.TaskStateDead || st.Failed {
+			t.Fatalf("alloc %s, task %+v", got.ClientStatus, st)
+		}
+		if _, ok := eventAt(st, structs.TaskKilling); ok {
+			t.Fatalf("a task that exited during its delay was signalled: %+v", st.Events)
+		}
+		for _, typ := range []string{structs.TaskWaitingShuttingDownDelay, structs.TaskTerminated, structs.TaskKilled} {
+			if _, ok := eventAt(st, typ); !ok {
+				t.Fatalf("no %q event: %+v", typ, st.Events)
+			}
+		}
+	})
+}

@@ -591,6 +591,16 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 	if detached {
 		return
 	}
+	if early != nil {
+		// It exited during its shutdown delay: nothing to signal.
+		tr.killReason()
+		tr.destroy(h)
+		tr.terminated(*early)
+		tr.finish(false, structs.TaskKilled, "Task successfully killed", func(e *structs.TaskEvent) {
+			e.ExitCode, e.Signal = early.ExitCode, early.Signal
+		})
+		return
+	}
 	msg, reason := "Sent interrupt", ""
 	tr.mu.Lock()
 	if tr.killType == structs.TaskKilling {
@@ -604,12 +614,7 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, exited <-chan drivers.ExitResu
 		timeout = structs.DefaultKillTimeout
 	}
 	tr.event(structs.TaskKilling, msg, func(e *structs.TaskEvent) { e.KillTimeout, e.SetExtra().KillReason = timeout, reason })
-	var res drivers.ExitResult
-	if early != nil {
-		res = *early // it exited during its shutdown delay
-	} else {
-		res = tr.stop(h, exited)
-	}
+	res := tr.stop(h, exited)
 	tr.destroy(h)
 	tr.finish(false, structs.TaskKilled, "Task successfully killed", func(e *structs.TaskEvent) {
 		e.ExitCode, e.Signal = res.ExitCode, res.Signal
