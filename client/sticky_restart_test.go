@@ -27,23 +27,21 @@ func stickyShellAlloc(id, node string, version uint64, stubborn bool) *structs.A
 	return al
 }
 
-// A client that stops abruptly while a sticky replacement waits for its
-// previous alloc to stop leaves the replacement saved with no task
-// started, and the previous alloc's saved copy running (an alloc being
-// stopped is not saved again). On restore the replacement waits for the
-// servers' first answer, which stops the previous alloc: it then waits
-// for it and takes over its data, as it would have without the restart.
-func TestStickyReplacementWaitsAcrossAClientRestart(t *testing.T) {
-	srv := newFakeServer()
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	data := t.TempDir()
-
+// stoppedWithAReplacementSaved runs alloc "old" (stickyShellAlloc) on an
+// agent with a file in its alloc/data, stops the agent without stopping
+// the task, and leaves on disk what a client that stopped abruptly while
+// "new", its replacement, waited would leave: "new" saved (startAlloc's
+// first write) with no state of its tasks. It returns "new" for the
+// caller to put on the servers.
+func stoppedWithAReplacementSaved(t *testing.T, stubborn bool) (srv *fakeServer, hs *httptest.Server, data string, oldPID int, next *structs.Allocation) {
+	t.Helper()
+	srv = newFakeServer()
+	hs = httptest.NewServer(srv)
+	data = t.TempDir()
 	a1, stop1 := runAgent(t, data, []string{hs.URL})
 	waitFor(t, "registration", a1.Registered)
 	node := a1.NodeID()
-	srv.put(stickyShellAlloc("old", node, 0, true))
-	var oldPID int
+	srv.put(stickyShellAlloc("old", node, 0, stubborn))
 	waitFor(t, "the old task running", func() bool {
 		oldPID = readPID(t, data, "old")
 		return oldPID > 0 && srv.alloc("old").ClientStatus == structs.AllocClientStatusRunning
@@ -58,15 +56,24 @@ func TestStickyReplacementWaitsAcrossAClientRestart(t *testing.T) {
 	}
 	jobs := a1.cfg.Jobs
 	stop1(false)
-
-	// What the client had on disk when it stopped: the replacement saved
-	// (startAlloc's first write), no state of its tasks; the servers
-	// stopped the old alloc and placed the replacement.
-	next := stickyShellAlloc("new", node, 1, false)
+	next = stickyShellAlloc("new", node, 1, false)
 	next.PreviousAllocation = "old"
 	if err := saveAlloc(allocrunner.NewAllocDir(data, "new"), next, jobs); err != nil {
 		t.Fatal(err)
 	}
+	return srv, hs, data, oldPID, next
+}
+
+// A client that stops abruptly while a sticky replacement waits for its
+// previous alloc to stop leaves the replacement saved with no task
+// started, and the previous alloc's saved copy running (an alloc being
+// stopped is not saved again). On restore the replacement waits for the
+// servers' first answer, which stops the previous alloc: it then waits
+// for it and takes over its data, as it would have without the restart.
+func TestStickyReplacementWaitsAcrossAClientRestart(t *testing.T) {
+	srv, hs, data, oldPID, next := stoppedWithAReplacementSaved(t, true)
+	defer hs.Close()
+	// The servers stopped the old alloc and placed the replacement.
 	srv.change("old", func(al *structs.Allocation) {
 		al.DesiredStatus, al.DesiredDescription = structs.AllocDesiredStatusStop, structs.AllocUpdating
 	})
@@ -89,32 +96,8 @@ func TestStickyReplacementWaitsAcrossAClientRestart(t *testing.T) {
 // A replacement the servers stopped while the client was away, before its
 // tasks started, is reported complete, each task killed before it started.
 func TestStickyReplacementStoppedAcrossAClientRestart(t *testing.T) {
-	srv := newFakeServer()
-	hs := httptest.NewServer(srv)
+	srv, hs, data, oldPID, next := stoppedWithAReplacementSaved(t, false)
 	defer hs.Close()
-	data := t.TempDir()
-
-	a1, stop1 := runAgent(t, data, []string{hs.URL})
-	waitFor(t, "registration", a1.Registered)
-	node := a1.NodeID()
-	srv.put(stickyShellAlloc("old", node, 0, false))
-	var oldPID int
-	waitFor(t, "the old task running", func() bool {
-		oldPID = readPID(t, data, "old")
-		return oldPID > 0 && srv.alloc("old").ClientStatus == structs.AllocClientStatusRunning
-	})
-	t.Cleanup(func() {
-		if p, err := os.FindProcess(oldPID); err == nil && alive(oldPID) {
-			_ = p.Kill()
-		}
-	})
-	jobs := a1.cfg.Jobs
-	stop1(false)
-	next := stickyShellAlloc("new", node, 1, false)
-	next.PreviousAllocation = "old"
-	if err := saveAlloc(allocrunner.NewAllocDir(data, "new"), next, jobs); err != nil {
-		t.Fatal(err)
-	}
 	next.DesiredStatus = structs.AllocDesiredStatusStop
 	srv.put(next)
 
